@@ -1,0 +1,398 @@
+// Package event defines the closed, versioned set of events a session log
+// holds. It imports nothing of the project so that session, contextwin and
+// the CLI can share it without a cycle; store keeps events as opaque bytes.
+//
+// Every payload carries V, its schema version. A payload's fields may only
+// be added (never renamed or retyped) within a version; a change that old
+// readers could misread bumps V and adds a decoding case.
+package event
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Kind names an event type. The set is closed: Decode rejects others.
+type Kind string
+
+const (
+	KindSessionStarted   Kind = "session_started"
+	KindUserMessage      Kind = "user_message"
+	KindAssistantMessage Kind = "assistant_message"
+	KindToolStarted      Kind = "tool_started"
+	KindToolResult       Kind = "tool_result"
+	KindApprovalRequest  Kind = "approval_request"
+	KindApprovalGranted  Kind = "approval_granted"
+	KindApprovalDenied   Kind = "approval_denied"
+	KindInterrupted      Kind = "interrupted"
+	KindCompaction       Kind = "compaction"
+	KindConstraintPinned Kind = "constraint_pinned"
+	KindDecisionRecorded Kind = "decision_recorded"
+	KindContextAssembled Kind = "context_assembled"
+	KindModeChanged      Kind = "mode_changed"
+	KindModelChanged     Kind = "model_changed"
+	KindFileChanged      Kind = "file_changed"
+	KindSubagentStarted  Kind = "subagent_started"
+	KindSubagentFinished Kind = "subagent_finished"
+	KindTurnFinished     Kind = "turn_finished"
+	KindProviderError    Kind = "provider_error"
+)
+
+// Payload is the body of one event.
+type Payload interface {
+	Kind() Kind
+}
+
+// Event is one entry of a session's log.
+type Event struct {
+	Seq     int64
+	Time    time.Time
+	Tokens  int
+	Payload Payload
+}
+
+// Kind returns the event's kind.
+func (e Event) Kind() Kind { return e.Payload.Kind() }
+
+// Version of every payload written by this bridle.
+const Version = 1
+
+// Content is one block of a user's prompt.
+type Content struct {
+	Type     string `json:"type"` // text, resource_link, resource, image
+	Text     string `json:"text,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Name     string `json:"name,omitempty"`
+	MimeType string `json:"mime_type,omitempty"`
+	Data     string `json:"data,omitempty"`
+}
+
+// SessionStarted opens a log and pins what must not change silently.
+type SessionStarted struct {
+	V              int      `json:"v"`
+	Cwd            string   `json:"cwd"`
+	AdditionalDirs []string `json:"additional_dirs,omitempty"`
+	Model          string   `json:"model"` // provider/model-id, pinned
+	Mode           string   `json:"mode"`
+}
+
+// UserMessage is a prompt from the editor.
+type UserMessage struct {
+	V       int       `json:"v"`
+	Content []Content `json:"content"`
+}
+
+// Text returns the prompt's text blocks joined, with links and embedded
+// resources rendered so the model can see them.
+func (m UserMessage) Text() string {
+	var s string
+	for i, c := range m.Content {
+		if i > 0 {
+			s += "\n"
+		}
+		switch c.Type {
+		case "text":
+			s += c.Text
+		case "resource_link":
+			s += fmt.Sprintf("[resource: %s %s]", c.Name, c.URI)
+		case "resource":
+			s += fmt.Sprintf("[resource %s]\n%s", c.URI, c.Text)
+		default:
+			s += fmt.Sprintf("[%s %s]", c.Type, c.MimeType)
+		}
+	}
+	return s
+}
+
+// ToolCall is one call the model asked for.
+type ToolCall struct {
+	ID    string          `json:"id"` // the provider's id
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// Usage counts the tokens of one model call.
+type Usage struct {
+	InputTokens      int `json:"input_tokens,omitempty"`
+	OutputTokens     int `json:"output_tokens,omitempty"`
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+}
+
+// AssistantMessage is one complete model response.
+type AssistantMessage struct {
+	V          int        `json:"v"`
+	Text       string     `json:"text,omitempty"`
+	Thinking   string     `json:"thinking,omitempty"`
+	Signature  string     `json:"signature,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	StopReason string     `json:"stop_reason,omitempty"`
+	Usage      Usage      `json:"usage,omitempty"`
+}
+
+// ToolStarted is committed before a tool runs. Key is the idempotency key
+// (session/seq-of-assistant-event/call-index), the same on every replay.
+type ToolStarted struct {
+	V      int             `json:"v"`
+	CallID string          `json:"call_id"`
+	Key    string          `json:"key"`
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+	// Hashes of the target file before and after an edit, so a restart can
+	// tell whether the edit already landed.
+	Path       string `json:"path,omitempty"`
+	BeforeHash string `json:"before_hash,omitempty"`
+	AfterHash  string `json:"after_hash,omitempty"`
+}
+
+// Diff shows an edit.
+type Diff struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"old_text,omitempty"`
+	NewText string  `json:"new_text"`
+}
+
+// ToolResult is a finished call, committed with its idempotency record.
+type ToolResult struct {
+	V       int    `json:"v"`
+	CallID  string `json:"call_id"`
+	Key     string `json:"key"`
+	Name    string `json:"name"`
+	Output  string `json:"output"`
+	IsError bool   `json:"is_error,omitempty"`
+	// Status is completed, failed, cancelled, denied, unknown or unavailable.
+	Status    string   `json:"status"`
+	Diff      *Diff    `json:"diff,omitempty"`
+	Locations []string `json:"locations,omitempty"`
+	// Artifact names the file holding the whole output when it was capped.
+	Artifact string `json:"artifact,omitempty"`
+	// Lines and Bytes measure the whole output, before any cap.
+	Lines int `json:"lines,omitempty"`
+	Bytes int `json:"bytes,omitempty"`
+}
+
+// ApprovalRequest records a question put to the user.
+type ApprovalRequest struct {
+	V       int      `json:"v"`
+	CallID  string   `json:"call_id"`
+	Key     string   `json:"key"`
+	Tool    string   `json:"tool"`
+	Summary string   `json:"summary"` // the exact command or the path
+	Pattern string   `json:"pattern,omitempty"`
+	Options []string `json:"options"`
+}
+
+// ApprovalGranted records a yes. Scope is "once" or "session"; a session
+// grant applies to Tool calls matching Pattern.
+type ApprovalGranted struct {
+	V       int    `json:"v"`
+	CallID  string `json:"call_id"`
+	Key     string `json:"key"`
+	Tool    string `json:"tool"`
+	Scope   string `json:"scope"`
+	Pattern string `json:"pattern,omitempty"`
+}
+
+// ApprovalDenied records a no, or a request cancelled before an answer.
+type ApprovalDenied struct {
+	V         int    `json:"v"`
+	CallID    string `json:"call_id"`
+	Key       string `json:"key"`
+	Tool      string `json:"tool"`
+	Scope     string `json:"scope"` // once, session or cancelled
+	Pattern   string `json:"pattern,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+}
+
+// Interrupted keeps what the model had said when the turn was cut short.
+type Interrupted struct {
+	V        int    `json:"v"`
+	Text     string `json:"text,omitempty"`
+	Thinking string `json:"thinking,omitempty"`
+	Reason   string `json:"reason"` // cancelled, provider_error, restart
+}
+
+// Compaction replaces the events up to Through with a summary.
+type Compaction struct {
+	V           int      `json:"v"`
+	Through     int64    `json:"through"`
+	Summary     string   `json:"summary"`
+	Goal        string   `json:"goal"`
+	Constraints []string `json:"constraints,omitempty"`
+	Decisions   []string `json:"decisions,omitempty"`
+	Done        []string `json:"done,omitempty"`
+	InProgress  []string `json:"in_progress,omitempty"`
+	Handles     []string `json:"handles,omitempty"`
+}
+
+// ConstraintPinned is a rule the agent must keep for the whole session.
+type ConstraintPinned struct {
+	V      int    `json:"v"`
+	Text   string `json:"text"`
+	Source string `json:"source"` // user, model, compaction
+}
+
+// DecisionRecorded is a choice that later turns must respect.
+type DecisionRecorded struct {
+	V      int    `json:"v"`
+	Text   string `json:"text"`
+	Source string `json:"source"`
+}
+
+// ContextAssembled reports how one request filled the window.
+type ContextAssembled struct {
+	V           int    `json:"v"`
+	Window      int    `json:"window"`
+	FixedPrefix int    `json:"fixed_prefix"`
+	TaskPins    int    `json:"task_pins"`
+	History     int    `json:"history"`
+	ToolOutputs int    `json:"tool_outputs"`
+	Slack       int    `json:"slack"`
+	Action      string `json:"action"` // none, drop_outputs, compact
+	PrefixHash  string `json:"prefix_hash,omitempty"`
+}
+
+// Used returns the tokens the request occupies.
+func (c ContextAssembled) Used() int { return c.FixedPrefix + c.TaskPins + c.History + c.ToolOutputs }
+
+// ModeChanged records a switch of tool registry.
+type ModeChanged struct {
+	V    int    `json:"v"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// ModelChanged records an explicit change of the pinned model.
+type ModelChanged struct {
+	V    int    `json:"v"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// FileChanged notes that a file changed on disk outside the agent.
+type FileChanged struct {
+	V    int    `json:"v"`
+	Path string `json:"path"`
+}
+
+// SubagentStarted links a child session to the call that started it.
+type SubagentStarted struct {
+	V       int    `json:"v"`
+	CallID  string `json:"call_id"`
+	ChildID string `json:"child_id"`
+	Prompt  string `json:"prompt"`
+}
+
+// SubagentFinished records the child's final answer.
+type SubagentFinished struct {
+	V       int    `json:"v"`
+	CallID  string `json:"call_id"`
+	ChildID string `json:"child_id"`
+	Answer  string `json:"answer"`
+	Status  string `json:"status"`
+}
+
+// TurnFinished closes a prompt.
+type TurnFinished struct {
+	V          int    `json:"v"`
+	StopReason string `json:"stop_reason"`
+	Iterations int    `json:"iterations,omitempty"`
+}
+
+// ProviderError records a failed model call.
+type ProviderError struct {
+	V         int    `json:"v"`
+	Provider  string `json:"provider"`
+	ErrKind   string `json:"kind"`
+	Status    int    `json:"status,omitempty"`
+	Message   string `json:"message"`
+	Attempt   int    `json:"attempt,omitempty"`
+	Retryable bool   `json:"retryable,omitempty"`
+}
+
+func (SessionStarted) Kind() Kind   { return KindSessionStarted }
+func (UserMessage) Kind() Kind      { return KindUserMessage }
+func (AssistantMessage) Kind() Kind { return KindAssistantMessage }
+func (ToolStarted) Kind() Kind      { return KindToolStarted }
+func (ToolResult) Kind() Kind       { return KindToolResult }
+func (ApprovalRequest) Kind() Kind  { return KindApprovalRequest }
+func (ApprovalGranted) Kind() Kind  { return KindApprovalGranted }
+func (ApprovalDenied) Kind() Kind   { return KindApprovalDenied }
+func (Interrupted) Kind() Kind      { return KindInterrupted }
+func (Compaction) Kind() Kind       { return KindCompaction }
+func (ConstraintPinned) Kind() Kind { return KindConstraintPinned }
+func (DecisionRecorded) Kind() Kind { return KindDecisionRecorded }
+func (ContextAssembled) Kind() Kind { return KindContextAssembled }
+func (ModeChanged) Kind() Kind      { return KindModeChanged }
+func (ModelChanged) Kind() Kind     { return KindModelChanged }
+func (FileChanged) Kind() Kind      { return KindFileChanged }
+func (SubagentStarted) Kind() Kind  { return KindSubagentStarted }
+func (SubagentFinished) Kind() Kind { return KindSubagentFinished }
+func (TurnFinished) Kind() Kind     { return KindTurnFinished }
+func (ProviderError) Kind() Kind    { return KindProviderError }
+
+var decoders = map[Kind]func([]byte) (Payload, error){
+	KindSessionStarted:   decode[SessionStarted],
+	KindUserMessage:      decode[UserMessage],
+	KindAssistantMessage: decode[AssistantMessage],
+	KindToolStarted:      decode[ToolStarted],
+	KindToolResult:       decode[ToolResult],
+	KindApprovalRequest:  decode[ApprovalRequest],
+	KindApprovalGranted:  decode[ApprovalGranted],
+	KindApprovalDenied:   decode[ApprovalDenied],
+	KindInterrupted:      decode[Interrupted],
+	KindCompaction:       decode[Compaction],
+	KindConstraintPinned: decode[ConstraintPinned],
+	KindDecisionRecorded: decode[DecisionRecorded],
+	KindContextAssembled: decode[ContextAssembled],
+	KindModeChanged:      decode[ModeChanged],
+	KindModelChanged:     decode[ModelChanged],
+	KindFileChanged:      decode[FileChanged],
+	KindSubagentStarted:  decode[SubagentStarted],
+	KindSubagentFinished: decode[SubagentFinished],
+	KindTurnFinished:     decode[TurnFinished],
+	KindProviderError:    decode[ProviderError],
+}
+
+func decode[T Payload](data []byte) (Payload, error) {
+	var p T
+	err := json.Unmarshal(data, &p)
+	return p, err
+}
+
+// Encode returns p's stored form, with its version set.
+func Encode(p Payload) ([]byte, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s event: %w", p.Kind(), err)
+	}
+	// Every payload type has V first; stamping it here keeps callers from
+	// forgetting it.
+	if len(b) > 7 && string(b[:7]) == `{"v":0,` {
+		b = append([]byte(fmt.Sprintf(`{"v":%d,`, Version)), b[7:]...)
+	}
+	return b, nil
+}
+
+// Decode parses a stored payload of the given kind.
+func Decode(kind Kind, data []byte) (Payload, error) {
+	dec, ok := decoders[kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown event kind %q (written by a newer bridle?)", kind)
+	}
+	var v struct {
+		V int `json:"v"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("decode %s event: %w", kind, err)
+	}
+	if v.V > Version {
+		return nil, fmt.Errorf("%s event has version %d; this bridle reads up to %d: upgrade bridle", kind, v.V, Version)
+	}
+	p, err := dec(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s event: %w", kind, err)
+	}
+	return p, nil
+}
