@@ -309,6 +309,8 @@ type ProviderError struct {
 	Message   string `json:"message"`
 	Attempt   int    `json:"attempt,omitempty"`
 	Retryable bool   `json:"retryable,omitempty"`
+	// Final says the turn ended on this error; earlier attempts were retried.
+	Final bool `json:"final,omitempty"`
 }
 
 func (SessionStarted) Kind() Kind   { return KindSessionStarted }

@@ -1,0 +1,130 @@
+// Package contextwin builds the model's context window from a session's
+// log. The log is the state; the messages sent to the model are a
+// projection of it, rebuilt from scratch for every model call.
+package contextwin
+
+import (
+	"encoding/json"
+
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// CancelledResult is the result the projection gives a tool call that never
+// got one (the turn was cancelled or the process died before it ran), so
+// that every tool_use the model sees is answered.
+const CancelledResult = `{"error":"cancelled_by_user"}`
+
+// InterruptedNote ends the partial text of an interrupted response, so the
+// model never mistakes it for a finished thought.
+const InterruptedNote = "\n\n[interrupted: the user stopped this response here]"
+
+// Project turns a session's events into the conversation the model sees:
+// only the events after the latest compaction, preceded by its summary.
+func Project(events []event.Event) []provider.Message {
+	var p projector
+	start := 0
+	for i, e := range events {
+		if c, ok := e.Payload.(event.Compaction); ok {
+			start = i + 1
+			p.summary = &c
+		}
+	}
+	if p.summary != nil {
+		p.user(provider.Part{Kind: provider.PartText, Text: SummaryText(*p.summary)})
+	}
+	for _, e := range events[start:] {
+		if p.summary != nil && e.Seq <= p.summary.Through {
+			continue
+		}
+		p.add(e)
+	}
+	p.closePending()
+	return p.msgs
+}
+
+// SummaryText renders a compaction summary for the model.
+func SummaryText(c event.Compaction) string {
+	s := "Summary of the earlier part of this session (the original events are in the log):\n" + c.Summary
+	return s
+}
+
+type projector struct {
+	msgs    []provider.Message
+	summary *event.Compaction
+	// pending holds the tool calls of the latest assistant message that
+	// have no result yet, in call order.
+	pending []string
+}
+
+func (p *projector) add(e event.Event) {
+	switch v := e.Payload.(type) {
+	case event.UserMessage:
+		p.closePending()
+		p.user(provider.Part{Kind: provider.PartText, Text: v.Text()})
+	case event.AssistantMessage:
+		p.closePending()
+		var parts []provider.Part
+		if v.Thinking != "" {
+			parts = append(parts, provider.Part{Kind: provider.PartThinking, Text: v.Thinking, Signature: v.Signature})
+		}
+		if v.Text != "" {
+			parts = append(parts, provider.Part{Kind: provider.PartText, Text: v.Text})
+		}
+		for _, c := range v.ToolCalls {
+			input := c.Input
+			if len(input) == 0 || !json.Valid(input) {
+				input = json.RawMessage("{}")
+			}
+			parts = append(parts, provider.Part{Kind: provider.PartToolUse, ToolCallID: c.ID, ToolName: c.Name, Input: input})
+			p.pending = append(p.pending, c.ID)
+		}
+		if len(parts) == 0 {
+			// An empty response still takes a turn, or the roles would not alternate.
+			parts = []provider.Part{{Kind: provider.PartText, Text: "(no answer)"}}
+		}
+		p.assistant(parts...)
+	case event.ToolResult:
+		if !p.resolve(v.CallID) {
+			return // a result for a call the projection no longer shows
+		}
+		p.user(provider.Part{Kind: provider.PartToolResult, ToolCallID: v.CallID, Text: v.Output, IsError: v.IsError})
+	case event.Interrupted:
+		p.closePending()
+		if v.Text != "" || v.Thinking != "" {
+			p.assistant(provider.Part{Kind: provider.PartText, Text: v.Text + InterruptedNote})
+		}
+	}
+}
+
+// resolve removes id from the pending calls and reports whether it was there.
+func (p *projector) resolve(id string) bool {
+	for i, c := range p.pending {
+		if c == id {
+			p.pending = append(p.pending[:i], p.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// closePending answers every call still without a result.
+func (p *projector) closePending() {
+	for _, id := range p.pending {
+		p.user(provider.Part{Kind: provider.PartToolResult, ToolCallID: id, Text: CancelledResult, IsError: true})
+	}
+	p.pending = nil
+}
+
+func (p *projector) user(part provider.Part)          { p.push(provider.RoleUser, part) }
+func (p *projector) assistant(parts ...provider.Part) { p.push(provider.RoleAssistant, parts...) }
+
+// push appends parts, merging into the previous message when the role is
+// the same: APIs want roles to alternate.
+func (p *projector) push(role provider.Role, parts ...provider.Part) {
+	if n := len(p.msgs); n > 0 && p.msgs[n-1].Role == role {
+		p.msgs[n-1].Parts = append(p.msgs[n-1].Parts, parts...)
+		return
+	}
+	p.msgs = append(p.msgs, provider.Message{Role: role, Parts: parts})
+}

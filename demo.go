@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/bridle-dev/bridle/rpc"
+	"github.com/bridle-dev/bridle/store"
+)
+
+// demo runs bridle as an editor would: it starts this binary as a child
+// speaking ACP over real pipes, with the offline scripted model, in a
+// temporary workspace; sends two prompts; prints the conversation as the
+// editor shows it; then prints the session's event log.
+func demo(ctx context.Context, g globals, w io.Writer) error {
+	dir, err := os.MkdirTemp("", "bridle-demo-")
+	if err != nil {
+		return err
+	}
+	workspace := filepath.Join(dir, "workspace")
+	if err := copyWorkspace(workspace); err != nil {
+		return err
+	}
+	db := filepath.Join(dir, "bridle.db")
+	fmt.Fprintf(w, "bridle demo: a scripted session in a temporary workspace (no API key, no network)\n  workspace: %s\n  database:  %s\n", workspace, db)
+
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the bridle binary: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, self, "--db", db, "--model", "scripted/demo")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start bridle: %w", err)
+	}
+	view := &editorView{w: w, tools: map[string]string{}}
+	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewPlainObjectStream(pipe{stdout, stdin}), view)
+
+	var sid string
+	err = func() error {
+		var initResp rpc.InitializeResponse
+		if err := conn.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "bridle-demo", "version": version}}, &initResp); err != nil {
+			return fmt.Errorf("initialize: %w", err)
+		}
+		var newResp rpc.NewSessionResponse
+		if err := conn.Call(ctx, "session/new", map[string]any{"cwd": workspace, "mcpServers": []any{}}, &newResp); err != nil {
+			return fmt.Errorf("session/new: %w", err)
+		}
+		sid = newResp.SessionID
+		fmt.Fprintf(w, "  session:   %s (agent %s %s, protocol v%d)\n", sid, initResp.AgentInfo.Name, initResp.AgentInfo.Version, initResp.ProtocolVersion)
+		for _, text := range []string{"What does this project do?", "Thanks, that's all I needed."} {
+			view.prompt(text)
+			var resp rpc.PromptResponse
+			if err := conn.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": text}}}, &resp); err != nil {
+				return fmt.Errorf("session/prompt: %w", err)
+			}
+			view.stopped(resp.StopReason)
+		}
+		return nil
+	}()
+	stdin.Close() // end of input: bridle exits cleanly
+	conn.Close()
+	if werr := cmd.Wait(); err == nil && werr != nil {
+		err = fmt.Errorf("bridle exited: %w", werr)
+	}
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "\nThe session's event log (bridle log %s):\n\n", sid)
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	recs, err := st.Events(ctx, sid, 0)
+	if err != nil {
+		return err
+	}
+	if err := writeLog(w, recs, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nThe SQLite file is %s. Look again with:\n  go run . log --db %s %s\n", db, db, sid)
+	return nil
+}
+
+func copyWorkspace(dst string) error {
+	sub, err := fs.Sub(demoWorkspace, "testdata/workspaces/demo")
+	if err != nil {
+		return err
+	}
+	return os.CopyFS(dst, sub)
+}
+
+// pipe joins a child's stdout and stdin into one stream.
+type pipe struct {
+	io.ReadCloser
+	w io.WriteCloser
+}
+
+func (p pipe) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p pipe) Close() error                { p.w.Close(); return p.ReadCloser.Close() }
+
+// editorView renders session/update notifications as a chat panel would.
+type editorView struct {
+	w     io.Writer
+	mu    sync.Mutex
+	tools map[string]string // tool call id → title
+	// last is what the previous line was, to place line breaks.
+	last string
+}
+
+func (v *editorView) prompt(text string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	fmt.Fprintf(v.w, "\nyou › %s\n\nbridle › ", text)
+	v.last = "agent"
+}
+
+func (v *editorView) stopped(reason string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	fmt.Fprintf(v.w, "\n  (turn ended: %s)\n", reason)
+}
+
+// Handle implements jsonrpc2.Handler for the demo's side of the connection.
+func (v *editorView) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	switch req.Method {
+	case "session/update":
+		var n struct {
+			Update map[string]json.RawMessage `json:"update"`
+		}
+		if req.Params != nil && json.Unmarshal(*req.Params, &n) == nil {
+			v.update(n.Update)
+		}
+	case "session/request_permission":
+		var p rpc.RequestPermissionRequest
+		_ = json.Unmarshal(*req.Params, &p)
+		v.mu.Lock()
+		fmt.Fprintf(v.w, "\n  ? %s — answering \"allow once\"\n", p.ToolCall.Title)
+		v.mu.Unlock()
+		_ = conn.Reply(ctx, req.ID, map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": "allow_once"}})
+	default:
+		if !req.Notif {
+			_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: -32601, Message: "the demo client does not handle " + req.Method})
+		}
+	}
+}
+
+func (v *editorView) update(u map[string]json.RawMessage) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var kind string
+	json.Unmarshal(u["sessionUpdate"], &kind)
+	str := func(key string) string {
+		var s string
+		json.Unmarshal(u[key], &s)
+		return s
+	}
+	text := func() string {
+		var c struct{ Text string }
+		json.Unmarshal(u["content"], &c)
+		return c.Text
+	}
+	switch kind {
+	case "agent_thought_chunk":
+		if v.last != "thought" {
+			fmt.Fprint(v.w, "\n  (thinking) ")
+		}
+		fmt.Fprint(v.w, text())
+		v.last = "thought"
+	case "agent_message_chunk":
+		if v.last != "agent" {
+			fmt.Fprint(v.w, "\n")
+		}
+		fmt.Fprint(v.w, text())
+		v.last = "agent"
+	case "tool_call":
+		id := str("toolCallId")
+		v.tools[id] = str("title")
+		fmt.Fprintf(v.w, "\n  ⏺ %s [%s] %s", str("title"), str("kind"), str("status"))
+		v.last = "tool"
+	case "tool_call_update":
+		id := str("toolCallId")
+		status := str("status")
+		if status != "" {
+			fmt.Fprintf(v.w, " → %s", status)
+		}
+		var content []struct {
+			Type    string
+			Content struct{ Text string }
+		}
+		json.Unmarshal(u["content"], &content)
+		for _, c := range content {
+			if c.Type == "content" {
+				fmt.Fprintf(v.w, "\n%s", indent(c.Content.Text, "      │ ", 6))
+			}
+		}
+		_ = id
+		v.last = "tool"
+	case "usage_update":
+	case "available_commands_update":
+	}
+}
+
+// indent prefixes each line and keeps at most max lines.
+func indent(s, prefix string, max int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	more := 0
+	if len(lines) > max {
+		more = len(lines) - max
+		lines = lines[:max]
+	}
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	out := strings.Join(lines, "\n")
+	if more > 0 {
+		out += fmt.Sprintf("\n%s(%d more lines)", prefix, more)
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bridle-dev/bridle/rpc"
+	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
+)
+
+func openExisting(ctx context.Context, path string) (*store.Store, error) {
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// listSessions prints sessions, newest first.
+func listSessions(ctx context.Context, g globals, args []string, w io.Writer) error {
+	fl := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	asJSON := fl.Bool("json", false, "one JSON object per line")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	st, err := openExisting(ctx, g.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rows, _, err := st.Sessions(ctx, store.ListOptions{Children: true})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(w)
+		for _, r := range rows {
+			if err := enc.Encode(map[string]any{
+				"sessionId": r.ID, "cwd": r.Cwd, "title": r.Title, "model": r.Model, "mode": r.Mode,
+				"parentId": r.ParentID, "createdAt": stamp(r.CreatedAt), "updatedAt": stamp(r.UpdatedAt),
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(w, "no sessions in %s\n", g.db)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tUPDATED\tMODEL\tMODE\tCWD\tTITLE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, time.UnixMilli(r.UpdatedAt).Format("2006-01-02 15:04"), r.Model, r.Mode, r.Cwd, r.Title)
+	}
+	return tw.Flush()
+}
+
+// printLog prints one session's events.
+func printLog(ctx context.Context, g globals, args []string, w io.Writer) error {
+	fl := flag.NewFlagSet("log", flag.ContinueOnError)
+	asJSON := fl.Bool("json", false, "one JSON object per line")
+	if err := fl.Parse(reorder(args)); err != nil {
+		return err
+	}
+	if fl.NArg() != 1 {
+		return errors.New("log needs one session id: bridle log SESSION [--json] (list them with `bridle sessions`)")
+	}
+	st, err := openExisting(ctx, g.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id := fl.Arg(0)
+	if _, err := st.Session(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no session %q in %s; list them with `bridle sessions`", id, g.db)
+		}
+		return err
+	}
+	recs, err := st.Events(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	return writeLog(w, recs, *asJSON)
+}
+
+// reorder moves flags before positional arguments, so `log ID --json`
+// works as well as `log --json ID`.
+func reorder(args []string) []string {
+	var flags, pos []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			flags = append(flags, a)
+		} else {
+			pos = append(pos, a)
+		}
+	}
+	return append(flags, pos...)
+}
+
+func writeLog(w io.Writer, recs []store.Record, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, r := range recs {
+			if err := enc.Encode(rpc.EventView{Seq: r.Seq, Kind: r.Kind, Time: stamp(r.CreatedAt), Tokens: r.Tokens, Payload: r.Payload}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tKIND\tTOKENS\tSUMMARY")
+	for _, r := range recs {
+		sum := ""
+		if p, err := event.Decode(event.Kind(r.Kind), r.Payload); err != nil {
+			sum = "(" + err.Error() + ")"
+		} else {
+			sum = summarize(p)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", r.Seq, time.UnixMilli(r.CreatedAt).Format("15:04:05.000"), r.Kind, r.Tokens, sum)
+	}
+	return tw.Flush()
+}
+
+func stamp(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }
+
+// summarize renders one event on one line.
+func summarize(p event.Payload) string {
+	switch v := p.(type) {
+	case event.SessionStarted:
+		return fmt.Sprintf("cwd=%s model=%s mode=%s", v.Cwd, v.Model, v.Mode)
+	case event.UserMessage:
+		return quote(v.Text())
+	case event.AssistantMessage:
+		s := quote(v.Text)
+		for _, c := range v.ToolCalls {
+			s += fmt.Sprintf(" → %s %s", c.Name, clip(string(c.Input), 60))
+		}
+		return strings.TrimSpace(s + " [" + v.StopReason + "]")
+	case event.ToolStarted:
+		return fmt.Sprintf("%s key=%s", v.Name, v.Key)
+	case event.ToolResult:
+		return fmt.Sprintf("%s %s key=%s: %s", v.Name, v.Status, v.Key, quote(v.Output))
+	case event.ApprovalRequest:
+		return fmt.Sprintf("%s %s", v.Tool, quote(v.Summary))
+	case event.ApprovalGranted:
+		return fmt.Sprintf("%s scope=%s %s", v.Tool, v.Scope, v.Pattern)
+	case event.ApprovalDenied:
+		return fmt.Sprintf("%s scope=%s %s", v.Tool, v.Scope, v.Pattern)
+	case event.Interrupted:
+		return fmt.Sprintf("%s, partial: %s", v.Reason, quote(v.Text))
+	case event.Compaction:
+		return fmt.Sprintf("replaces events through %d: %s", v.Through, quote(v.Summary))
+	case event.ConstraintPinned:
+		return fmt.Sprintf("(%s) %s", v.Source, quote(v.Text))
+	case event.DecisionRecorded:
+		return fmt.Sprintf("(%s) %s", v.Source, quote(v.Text))
+	case event.ContextAssembled:
+		return fmt.Sprintf("used %d of %d (prefix %d, task+pins %d, history %d, tools %d, slack %d) action=%s",
+			v.Used(), v.Window, v.FixedPrefix, v.TaskPins, v.History, v.ToolOutputs, v.Slack, v.Action)
+	case event.ModeChanged:
+		return v.From + " → " + v.To
+	case event.ModelChanged:
+		return v.From + " → " + v.To
+	case event.FileChanged:
+		return v.Path
+	case event.SubagentStarted:
+		return fmt.Sprintf("child=%s %s", v.ChildID, quote(v.Prompt))
+	case event.SubagentFinished:
+		return fmt.Sprintf("child=%s %s: %s", v.ChildID, v.Status, quote(v.Answer))
+	case event.TurnFinished:
+		return v.StopReason
+	case event.ProviderError:
+		return fmt.Sprintf("%s %s: %s", v.Provider, v.ErrKind, v.Message)
+	}
+	return ""
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", clip(s, 80)) }
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

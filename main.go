@@ -1,0 +1,182 @@
+// Command bridle is a durable, sandboxed agent harness that an editor runs
+// as a child process and talks to in ACP over stdio.
+//
+//	bridle                      serve ACP on stdio (what editors run)
+//	bridle demo                 run a short scripted session and show it
+//	bridle sessions [--json]    list sessions
+//	bridle log SESSION [--json] print a session's event log
+//
+// Global flags: --db PATH (or BRIDLE_DB), --model provider/model-id (or
+// BRIDLE_MODEL). Logs go to stderr at the level in BRIDLE_LOG.
+package main
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+//go:embed testdata/scenarios/*.json
+var scenarioFiles embed.FS
+
+//go:embed testdata/workspaces/demo
+var demoWorkspace embed.FS
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// globals are the flags every command takes.
+type globals struct {
+	db    string
+	model string
+	log   *slog.Logger
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("bridle", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	var g globals
+	fl.StringVar(&g.db, "db", "", "SQLite database `path` (default $BRIDLE_DB, else $XDG_DATA_HOME/bridle/bridle.db)")
+	fl.StringVar(&g.model, "model", "", "model as `provider/model-id` (default $BRIDLE_MODEL)")
+	showVersion := fl.Bool("version", false, "print the version and exit")
+	fl.Usage = func() { usage(stderr, fl) }
+	cmd, rest := splitCommand(args)
+	if err := fl.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "bridle", version)
+		return 0
+	}
+	g.log = newLogger(stderr)
+	if g.db == "" {
+		g.db = defaultDB()
+	}
+	if g.model == "" {
+		g.model = os.Getenv("BRIDLE_MODEL")
+	}
+	var err error
+	switch cmd {
+	case "", "serve":
+		if fl.NArg() > 0 {
+			fmt.Fprintf(stderr, "bridle: unexpected argument %q; run `bridle help`\n", fl.Arg(0))
+			return 2
+		}
+		return serve(ctx, g, stdin, stdout)
+	case "demo":
+		err = demo(ctx, g, stdout)
+	case "sessions":
+		err = listSessions(ctx, g, fl.Args(), stdout)
+	case "log":
+		err = printLog(ctx, g, fl.Args(), stdout)
+	case "help":
+		usage(stdout, fl)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "bridle: unknown command %q; run `bridle help`\n", cmd)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bridle:", err)
+		return 1
+	}
+	return 0
+}
+
+// splitCommand separates the subcommand from its flags, wherever the
+// flags are written (before or after it).
+func splitCommand(args []string) (string, []string) {
+	var rest []string
+	cmd := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			rest = append(rest, a)
+			if (a == "--db" || a == "-db" || a == "--model" || a == "-model") && i+1 < len(args) {
+				rest = append(rest, args[i+1])
+				i++
+			}
+			continue
+		}
+		if cmd == "" {
+			cmd = a
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return cmd, rest
+}
+
+func usage(w io.Writer, fl *flag.FlagSet) {
+	fmt.Fprint(w, `bridle: a durable, sandboxed agent harness for your editor (ACP over stdio)
+
+Usage:
+  bridle [flags]                       serve ACP on stdio (editors run this)
+  bridle demo                          run a short scripted session and show it
+  bridle sessions [--json]             list sessions, newest first
+  bridle log SESSION [--json]          print a session's event log
+  bridle help                          show this help
+
+Flags:
+`)
+	fl.SetOutput(w)
+	fl.PrintDefaults()
+	fmt.Fprint(w, `
+Environment:
+  BRIDLE_DB     database path        BRIDLE_MODEL  provider/model-id
+  BRIDLE_LOG    log level on stderr: debug, info, warn (default), error
+`)
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	level := slog.LevelWarn
+	switch strings.ToLower(os.Getenv("BRIDLE_LOG")) {
+	case "debug":
+		level = slog.LevelDebug
+	case "info":
+		level = slog.LevelInfo
+	case "error":
+		level = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// defaultDB is $BRIDLE_DB, else $XDG_DATA_HOME/bridle/bridle.db, else
+// ~/.local/share/bridle/bridle.db.
+func defaultDB() string {
+	if p := os.Getenv("BRIDLE_DB"); p != "" {
+		return p
+	}
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = os.TempDir()
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "bridle", "bridle.db")
+}
+
+func scenarios() fs.FS {
+	sub, err := fs.Sub(scenarioFiles, "testdata/scenarios")
+	if err != nil {
+		panic(err) // the embed pattern guarantees the directory
+	}
+	return sub
+}

@@ -1,0 +1,112 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session"
+)
+
+// JSON-RPC and ACP error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternal       = -32603
+	CodeAuthRequired   = -32000
+	CodeNotFound       = -32002
+	CodeCancelled      = -32800
+)
+
+// paramError is a -32602 naming the offending field.
+type paramError struct{ msg string }
+
+func (e *paramError) Error() string { return e.msg }
+
+func missing(field string) error {
+	return &paramError{fmt.Sprintf("invalid params: %q is required", field)}
+}
+
+func invalidField(field, what string, args ...any) error {
+	return &paramError{fmt.Sprintf("invalid params: %q %s", fmt.Sprintf(field, args...), what)}
+}
+
+type validator interface{ validate() error }
+
+// decode unmarshals params into dst and checks its required fields,
+// turning every failure into a -32602 that names the field.
+func decode(raw *json.RawMessage, dst validator) error {
+	if raw == nil || bytes.Equal(bytes.TrimSpace(*raw), []byte("null")) {
+		return dst.validate()
+	}
+	if t := bytes.TrimSpace(*raw); len(t) > 0 && t[0] != '{' {
+		return &paramError{"invalid params: params must be a JSON object"}
+	}
+	if err := json.Unmarshal(*raw, dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := te.Field
+			if field == "" {
+				field = "params"
+			}
+			return &paramError{fmt.Sprintf("invalid params: %q must be %s, not %s", field, jsonKind(te.Type.Kind().String()), te.Value)}
+		}
+		return &paramError{"invalid params: " + err.Error()}
+	}
+	return dst.validate()
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	case "ptr":
+		return "a number"
+	}
+	if strings.HasPrefix(goKind, "int") || strings.HasPrefix(goKind, "uint") || strings.HasPrefix(goKind, "float") {
+		return "a number"
+	}
+	return goKind
+}
+
+// toRPCError maps an error from the session layer to a JSON-RPC error
+// whose message says what was wrong and what to do.
+func toRPCError(err error) *jsonrpc2.Error {
+	var pe *paramError
+	var re *jsonrpc2.Error
+	switch {
+	case errors.As(err, &re):
+		return re
+	case errors.As(err, &pe):
+		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: pe.msg}
+	case errors.Is(err, session.ErrNotFound):
+		return &jsonrpc2.Error{Code: CodeNotFound, Message: err.Error()}
+	case errors.Is(err, session.ErrInvalid):
+		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: err.Error()}
+	case errors.Is(err, session.ErrBusy):
+		return &jsonrpc2.Error{Code: CodeInvalidRequest, Message: err.Error()}
+	}
+	if e, ok := provider.AsError(err); ok {
+		code := int64(CodeInternal)
+		if e.Kind == provider.ErrNotConfigured || e.Kind == provider.ErrAuth {
+			code = CodeAuthRequired
+		}
+		rpcErr := &jsonrpc2.Error{Code: code, Message: e.Error()}
+		rpcErr.SetError(map[string]any{"provider": e.Provider, "kind": e.Kind, "status": e.Status})
+		return rpcErr
+	}
+	return &jsonrpc2.Error{Code: CodeInternal, Message: "internal error: " + err.Error()}
+}

@@ -1,0 +1,52 @@
+package session
+
+import (
+	"context"
+	"strings"
+
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// Commands lists the slash commands every session offers.
+func (m *Manager) Commands() []Command {
+	return []Command{
+		{Name: "constraint", Description: "Pin a rule the agent must keep for the whole session", Hint: "a rule, e.g. never touch the migrations folder"},
+		{Name: "decision", Description: "Record a decision later turns must respect", Hint: "a decision, e.g. use sqlite, not postgres"},
+	}
+}
+
+// command recognises "/constraint TEXT" and "/decision TEXT" prompts and
+// returns the event that pins them.
+func command(content []event.Content) (event.Payload, bool) {
+	if len(content) != 1 || content[0].Type != "text" {
+		return nil, false
+	}
+	text := strings.TrimSpace(content[0].Text)
+	name, arg, _ := strings.Cut(text, " ")
+	arg = strings.TrimSpace(arg)
+	if arg == "" {
+		return nil, false
+	}
+	switch name {
+	case "/constraint":
+		return event.ConstraintPinned{Text: arg, Source: "user"}, true
+	case "/decision":
+		return event.DecisionRecorded{Text: arg, Source: "user"}, true
+	}
+	return nil, false
+}
+
+// pin records a command's event and acknowledges it, without a model call:
+// a pin is the user's word, not a question.
+func (t *turn) pin(ctx context.Context, p event.Payload) (StopReason, error) {
+	evs, err := t.s.append(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	for _, u := range t.s.replayer().updates(evs[0]) {
+		if u.Kind != UpdateUserText { // the editor shows what the user typed
+			t.s.send(ctx, u)
+		}
+	}
+	return t.finish(ctx, StopEndTurn, nil)
+}

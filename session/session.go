@@ -1,0 +1,176 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
+)
+
+// Session is one live session: its log, its workspace and its running turn.
+type Session struct {
+	m    *Manager
+	root *sandbox.Root
+
+	mu     sync.Mutex
+	row    store.Session
+	events []event.Event
+	// turn is the running turn's cancel and done; nil when idle.
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newSession(m *Manager, row store.Session, events []event.Event) (*Session, error) {
+	root, err := sandbox.OpenRoot(row.Cwd)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", row.ID, err)
+	}
+	// The log, not the row, is the truth about pins that change.
+	for _, e := range events {
+		switch v := e.Payload.(type) {
+		case event.SessionStarted:
+			row.Mode, row.Model = v.Mode, v.Model
+		case event.ModeChanged:
+			row.Mode = v.To
+		case event.ModelChanged:
+			row.Model = v.To
+		}
+	}
+	return &Session{m: m, root: root, row: row, events: events}, nil
+}
+
+func (s *Session) close() { s.root.Close() }
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.row.ID }
+
+// Info describes the session.
+func (s *Session) Info() Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return infoOf(s.row)
+}
+
+// Events returns a copy of the session's log.
+func (s *Session) Events() []event.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]event.Event(nil), s.events...)
+}
+
+// Mode returns the current mode.
+func (s *Session) Mode() sandbox.Mode {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sandbox.Mode(s.row.Mode)
+}
+
+// append commits payloads to the log and the cache. It ignores ctx's
+// cancellation: what happened must be recorded even when the turn that
+// produced it is being cancelled.
+func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]event.Event, error) {
+	return s.appendKeyed(ctx, "", payloads...)
+}
+
+// appendKeyed is append with an idempotency key recorded for each event.
+func (s *Session) appendKeyed(ctx context.Context, key string, payloads ...event.Payload) ([]event.Event, error) {
+	recs := make([]store.Record, len(payloads))
+	for i, p := range payloads {
+		r, err := s.m.record(p)
+		if err != nil {
+			return nil, err
+		}
+		r.Key = key
+		recs[i] = r
+	}
+	// Hold the lock across the write so the cache keeps the log's order.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stored, err := s.m.cfg.Store.Append(context.WithoutCancel(ctx), s.row.ID, recs...)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", payloads[0].Kind(), err)
+	}
+	out := make([]event.Event, len(stored))
+	for i, r := range stored {
+		out[i] = event.Event{Seq: r.Seq, Time: msTime(r.CreatedAt), Tokens: r.Tokens, Payload: payloads[i]}
+	}
+	s.events = append(s.events, out...)
+	s.row.UpdatedAt = stored[len(stored)-1].CreatedAt
+	return out, nil
+}
+
+func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
+
+// send delivers an update to the editor. A failed delivery (the editor is
+// gone) is logged, not fatal: the log already holds the truth.
+func (s *Session) send(ctx context.Context, u Update) {
+	if err := s.m.cfg.Client.Update(context.WithoutCancel(ctx), s.row.ID, u); err != nil {
+		s.m.log.Debug("update not delivered", "session", s.row.ID, "err", err)
+	}
+}
+
+// Replay sends the whole history to the editor as updates.
+func (s *Session) Replay(ctx context.Context) error {
+	events := s.Events()
+	r := s.replayer()
+	for _, e := range events {
+		for _, u := range r.updates(e) {
+			if err := s.m.cfg.Client.Update(ctx, s.row.ID, u); err != nil {
+				return fmt.Errorf("replay session %s: %w", s.row.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Cancel stops the running turn, if any. It returns at once; the turn
+// records how it ended before Prompt returns.
+func (s *Session) Cancel() {
+	s.mu.Lock()
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// wait blocks until no turn runs.
+func (s *Session) wait() {
+	s.mu.Lock()
+	done := s.done
+	s.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// SetMode switches the session's tool registry and records it.
+func (s *Session) SetMode(ctx context.Context, mode string) error {
+	to, err := sandbox.ParseMode(mode)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	from := s.Mode()
+	if from == to {
+		return nil
+	}
+	evs, err := s.append(ctx, event.ModeChanged{From: string(from), To: string(to)})
+	if err != nil {
+		return err
+	}
+	// The row is an index of the log; the event above is what counts.
+	if err := s.m.cfg.Store.UpdateSession(ctx, s.row.ID, string(to), "", ""); err != nil {
+		s.m.log.Warn("session index not updated", "session", s.row.ID, "err", err)
+	}
+	s.mu.Lock()
+	s.row.Mode = string(to)
+	s.mu.Unlock()
+	for _, u := range s.replayer().updates(evs[0]) {
+		s.send(ctx, u)
+	}
+	return nil
+}

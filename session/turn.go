@@ -1,0 +1,275 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// StopReason says why a turn ended (ACP's stop reasons).
+type StopReason string
+
+const (
+	StopEndTurn         StopReason = "end_turn"
+	StopMaxTokens       StopReason = "max_tokens"
+	StopMaxTurnRequests StopReason = "max_turn_requests"
+	StopRefusal         StopReason = "refusal"
+	StopCancelled       StopReason = "cancelled"
+)
+
+// Run is a turn in progress.
+type Run struct {
+	done chan struct{}
+	stop StopReason
+	err  error
+}
+
+// Wait blocks until the turn ends and returns how it ended.
+func (r *Run) Wait() (StopReason, error) {
+	<-r.done
+	return r.stop, r.err
+}
+
+// Prompt runs one turn and waits for it: see Start.
+func (s *Session) Prompt(ctx context.Context, content []event.Content) (StopReason, error) {
+	r, err := s.Start(ctx, content)
+	if err != nil {
+		return "", err
+	}
+	return r.Wait()
+}
+
+// Start begins one turn: the user's message, then model calls and tool
+// calls until the model stops, a budget ends or the turn is cancelled. A
+// cancelled turn ends with StopCancelled, not an error. Once Start
+// returns, Cancel reaches the turn; ending ctx cancels it too.
+func (s *Session) Start(ctx context.Context, content []event.Content) (*Run, error) {
+	if len(content) == 0 {
+		return nil, fmt.Errorf("%w: the prompt is empty", ErrInvalid)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.mu.Unlock()
+		cancel()
+		return nil, fmt.Errorf("%w (%s): wait for it to finish or cancel it with session/cancel", ErrBusy, s.row.ID)
+	}
+	r := &Run{done: make(chan struct{})}
+	s.cancel, s.done = cancel, r.done
+	s.mu.Unlock()
+	go func() {
+		defer cancel()
+		t := &turn{s: s}
+		r.stop, r.err = t.run(ctx, content)
+		s.mu.Lock()
+		s.cancel, s.done = nil, nil
+		s.mu.Unlock()
+		close(r.done)
+	}()
+	return r, nil
+}
+
+type turn struct {
+	s    *Session
+	prov provider.Provider
+	reg  *sandbox.Registry
+}
+
+func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, error) {
+	s := t.s
+	if p, ok := command(content); ok {
+		return t.pin(ctx, p)
+	}
+	if _, err := s.append(ctx, event.UserMessage{Content: content}); err != nil {
+		return "", err
+	}
+	if s.Info().Title == "" {
+		if err := s.m.cfg.Store.UpdateSession(ctx, s.row.ID, "", "", titleOf(content)); err == nil {
+			s.mu.Lock()
+			s.row.Title = titleOf(content)
+			s.mu.Unlock()
+		}
+	}
+	prov, err := t.model(ctx)
+	if err != nil {
+		return t.finish(ctx, "", err)
+	}
+	t.prov = prov
+	for iter := 1; iter <= s.m.cfg.MaxIterations; iter++ {
+		t.reg = sandbox.NewRegistry(s.Mode(), s.m.cfg.Tools)
+		resp, err := t.call(ctx)
+		if err != nil {
+			return t.finish(ctx, "", err)
+		}
+		evs, err := s.append(ctx, event.AssistantMessage{
+			Text: resp.Text, Thinking: resp.Thinking, Signature: resp.Signature,
+			ToolCalls: toEventCalls(resp.ToolCalls), StopReason: string(resp.StopReason),
+			Usage: event.Usage(resp.Usage),
+		})
+		if err != nil {
+			return "", err
+		}
+		asst := evs[0]
+		for _, u := range s.replayer().updates(asst) {
+			if u.Kind == UpdateToolCall {
+				s.send(ctx, u) // the text was streamed already
+			}
+		}
+		if len(resp.ToolCalls) == 0 {
+			return t.finish(ctx, stopOf(resp.StopReason), nil)
+		}
+		for i, c := range resp.ToolCalls {
+			if ctx.Err() != nil {
+				if err := t.cancelCall(ctx, asst.Seq, i, c); err != nil {
+					return "", err
+				}
+				continue
+			}
+			if err := t.runCall(ctx, asst.Seq, i, c); err != nil {
+				return "", err
+			}
+		}
+		if ctx.Err() != nil {
+			return t.finish(ctx, StopCancelled, nil)
+		}
+	}
+	return t.finish(ctx, StopMaxTurnRequests, nil)
+}
+
+// model opens the session's pinned model.
+func (t *turn) model(ctx context.Context) (provider.Provider, error) {
+	spec := t.s.Info().Model
+	if spec == "" {
+		return nil, &provider.Error{Provider: "bridle", Kind: provider.ErrNotConfigured, Message: "no model provider is configured"}
+	}
+	return t.s.m.cfg.OpenModel(ctx, spec)
+}
+
+// call makes one model request from the log and streams the answer to the
+// editor. On cancel or failure the partial answer is recorded as an
+// interrupted event and the error returned.
+func (t *turn) call(ctx context.Context) (provider.Response, error) {
+	s := t.s
+	req := provider.Request{
+		Model:    modelID(s.Info().Model),
+		System:   []provider.SystemBlock{{Text: s.m.cfg.System, Cache: true}},
+		Tools:    catalogue(t.reg),
+		Messages: contextwin.Project(s.Events()),
+	}
+	var c provider.Collector
+	var streamErr error
+	for d, err := range t.prov.Stream(ctx, req) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		c.Add(d)
+		switch d.Kind {
+		case provider.DeltaText:
+			s.send(ctx, Update{Kind: UpdateAgentText, Text: d.Text})
+		case provider.DeltaThinking:
+			s.send(ctx, Update{Kind: UpdateAgentThought, Text: d.Text})
+		}
+	}
+	if streamErr == nil && ctx.Err() != nil {
+		streamErr = ctx.Err()
+	}
+	resp := c.Response()
+	if streamErr == nil {
+		return resp, nil
+	}
+	reason := "cancelled"
+	if ctx.Err() == nil {
+		reason = "provider_error"
+	}
+	if resp.Text != "" || resp.Thinking != "" || reason == "cancelled" {
+		if _, err := s.append(ctx, event.Interrupted{Text: resp.Text, Thinking: resp.Thinking, Reason: reason}); err != nil {
+			return resp, err
+		}
+		// The fragments were streamed already; only the mark is new.
+		s.send(ctx, Update{Kind: UpdateAgentText, Text: InterruptedMark})
+	}
+	return resp, streamErr
+}
+
+// finish records how the turn ended. A cancellation is a stop reason; a
+// provider failure is recorded and returned as the error.
+func (t *turn) finish(ctx context.Context, stop StopReason, err error) (StopReason, error) {
+	s := t.s
+	if err != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled)) {
+		stop, err = StopCancelled, nil
+	}
+	if err != nil {
+		pe := event.ProviderError{Provider: "bridle", ErrKind: "internal", Message: err.Error(), Final: true}
+		if e, ok := provider.AsError(err); ok {
+			pe = event.ProviderError{Provider: e.Provider, ErrKind: string(e.Kind), Status: e.Status, Message: e.Error(), Retryable: e.Retryable, Final: true}
+		}
+		evs, aerr := s.append(ctx, pe, event.TurnFinished{StopReason: "error"})
+		if aerr != nil {
+			return "", errors.Join(err, aerr)
+		}
+		for _, u := range s.replayer().updates(evs[0]) {
+			s.send(ctx, u)
+		}
+		return "", err
+	}
+	if _, aerr := s.append(ctx, event.TurnFinished{StopReason: string(stop)}); aerr != nil {
+		return "", aerr
+	}
+	return stop, nil
+}
+
+func stopOf(r provider.StopReason) StopReason {
+	switch r {
+	case provider.StopMaxTokens:
+		return StopMaxTokens
+	case provider.StopRefusal:
+		return StopRefusal
+	}
+	return StopEndTurn
+}
+
+func toEventCalls(calls []provider.ToolCall) []event.ToolCall {
+	out := make([]event.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = event.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input}
+	}
+	return out
+}
+
+func catalogue(r *sandbox.Registry) []provider.Tool {
+	var out []provider.Tool
+	for _, t := range r.Tools() {
+		out = append(out, provider.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.Schema()})
+	}
+	return out
+}
+
+// modelID strips the provider prefix from a model spec.
+func modelID(spec string) string {
+	for i := 0; i < len(spec); i++ {
+		if spec[i] == '/' {
+			return spec[i+1:]
+		}
+	}
+	return spec
+}
+
+func titleOf(content []event.Content) string {
+	text := event.UserMessage{Content: content}.Text()
+	for i, r := range text {
+		if r == '\n' {
+			text = text[:i]
+			break
+		}
+	}
+	if r := []rune(text); len(r) > 80 {
+		text = string(r[:77]) + "..."
+	}
+	return text
+}

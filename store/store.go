@@ -1,0 +1,303 @@
+// Package store keeps sessions and their append-only event logs in SQLite.
+//
+// It knows SQL and nothing about models or the protocol: an event is a
+// kind, an opaque payload and a token count. All writes go through one
+// writer goroutine per database, which commits concurrent appends together
+// (group commit); a write has reached the disk (WAL, synchronous=FULL)
+// when Append returns, so callers may start the effect it announces.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// ErrNotFound is returned for a session that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Store is an open database.
+type Store struct {
+	path   string
+	read   *sql.DB
+	write  *sql.DB
+	writes chan *writeReq
+	done   chan struct{}
+
+	mu     sync.RWMutex // guards closed against sends racing Close
+	closed bool
+}
+
+// Open opens (creating if needed) the database at path, migrates an older
+// schema, and refuses one written by a newer bridle.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("no database path given")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create the data directory for %s: %w", path, err)
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(FULL)&_pragma=foreign_keys(ON)"
+	write, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetConnMaxIdleTime(0)
+	s := &Store{path: path, write: write, writes: make(chan *writeReq, 256), done: make(chan struct{})}
+	if err := s.migrate(ctx); err != nil {
+		write.Close()
+		return nil, err
+	}
+	read, err := sql.Open("sqlite", dsn+"&_pragma=query_only(ON)")
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	read.SetMaxOpenConns(4)
+	s.read = read
+	go s.writer()
+	return s, nil
+}
+
+// Path returns the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close stops the writer after pending writes and closes the database.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.writes)
+	s.mu.Unlock()
+	<-s.done
+	return errors.Join(s.read.Close(), s.write.Close())
+}
+
+// SchemaVersion is the newest schema this bridle knows.
+func SchemaVersion() int {
+	names, _ := fs.Glob(migrations, "migrations/*.sql")
+	return len(names)
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	conn, err := s.write.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", s.path, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("database %s: %w", s.path, err)
+	}
+	var have int
+	err = conn.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&have)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("database %s: %w", s.path, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("database %s: read schema version: %w", s.path, err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	if have > len(names) {
+		return fmt.Errorf("database %s was written by a newer bridle (schema version %d; this bridle knows up to %d): upgrade bridle, or point --db or BRIDLE_DB at another file",
+			s.path, have, len(names))
+	}
+	for i := have; i < len(names); i++ {
+		body, err := migrations.ReadFile(names[i])
+		if err != nil {
+			return err
+		}
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", s.path, err)
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s to schema version %d (%s): %w", s.path, i+1, filepath.Base(names[i]), err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, i+1); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s: %w", s.path, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate %s: %w", s.path, err)
+		}
+	}
+	return nil
+}
+
+// Session is a session's identity and pins.
+type Session struct {
+	ID             string
+	Cwd            string
+	AdditionalDirs []string
+	Model          string
+	Mode           string
+	ParentID       string
+	Title          string
+	CreatedAt      int64 // unix milliseconds
+	UpdatedAt      int64
+}
+
+// Record is one stored event.
+type Record struct {
+	Seq       int64
+	Kind      string
+	Payload   []byte
+	Tokens    int
+	CreatedAt int64 // unix milliseconds
+	// Key, when set, also records (Key, Kind) in the idempotency index in
+	// the same transaction; a second record of the same pair fails.
+	Key string
+}
+
+// Session returns one session.
+func (s *Store) Session(ctx context.Context, id string) (Session, error) {
+	row := s.read.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id)
+	sess, err := scanSession(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	return sess, err
+}
+
+// ListOptions filters and pages Sessions.
+type ListOptions struct {
+	Cwd string // only sessions in this directory, if set
+	// Children includes subagent sessions.
+	Children bool
+	// Before returns sessions updated before this cursor (from NextCursor).
+	Before string
+	Limit  int
+}
+
+// Sessions lists sessions, most recently updated first. The returned
+// cursor is empty when there are no more.
+func (s *Store) Sessions(ctx context.Context, o ListOptions) ([]Session, string, error) {
+	var where []string
+	var args []any
+	if o.Cwd != "" {
+		where = append(where, "cwd = ?")
+		args = append(args, o.Cwd)
+	}
+	if !o.Children {
+		where = append(where, "parent_id IS NULL")
+	}
+	if o.Before != "" {
+		at, id, ok := strings.Cut(o.Before, "/")
+		ms, err := strconv.ParseInt(at, 10, 64)
+		if !ok || err != nil {
+			return nil, "", fmt.Errorf("invalid cursor %q: pass back the nextCursor of an earlier list", o.Before)
+		}
+		where = append(where, "(updated_at < ? OR (updated_at = ? AND id < ?))")
+		args = append(args, ms, ms, id)
+	}
+	q := `SELECT ` + sessionCols + ` FROM sessions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	limit := o.Limit
+	if limit <= 0 {
+		limit = 1 << 30
+	}
+	q += ` ORDER BY updated_at DESC, id DESC LIMIT ?`
+	args = append(args, limit+1)
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	var next string
+	if len(out) > limit {
+		out = out[:limit]
+		last := out[limit-1]
+		next = fmt.Sprintf("%d/%s", last.UpdatedAt, last.ID)
+	}
+	return out, next, nil
+}
+
+// Events returns a session's events with seq > after, in order.
+func (s *Store) Events(ctx context.Context, sessionID string, after int64) ([]Record, error) {
+	rows, err := s.read.QueryContext(ctx,
+		`SELECT seq, kind, payload, tokens, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq`,
+		sessionID, after)
+	if err != nil {
+		return nil, fmt.Errorf("read events of %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var r Record
+		if err := rows.Scan(&r.Seq, &r.Kind, &r.Payload, &r.Tokens, &r.CreatedAt); err != nil {
+			return nil, fmt.Errorf("read events of %s: %w", sessionID, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read events of %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+// Recorded reports the seq of the (key, kind) idempotency record, or 0.
+func (s *Store) Recorded(ctx context.Context, sessionID, key, kind string) (int64, error) {
+	var seq int64
+	err := s.read.QueryRowContext(ctx,
+		`SELECT seq FROM idempotency WHERE session_id = ? AND key = ? AND kind = ?`,
+		sessionID, key, kind).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read idempotency record %s: %w", key, err)
+	}
+	return seq, nil
+}
+
+const sessionCols = `id, cwd, additional_dirs, model, mode, COALESCE(parent_id, ''), title, created_at, updated_at`
+
+type scanner interface{ Scan(...any) error }
+
+func scanSession(row scanner) (Session, error) {
+	var s Session
+	var dirs string
+	if err := row.Scan(&s.ID, &s.Cwd, &dirs, &s.Model, &s.Mode, &s.ParentID, &s.Title, &s.CreatedAt, &s.UpdatedAt); err != nil {
+		return Session{}, err
+	}
+	s.AdditionalDirs = splitDirs(dirs)
+	return s, nil
+}

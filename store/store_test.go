@@ -1,0 +1,281 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func openTemp(t testing.TB) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sub", "bridle.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newSession(t testing.TB, s *Store, id string) {
+	t.Helper()
+	_, err := s.CreateSession(context.Background(), Session{ID: id, Cwd: "/w", Model: "scripted/x", Mode: "ask"},
+		Record{Kind: "session_started", Payload: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAppendAssignsSeqInOrder(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	newSession(t, s, "a")
+	recs, err := s.Append(ctx, "a", Record{Kind: "user_message", Payload: []byte(`{"x":1}`), Tokens: 3},
+		Record{Kind: "assistant_message", Payload: []byte(`{"x":2}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs[0].Seq != 2 || recs[1].Seq != 3 {
+		t.Fatalf("seqs = %d, %d; want 2, 3", recs[0].Seq, recs[1].Seq)
+	}
+	all, err := s.Events(ctx, "a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, r := range all {
+		kinds = append(kinds, fmt.Sprintf("%d:%s", r.Seq, r.Kind))
+	}
+	if got := strings.Join(kinds, " "); got != "1:session_started 2:user_message 3:assistant_message" {
+		t.Fatalf("events = %s", got)
+	}
+	if all[1].Tokens != 3 {
+		t.Fatalf("tokens = %d, want 3", all[1].Tokens)
+	}
+	tail, _ := s.Events(ctx, "a", 2)
+	if len(tail) != 1 || tail[0].Seq != 3 {
+		t.Fatalf("events after 2 = %+v", tail)
+	}
+}
+
+func TestConcurrentAppendsKeepEverySessionDense(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	const sessions, each = 4, 50
+	for i := range sessions {
+		newSession(t, s, fmt.Sprint("s", i))
+	}
+	var wg sync.WaitGroup
+	for i := range sessions {
+		for range each {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := s.Append(ctx, fmt.Sprint("s", i), Record{Kind: "k", Payload: []byte(`{}`)}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for i := range sessions {
+		recs, err := s.Events(ctx, fmt.Sprint("s", i), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != each+1 {
+			t.Fatalf("session %d has %d events, want %d", i, len(recs), each+1)
+		}
+		for j, r := range recs {
+			if r.Seq != int64(j+1) {
+				t.Fatalf("session %d: event %d has seq %d", i, j, r.Seq)
+			}
+		}
+	}
+}
+
+func TestEventsCannotBeChangedOrDeleted(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	newSession(t, s, "a")
+	for _, q := range []string{
+		`UPDATE events SET payload = 'x' WHERE session_id = 'a'`,
+		`DELETE FROM events WHERE session_id = 'a'`,
+	} {
+		err := s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, q)
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: err = %v, want append-only refusal", q, err)
+		}
+	}
+}
+
+func TestDuplicateIdempotencyRecordIsRefused(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	newSession(t, s, "a")
+	if _, err := s.Append(ctx, "a", Record{Kind: "tool_result", Payload: []byte(`{}`), Key: "a/3/0"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Append(ctx, "a", Record{Kind: "tool_result", Payload: []byte(`{}`), Key: "a/3/0"})
+	if !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("second result: err = %v, want ErrDuplicate", err)
+	}
+	recs, _ := s.Events(ctx, "a", 0)
+	if len(recs) != 2 {
+		t.Fatalf("%d events after a refused duplicate, want 2", len(recs))
+	}
+	seq, err := s.Recorded(ctx, "a", "a/3/0", "tool_result")
+	if err != nil || seq != 2 {
+		t.Fatalf("Recorded = %d, %v; want 2", seq, err)
+	}
+}
+
+func TestDeleteSessionDropsItsEventsAndChildren(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	newSession(t, s, "parent")
+	newSession(t, s, "other")
+	if _, err := s.CreateSession(ctx, Session{ID: "child", Cwd: "/w", Model: "m", Mode: "ask", ParentID: "parent"},
+		Record{Kind: "session_started", Payload: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSession(ctx, "parent"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"parent", "child"} {
+		if _, err := s.Session(ctx, id); !errors.Is(err, ErrNotFound) {
+			t.Errorf("session %s after delete: err = %v", id, err)
+		}
+		if recs, _ := s.Events(ctx, id, 0); len(recs) != 0 {
+			t.Errorf("session %s keeps %d events", id, len(recs))
+		}
+	}
+	if recs, _ := s.Events(ctx, "other", 0); len(recs) != 1 {
+		t.Errorf("unrelated session lost events: %d left", len(recs))
+	}
+	if err := s.DeleteSession(ctx, "parent"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second delete: err = %v, want ErrNotFound", err)
+	}
+	if _, err := s.Append(ctx, "parent", Record{Kind: "k", Payload: []byte(`{}`)}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("append to deleted session: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestSessionsPagesNewestFirst(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	for i := range 5 {
+		newSession(t, s, fmt.Sprint("s", i))
+		if _, err := s.Append(ctx, fmt.Sprint("s", i), Record{Kind: "k", Payload: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	cursor := ""
+	for {
+		page, next, err := s.Sessions(ctx, ListOptions{Limit: 2, Before: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range page {
+			got = append(got, p.ID)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if strings.Join(got, ",") != "s4,s3,s2,s1,s0" {
+		t.Fatalf("sessions = %v", got)
+	}
+	if _, _, err := s.Sessions(ctx, ListOptions{Before: "garbage"}); err == nil {
+		t.Fatal("a malformed cursor was accepted")
+	}
+}
+
+func TestNewerSchemaIsRefusedAndOlderMigrated(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "b.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newSession(t, s, "kept")
+	// Pretend a newer bridle wrote the file.
+	if err := s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = 99`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = Open(ctx, path)
+	if err == nil || !strings.Contains(err.Error(), "newer bridle") || !strings.Contains(err.Error(), "upgrade bridle") {
+		t.Fatalf("opening a newer database: err = %v", err)
+	}
+
+	// An older file (version 0, as before the first migration) is migrated.
+	old := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", "file:"+old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (0);`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	s2, err := Open(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	newSession(t, s2, "fresh")
+}
+
+// BenchmarkAppendBatched measures events/s when many appends arrive at
+// once and share transactions (group commit).
+func BenchmarkAppendBatched(b *testing.B) {
+	ctx := context.Background()
+	s := openTemp(b)
+	newSession(b, s, "a")
+	payload := []byte(`{"v":1,"text":"a typical short event payload of modest size"}`)
+	const batch = 64
+	b.ResetTimer()
+	for i := 0; i < b.N; i += batch {
+		recs := make([]Record, batch)
+		for j := range recs {
+			recs[j] = Record{Kind: "assistant_message", Payload: payload, Tokens: 12}
+		}
+		if _, err := s.Append(ctx, "a", recs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkAppendConcurrent measures single-event appends from many
+// goroutines, which the writer folds into shared commits.
+func BenchmarkAppendConcurrent(b *testing.B) {
+	ctx := context.Background()
+	s := openTemp(b)
+	newSession(b, s, "a")
+	payload := []byte(`{"v":1,"text":"a typical short event payload of modest size"}`)
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Append(ctx, "a", Record{Kind: "k", Payload: payload}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}

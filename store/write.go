@@ -1,0 +1,274 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// writeReq is one unit of work for the writer goroutine.
+type writeReq struct {
+	ctx   context.Context
+	apply func(ctx context.Context, tx *sql.Tx) error
+	done  chan error
+}
+
+var errClosed = errors.New("the database is closed")
+
+// do runs apply in the writer and waits until it has been committed (or
+// failed). It waits even if ctx ends meanwhile, because a queued write may
+// already be on disk and the caller must know which.
+func (s *Store) do(ctx context.Context, apply func(context.Context, *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	req := &writeReq{ctx: ctx, apply: apply, done: make(chan error, 1)}
+	if err := s.send(req); err != nil {
+		return err
+	}
+	return <-req.done
+}
+
+func (s *Store) send(req *writeReq) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return errClosed
+	}
+	s.writes <- req
+	return nil
+}
+
+// maxBatch bounds how many queued writes share one transaction.
+const maxBatch = 256
+
+func (s *Store) writer() {
+	defer close(s.done)
+	for req := range s.writes {
+		batch := []*writeReq{req}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-s.writes:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+// commit applies a batch in one transaction. If that fails, each request
+// is retried alone so that one bad write cannot fail its neighbours.
+func (s *Store) commit(batch []*writeReq) {
+	var live []*writeReq
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- err
+			continue
+		}
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return
+	}
+	if len(live) > 1 {
+		if err := s.tx(live); err == nil {
+			for _, r := range live {
+				r.done <- nil
+			}
+			return
+		}
+	}
+	for _, r := range live {
+		r.done <- s.tx([]*writeReq{r})
+	}
+}
+
+func (s *Store) tx(reqs []*writeReq) error {
+	ctx := context.Background()
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("write to %s: %w", s.path, explainWriteErr(err))
+	}
+	for _, r := range reqs {
+		if err := r.apply(ctx, tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit to %s: %w", s.path, explainWriteErr(err))
+	}
+	return nil
+}
+
+// explainWriteErr adds what to do to the errors a user can fix.
+func explainWriteErr(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "SQLITE_FULL") || strings.Contains(msg, "database or disk is full"):
+		return fmt.Errorf("%w: the disk is full; free some space and try again (nothing was lost: the last committed event is intact)", err)
+	case strings.Contains(msg, "SQLITE_READONLY") || strings.Contains(msg, "readonly"):
+		return fmt.Errorf("%w: the database is read-only; check the file's permissions", err)
+	}
+	return err
+}
+
+func now() int64 { return time.Now().UnixMilli() }
+
+// CreateSession stores a new session together with its first events.
+func (s *Store) CreateSession(ctx context.Context, sess Session, first ...Record) ([]Record, error) {
+	if sess.CreatedAt == 0 {
+		sess.CreatedAt = now()
+	}
+	sess.UpdatedAt = sess.CreatedAt
+	var out []Record
+	err := s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var parent any
+		if sess.ParentID != "" {
+			parent = sess.ParentID
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, cwd, additional_dirs, model, mode, parent_id, title, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sess.ID, sess.Cwd, joinDirs(sess.AdditionalDirs), sess.Model, sess.Mode, parent, sess.Title, sess.CreatedAt, sess.UpdatedAt)
+		if err != nil {
+			return fmt.Errorf("create session %s: %w", sess.ID, explainWriteErr(err))
+		}
+		out, err = appendTx(ctx, tx, sess.ID, first)
+		return err
+	})
+	return out, err
+}
+
+// Append adds records to a session's log and returns them with their seq
+// and time. They are on disk when it returns.
+func (s *Store) Append(ctx context.Context, sessionID string, recs ...Record) ([]Record, error) {
+	var out []Record
+	err := s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		out, err = appendTx(ctx, tx, sessionID, recs)
+		return err
+	})
+	return out, err
+}
+
+func appendTx(ctx context.Context, tx *sql.Tx, sessionID string, recs []Record) ([]Record, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	var last int64
+	err := tx.QueryRowContext(ctx, `SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1`, sessionID).Scan(&last)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("append to %s: %w", sessionID, explainWriteErr(err))
+	}
+	at := now()
+	res, err := tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ? WHERE id = ?`, at, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("append to %s: %w", sessionID, explainWriteErr(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, fmt.Errorf("append to session %s: %w", sessionID, ErrNotFound)
+	}
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		last++
+		r.Seq, r.CreatedAt = last, at
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, kind, payload, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			sessionID, r.Seq, r.Kind, r.Payload, r.Tokens, r.CreatedAt); err != nil {
+			return nil, fmt.Errorf("append %s to %s: %w", r.Kind, sessionID, explainWriteErr(err))
+		}
+		if r.Key != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency (session_id, key, kind, seq) VALUES (?, ?, ?, ?)`,
+				sessionID, r.Key, r.Kind, r.Seq); err != nil {
+				if strings.Contains(err.Error(), "UNIQUE") {
+					return nil, fmt.Errorf("append %s for call %s: %w", r.Kind, r.Key, ErrDuplicate)
+				}
+				return nil, fmt.Errorf("append %s to %s: %w", r.Kind, sessionID, explainWriteErr(err))
+			}
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// ErrDuplicate is returned when a call's record already exists: the effect
+// it announces has been recorded once and must not be recorded again.
+var ErrDuplicate = errors.New("already recorded")
+
+// UpdateSession changes a session's mutable pins (mode, model, title).
+// Empty fields are left as they are. The events that justify a change are
+// the caller's to append.
+func (s *Store) UpdateSession(ctx context.Context, id string, mode, model, title string) error {
+	return s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET
+			mode = COALESCE(NULLIF(?, ''), mode),
+			model = COALESCE(NULLIF(?, ''), model),
+			title = COALESCE(NULLIF(?, ''), title)
+			WHERE id = ?`, mode, model, title, id)
+		if err != nil {
+			return fmt.Errorf("update session %s: %w", id, explainWriteErr(err))
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("session %s: %w", id, ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// DeleteSession drops a session, its children and all their events.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	return s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		ids := []string{id}
+		for i := 0; i < len(ids); i++ {
+			rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions WHERE parent_id = ?`, ids[i])
+			if err != nil {
+				return fmt.Errorf("delete session %s: %w", id, err)
+			}
+			for rows.Next() {
+				var child string
+				if err := rows.Scan(&child); err == nil {
+					ids = append(ids, child)
+				}
+			}
+			rows.Close()
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+		if err != nil {
+			return fmt.Errorf("delete session %s: %w", id, explainWriteErr(err))
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("session %s: %w", id, ErrNotFound)
+		}
+		for _, sid := range ids {
+			for _, q := range []string{`DELETE FROM events WHERE session_id = ?`, `DELETE FROM idempotency WHERE session_id = ?`} {
+				if _, err := tx.ExecContext(ctx, q, sid); err != nil {
+					return fmt.Errorf("delete session %s: %w", id, explainWriteErr(err))
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func joinDirs(dirs []string) string {
+	if len(dirs) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(dirs)
+	return string(b)
+}
+
+func splitDirs(s string) []string {
+	var dirs []string
+	_ = json.Unmarshal([]byte(s), &dirs)
+	return dirs
+}
