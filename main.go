@@ -52,8 +52,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fl.StringVar(&g.model, "model", "", "model as `provider/model-id` (default $BRIDLE_MODEL)")
 	showVersion := fl.Bool("version", false, "print the version and exit")
 	fl.Usage = func() { usage(stderr, fl) }
-	cmd, rest := splitCommand(args)
-	if err := fl.Parse(rest); err != nil {
+	cmd, global, rest := splitCommand(args)
+	if err := fl.Parse(global); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -73,17 +73,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var err error
 	switch cmd {
 	case "", "serve":
-		if fl.NArg() > 0 {
-			fmt.Fprintf(stderr, "bridle: unexpected argument %q; run `bridle help`\n", fl.Arg(0))
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "bridle: unexpected argument %q; run `bridle help`\n", rest[0])
 			return 2
 		}
 		return serve(ctx, g, stdin, stdout)
 	case "demo":
 		err = demo(ctx, g, stdout)
 	case "sessions":
-		err = listSessions(ctx, g, fl.Args(), stdout)
+		err = listSessions(ctx, g, rest, stdout)
 	case "log":
-		err = printLog(ctx, g, fl.Args(), stdout)
+		err = printLog(ctx, g, rest, stdout)
 	case "help":
 		usage(stdout, fl)
 		return 0
@@ -98,28 +98,28 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return 0
 }
 
-// splitCommand separates the subcommand from its flags, wherever the
-// flags are written (before or after it).
-func splitCommand(args []string) (string, []string) {
-	var rest []string
-	cmd := ""
+// splitCommand separates the subcommand, the global flags (wherever they
+// are written) and the subcommand's own arguments.
+func splitCommand(args []string) (cmd string, global, rest []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if strings.HasPrefix(a, "-") {
-			rest = append(rest, a)
-			if (a == "--db" || a == "-db" || a == "--model" || a == "-model") && i+1 < len(args) {
-				rest = append(rest, args[i+1])
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case strings.HasPrefix(a, "-") && (name == "db" || name == "model"):
+			global = append(global, a)
+			if !hasValue && i+1 < len(args) {
+				global = append(global, args[i+1])
 				i++
 			}
-			continue
-		}
-		if cmd == "" {
+		case strings.HasPrefix(a, "-") && (name == "version" || name == "h" || name == "help"):
+			global = append(global, a)
+		case cmd == "" && !strings.HasPrefix(a, "-"):
 			cmd = a
-			continue
+		default:
+			rest = append(rest, a)
 		}
-		rest = append(rest, a)
 	}
-	return cmd, rest
+	return cmd, global, rest
 }
 
 func usage(w io.Writer, fl *flag.FlagSet) {

@@ -238,29 +238,31 @@ func (s *Stream) detect() {
 	s.mu.Unlock()
 }
 
-// readLine reads one newline-terminated frame, skipping (not buffering)
-// the rest of a line that exceeds the limit.
+// readLine reads one newline-terminated frame. A long line is gathered in
+// pieces and joined once, and a line over the limit is skipped piece by
+// piece, so memory never holds more than one message.
 func (s *Stream) readLine() ([]byte, error) {
-	var buf []byte
-	skipped := 0
+	var pieces [][]byte
+	size, skipped := 0, 0
 	for {
 		chunk, err := s.r.ReadSlice('\n')
-		if skipped == 0 && len(buf)+len(chunk) <= s.limit {
-			buf = append(buf, chunk...)
+		if skipped == 0 && size+len(chunk) <= s.limit {
+			pieces = append(pieces, bytes.Clone(chunk))
+			size += len(chunk)
 		} else {
-			skipped += len(buf) + len(chunk)
-			buf = nil
+			skipped += size + len(chunk)
+			pieces, size = nil, 0
 		}
 		switch {
 		case err == nil:
 			if skipped > 0 {
 				return nil, &tooLargeError{size: fmt.Sprintf("over %d MiB", skipped>>20)}
 			}
-			return buf, nil
+			return bytes.Join(pieces, nil), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case errors.Is(err, io.EOF) && len(buf) > 0:
-			return buf, nil
+		case errors.Is(err, io.EOF) && size > 0:
+			return bytes.Join(pieces, nil), nil
 		default:
 			return nil, err
 		}

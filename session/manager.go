@@ -26,7 +26,7 @@ import (
 var ErrNotFound = errors.New("session not found")
 
 // ErrInvalid is wrapped by errors about the caller's input.
-var ErrInvalid = errors.New("invalid request")
+var ErrInvalid = errors.New("invalid params")
 
 // ErrBusy is returned when a prompt arrives while another runs.
 var ErrBusy = errors.New("a prompt is already running in this session")

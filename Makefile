@@ -1,0 +1,43 @@
+# bridle: build, test and benchmark. `make test` is what CI runs (.ci/run).
+GO      ?= go
+BIN     ?= bin/bridle
+EDITORS := $(wildcard editors/nvim/run-tests.sh editors/vscode/run-tests.sh)
+
+.PHONY: all build test test-go test-editors tools lint bench demo clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) .
+
+# Every test: Go (unit, end to end against the real binary, the ACP SDK
+# client in Node), then the editors' suites in the real editors.
+test: tools lint test-go test-editors
+
+# Installs what the tests need when run as root; otherwise names what is
+# missing and stops.
+tools:
+	@scripts/ensure-test-tools
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './editors/*')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test-go: build
+	BRIDLE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 ./...
+
+test-editors: build
+	@for s in $(EDITORS); do \
+		echo "== $$s"; BRIDLE_BIN=$(CURDIR)/$(BIN) $$s || exit 1; \
+	done
+
+# Speed and memory targets (figures are reported in the issue notes).
+bench: build
+	BRIDLE_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -benchtime 20x ./...
+
+demo:
+	$(GO) run . demo
+
+clean:
+	rm -rf bin

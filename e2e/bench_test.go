@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bridle-dev/bridle/internal/acptest"
+)
+
+// BenchmarkSpawnToInitialize measures a cold start: exec of the built
+// binary to the answer of initialize.
+func BenchmarkSpawnToInitialize(b *testing.B) {
+	acptest.Binary(b)
+	db := b.TempDir() + "/b.db"
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		a := acptest.Start(b, acptest.Options{DB: db, Model: "scripted/demo"})
+		a.Initialize()
+		elapsed := time.Since(start)
+		b.StopTimer()
+		a.CloseStdin()
+		b.ReportMetric(float64(elapsed.Microseconds())/1000, "ms/spawn-init")
+		b.StartTimer()
+	}
+}
+
+// BenchmarkSessionNew measures session/new on a running agent.
+func BenchmarkSessionNew(b *testing.B) {
+	ws := acptest.Workspace(b, nil)
+	a := acptest.Start(b, acptest.Options{Model: "scripted/demo"})
+	a.Initialize()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		a.NewSession(ws)
+	}
+}
+
+// BenchmarkTenTurnSessionPeakRSS runs a 10-turn scripted session with a
+// tool call in every turn and reports the process's peak resident memory.
+func BenchmarkTenTurnSessionPeakRSS(b *testing.B) {
+	var turns []string
+	for i := range 10 {
+		turns = append(turns, fmt.Sprintf(`{"calls": [
+			{"text": "Turn %d: reading.", "tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}}]},
+			{"text": "Done with turn %d. %s"}]}`, i, i, strings.Repeat("word ", 200)))
+	}
+	scenario := `{"turns": [` + strings.Join(turns, ",") + `]}`
+	ws := acptest.Workspace(b, map[string]string{"notes.txt": strings.Repeat("a line of notes\n", 500)})
+	model := acptest.Scenario(b, scenario)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		a := acptest.Start(b, acptest.Options{Model: model})
+		a.Initialize()
+		sid := a.NewSession(ws)
+		for t := range 10 {
+			if stop := a.Prompt(sid, fmt.Sprint("turn ", t)); stop != "end_turn" {
+				b.Fatalf("turn %d: %s", t, stop)
+			}
+		}
+		b.StopTimer()
+		rss := peakRSS(b, a.Cmd.Process.Pid)
+		b.ReportMetric(float64(rss)/(1<<20), "MiB-peak-rss")
+		a.CloseStdin()
+		b.StartTimer()
+	}
+}

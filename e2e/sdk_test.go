@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/bridle-dev/bridle/internal/acptest"
+)
+
+// A client written with the official ACP TypeScript SDK completes
+// initialize → session/new → prompt → cancel → load against the binary.
+func TestTypeScriptSDKClient(t *testing.T) {
+	dir := filepath.Join(acptest.Root(), "e2e", "node")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+		t.Fatalf("the ACP SDK is not installed: run `make test` (or `npm ci` in %s) first", dir)
+	}
+	const scenario = `{"turns": [
+		{"calls": [
+			{"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}}]},
+			{"text": "They say hello."}
+		]},
+		{"calls": [{"text": ["one ", "two ", "three ", "four ", "five ", "six "], "delay_ms": 200}]}
+	]}`
+	ws := acptest.Workspace(t, map[string]string{"notes.txt": "hello\n"})
+	cmd := exec.Command("node", "client.mjs", acptest.Binary(t), ws)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario))
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node client: %v\n%s\n%s", err, out, stderr)
+	}
+	var r struct {
+		ProtocolVersion int            `json:"protocolVersion"`
+		Agent           string         `json:"agent"`
+		FirstStop       string         `json:"firstStop"`
+		CancelStop      string         `json:"cancelStop"`
+		Replayed        int            `json:"replayed"`
+		Updates         map[string]int `json:"updates"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("node client printed %q: %v", out, err)
+	}
+	if r.ProtocolVersion != 1 || r.Agent != "bridle" || r.FirstStop != "end_turn" || r.CancelStop != "cancelled" {
+		t.Fatalf("report = %+v", r)
+	}
+	if r.Replayed < 6 || r.Updates["tool_call"] < 2 || r.Updates["user_message_chunk"] < 2 {
+		t.Fatalf("load replayed %d updates (%v); want the prompts, answers and the tool call again", r.Replayed, r.Updates)
+	}
+}
