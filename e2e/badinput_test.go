@@ -148,4 +148,3 @@ func peakRSS(t testing.TB, pid int) int64 {
 	t.Fatal("no VmHWM in /proc status")
 	return 0
 }
-
