@@ -33,6 +33,11 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	if g.model == "" {
 		opts.Unconfigured = "No model provider is configured: set BRIDLE_MODEL (provider/model-id, e.g. scripted/demo for the offline demo) and restart the agent."
 	}
+	fault, err := session.ParseFault(os.Getenv("BRIDLE_FAULT"))
+	if err != nil {
+		g.log.Error("bad fault injection setting", "err", err)
+		return 2
+	}
 	srv := rpc.NewServer(opts)
 	mgr := session.NewManager(session.Config{
 		Store:        st,
@@ -40,6 +45,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		OpenModel:    openModel,
 		DefaultModel: g.model,
 		Logger:       g.log,
+		Fault:        fault,
 	})
 	var closer io.Closer
 	if c, ok := stdin.(io.Closer); ok {

@@ -53,6 +53,8 @@ type Config struct {
 	// CountTokens estimates an event payload's tokens when it is appended.
 	CountTokens func(kind event.Kind, payload []byte) int
 	Logger      *slog.Logger
+	// Fault, for crash tests only, kills the process at a chosen point.
+	Fault *Fault
 }
 
 // Manager owns the sessions this process is serving.

@@ -100,6 +100,7 @@ func (s *Session) appendKeyed(ctx context.Context, key string, payloads ...event
 	}
 	s.events = append(s.events, out...)
 	s.row.UpdatedAt = stored[len(stored)-1].CreatedAt
+	s.m.cfg.Fault.committed(len(out))
 	return out, nil
 }
 

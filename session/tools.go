@@ -27,7 +27,7 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
 	if t.reg.Decide(tool) == sandbox.Ask {
-		granted, err := t.approve(ctx, key, c, tool, preview)
+		granted, err := t.approve(ctx, key, c, preview)
 		if err != nil {
 			return err
 		}
@@ -43,6 +43,7 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 		s.send(ctx, u)
 	}
 	res := tool.Run(ctx, env, c.Input)
+	s.m.cfg.Fault.toolRan()
 	r := event.ToolResult{CallID: c.ID, Name: c.Name, Output: res.Output, IsError: res.IsError, Status: "completed",
 		Artifact: res.Artifact, Lines: res.Lines, Bytes: res.Bytes}
 	switch {
@@ -80,94 +81,4 @@ func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error
 		t.s.send(ctx, u)
 	}
 	return nil
-}
-
-// Permission option ids, as ACP names their kinds.
-const (
-	optAllowOnce    = "allow_once"
-	optAllowAlways  = "allow_always"
-	optRejectOnce   = "reject_once"
-	optRejectAlways = "reject_always"
-)
-
-// approve settles whether a call may run: from a standing grant or
-// rejection in the log, or by asking the user. A denial is recorded as the
-// call's result. It returns an error only when the log cannot be written.
-func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, tool sandbox.Tool, p sandbox.Preview) (bool, error) {
-	s := t.s
-	switch standing(s.Events(), c.Name) {
-	case optAllowAlways:
-		return true, nil
-	case optRejectAlways:
-		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
-			Output: fmt.Sprintf("the user declined all %s calls for this session", c.Name)})
-	}
-	summary := p.Command
-	if summary == "" {
-		summary = p.Title
-	}
-	options := []Option{
-		{ID: optAllowOnce, Name: "Allow once", Kind: optAllowOnce},
-		{ID: optAllowAlways, Name: fmt.Sprintf("Allow %s for this session", c.Name), Kind: optAllowAlways},
-		{ID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
-		{ID: optRejectAlways, Name: fmt.Sprintf("Reject %s for this session", c.Name), Kind: optRejectAlways},
-	}
-	ids := make([]string, len(options))
-	for i, o := range options {
-		ids[i] = o.ID
-	}
-	if _, err := s.append(ctx, event.ApprovalRequest{CallID: c.ID, Key: key, Tool: c.Name, Summary: summary, Options: ids}); err != nil {
-		return false, err
-	}
-	view := s.replayer().view(key, c.Name, c.Input)
-	if p.Diff != nil {
-		view.Diff = &Diff{Path: s.replayer().abs(p.Diff.Path), OldText: p.Diff.OldText, NewText: p.Diff.NewText}
-	}
-	ans, err := s.m.cfg.Client.RequestPermission(ctx, s.row.ID, Question{Tool: view, Options: options})
-	if err != nil || ans.Cancelled || ctx.Err() != nil {
-		if _, aerr := s.append(ctx, event.ApprovalDenied{CallID: c.ID, Key: key, Tool: c.Name, Scope: "cancelled", Cancelled: true}); aerr != nil {
-			return false, aerr
-		}
-		if err != nil && ctx.Err() == nil {
-			s.m.log.Warn("permission request failed", "session", s.row.ID, "err", err)
-		}
-		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "cancelled", Output: contextwin.CancelledResult})
-	}
-	switch ans.OptionID {
-	case optAllowOnce, optAllowAlways:
-		scope := "once"
-		if ans.OptionID == optAllowAlways {
-			scope = "session"
-		}
-		_, err := s.append(ctx, event.ApprovalGranted{CallID: c.ID, Key: key, Tool: c.Name, Scope: scope})
-		return err == nil, err
-	default:
-		scope := "once"
-		if ans.OptionID == optRejectAlways {
-			scope = "session"
-		}
-		if _, err := s.append(ctx, event.ApprovalDenied{CallID: c.ID, Key: key, Tool: c.Name, Scope: scope}); err != nil {
-			return false, err
-		}
-		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
-			Output: "the user declined: " + summary})
-	}
-}
-
-// standing returns the latest session-scoped answer about tool in the log.
-func standing(events []event.Event, tool string) string {
-	ans := ""
-	for _, e := range events {
-		switch v := e.Payload.(type) {
-		case event.ApprovalGranted:
-			if v.Tool == tool && v.Scope == "session" {
-				ans = optAllowAlways
-			}
-		case event.ApprovalDenied:
-			if v.Tool == tool && v.Scope == "session" {
-				ans = optRejectAlways
-			}
-		}
-	}
-	return ans
 }

@@ -1,0 +1,65 @@
+package session
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+)
+
+// Fault makes the process kill itself (SIGKILL, no cleanup) at a chosen
+// point, so tests can prove that a crash anywhere loses nothing and
+// repeats nothing. It is off unless BRIDLE_FAULT is set; see ParseFault.
+type Fault struct {
+	// AfterEvent kills the process right after the N-th event it commits.
+	AfterEvent int64
+	// InTool kills the process inside the N-th tool call it runs: after the
+	// tool's side effect, before its result is committed.
+	InTool int64
+
+	events, tools atomic.Int64
+}
+
+// ParseFault reads BRIDLE_FAULT: "event:N" or "tool:N" (N from 1).
+func ParseFault(s string) (*Fault, error) {
+	if s == "" {
+		return nil, nil
+	}
+	kind, n, ok := strings.Cut(s, ":")
+	v, err := strconv.ParseInt(n, 10, 64)
+	if !ok || err != nil || v < 1 {
+		return nil, fmt.Errorf("BRIDLE_FAULT=%q: want event:N or tool:N with N ≥ 1", s)
+	}
+	switch kind {
+	case "event":
+		return &Fault{AfterEvent: v}, nil
+	case "tool":
+		return &Fault{InTool: v}, nil
+	}
+	return nil, fmt.Errorf("BRIDLE_FAULT=%q: want event:N or tool:N", s)
+}
+
+func (f *Fault) committed(n int) {
+	if f == nil || f.AfterEvent == 0 {
+		return
+	}
+	if f.events.Add(int64(n)) >= f.AfterEvent {
+		die()
+	}
+}
+
+func (f *Fault) toolRan() {
+	if f == nil || f.InTool == 0 {
+		return
+	}
+	if f.tools.Add(1) == f.InTool {
+		die()
+	}
+}
+
+func die() {
+	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {} // the signal is on its way
+}
