@@ -67,3 +67,31 @@ func BenchmarkTenTurnSessionPeakRSS(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkCancelStreaming measures session/cancel → the prompt's answer
+// while the model is streaming (no tool running).
+func BenchmarkCancelStreaming(b *testing.B) {
+	ws := acptest.Workspace(b, nil)
+	a := acptest.Start(b, acptest.Options{Model: acptest.Scenario(b, slowTurn)})
+	a.Initialize()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		sid := a.NewSession(ws)
+		_, answer := a.Request("session/prompt", acptest.PromptParams(sid, "count slowly"))
+		a.WaitNote(func(m acptest.Msg) bool {
+			return strings.Contains(string(m.Params), sid) && strings.Contains(string(m.Params), "one ")
+		})
+		b.StartTimer()
+		start := time.Now()
+		a.Notify("session/cancel", map[string]string{"sessionId": sid})
+		res, _ := a.Wait(answer)
+		elapsed := time.Since(start)
+		b.StopTimer()
+		if !strings.Contains(string(res), "cancelled") {
+			b.Fatalf("answer %s", res)
+		}
+		b.ReportMetric(float64(elapsed.Microseconds())/1000, "ms/cancel")
+		b.StartTimer()
+	}
+}

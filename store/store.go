@@ -40,6 +40,8 @@ type Store struct {
 
 	mu     sync.RWMutex // guards closed against sends racing Close
 	closed bool
+
+	insertEvent *sql.Stmt // prepared once on the writer connection
 }
 
 // Open opens (creating if needed) the database at path, migrates an older
@@ -63,6 +65,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		write.Close()
 		return nil, err
+	}
+	if s.insertEvent, err = write.PrepareContext(ctx, `INSERT INTO events (session_id, seq, kind, payload, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?)`); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	read, err := sql.Open("sqlite", dsn+"&_pragma=query_only(ON)")
 	if err != nil {
@@ -89,7 +95,7 @@ func (s *Store) Close() error {
 	close(s.writes)
 	s.mu.Unlock()
 	<-s.done
-	return errors.Join(s.read.Close(), s.write.Close())
+	return errors.Join(s.insertEvent.Close(), s.read.Close(), s.write.Close())
 }
 
 // SchemaVersion is the newest schema this bridle knows.

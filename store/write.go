@@ -143,7 +143,7 @@ func (s *Store) CreateSession(ctx context.Context, sess Session, first ...Record
 		if err != nil {
 			return fmt.Errorf("create session %s: %w", sess.ID, explainWriteErr(err))
 		}
-		out, err = appendTx(ctx, tx, sess.ID, first)
+		out, err = s.appendTx(ctx, tx, sess.ID, first)
 		return err
 	})
 	return out, err
@@ -155,13 +155,13 @@ func (s *Store) Append(ctx context.Context, sessionID string, recs ...Record) ([
 	var out []Record
 	err := s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		out, err = appendTx(ctx, tx, sessionID, recs)
+		out, err = s.appendTx(ctx, tx, sessionID, recs)
 		return err
 	})
 	return out, err
 }
 
-func appendTx(ctx context.Context, tx *sql.Tx, sessionID string, recs []Record) ([]Record, error) {
+func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, recs []Record) ([]Record, error) {
 	if len(recs) == 0 {
 		return nil, nil
 	}
@@ -178,12 +178,13 @@ func appendTx(ctx context.Context, tx *sql.Tx, sessionID string, recs []Record) 
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, fmt.Errorf("append to session %s: %w", sessionID, ErrNotFound)
 	}
+	insert := tx.StmtContext(ctx, s.insertEvent)
+	defer insert.Close()
 	out := make([]Record, len(recs))
 	for i, r := range recs {
 		last++
 		r.Seq, r.CreatedAt = last, at
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, kind, payload, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			sessionID, r.Seq, r.Kind, r.Payload, r.Tokens, r.CreatedAt); err != nil {
+		if _, err := insert.ExecContext(ctx, sessionID, r.Seq, r.Kind, r.Payload, r.Tokens, r.CreatedAt); err != nil {
 			return nil, fmt.Errorf("append %s to %s: %w", r.Kind, sessionID, explainWriteErr(err))
 		}
 		if r.Key != "" {
