@@ -69,22 +69,24 @@ func (s *Session) Mode() sandbox.Mode {
 	return sandbox.Mode(s.row.Mode)
 }
 
-// append commits payloads to the log and the cache. It ignores ctx's
-// cancellation: what happened must be recorded even when the turn that
-// produced it is being cancelled.
+// append commits payloads to the log and the cache in one transaction.
+// It ignores ctx's cancellation: what happened must be recorded even when
+// the turn that produced it is being cancelled. A tool's start and result
+// are indexed by their idempotency key in the same transaction, so a call
+// can never be recorded as started, or finished, twice.
 func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]event.Event, error) {
-	return s.appendKeyed(ctx, "", payloads...)
-}
-
-// appendKeyed is append with an idempotency key recorded for each event.
-func (s *Session) appendKeyed(ctx context.Context, key string, payloads ...event.Payload) ([]event.Event, error) {
 	recs := make([]store.Record, len(payloads))
 	for i, p := range payloads {
 		r, err := s.m.record(p)
 		if err != nil {
 			return nil, err
 		}
-		r.Key = key
+		switch v := p.(type) {
+		case event.ToolStarted:
+			r.Key = v.Key
+		case event.ToolResult:
+			r.Key = v.Key
+		}
 		recs[i] = r
 	}
 	// Hold the lock across the write so the cache keeps the log's order.

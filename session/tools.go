@@ -35,7 +35,7 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 			return nil
 		}
 	}
-	evs, err := s.appendKeyed(ctx, key, event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name, Input: c.Input})
+	evs, err := s.append(ctx, event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name, Input: c.Input})
 	if err != nil {
 		return err
 	}
@@ -64,16 +64,17 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	return t.result(ctx, key, r)
 }
 
-// cancelCall closes a call that will not run because the turn was cancelled.
-func (t *turn) cancelCall(ctx context.Context, seq int64, i int, c provider.ToolCall) error {
+// cancelCall closes a call that will not run because the turn was
+// cancelled. The result is committed with the turn's end.
+func (t *turn) cancelCall(seq int64, i int, c provider.ToolCall) {
 	key := callKey(t.s.row.ID, seq, i)
-	return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "cancelled",
+	t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: key, Name: c.Name, IsError: true, Status: "cancelled",
 		Output: contextwin.CancelledResult})
 }
 
 func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error {
 	r.Key = key
-	evs, err := t.s.appendKeyed(ctx, key, r)
+	evs, err := t.s.append(ctx, r)
 	if err != nil {
 		return err
 	}

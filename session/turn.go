@@ -78,6 +78,9 @@ type turn struct {
 	s    *Session
 	prov provider.Provider
 	reg  *sandbox.Registry
+	// tail holds events that finish commits together with turn_finished,
+	// so ending a turn costs one commit.
+	tail []event.Payload
 }
 
 func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, error) {
@@ -125,9 +128,7 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 		}
 		for i, c := range resp.ToolCalls {
 			if ctx.Err() != nil {
-				if err := t.cancelCall(ctx, asst.Seq, i, c); err != nil {
-					return "", err
-				}
+				t.cancelCall(asst.Seq, i, c)
 				continue
 			}
 			if err := t.runCall(ctx, asst.Seq, i, c); err != nil {
@@ -188,10 +189,9 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 		reason = "provider_error"
 	}
 	if resp.Text != "" || resp.Thinking != "" || reason == "cancelled" {
-		if _, err := s.append(ctx, event.Interrupted{Text: resp.Text, Thinking: resp.Thinking, Reason: reason}); err != nil {
-			return resp, err
-		}
-		// The fragments were streamed already; only the mark is new.
+		// Recorded by finish, in the same commit as the turn's end. The
+		// fragments were streamed already; only the mark is new.
+		t.tail = append(t.tail, event.Interrupted{Text: resp.Text, Thinking: resp.Thinking, Reason: reason})
 		s.send(ctx, Update{Kind: UpdateAgentText, Text: InterruptedMark})
 	}
 	return resp, streamErr
@@ -209,19 +209,32 @@ func (t *turn) finish(ctx context.Context, stop StopReason, err error) (StopReas
 		if e, ok := provider.AsError(err); ok {
 			pe = event.ProviderError{Provider: e.Provider, ErrKind: string(e.Kind), Status: e.Status, Message: e.Error(), Retryable: e.Retryable, Final: true}
 		}
-		evs, aerr := s.append(ctx, pe, event.TurnFinished{StopReason: "error"})
+		evs, aerr := s.append(ctx, append(t.tail, pe, event.TurnFinished{StopReason: "error"})...)
 		if aerr != nil {
 			return "", errors.Join(err, aerr)
 		}
-		for _, u := range s.replayer().updates(evs[0]) {
-			s.send(ctx, u)
-		}
+		t.announce(ctx, evs)
 		return "", err
 	}
-	if _, aerr := s.append(ctx, event.TurnFinished{StopReason: string(stop)}); aerr != nil {
+	evs, aerr := s.append(ctx, append(t.tail, event.TurnFinished{StopReason: string(stop)})...)
+	if aerr != nil {
 		return "", aerr
 	}
+	t.announce(ctx, evs)
 	return stop, nil
+}
+
+// announce sends the updates of the events finish committed, but for the
+// interrupted mark, which was shown as soon as the stream stopped.
+func (t *turn) announce(ctx context.Context, evs []event.Event) {
+	for _, e := range evs {
+		if _, ok := e.Payload.(event.Interrupted); ok {
+			continue
+		}
+		for _, u := range t.s.replayer().updates(e) {
+			t.s.send(ctx, u)
+		}
+	}
 }
 
 func stopOf(r provider.StopReason) StopReason {
