@@ -261,3 +261,37 @@ func TestExitPaths(t *testing.T) {
 		})
 	}
 }
+
+func TestOneProcessServesASessionAtATime(t *testing.T) {
+	ws := acptest.Workspace(t, map[string]string{"notes.txt": "hello\n"})
+	model := acptest.Scenario(t, toolTurn)
+	a := acptest.Start(t, acptest.Options{Model: model})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.Prompt(sid, "what do the notes say?")
+
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	b.Initialize()
+	load := map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}
+	_, err := b.Call("session/load", load)
+	if err == nil || !strings.Contains(err.Message, "another bridle process") {
+		t.Fatalf("loading a session another live process serves: %v", err)
+	}
+	// Both can list it, and b can start its own sessions meanwhile.
+	b.NewSession(ws)
+
+	a.MustCall("session/close", map[string]any{"sessionId": sid}, nil)
+	b.MustCall("session/load", load, nil)
+	if _, err := a.Call("session/load", load); err == nil {
+		t.Fatal("the first process took the session back while the second serves it")
+	}
+
+	// A crashed holder does not keep the session forever.
+	b.Kill()
+	c := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	c.Initialize()
+	c.MustCall("session/load", load, nil)
+	if stop := c.Prompt(sid, "and again?"); stop != "end_turn" {
+		t.Fatalf("prompt after takeover: %s", stop)
+	}
+}

@@ -59,10 +59,12 @@ type Config struct {
 
 // Manager owns the sessions this process is serving.
 type Manager struct {
-	cfg  Config
-	log  *slog.Logger
-	mu   sync.Mutex
-	live map[string]*Session
+	cfg Config
+	log *slog.Logger
+	// holder names this process in session leases.
+	holder string
+	mu     sync.Mutex
+	live   map[string]*Session
 }
 
 // NewManager returns a manager over cfg.
@@ -83,7 +85,7 @@ func NewManager(cfg Config) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{cfg: cfg, log: log, live: map[string]*Session{}}
+	return &Manager{cfg: cfg, log: log, holder: selfHolder(), live: map[string]*Session{}}
 }
 
 const defaultSystem = `You are bridle, a careful coding agent working in the user's workspace.
@@ -142,6 +144,9 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 		return Info{}, fmt.Errorf("create session: %w", err)
 	}
 	row.CreatedAt, row.UpdatedAt = recs[0].CreatedAt, recs[0].CreatedAt
+	if err := m.lease(ctx, id); err != nil {
+		return Info{}, err
+	}
 	s, err := m.open(row, []event.Event{{Seq: recs[0].Seq, Payload: started, Tokens: rec.Tokens}})
 	if err != nil {
 		return Info{}, err
@@ -192,6 +197,11 @@ func (m *Manager) Get(ctx context.Context, id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Take the session before reading its log, so no other process can be
+	// writing to it while this one decides what its last turn left undone.
+	if err := m.lease(ctx, id); err != nil {
+		return nil, err
+	}
 	recs, err := m.cfg.Store.Events(ctx, id, 0)
 	if err != nil {
 		return nil, err
@@ -201,6 +211,24 @@ func (m *Manager) Get(ctx context.Context, id string) (*Session, error) {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	return m.open(row, events)
+}
+
+// lease makes this process the one serving a session.
+func (m *Manager) lease(ctx context.Context, id string) error {
+	err := m.cfg.Store.Acquire(ctx, id, m.holder, holderAlive)
+	var le *store.LeasedError
+	if errors.As(err, &le) {
+		pid, _, _ := strings.Cut(le.Holder, "@")
+		return fmt.Errorf("%w: session %s is open in another bridle process (pid %s); close it there first", ErrBusy, id, pid)
+	}
+	return err
+}
+
+// release gives the session up for other processes.
+func (m *Manager) release(id string) {
+	if err := m.cfg.Store.Release(context.Background(), id, m.holder); err != nil {
+		m.log.Warn("session lease not released", "session", id, "err", err)
+	}
 }
 
 // open makes a session live, or returns the one that won a race to do so.
@@ -259,6 +287,7 @@ func (m *Manager) Close(ctx context.Context, id string) error {
 	s.Cancel()
 	s.wait()
 	s.close()
+	m.release(id)
 	return nil
 }
 
@@ -309,6 +338,7 @@ func (m *Manager) Shutdown() {
 	for _, s := range live {
 		s.wait()
 		s.close()
+		m.release(s.ID())
 	}
 }
 
