@@ -12,7 +12,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		SessionStarted{Cwd: "/w", Model: "scripted/demo", Mode: "ask"},
 		UserMessage{Content: []Content{{Type: "text", Text: "hi"}}},
 		AssistantMessage{Text: "t", ToolCalls: []ToolCall{{ID: "1", Name: "read_file", Input: []byte(`{"path":"a"}`)}}},
-		ToolStarted{CallID: "1", Key: "s/2/0", Name: "read_file", BeforeHash: "x"},
+		ToolStarted{CallID: "1", Key: "s/2/0", Name: "read_file", Input: []byte(`{}`), BeforeHash: "x"},
 		ToolResult{CallID: "1", Key: "s/2/0", Output: "o", Status: "completed", Diff: &Diff{Path: "a", OldText: &old, NewText: "b"}},
 		ApprovalGranted{Tool: "edit_file", Scope: "session", Pattern: "src/**"},
 		Compaction{Through: 9, Summary: "s", Goal: "g", Constraints: []string{"c"}},
