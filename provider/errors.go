@@ -3,6 +3,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrorKind classifies a provider failure by what the user can do about it.
@@ -31,7 +32,10 @@ type Error struct {
 	// Partial says output had already been streamed when it failed, so the
 	// call must not be retried.
 	Partial bool
-	Err     error
+	// RetryAfter is how long the provider asked to wait before trying
+	// again (the retry-after header), zero when it did not say.
+	RetryAfter time.Duration
+	Err        error
 }
 
 func (e *Error) Error() string {

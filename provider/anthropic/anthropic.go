@@ -1,0 +1,234 @@
+// Package anthropic talks to the Anthropic Messages API through the
+// official SDK: streaming, parallel tool use, thinking blocks passed back
+// with their signatures, and cache_control on the stable prefix.
+package anthropic
+
+import (
+	"context"
+	"iter"
+	"net/http"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/bridle-dev/bridle/provider"
+)
+
+// DefaultBaseURL is the Anthropic API.
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// Config says how to reach the API. Nothing is read from the environment
+// here; the caller resolves keys and URLs.
+type Config struct {
+	// Name labels errors and events; "anthropic" when empty.
+	Name string
+	// APIKey is sent as x-api-key. AuthToken, for gateways that want a
+	// bearer token instead (ANTHROPIC_AUTH_TOKEN), is used when APIKey is
+	// empty.
+	APIKey    string
+	AuthToken string
+	// BaseURL defaults to DefaultBaseURL.
+	BaseURL string
+	// Headers are added to every request.
+	Headers map[string]string
+	// HTTPClient defaults to a client without a timeout: a long answer may
+	// stream for many minutes, and cancellation comes from the context.
+	HTTPClient *http.Client
+}
+
+// Client is a provider.Provider for the Messages API.
+type Client struct {
+	name    string
+	baseURL string
+	sdk     sdk.Client
+}
+
+// New returns a client for cfg.
+func New(cfg Config) *Client {
+	if cfg.Name == "" {
+		cfg.Name = "anthropic"
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	opts := []option.RequestOption{
+		// The SDK would otherwise read ANTHROPIC_* variables and profile
+		// files itself; bridle resolves configuration in one place.
+		option.WithoutEnvironmentDefaults(),
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithHTTPClient(cfg.HTTPClient),
+		// Retries belong to provider.WithRetry, which knows whether output
+		// has already reached the editor.
+		option.WithMaxRetries(0),
+	}
+	switch {
+	case cfg.APIKey != "":
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	case cfg.AuthToken != "":
+		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
+	}
+	for k, v := range cfg.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	return &Client{name: cfg.Name, baseURL: cfg.BaseURL, sdk: sdk.NewClient(opts...)}
+}
+
+// Name implements provider.Provider.
+func (c *Client) Name() string { return c.name }
+
+// Stream implements provider.Provider.
+func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
+	return func(yield func(provider.Delta, error) bool) {
+		p, err := params(req)
+		if err != nil {
+			yield(provider.Delta{}, &provider.Error{Provider: c.name, Kind: provider.ErrBadRequest, Message: err.Error(), Err: err})
+			return
+		}
+		// The stream's context is cancelled when the consumer stops early,
+		// so the connection closes at once in every case.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stream := c.sdk.Messages.NewStreaming(ctx, p)
+		defer stream.Close()
+		d := decoder{name: c.name, blocks: map[int64]block{}}
+		for stream.Next() {
+			ev := stream.Current()
+			if !d.event(&ev, yield) {
+				return
+			}
+			if d.done {
+				return
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(provider.Delta{}, c.classify(ctx, err, d.output))
+			return
+		}
+		yield(provider.Delta{}, provider.Truncated(c.name, d.output))
+	}
+}
+
+// blockKind is what a content block of the response holds.
+type block struct {
+	kind string // text, thinking, tool_use, redacted_thinking, …
+	tool int    // ordinal among the response's tool calls
+}
+
+// decoder turns Messages API stream events into deltas.
+type decoder struct {
+	name   string
+	blocks map[int64]block
+	tools  int
+	usage  provider.Usage
+	stop   provider.StopReason
+	output bool // text, thinking or a tool call has been yielded
+	done   bool
+}
+
+// event handles one stream event; it returns false when the consumer
+// stopped.
+func (d *decoder) event(ev *sdk.MessageStreamEventUnion, yield func(provider.Delta, error) bool) bool {
+	emit := func(delta provider.Delta) bool {
+		if delta.Kind != provider.DeltaUsage && delta.Kind != provider.DeltaStop {
+			d.output = true
+		}
+		return yield(delta, nil)
+	}
+	switch ev.Type {
+	case "message_start":
+		u := ev.Message.Usage
+		d.usage = provider.Usage{
+			InputTokens:      int(u.InputTokens),
+			OutputTokens:     int(u.OutputTokens),
+			CacheReadTokens:  int(u.CacheReadInputTokens),
+			CacheWriteTokens: int(u.CacheCreationInputTokens),
+		}
+		return emit(provider.Delta{Kind: provider.DeltaUsage, Usage: d.usage})
+	case "content_block_start":
+		cb := ev.ContentBlock
+		b := block{kind: cb.Type}
+		switch cb.Type {
+		case "tool_use":
+			b.tool = d.tools
+			d.tools++
+			d.blocks[ev.Index] = b
+			return emit(provider.Delta{Kind: provider.DeltaToolStart, Index: b.tool, ToolCallID: cb.ID, ToolName: cb.Name})
+		case "text":
+			d.blocks[ev.Index] = b
+			if cb.Text != "" {
+				return emit(provider.Delta{Kind: provider.DeltaText, Text: cb.Text})
+			}
+		case "thinking":
+			d.blocks[ev.Index] = b
+			if cb.Thinking != "" || cb.Signature != "" {
+				return emit(provider.Delta{Kind: provider.DeltaThinking, Text: cb.Thinking, Signature: cb.Signature})
+			}
+		default:
+			// redacted_thinking and server-tool blocks have no neutral
+			// form yet; they are skipped rather than misreported.
+			d.blocks[ev.Index] = b
+		}
+	case "content_block_delta":
+		b := d.blocks[ev.Index]
+		switch ev.Delta.Type {
+		case "text_delta":
+			return emit(provider.Delta{Kind: provider.DeltaText, Text: ev.Delta.Text})
+		case "thinking_delta":
+			return emit(provider.Delta{Kind: provider.DeltaThinking, Text: ev.Delta.Thinking})
+		case "signature_delta":
+			return emit(provider.Delta{Kind: provider.DeltaThinking, Signature: ev.Delta.Signature})
+		case "input_json_delta":
+			if b.kind == "tool_use" && ev.Delta.PartialJSON != "" {
+				return emit(provider.Delta{Kind: provider.DeltaToolArgs, Index: b.tool, Text: ev.Delta.PartialJSON})
+			}
+		}
+	case "content_block_stop":
+		if b := d.blocks[ev.Index]; b.kind == "tool_use" {
+			return emit(provider.Delta{Kind: provider.DeltaToolEnd, Index: b.tool})
+		}
+	case "message_delta":
+		d.stop = stopReason(ev.Delta.StopReason)
+		// The usage here is cumulative; fields the event leaves at zero
+		// keep the values message_start gave.
+		u := ev.Usage
+		if u.OutputTokens > 0 {
+			d.usage.OutputTokens = int(u.OutputTokens)
+		}
+		if u.InputTokens > 0 {
+			d.usage.InputTokens = int(u.InputTokens)
+		}
+		if u.CacheReadInputTokens > 0 {
+			d.usage.CacheReadTokens = int(u.CacheReadInputTokens)
+		}
+		if u.CacheCreationInputTokens > 0 {
+			d.usage.CacheWriteTokens = int(u.CacheCreationInputTokens)
+		}
+		return emit(provider.Delta{Kind: provider.DeltaUsage, Usage: d.usage})
+	case "message_stop":
+		d.done = true
+		stop := d.stop
+		if stop == "" {
+			stop = provider.StopEndTurn
+		}
+		return emit(provider.Delta{Kind: provider.DeltaStop, StopReason: stop})
+	}
+	return true
+}
+
+func stopReason(s sdk.StopReason) provider.StopReason {
+	switch s {
+	case sdk.StopReasonToolUse:
+		return provider.StopToolUse
+	case sdk.StopReasonMaxTokens, "model_context_window_exceeded":
+		return provider.StopMaxTokens
+	case sdk.StopReasonRefusal:
+		return provider.StopRefusal
+	case "":
+		return ""
+	default: // end_turn, stop_sequence, pause_turn
+		return provider.StopEndTurn
+	}
+}

@@ -1,0 +1,95 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RetryAfter reads how long a response asks the client to wait:
+// retry-after-ms (milliseconds, sent by OpenAI and Anthropic), then
+// retry-after in seconds or as an HTTP date. It returns zero when the
+// response says nothing usable.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// TransportError classifies a failure that happened below HTTP: the
+// connection could not be made, or it dropped. partial says output had
+// already been streamed. It returns ctx's error unchanged when the failure
+// is a cancellation, since a cancelled call is not a provider failure.
+func TransportError(ctx context.Context, name, baseURL string, err error, partial bool) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	e := &Error{Provider: name, Kind: ErrNetwork, Retryable: !partial, Partial: partial, Err: err}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		e.Message = fmt.Sprintf("nothing is listening at %s (connection refused)", baseURL)
+	case errors.As(err, &dnsErr):
+		e.Message = fmt.Sprintf("cannot resolve the host of %s (%v)", baseURL, dnsErr)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+		if partial {
+			e.Message = "the connection dropped in the middle of the response; the text received so far is kept"
+		} else {
+			e.Message = "the connection dropped before the response began"
+		}
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Message = "the request timed out"
+	case errors.As(err, &opErr):
+		e.Message = fmt.Sprintf("cannot reach %s (%v)", baseURL, opErr)
+	default:
+		e.Message = err.Error()
+	}
+	return e
+}
+
+// Truncated is the error for a stream that ended without the provider's
+// end marker: the server or a proxy closed the connection early.
+func Truncated(name string, partial bool) *Error {
+	msg := "the stream ended before the response was complete"
+	if partial {
+		msg += "; the text received so far is kept"
+	}
+	return &Error{
+		Provider:  name,
+		Kind:      ErrNetwork,
+		Message:   msg,
+		Retryable: !partial,
+		Partial:   partial,
+		Err:       io.ErrUnexpectedEOF,
+	}
+}
