@@ -1,0 +1,117 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/tidwall/gjson"
+
+	"github.com/bridle-dev/bridle/provider"
+)
+
+// classify turns an SDK or transport error into a provider.Error worded
+// for the person at the editor. partial says output was already streamed.
+func (c *Client) classify(ctx context.Context, err error, partial bool) error {
+	var (
+		status           int
+		code, typ, msg   string
+		header           http.Header
+		api              *sdk.Error
+		streamErr        *ssestream.StreamError
+	)
+	switch {
+	case errors.As(err, &api):
+		status, code, typ, msg = api.StatusCode, api.Code, api.Type, api.Message
+		if api.Response != nil {
+			header = api.Response.Header
+		}
+		raw := api.RawJSON()
+		if msg == "" {
+			// Ollama and llama.cpp nest the same fields under "error".
+			msg = gjson.Get(raw, "error.message").String()
+			code = first(code, gjson.Get(raw, "error.code").String())
+			typ = first(typ, gjson.Get(raw, "error.type").String())
+		}
+		if msg == "" {
+			msg = first(gjson.Get(raw, "error").String(), strings.TrimSpace(raw))
+		}
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+	case errors.As(err, &streamErr):
+		// An error object in the middle of a 200 stream.
+		data := string(streamErr.Event.Data)
+		msg = first(gjson.Get(data, "error.message").String(), gjson.Get(data, "error").String())
+		code = gjson.Get(data, "error.code").String()
+		typ = gjson.Get(data, "error.type").String()
+	default:
+		e := provider.TransportError(ctx, c.name, c.baseURL, err, partial)
+		if pe, ok := provider.AsError(e); ok && c.name != "openai" {
+			pe.Message += fmt.Sprintf("; is the %s server running at %s?", c.name, c.baseURL)
+		}
+		return e
+	}
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	e := &provider.Error{Provider: c.name, Status: status, Partial: partial, Err: err}
+	e.RetryAfter = provider.RetryAfter(header, time.Now())
+	lower := strings.ToLower(msg + " " + code + " " + typ)
+	switch {
+	case code == "context_length_exceeded" || strings.Contains(lower, "maximum context length") ||
+		strings.Contains(lower, "context length") || strings.Contains(lower, "context window") ||
+		strings.Contains(lower, "too many tokens") || status == http.StatusRequestEntityTooLarge:
+		e.Kind = provider.ErrContextLength
+		e.Message = "the request is too long (" + msg + ")"
+	case code == "insufficient_quota":
+		e.Kind = provider.ErrRateLimited
+		e.Message = "the account has no quota left (" + msg + "); retrying will not help until billing is fixed"
+	case status == http.StatusTooManyRequests || code == "rate_limit_exceeded" || strings.Contains(lower, "rate limit"):
+		e.Kind, e.Retryable = provider.ErrRateLimited, true
+		e.Message = "rate limited (" + msg + ")"
+	case status == http.StatusUnauthorized || code == "invalid_api_key":
+		e.Kind = provider.ErrAuth
+		e.Message = "the API key was rejected (" + msg + ")"
+		if c.name == "openai" {
+			e.Message += ": check OPENAI_API_KEY"
+		}
+	case status == http.StatusForbidden:
+		e.Kind = provider.ErrAuth
+		e.Message = "access denied (" + msg + ")"
+	case code == "model_not_found" || (status == http.StatusNotFound && strings.Contains(lower, "model")):
+		e.Kind = provider.ErrModel
+		e.Message = "the model is not served (" + msg + ")"
+		if c.name == "ollama" {
+			e.Message += "; pull it first with `ollama pull`"
+		}
+	case status == http.StatusNotFound:
+		e.Kind = provider.ErrBadRequest
+		e.Message = fmt.Sprintf("%s answered 404 (%s): check the base URL, which must end in /v1", c.baseURL, msg)
+	case strings.Contains(lower, "overloaded") || status == 529:
+		e.Kind, e.Retryable = provider.ErrOverloaded, true
+		e.Message = "the server is overloaded (" + msg + ")"
+	case status >= 500 || (status == 0 && (typ == "server_error" || typ == "api_error" || typ == "")):
+		e.Kind, e.Retryable = provider.ErrServer, true
+		e.Message = "the server failed (" + msg + ")"
+	default:
+		e.Kind = provider.ErrBadRequest
+		e.Message = "the server rejected the request (" + msg + ")"
+	}
+	if partial {
+		e.Retryable = false
+	}
+	return e
+}
+
+func first(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
