@@ -19,11 +19,11 @@ import (
 // for the person at the editor. partial says output was already streamed.
 func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 	var (
-		status           int
-		code, typ, msg   string
-		header           http.Header
-		api              *sdk.Error
-		streamErr        *ssestream.StreamError
+		status         int
+		code, typ, msg string
+		header         http.Header
+		api            *sdk.Error
+		streamErr      *ssestream.StreamError
 	)
 	switch {
 	case errors.As(err, &api):
