@@ -22,7 +22,9 @@ func TestRetry(t *testing.T) {
 	anth := func(name string) string { return providertest.Load(t, "../testdata/anthropic/"+name) }
 	oai := func(name string) string { return providertest.Load(t, "../testdata/openai/"+name) }
 	newAnthropic := func(url string) provider.Provider { return anthropic.New(anthropic.Config{APIKey: "k", BaseURL: url}) }
-	newOpenAI := func(url string) provider.Provider { return openai.New(openai.Config{APIKey: "k", BaseURL: url + "/v1"}) }
+	newOpenAI := func(url string) provider.Provider {
+		return openai.New(openai.Config{APIKey: "k", BaseURL: url + "/v1"})
+	}
 	const base = 20 * time.Millisecond
 
 	tests := []struct {
