@@ -1,0 +1,226 @@
+// Package workspace holds what bridle knows about the project it works in
+// and the user it works for: settings, project configuration, files.
+package workspace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Settings is the merged content of the user's and the project's
+// settings.json. The environment overrides both; that is applied where
+// each value is used (provider resolution reads ANTHROPIC_API_KEY and
+// friends itself), not here.
+type Settings struct {
+	// Model is the default model, written provider/model-id.
+	Model string `json:"model,omitempty"`
+	// Providers configures model providers by name: the built-in ones
+	// (anthropic, openai, ollama, vllm, llamacpp, lmstudio) or new names
+	// for other OpenAI- or Anthropic-compatible servers.
+	Providers map[string]ProviderSettings `json:"providers,omitempty"`
+	// Models declares or corrects what the catalogue knows of a model,
+	// keyed by provider/model-id.
+	Models map[string]ModelSettings `json:"models,omitempty"`
+
+	// Files lists the settings files that were read, user's first.
+	Files []string `json:"-"`
+	// Warnings name keys that no part of bridle reads (a misspelling,
+	// or a setting of a newer version).
+	Warnings []string `json:"-"`
+}
+
+// ProviderSettings configures one provider.
+type ProviderSettings struct {
+	// API is the wire protocol, "anthropic" or "openai"; built-in
+	// providers know theirs, a new name must say.
+	API string `json:"api,omitempty"`
+	// BaseURL replaces the provider's default address.
+	BaseURL string `json:"base_url,omitempty"`
+	// APIKeyEnv names the environment variable that holds the key.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// APIKey is the key itself. Allowed in the user's file only: a
+	// project's file is usually committed.
+	APIKey string `json:"api_key,omitempty"`
+	// Headers are sent with every request (gateways often want one).
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// ModelSettings describes a model the catalogue does not know, or
+// corrects it (a local server running a smaller window, say).
+type ModelSettings struct {
+	Window    int    `json:"window,omitempty"`
+	MaxOutput int    `json:"max_output,omitempty"`
+	Tokenizer string `json:"tokenizer,omitempty"`
+}
+
+// UserSettingsPath is where the user's settings live:
+// $XDG_CONFIG_HOME/bridle/settings.json, or ~/.config/bridle/settings.json.
+// It returns "" when neither variable is set.
+func UserSettingsPath(getenv func(string) string) string {
+	if dir := getenv("XDG_CONFIG_HOME"); dir != "" {
+		return filepath.Join(dir, "bridle", "settings.json")
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".config", "bridle", "settings.json")
+	}
+	return ""
+}
+
+// ProjectSettingsPath is where a project's settings live.
+func ProjectSettingsPath(root string) string {
+	return filepath.Join(root, ".bridle", "settings.json")
+}
+
+// LoadSettings reads the user's settings (userPath, "" for none) and then
+// the project's (under projectRoot, "" for none); a missing file is not an
+// error. The project's values override the user's, key by key: a project
+// that sets providers.openai.base_url keeps the user's api_key_env for
+// the same provider.
+func LoadSettings(userPath, projectRoot string) (Settings, error) {
+	merged := map[string]any{}
+	var files []string
+	unknownKeys := map[string][]string{}
+	for _, f := range []struct {
+		path    string
+		project bool
+	}{{userPath, false}, {projectSettingsOrEmpty(projectRoot), true}} {
+		if f.path == "" {
+			continue
+		}
+		doc, unknown, err := readSettings(f.path, f.project)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return Settings{}, err
+		}
+		files = append(files, f.path)
+		unknownKeys[f.path] = unknown
+		mergeInto(merged, doc)
+	}
+	var s Settings
+	var warnings []string
+	for _, f := range files {
+		warnings = append(warnings, unknownKeys[f]...)
+	}
+	if len(merged) > 0 {
+		b, _ := json.Marshal(merged)
+		if err := json.Unmarshal(b, &s); err != nil {
+			// Each file was checked alone; the merge cannot make a type wrong.
+			return Settings{}, fmt.Errorf("settings (%s): %w", strings.Join(files, ", "), err)
+		}
+	}
+	s.Files, s.Warnings = files, warnings
+	return s, nil
+}
+
+func projectSettingsOrEmpty(root string) string {
+	if root == "" {
+		return ""
+	}
+	return ProjectSettingsPath(root)
+}
+
+// readSettings reads one file and returns it as a generic document for
+// merging, with the top-level keys bridle does not know. Inside the
+// sections this file defines, unknown keys are errors naming the file, so
+// a misspelt "base_ulr" is reported rather than ignored; unknown
+// top-level keys are only warnings, since other parts of bridle add
+// their own sections.
+func readSettings(path string, project bool) (map[string]any, []string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("read settings: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return map[string]any{}, nil, nil
+	}
+	invalid := func(err error) error {
+		return fmt.Errorf("settings file %s is not valid: %w (see the README's \"Configuring model providers\")", path, err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, nil, invalid(err)
+	}
+	var s Settings
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, nil, invalid(err)
+	}
+	strict := func(key string, v any) error {
+		raw, ok := top[key]
+		if !ok {
+			return nil
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			return invalid(fmt.Errorf("in %q: %w", key, err))
+		}
+		return nil
+	}
+	if err := strict("providers", &map[string]ProviderSettings{}); err != nil {
+		return nil, nil, err
+	}
+	if err := strict("models", &map[string]ModelSettings{}); err != nil {
+		return nil, nil, err
+	}
+	known := knownKeys()
+	var unknown []string
+	for k := range top {
+		if !known[k] {
+			unknown = append(unknown, fmt.Sprintf("%s: unknown setting %q is ignored", path, k))
+		}
+	}
+	slices.Sort(unknown)
+	if project {
+		for name, p := range s.Providers {
+			if p.APIKey != "" {
+				return nil, nil, fmt.Errorf("settings file %s sets providers.%s.api_key: a project's settings are usually committed, so keys do not belong there; put the key in the environment, name the variable with api_key_env, or move it to ~/.config/bridle/settings.json", path, name)
+			}
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, nil, invalid(err)
+	}
+	return doc, unknown, nil
+}
+
+// knownKeys lists the top-level keys of Settings, so that sections added
+// by other parts of bridle are known as soon as they are fields.
+func knownKeys() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeFor[Settings]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+}
+
+// mergeInto copies src over dst, descending into objects so that only the
+// keys src names are replaced.
+func mergeInto(dst, src map[string]any) {
+	for k, v := range src {
+		if sv, ok := v.(map[string]any); ok {
+			if dv, ok := dst[k].(map[string]any); ok {
+				mergeInto(dv, sv)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
