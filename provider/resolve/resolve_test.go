@@ -68,13 +68,17 @@ func TestOpenReachesTheRightServer(t *testing.T) {
 		{
 			name: "anthropic via ANTHROPIC_BASE_URL",
 			spec: "anthropic/claude-sonnet-4-5", body: anthropicSSE,
-			env:  func(u string) map[string]string { return map[string]string{"ANTHROPIC_API_KEY": "sk-ant", "ANTHROPIC_BASE_URL": u} },
+			env: func(u string) map[string]string {
+				return map[string]string{"ANTHROPIC_API_KEY": "sk-ant", "ANTHROPIC_BASE_URL": u}
+			},
 			path: "/v1/messages", auth: "Bearer sk-ant",
 		},
 		{
 			name: "openai via OPENAI_BASE_URL",
 			spec: "openai/gpt-4.1", body: openaiSSE,
-			env:  func(u string) map[string]string { return map[string]string{"OPENAI_API_KEY": "sk-oai", "OPENAI_BASE_URL": u + "/v1"} },
+			env: func(u string) map[string]string {
+				return map[string]string{"OPENAI_API_KEY": "sk-oai", "OPENAI_BASE_URL": u + "/v1"}
+			},
 			path: "/v1/chat/completions", auth: "Bearer sk-oai",
 		},
 		{
