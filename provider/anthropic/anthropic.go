@@ -82,7 +82,7 @@ func (c *Client) Name() string { return c.name }
 // Stream implements provider.Provider.
 func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	return func(yield func(provider.Delta, error) bool) {
-		p, err := params(req)
+		b, err := body(req)
 		if err != nil {
 			yield(provider.Delta{}, &provider.Error{Provider: c.name, Kind: provider.ErrBadRequest, Message: err.Error(), Err: err})
 			return
@@ -90,16 +90,22 @@ func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[pro
 		// The stream's context is cancelled when the consumer stops early,
 		// so the connection closes at once in every case.
 		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stream := c.sdk.Messages.NewStreaming(ctx, p)
-		defer stream.Close()
+		var resp *http.Response
+		// The body replaces the (empty) parameters; see wireRequest.
+		stream := c.sdk.Messages.NewStreaming(ctx, sdk.MessageNewParams{Model: req.Model},
+			option.WithRequestBody("application/json", b), option.WithResponseInto(&resp))
 		d := decoder{name: c.name, blocks: map[int64]block{}}
-		for stream.Next() {
-			ev := stream.Current()
-			if !d.event(&ev, yield) {
+		defer func() {
+			if d.done && resp != nil {
+				provider.Release(resp.Body, cancel)
 				return
 			}
-			if d.done {
+			stream.Close()
+			cancel()
+		}()
+		for stream.Next() {
+			ev := stream.Current()
+			if !d.event(&ev, yield) || d.done {
 				return
 			}
 		}

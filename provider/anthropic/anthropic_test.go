@@ -278,11 +278,10 @@ func TestBreakpointLimit(t *testing.T) {
 			Cache: true,
 		})
 	}
-	p, err := params(req)
+	raw, err := body(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(p)
 	if n := strings.Count(string(raw), `"cache_control"`); n != maxBreakpoints {
 		t.Fatalf("%d cache_control marks, want %d:\n%s", n, maxBreakpoints, raw)
 	}

@@ -1,11 +1,9 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/bridle-dev/bridle/provider"
 )
@@ -17,70 +15,133 @@ const maxBreakpoints = 4
 // max_tokens.
 const defaultMaxTokens = 8192
 
-// params maps a provider-neutral request to the Messages API.
-func params(req provider.Request) (sdk.MessageNewParams, error) {
-	p := sdk.MessageNewParams{
-		Model:     req.Model,
-		MaxTokens: int64(req.MaxTokens),
+// The request body, in the Messages API's shapes. bridle encodes it with
+// encoding/json rather than through the SDK's parameter types: those
+// re-encode every nested union into its own buffer, which costs about a
+// millisecond per 100 KB of history, on every iteration of a tool loop.
+// The SDK still carries the request (auth, headers, version) and decodes
+// the stream.
+type (
+	wireRequest struct {
+		Model     string        `json:"model"`
+		MaxTokens int           `json:"max_tokens"`
+		Stream    bool          `json:"stream"`
+		System    []textBlock   `json:"system,omitempty"`
+		Tools     []wireTool    `json:"tools,omitempty"`
+		Messages  []wireMessage `json:"messages"`
 	}
-	if p.MaxTokens <= 0 {
-		p.MaxTokens = defaultMaxTokens
+	cacheControl struct {
+		Type string `json:"type"`
+	}
+	wireTool struct {
+		Name         string          `json:"name"`
+		Description  string          `json:"description,omitempty"`
+		InputSchema  json.RawMessage `json:"input_schema"`
+		CacheControl *cacheControl   `json:"cache_control,omitempty"`
+	}
+	wireMessage struct {
+		Role    string `json:"role"`
+		Content []any  `json:"content"`
+	}
+	textBlock struct {
+		Type         string        `json:"type"` // text
+		Text         string        `json:"text"`
+		CacheControl *cacheControl `json:"cache_control,omitempty"`
+	}
+	thinkingBlock struct {
+		Type      string `json:"type"` // thinking
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+	}
+	toolUseBlock struct {
+		Type         string          `json:"type"` // tool_use
+		ID           string          `json:"id"`
+		Name         string          `json:"name"`
+		Input        json.RawMessage `json:"input"`
+		CacheControl *cacheControl   `json:"cache_control,omitempty"`
+	}
+	toolResultBlock struct {
+		Type         string        `json:"type"` // tool_result
+		ToolUseID    string        `json:"tool_use_id"`
+		Content      []textBlock   `json:"content,omitempty"`
+		IsError      bool          `json:"is_error,omitempty"`
+		CacheControl *cacheControl `json:"cache_control,omitempty"`
+	}
+)
+
+var ephemeral = &cacheControl{Type: "ephemeral"}
+
+// body encodes a provider-neutral request for the Messages API.
+func body(req provider.Request) ([]byte, error) {
+	w, err := wire(req)
+	if err != nil {
+		return nil, err
+	}
+	return encode(w)
+}
+
+// encode writes v without HTML escaping (the API reads JSON, not HTML,
+// and code is full of < and >).
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func wire(req provider.Request) (wireRequest, error) {
+	w := wireRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: true, Messages: make([]wireMessage, 0, len(req.Messages))}
+	if w.MaxTokens <= 0 {
+		w.MaxTokens = defaultMaxTokens
 	}
 	keep := breakpoints(req)
 	mark := 0 // index of the next breakpoint, in request order
-	cache := func(want bool) sdk.CacheControlEphemeralParam {
+	cache := func(want bool) *cacheControl {
 		if !want {
-			return sdk.CacheControlEphemeralParam{}
+			return nil
 		}
 		i := mark
 		mark++
 		if !keep(i) {
-			return sdk.CacheControlEphemeralParam{}
+			return nil
 		}
-		return sdk.NewCacheControlEphemeralParam()
+		return ephemeral
 	}
-
-	// Order matters for the numbering above: the API reads tools, then
-	// system, then messages, and so does the breakpoint count.
+	// The API reads tools, then system, then messages; the breakpoints
+	// are numbered in the same order.
 	for i, t := range req.Tools {
 		schema := t.InputSchema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
 		if !json.Valid(schema) {
-			return p, fmt.Errorf("tool %q has an input schema that is not valid JSON", t.Name)
+			return w, fmt.Errorf("tool %q has an input schema that is not valid JSON", t.Name)
 		}
-		tool := sdk.ToolParam{
-			Name:        t.Name,
-			InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
-		}
-		if t.Description != "" {
-			tool.Description = sdk.String(t.Description)
-		}
-		tool.CacheControl = cache(req.CacheTools && i == len(req.Tools)-1)
-		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tool})
+		w.Tools = append(w.Tools, wireTool{
+			Name: t.Name, Description: t.Description, InputSchema: schema,
+			CacheControl: cache(req.CacheTools && i == len(req.Tools)-1),
+		})
 	}
 	for _, b := range req.System {
-		p.System = append(p.System, sdk.TextBlockParam{Text: b.Text, CacheControl: cache(b.Cache)})
+		w.System = append(w.System, textBlock{Type: "text", Text: b.Text, CacheControl: cache(b.Cache)})
 	}
 	for i, m := range req.Messages {
+		if m.Role != provider.RoleUser && m.Role != provider.RoleAssistant {
+			return w, fmt.Errorf("message %d has role %q; want user or assistant", i, m.Role)
+		}
 		blocks, err := content(m)
 		if err != nil {
-			return p, fmt.Errorf("message %d: %w", i, err)
+			return w, fmt.Errorf("message %d: %w", i, err)
 		}
 		if m.Cache {
 			setCache(blocks, cache(true))
 		}
-		switch m.Role {
-		case provider.RoleUser:
-			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: &sdk.UserMessageParam{Content: blocks}})
-		case provider.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.MessageParam{OfAssistant: &sdk.AssistantMessageParam{Content: blocks}})
-		default:
-			return p, fmt.Errorf("message %d has role %q; want user or assistant", i, m.Role)
-		}
+		w.Messages = append(w.Messages, wireMessage{Role: string(m.Role), Content: blocks})
 	}
-	return p, nil
+	return w, nil
 }
 
 // breakpoints decides which of the request's cache marks survive when it
@@ -111,16 +172,21 @@ func breakpoints(req provider.Request) func(int) bool {
 
 // setCache marks the last block that can carry cache_control (thinking
 // blocks cannot).
-func setCache(blocks []sdk.ContentBlockParamUnion, cc sdk.CacheControlEphemeralParam) {
+func setCache(blocks []any, cc *cacheControl) {
+	if cc == nil {
+		return
+	}
 	for i := len(blocks) - 1; i >= 0; i-- {
-		b := blocks[i]
-		switch {
-		case b.OfText != nil:
-			b.OfText.CacheControl = cc
-		case b.OfToolUse != nil:
-			b.OfToolUse.CacheControl = cc
-		case b.OfToolResult != nil:
-			b.OfToolResult.CacheControl = cc
+		switch b := blocks[i].(type) {
+		case textBlock:
+			b.CacheControl = cc
+			blocks[i] = b
+		case toolUseBlock:
+			b.CacheControl = cc
+			blocks[i] = b
+		case toolResultBlock:
+			b.CacheControl = cc
+			blocks[i] = b
 		default:
 			continue
 		}
@@ -128,47 +194,34 @@ func setCache(blocks []sdk.ContentBlockParamUnion, cc sdk.CacheControlEphemeralP
 	}
 }
 
-func content(m provider.Message) ([]sdk.ContentBlockParamUnion, error) {
-	var blocks []sdk.ContentBlockParamUnion
+func content(m provider.Message) ([]any, error) {
+	blocks := make([]any, 0, len(m.Parts))
 	for _, part := range m.Parts {
 		switch part.Kind {
 		case provider.PartText:
 			if part.Text == "" {
 				continue // the API rejects empty text blocks
 			}
-			blocks = append(blocks, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: part.Text}})
+			blocks = append(blocks, textBlock{Type: "text", Text: part.Text})
 		case provider.PartThinking:
-			if m.Role != provider.RoleAssistant {
-				continue
-			}
-			if part.Signature == "" {
+			if m.Role != provider.RoleAssistant || part.Signature == "" {
 				// Unsigned thinking (from another provider) cannot be sent
 				// back; the API would reject the whole request.
 				continue
 			}
-			blocks = append(blocks, sdk.ContentBlockParamUnion{OfThinking: &sdk.ThinkingBlockParam{
-				Thinking:  part.Text,
-				Signature: part.Signature,
-			}})
+			blocks = append(blocks, thinkingBlock{Type: "thinking", Thinking: part.Text, Signature: part.Signature})
 		case provider.PartToolUse:
 			input := part.Input
 			if len(input) == 0 || !json.Valid(input) {
 				input = json.RawMessage("{}")
 			}
-			blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
-				ID:    part.ToolCallID,
-				Name:  part.ToolName,
-				Input: input,
-			}})
+			blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: part.ToolCallID, Name: part.ToolName, Input: input})
 		case provider.PartToolResult:
-			r := &sdk.ToolResultBlockParam{ToolUseID: part.ToolCallID}
+			r := toolResultBlock{Type: "tool_result", ToolUseID: part.ToolCallID, IsError: part.IsError}
 			if part.Text != "" {
-				r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: part.Text}}}
+				r.Content = []textBlock{{Type: "text", Text: part.Text}}
 			}
-			if part.IsError {
-				r.IsError = sdk.Bool(true)
-			}
-			blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolResult: r})
+			blocks = append(blocks, r)
 		default:
 			return nil, fmt.Errorf("unknown part kind %q", part.Kind)
 		}
@@ -176,7 +229,7 @@ func content(m provider.Message) ([]sdk.ContentBlockParamUnion, error) {
 	if len(blocks) == 0 {
 		// An empty message is invalid; keep the turn structure with a
 		// placeholder rather than fail the whole request.
-		blocks = append(blocks, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: "(empty)"}})
+		blocks = append(blocks, textBlock{Type: "text", Text: "(empty)"})
 	}
 	return blocks, nil
 }

@@ -104,16 +104,26 @@ func (c *Client) Name() string { return c.name }
 // Stream implements provider.Provider.
 func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	return func(yield func(provider.Delta, error) bool) {
-		p, err := c.params(req)
+		b, err := c.body(req)
 		if err != nil {
 			yield(provider.Delta{}, &provider.Error{Provider: c.name, Kind: provider.ErrBadRequest, Message: err.Error(), Err: err})
 			return
 		}
 		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stream := c.sdk.Chat.Completions.NewStreaming(ctx, p)
-		defer stream.Close()
+		var resp *http.Response
+		// The body replaces the (empty) parameters; see wireRequest.
+		stream := c.sdk.Chat.Completions.NewStreaming(ctx, sdk.ChatCompletionNewParams{Model: req.Model},
+			option.WithRequestBody("application/json", b), option.WithResponseInto(&resp))
 		d := decoder{calls: map[int64]*call{}}
+		ended := false // the stream ended cleanly
+		defer func() {
+			if ended && resp != nil {
+				provider.Release(resp.Body, cancel)
+				return
+			}
+			stream.Close()
+			cancel()
+		}()
 		for stream.Next() {
 			chunk := stream.Current()
 			if !d.chunk(&chunk, yield) {
@@ -124,6 +134,7 @@ func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[pro
 			yield(provider.Delta{}, c.classify(ctx, err, d.output))
 			return
 		}
+		ended = true
 		if d.stop == "" {
 			// No finish_reason: the server or a proxy closed the stream
 			// early. [DONE] alone does not prove the answer is whole.

@@ -1,29 +1,69 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/bridle-dev/bridle/provider"
 )
 
-// params maps a provider-neutral request to Chat Completions.
-func (c *Client) params(req provider.Request) (sdk.ChatCompletionNewParams, error) {
-	p := sdk.ChatCompletionNewParams{
-		Model: shared.ChatModel(req.Model),
+// The request body, in Chat Completions' shapes, encoded with
+// encoding/json rather than through the SDK's parameter types (which cost
+// about a millisecond per 100 KB of history on every iteration); the SDK
+// still carries the request and decodes the stream.
+type (
+	wireRequest struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
 		// Usage arrives in one extra chunk before [DONE]; without it a
 		// streamed answer reports no tokens at all.
-		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
+		StreamOptions       streamOptions `json:"stream_options"`
+		Messages            []wireMessage `json:"messages"`
+		Tools               []wireTool    `json:"tools,omitempty"`
+		MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
+		MaxTokens           int           `json:"max_tokens,omitempty"`
 	}
+	streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
+	wireTool struct {
+		Type     string       `json:"type"` // function
+		Function wireFunction `json:"function"`
+	}
+	wireFunction struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	wireMessage struct {
+		Role string `json:"role"`
+		// Content is a pointer so that an assistant turn of tool calls
+		// alone sends no content rather than an empty one.
+		Content    *string        `json:"content,omitempty"`
+		ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string         `json:"tool_call_id,omitempty"`
+	}
+	wireToolCall struct {
+		ID       string       `json:"id"`
+		Type     string       `json:"type"` // function
+		Function wireCallFunc `json:"function"`
+	}
+	wireCallFunc struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+)
+
+// body encodes a provider-neutral request for Chat Completions.
+func (c *Client) body(req provider.Request) ([]byte, error) {
+	w := wireRequest{Model: req.Model, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}}
 	if req.MaxTokens > 0 {
 		if c.legacyMaxTokens {
-			p.MaxTokens = sdk.Int(int64(req.MaxTokens))
+			w.MaxTokens = req.MaxTokens
 		} else {
-			p.MaxCompletionTokens = sdk.Int(int64(req.MaxTokens))
+			w.MaxCompletionTokens = req.MaxTokens
 		}
 	}
 	// One system message: several are accepted by OpenAI but not by every
@@ -36,42 +76,44 @@ func (c *Client) params(req provider.Request) (sdk.ChatCompletionNewParams, erro
 		}
 	}
 	if len(system) > 0 {
-		p.Messages = append(p.Messages, sdk.SystemMessage(strings.Join(system, "\n\n")))
+		w.Messages = append(w.Messages, wireMessage{Role: "system", Content: ptr(strings.Join(system, "\n\n"))})
 	}
 	for _, t := range req.Tools {
-		def := shared.FunctionDefinitionParam{Name: t.Name}
-		if t.Description != "" {
-			def.Description = sdk.String(t.Description)
+		params := t.InputSchema
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		if len(t.InputSchema) > 0 {
-			var schema map[string]any
-			if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
-				return p, fmt.Errorf("tool %q has an input schema that is not a JSON object: %w", t.Name, err)
-			}
-			def.Parameters = schema
-		} else {
-			def.Parameters = shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+		if !json.Valid(params) {
+			return nil, fmt.Errorf("tool %q has an input schema that is not valid JSON", t.Name)
 		}
-		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(def))
+		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	for i, m := range req.Messages {
 		msgs, err := messages(m)
 		if err != nil {
-			return p, fmt.Errorf("message %d: %w", i, err)
+			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
-		p.Messages = append(p.Messages, msgs...)
+		w.Messages = append(w.Messages, msgs...)
 	}
-	return p, nil
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // code is full of < and >
+	if err := enc.Encode(w); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+func ptr(s string) *string { return &s }
 
 // messages maps one neutral message to Chat Completions messages. Tool
 // results travel in user messages in bridle (as in the Anthropic API);
 // here each becomes its own tool-role message, placed before any text of
 // the same turn so that it directly follows the assistant's tool calls.
-func messages(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+func messages(m provider.Message) ([]wireMessage, error) {
 	switch m.Role {
 	case provider.RoleUser:
-		var out []sdk.ChatCompletionMessageParamUnion
+		var out []wireMessage
 		var text []string
 		for _, part := range m.Parts {
 			switch part.Kind {
@@ -84,7 +126,7 @@ func messages(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, error)
 				if content == "" {
 					content = "(no output)"
 				}
-				out = append(out, sdk.ToolMessage(content, part.ToolCallID))
+				out = append(out, wireMessage{Role: "tool", Content: &content, ToolCallID: part.ToolCallID})
 			case provider.PartText:
 				text = append(text, part.Text)
 			case provider.PartThinking, provider.PartToolUse:
@@ -94,11 +136,11 @@ func messages(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, error)
 			}
 		}
 		if len(text) > 0 {
-			out = append(out, sdk.UserMessage(strings.Join(text, "\n")))
+			out = append(out, wireMessage{Role: "user", Content: ptr(strings.Join(text, "\n"))})
 		}
 		return out, nil
 	case provider.RoleAssistant:
-		a := sdk.ChatCompletionAssistantMessageParam{}
+		a := wireMessage{Role: "assistant"}
 		var text []string
 		for _, part := range m.Parts {
 			switch part.Kind {
@@ -109,12 +151,7 @@ func messages(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, error)
 				if args == "" {
 					args = "{}"
 				}
-				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-						ID:       part.ToolCallID,
-						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: part.ToolName, Arguments: args},
-					},
-				})
+				a.ToolCalls = append(a.ToolCalls, wireToolCall{ID: part.ToolCallID, Type: "function", Function: wireCallFunc{Name: part.ToolName, Arguments: args}})
 			case provider.PartThinking:
 				// Chat Completions takes no reasoning back; it is dropped.
 			case provider.PartToolResult:
@@ -123,9 +160,9 @@ func messages(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, error)
 			}
 		}
 		if s := strings.Join(text, ""); s != "" || len(a.ToolCalls) == 0 {
-			a.Content.OfString = sdk.String(s)
+			a.Content = &s
 		}
-		return []sdk.ChatCompletionMessageParamUnion{{OfAssistant: &a}}, nil
+		return []wireMessage{a}, nil
 	}
 	return nil, fmt.Errorf("role %q; want user or assistant", m.Role)
 }

@@ -43,8 +43,9 @@ type Request struct {
 	Path   string
 	Header http.Header
 	Body   []byte
-	// At is when the server had read the whole request.
-	At time.Time
+	// Arrived is when the request's headers had been read; At when its
+	// body had been too; Done when the reply's last byte was flushed.
+	Arrived, At, Done time.Time
 }
 
 // Server replays Replies in order; once they run out, it repeats the last.
@@ -94,9 +95,11 @@ func (s *Server) Requests() []Request {
 func (s *Server) ClientGone() <-chan struct{} { return s.gone }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()})
+	idx := len(s.requests)
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Arrived: arrived, At: time.Now()})
 	var rep Reply
 	if len(s.replies) > 0 {
 		i := min(s.next, len(s.replies)-1)
@@ -153,6 +156,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		flusher.Flush()
 	}
+	s.mu.Lock()
+	s.requests[idx].Done = time.Now()
+	s.mu.Unlock()
 	if rep.HangAfter > 0 {
 		s.hang(r)
 	}

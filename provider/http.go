@@ -93,3 +93,19 @@ func Truncated(name string, partial bool) *Error {
 		Err:       io.ErrUnexpectedEOF,
 	}
 }
+
+// Release finishes with the body of a response whose stream has ended by
+// the protocol's own marker: it reads what is left (the chunked
+// terminator, usually) so the connection goes back to the pool, since Go
+// closes a connection whose body is closed before EOF, and then calls
+// done. It does so in the background and gives up after a second, so a
+// server that keeps the connection open cannot hold the caller.
+func Release(body io.ReadCloser, done func()) {
+	go func() {
+		t := time.AfterFunc(time.Second, func() { body.Close() })
+		io.Copy(io.Discard, io.LimitReader(body, 1<<20))
+		t.Stop()
+		body.Close()
+		done()
+	}()
+}

@@ -1,0 +1,143 @@
+package provider_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptrace"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/provider/anthropic"
+	"github.com/bridle-dev/bridle/provider/openai"
+	"github.com/bridle-dev/bridle/provider/providertest"
+)
+
+// benchClients are the real clients, each against a local server replaying
+// a recorded tool-call response.
+func benchClients(b testing.TB) map[string]func() (provider.Provider, *providertest.Server) {
+	return map[string]func() (provider.Provider, *providertest.Server){
+		"anthropic": func() (provider.Provider, *providertest.Server) {
+			srv := providertest.NewServer(b, providertest.Reply{Body: providertest.Load(b, "../testdata/anthropic/tool_use.sse")})
+			return anthropic.New(anthropic.Config{APIKey: "k", BaseURL: srv.URL}), srv
+		},
+		"openai": func() (provider.Provider, *providertest.Server) {
+			srv := providertest.NewServer(b, providertest.Reply{Body: providertest.Load(b, "../testdata/openai/tool_calls.sse")})
+			return openai.New(openai.Config{APIKey: "k", BaseURL: srv.URL + "/v1"}), srv
+		},
+	}
+}
+
+// history builds a realistic request: a system prompt, ten tools and
+// turns of tool calls with their results (about 100 KB).
+func history(turns int) provider.Request {
+	req := provider.Request{
+		Model:      "m",
+		MaxTokens:  8192,
+		System:     []provider.SystemBlock{{Text: strings.Repeat("You are a careful coding agent. ", 60), Cache: true}},
+		CacheTools: true,
+	}
+	for i := range 10 {
+		req.Tools = append(req.Tools, provider.Tool{
+			Name:        fmt.Sprintf("tool_%d", i),
+			Description: "Does one thing well and says what went wrong when it fails.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer"}},"required":["path"]}`),
+		})
+	}
+	req.Messages = append(req.Messages, provider.Message{Role: provider.RoleUser, Parts: []provider.Part{{Kind: provider.PartText, Text: "Fix the failing test in the parser package."}}, Cache: true})
+	for i := range turns {
+		id := fmt.Sprintf("toolu_%03d", i)
+		req.Messages = append(req.Messages,
+			provider.Message{Role: provider.RoleAssistant, Parts: []provider.Part{
+				{Kind: provider.PartText, Text: "Let me look at the next file."},
+				{Kind: provider.PartToolUse, ToolCallID: id, ToolName: "tool_1", Input: json.RawMessage(`{"path":"parser/parse.go"}`)},
+			}},
+			provider.Message{Role: provider.RoleUser, Parts: []provider.Part{
+				{Kind: provider.PartToolResult, ToolCallID: id, Text: strings.Repeat("func parse(line string) (Node, error) {\n", 80)},
+			}},
+		)
+	}
+	return req
+}
+
+// BenchmarkToolLoopGap measures the harness time in a tool loop between
+// reading the last event of a tool-call response and having written the
+// next request to the connection: assembling the calls, appending their
+// results, encoding about 100 KB of history and handing it to the
+// transport. Both ends are taken on the client (httptrace's WroteRequest),
+// so the fake server's own scheduling on this machine is not counted.
+func BenchmarkToolLoopGap(b *testing.B) {
+	for name, open := range benchClients(b) {
+		b.Run(name, func(b *testing.B) {
+			p, _ := open()
+			req := history(30)
+			var lastByte, wrote time.Time
+			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+				WroteRequest: func(httptrace.WroteRequestInfo) { wrote = time.Now() },
+			})
+			stream := func() provider.Response {
+				var c provider.Collector
+				for d, err := range p.Stream(ctx, req) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					c.Add(d)
+					if d.Kind == provider.DeltaStop {
+						lastByte = time.Now()
+					}
+				}
+				return c.Response()
+			}
+			resp := stream() // warm the connection
+			var gap time.Duration
+			b.ResetTimer()
+			for range b.N {
+				prev := lastByte
+				// The next request: the assistant's calls and their results.
+				var calls, results []provider.Part
+				for _, tc := range resp.ToolCalls {
+					calls = append(calls, provider.Part{Kind: provider.PartToolUse, ToolCallID: tc.ID, ToolName: tc.Name, Input: tc.Input})
+					results = append(results, provider.Part{Kind: provider.PartToolResult, ToolCallID: tc.ID, Text: "ok"})
+				}
+				n := len(req.Messages)
+				req.Messages = append(req.Messages,
+					provider.Message{Role: provider.RoleAssistant, Parts: calls},
+					provider.Message{Role: provider.RoleUser, Parts: results})
+				resp = stream()
+				gap += wrote.Sub(prev)
+				req.Messages = req.Messages[:n] // keep the size steady
+			}
+			b.ReportMetric(float64(gap.Microseconds())/float64(b.N), "µs-gap")
+		})
+	}
+}
+
+// BenchmarkPromptToFirstByte measures the time from calling Stream with a
+// full request to the provider receiving it.
+func BenchmarkPromptToFirstByte(b *testing.B) {
+	for name, open := range benchClients(b) {
+		b.Run(name, func(b *testing.B) {
+			p, srv := open()
+			req := history(30)
+			ctx := context.Background()
+			var total time.Duration
+			for i := 0; i < b.N+1; i++ {
+				start := time.Now()
+				for _, err := range p.Stream(ctx, req) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if i == 0 {
+					b.ResetTimer() // the first call opens the connection
+					continue
+				}
+				reqs := srv.Requests()
+				total += reqs[len(reqs)-1].Arrived.Sub(start)
+			}
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs-to-provider")
+		})
+	}
+}
