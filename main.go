@@ -173,6 +173,10 @@ func defaultDB() string {
 	return filepath.Join(dir, "bridle", "bridle.db")
 }
 
+func (g globals) models() *models {
+	return &models{flag: g.model, getenv: os.Getenv, scenarios: scenarios(), log: g.log}
+}
+
 func scenarios() fs.FS {
 	sub, err := fs.Sub(scenarioFiles, "testdata/scenarios")
 	if err != nil {

@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/rpc"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/store"
@@ -29,10 +25,9 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	}
 	defer st.Close()
 
-	opts := rpc.Options{Version: version, Logger: g.log}
-	if g.model == "" {
-		opts.Unconfigured = "No model provider is configured: set BRIDLE_MODEL (provider/model-id, e.g. scripted/demo for the offline demo) and restart the agent."
-	}
+	mods := g.models()
+	cwd, _ := os.Getwd()
+	opts := rpc.Options{Version: version, Logger: g.log, Unconfigured: mods.unconfigured(cwd), Models: mods.choices(cwd)}
 	fault, err := session.ParseFault(os.Getenv("BRIDLE_FAULT"))
 	if err != nil {
 		g.log.Error("bad fault injection setting", "err", err)
@@ -42,8 +37,8 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	mgr := session.NewManager(session.Config{
 		Store:        st,
 		Client:       srv,
-		OpenModel:    openModel,
-		DefaultModel: g.model,
+		OpenModel:    mods.open,
+		DefaultModel: mods.defaultFor,
 		Logger:       g.log,
 		Fault:        fault,
 	})
@@ -55,21 +50,4 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		return 1
 	}
 	return 0
-}
-
-// openModel returns the client for a pinned model spec.
-func openModel(_ context.Context, spec string) (provider.Provider, error) {
-	name, id, ok := strings.Cut(spec, "/")
-	if !ok || id == "" {
-		return nil, &provider.Error{Provider: "bridle", Kind: provider.ErrModel, Message: fmt.Sprintf("model %q is not written provider/model-id", spec)}
-	}
-	switch name {
-	case "scripted":
-		sc, err := scripted.Load(scenarios(), id)
-		if err != nil {
-			return nil, &provider.Error{Provider: "scripted", Kind: provider.ErrModel, Message: err.Error(), Err: err}
-		}
-		return scripted.New(sc), nil
-	}
-	return nil, &provider.Error{Provider: name, Kind: provider.ErrModel, Message: fmt.Sprintf("provider %q is not supported", name)}
 }

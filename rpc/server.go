@@ -28,6 +28,9 @@ type Options struct {
 	Unconfigured string
 	// Meta is advertised in agentCapabilities._meta.bridle.
 	Meta map[string]any
+	// Models are offered in each session's model option, beside its
+	// current model; any provider/model-id is accepted.
+	Models []string
 }
 
 // Server is one ACP connection.
@@ -227,7 +230,7 @@ func (s *Server) call(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 			return nil, err
 		}
 		s.announce(ctx, info.ID)
-		return NewSessionResponse{SessionID: info.ID, Modes: modeState(info.Mode), ConfigOptions: configOptions(info)}, nil
+		return NewSessionResponse{SessionID: info.ID, Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info)}, nil
 	case "session/load", "session/resume":
 		var p LoadSessionRequest
 		if err := decode(req.Params, &p); err != nil {
@@ -243,7 +246,7 @@ func (s *Server) call(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		}
 		s.announce(ctx, sess.ID())
 		info := sess.Info()
-		return LoadSessionResponse{Modes: modeState(info.Mode), ConfigOptions: configOptions(info)}, nil
+		return LoadSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info)}, nil
 	case "session/list":
 		var p ListSessionsRequest
 		if err := decode(req.Params, &p); err != nil {
@@ -363,10 +366,14 @@ func (s *Server) setConfigOption(ctx context.Context, p SetSessionConfigOptionRe
 		if err := sess.SetMode(ctx, value); err != nil {
 			return nil, err
 		}
+	case "model":
+		if err := sess.SetModel(ctx, value); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, invalidField("configId", fmt.Sprintf("%q is not a config option of this session; see configOptions in session/new's answer", p.ConfigID))
 	}
-	return SetSessionConfigOptionResponse{ConfigOptions: configOptions(sess.Info())}, nil
+	return SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(sess.Info())}, nil
 }
 
 func modeState(current string) *SessionModeState {
@@ -377,12 +384,27 @@ func modeState(current string) *SessionModeState {
 	return st
 }
 
-func configOptions(info session.Info) []SessionConfigOption {
+func (s *Server) configOptions(info session.Info) []SessionConfigOption {
 	mode := SessionConfigOption{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: info.Mode}
 	for _, m := range sandbox.Modes() {
 		mode.Options = append(mode.Options, SessionConfigSelectOption{Value: string(m.ID), Name: m.Name, Description: m.Description})
 	}
-	return []SessionConfigOption{mode}
+	opts := []SessionConfigOption{mode}
+	if info.Model == "" {
+		return opts // nothing configured: the auth method says what to set
+	}
+	// The model is pinned at session/new; changing it here is explicit and
+	// recorded as a model_changed event.
+	model := SessionConfigOption{ID: "model", Name: "Model", Category: "model", Type: "select", CurrentValue: info.Model,
+		Description: "provider/model-id; any model the provider serves can be set"}
+	seen := map[string]bool{}
+	for _, m := range append([]string{info.Model}, s.opts.Models...) {
+		if m != "" && !seen[m] {
+			seen[m] = true
+			model.Options = append(model.Options, SessionConfigSelectOption{Value: m, Name: m})
+		}
+	}
+	return append(opts, model)
 }
 
 func sessionInfo(in session.Info) SessionInfo {

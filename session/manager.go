@@ -32,8 +32,10 @@ var ErrInvalid = errors.New("invalid params")
 var ErrBusy = errors.New("a prompt is already running in this session")
 
 // ModelOpener returns the client for a pinned model spec
-// ("provider/model-id").
-type ModelOpener func(ctx context.Context, spec string) (provider.Provider, error)
+// ("provider/model-id") of a session working in cwd (whose project
+// settings may say where the provider is). An empty spec means none is
+// configured; the opener's error then says what to set.
+type ModelOpener func(ctx context.Context, spec, cwd string) (provider.Provider, error)
 
 // Config wires a Manager.
 type Config struct {
@@ -41,9 +43,12 @@ type Config struct {
 	Client Client
 	// OpenModel opens the model a session pinned.
 	OpenModel ModelOpener
-	// DefaultModel is pinned into new sessions; empty means no provider
-	// is configured.
-	DefaultModel string
+	// DefaultModel returns the model pinned into a new session in cwd; ""
+	// means no provider is configured (yet).
+	DefaultModel func(cwd string) string
+	// Retry says how failed model calls are retried; each failed attempt
+	// is logged as a provider_error event.
+	Retry provider.RetryPolicy
 	// Tools are the built-in tools; each mode offers a subset.
 	Tools []sandbox.Tool
 	// System is the system prompt; empty uses the built-in one.
@@ -126,8 +131,8 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 		}
 	}
 	model := p.Model
-	if model == "" {
-		model = m.cfg.DefaultModel
+	if model == "" && m.cfg.DefaultModel != nil {
+		model = m.cfg.DefaultModel(p.Cwd)
 	}
 	id, err := newID()
 	if err != nil {

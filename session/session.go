@@ -3,9 +3,11 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
@@ -175,5 +177,40 @@ func (s *Session) SetMode(ctx context.Context, mode string) error {
 	for _, u := range s.replayer().updates(evs[0]) {
 		s.send(ctx, u)
 	}
+	return nil
+}
+
+// SetModel changes the session's pinned model, as the editor asked, and
+// records it: a model is never changed silently.
+func (s *Session) SetModel(ctx context.Context, spec string) error {
+	spec = strings.TrimSpace(spec)
+	if _, _, err := provider.ParseModel(spec); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	from := s.Info().Model
+	if from == spec {
+		return nil
+	}
+	// Refuse a model that cannot be opened (unknown provider, no key), so
+	// the session is not left pinned to something unusable.
+	if _, err := s.m.cfg.OpenModel(ctx, spec, s.Info().Cwd); err != nil {
+		return fmt.Errorf("%w: model %q cannot be used: %v", ErrInvalid, spec, err)
+	}
+	return s.pinModel(ctx, from, spec)
+}
+
+// pinModel records a change of the pinned model.
+func (s *Session) pinModel(ctx context.Context, from, to string) error {
+	if _, err := s.append(ctx, event.ModelChanged{From: from, To: to}); err != nil {
+		return err
+	}
+	// The row is an index of the log; the event above is what counts.
+	if err := s.m.cfg.Store.UpdateSession(ctx, s.row.ID, "", to, ""); err != nil {
+		s.m.log.Warn("session index not updated", "session", s.row.ID, "err", err)
+	}
+	s.mu.Lock()
+	s.row.Model = to
+	s.mu.Unlock()
+	s.m.log.Info("model changed", "session", s.row.ID, "from", from, "to", to)
 	return nil
 }

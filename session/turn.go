@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
@@ -142,13 +143,35 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 	return t.finish(ctx, StopMaxTurnRequests, nil)
 }
 
-// model opens the session's pinned model.
+// model opens the session's pinned model, retrying failed calls and
+// logging each failed attempt. A session created before any provider was
+// configured pins the default on its first prompt.
 func (t *turn) model(ctx context.Context) (provider.Provider, error) {
-	spec := t.s.Info().Model
-	if spec == "" {
-		return nil, &provider.Error{Provider: "bridle", Kind: provider.ErrNotConfigured, Message: "no model provider is configured"}
+	s := t.s
+	info := s.Info()
+	spec := info.Model
+	if spec == "" && s.m.cfg.DefaultModel != nil {
+		if spec = s.m.cfg.DefaultModel(info.Cwd); spec != "" {
+			if err := s.pinModel(ctx, "", spec); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return t.s.m.cfg.OpenModel(ctx, spec)
+	p, err := s.m.cfg.OpenModel(ctx, spec, info.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	policy := s.m.cfg.Retry
+	policy.OnRetry = func(attempt int, err error, wait time.Duration) {
+		pe := event.ProviderError{Provider: p.Name(), ErrKind: "internal", Message: err.Error(), Attempt: attempt, Retryable: true}
+		if e, ok := provider.AsError(err); ok {
+			pe.ErrKind, pe.Status, pe.Message = string(e.Kind), e.Status, fmt.Sprintf("%s; retrying in %s", e.Error(), wait.Round(time.Millisecond))
+		}
+		if _, err := s.append(ctx, pe); err != nil {
+			s.m.log.Warn("provider error not recorded", "session", s.row.ID, "err", err)
+		}
+	}
+	return provider.WithRetry(p, policy), nil
 }
 
 // call makes one model request from the log and streams the answer to the

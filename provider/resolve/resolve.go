@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"iter"
 	"net/http"
 	"slices"
 	"strings"
@@ -265,12 +266,13 @@ func (r *Resolver) Open(ctx context.Context, spec string) (provider.Provider, pr
 		msg += fmt.Sprintf(", or providers.%s.api_key in ~/.config/bridle/settings.json, then restart the agent", name)
 		return nil, model, &provider.Error{Provider: name, Kind: provider.ErrNotConfigured, Message: msg}
 	}
+	var p provider.Provider
 	switch c.api {
 	case "anthropic":
-		return anthropic.New(anthropic.Config{
+		p = anthropic.New(anthropic.Config{
 			Name: name, APIKey: c.key, AuthToken: c.token, BaseURL: c.baseURL,
 			Headers: c.headers, HTTPClient: r.HTTPClient,
-		}), model, nil
+		})
 	default:
 		cfg := openai.Config{
 			Name: name, APIKey: c.key, BaseURL: c.baseURL, Headers: c.headers,
@@ -279,6 +281,50 @@ func (r *Resolver) Open(ctx context.Context, spec string) (provider.Provider, pr
 		if name == "openai" {
 			cfg.Organization, cfg.Project = r.getenv("OPENAI_ORG_ID"), r.getenv("OPENAI_PROJECT_ID")
 		}
-		return openai.New(cfg), model, nil
+		p = openai.New(cfg)
 	}
+	return withMaxTokens{p, min(model.MaxOutput, maxResponseTokens)}, model, nil
+}
+
+// maxResponseTokens caps the response size bridle asks for when a request
+// leaves it open: enough for long edits, without reserving a large share
+// of the window for an answer that is rarely that long.
+const maxResponseTokens = 32_000
+
+// withMaxTokens fills in a request's max tokens from the catalogue.
+type withMaxTokens struct {
+	provider.Provider
+	n int
+}
+
+func (w withMaxTokens) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
+	if req.MaxTokens <= 0 {
+		req.MaxTokens = w.n
+	}
+	return w.Provider.Stream(ctx, req)
+}
+
+// Choices lists models worth offering in an editor's model selector: the
+// configured default, and the current models of each provider that has a
+// key.
+func (r *Resolver) Choices() []string {
+	var out []string
+	if d := r.Default(); d != "" {
+		out = append(out, d)
+	}
+	if r.key("anthropic", presets["anthropic"]) != "" || r.getenv("ANTHROPIC_AUTH_TOKEN") != "" {
+		out = append(out, "anthropic/claude-opus-5-5", DefaultAnthropicModel, "anthropic/claude-haiku-5-5")
+	}
+	if r.key("openai", presets["openai"]) != "" {
+		out = append(out, DefaultOpenAIModel, "openai/gpt-5.5", "openai/o4-mini")
+	}
+	seen := map[string]bool{}
+	uniq := out[:0]
+	for _, m := range out {
+		if !seen[m] {
+			seen[m] = true
+			uniq = append(uniq, m)
+		}
+	}
+	return uniq
 }

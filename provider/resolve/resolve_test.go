@@ -145,6 +145,9 @@ func TestOpenReachesTheRightServer(t *testing.T) {
 			if tt.header[0] != "" && got.Header.Get(tt.header[0]) != tt.header[1] {
 				t.Errorf("header %s = %q", tt.header[0], got.Header.Get(tt.header[0]))
 			}
+			if !strings.Contains(string(got.Body), `_tokens":32000`) {
+				t.Errorf("max tokens not filled in from the catalogue: %s", got.Body)
+			}
 			if !strings.Contains(string(got.Body), `"model":"`+id+`"`) {
 				t.Errorf("body does not name model %q: %s", id, got.Body)
 			}
