@@ -3,6 +3,7 @@
 //
 //	bridle                      serve ACP on stdio (what editors run)
 //	bridle demo                 run a short scripted session and show it
+//	bridle run PROMPT           one headless turn, the answer on stdout
 //	bridle sessions [--json]    list sessions
 //	bridle log SESSION [--json] print a session's event log
 //
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serve(ctx, g, stdin, stdout)
 	case "demo":
 		err = demo(ctx, g, stdout)
+	case "run":
+		err = runOnce(ctx, g, rest, stdout, stderr)
 	case "sessions":
 		err = listSessions(ctx, g, rest, stdout)
 	case "log":
@@ -128,6 +131,8 @@ func usage(w io.Writer, fl *flag.FlagSet) {
 Usage:
   bridle [flags]                       serve ACP on stdio (editors run this)
   bridle demo                          run a short scripted session and show it
+  bridle run "PROMPT" [--cwd DIR] [--mode M]
+                                       one turn, headless: the answer on stdout
   bridle sessions [--json]             list sessions, newest first
   bridle log SESSION [--json]          print a session's event log
   bridle help                          show this help
@@ -139,6 +144,8 @@ Flags:
 	fmt.Fprint(w, `
 Environment:
   BRIDLE_DB     database path        BRIDLE_MODEL  provider/model-id
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL,
+  OLLAMA_HOST   model providers; see the README's "Configuring model providers"
   BRIDLE_LOG    log level on stderr: debug, info, warn (default), error
 `)
 }

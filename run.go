@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session"
+	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
+)
+
+// runOnce is `bridle run "prompt"`: one turn in a new session, headless,
+// the answer streamed to stdout and tool activity to stderr. The session
+// is logged like any other (`bridle log` shows it).
+func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("run", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	cwd := fl.String("cwd", "", "workspace `directory` (default: the current directory)")
+	mode := fl.String("mode", "", "tool mode: read-only, ask (default; nothing is approved, as no one can answer), auto-edit, full-auto")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	prompt := strings.TrimSpace(strings.Join(fl.Args(), " "))
+	if prompt == "" {
+		return errors.New(`run needs a prompt: bridle run "what does main.go do?" [--cwd DIR] [--model provider/model-id]`)
+	}
+	dir := *cwd
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("--cwd: %w", err)
+	}
+	mods := g.models()
+	if msg := mods.unconfigured(dir); msg != "" {
+		return errors.New(msg)
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := store.Open(ctx, g.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	out := &printer{stdout: stdout, stderr: stderr}
+	mgr := session.NewManager(session.Config{
+		Store:        st,
+		Client:       out,
+		OpenModel:    mods.open,
+		DefaultModel: mods.defaultFor,
+		Logger:       g.log,
+	})
+	defer mgr.Shutdown()
+	info, err := mgr.New(ctx, session.NewParams{Cwd: dir})
+	if err != nil {
+		return err
+	}
+	s, err := mgr.Get(ctx, info.ID)
+	if err != nil {
+		return err
+	}
+	if *mode != "" {
+		if err := s.SetMode(ctx, *mode); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "bridle: session %s, model %s\n", info.ID, info.Model)
+	stopReason, err := s.Prompt(ctx, []event.Content{{Type: "text", Text: prompt}})
+	out.finish()
+	if err != nil {
+		if pe, ok := provider.AsError(err); ok {
+			return errors.New(pe.Error())
+		}
+		return err
+	}
+	if stopReason != session.StopEndTurn {
+		fmt.Fprintf(stderr, "bridle: the turn ended: %s\n", stopReason)
+	}
+	if stopReason == session.StopCancelled {
+		return errors.New("cancelled")
+	}
+	return nil
+}
+
+// printer is the session's client for a terminal: the answer on stdout,
+// everything else on stderr. No one is there to approve a tool call, so
+// every request is refused, and the model is told so.
+type printer struct {
+	mu             sync.Mutex
+	stdout, stderr io.Writer
+	lastNewline    bool
+	wrote          bool
+	afterTool      bool // a tool ran since the last text
+}
+
+func (p *printer) Update(_ context.Context, _ string, u session.Update) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch u.Kind {
+	case session.UpdateAgentText:
+		if u.Text == "" {
+			return nil
+		}
+		if p.afterTool && p.wrote {
+			// A new message after tool calls starts a new paragraph.
+			sep := "\n\n"
+			if p.lastNewline {
+				sep = "\n"
+			}
+			io.WriteString(p.stdout, sep)
+		}
+		p.afterTool = false
+		io.WriteString(p.stdout, u.Text)
+		p.wrote = true
+		p.lastNewline = strings.HasSuffix(u.Text, "\n")
+	case session.UpdateToolCall:
+		if u.Tool != nil {
+			fmt.Fprintf(p.stderr, "\n[%s]\n", u.Tool.Title)
+		}
+		p.afterTool = true
+	case session.UpdateToolCallDone:
+		if u.Tool != nil && u.Tool.Status == "failed" {
+			fmt.Fprintf(p.stderr, "[%s failed]\n", u.Tool.Title)
+		}
+	}
+	return nil
+}
+
+func (p *printer) RequestPermission(_ context.Context, _ string, q session.Question) (session.Answer, error) {
+	p.mu.Lock()
+	fmt.Fprintf(p.stderr, "\n[refused: %s needs approval, which `bridle run` cannot ask for; use --mode auto-edit or full-auto]\n", q.Tool.Title)
+	p.mu.Unlock()
+	for _, o := range q.Options {
+		if o.Kind == "reject_once" {
+			return session.Answer{OptionID: o.ID}, nil
+		}
+	}
+	return session.Answer{Cancelled: true}, nil
+}
+
+// finish ends the answer with a newline, so the shell prompt starts on a
+// line of its own.
+func (p *printer) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.wrote && !p.lastNewline {
+		io.WriteString(p.stdout, "\n")
+	}
+}
