@@ -28,8 +28,8 @@ type fake struct {
 	env   func(url string) []string
 	// files of the recorded streams, by role
 	toolCall, text, cutText string
-	overloaded                 providertest.Reply
-	overloadedAgain            providertest.Reply
+	overloaded              providertest.Reply
+	overloadedAgain         providertest.Reply
 }
 
 func fakes(t *testing.T) []fake {
