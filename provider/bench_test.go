@@ -73,8 +73,9 @@ func BenchmarkToolLoopGap(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			p, _ := open()
 			req := history(30)
-			var lastByte, wrote time.Time
+			var lastByte, headers, wrote time.Time
 			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+				WroteHeaders: func() { headers = time.Now() },
 				WroteRequest: func(httptrace.WroteRequestInfo) { wrote = time.Now() },
 			})
 			stream := func() provider.Response {
@@ -91,7 +92,7 @@ func BenchmarkToolLoopGap(b *testing.B) {
 				return c.Response()
 			}
 			resp := stream() // warm the connection
-			var gap time.Duration
+			var gap, first time.Duration
 			b.ResetTimer()
 			for range b.N {
 				prev := lastByte
@@ -107,9 +108,11 @@ func BenchmarkToolLoopGap(b *testing.B) {
 					provider.Message{Role: provider.RoleUser, Parts: results})
 				resp = stream()
 				gap += wrote.Sub(prev)
+				first += headers.Sub(prev)
 				req.Messages = req.Messages[:n] // keep the size steady
 			}
 			b.ReportMetric(float64(gap.Microseconds())/float64(b.N), "µs-gap")
+			b.ReportMetric(float64(first.Microseconds())/float64(b.N), "µs-to-first-byte-sent")
 		})
 	}
 }
