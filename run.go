@@ -54,12 +54,17 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		return err
 	}
 	defer st.Close()
+	win, err := contextWindow(os.Getenv("BRIDLE_CONTEXT"), mods.window(dir))
+	if err != nil {
+		return err
+	}
 	out := &printer{stdout: stdout, stderr: stderr}
 	mgr := session.NewManager(session.Config{
 		Store:        st,
 		Client:       out,
 		OpenModel:    mods.open,
 		DefaultModel: mods.defaultFor,
+		Window:       win,
 		Logger:       g.log,
 	})
 	defer mgr.Shutdown()

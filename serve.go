@@ -33,12 +33,18 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		g.log.Error("bad fault injection setting", "err", err)
 		return 2
 	}
+	win, err := contextWindow(os.Getenv("BRIDLE_CONTEXT"), mods.window(cwd))
+	if err != nil {
+		g.log.Error("cannot configure the context window", "err", err)
+		return 1
+	}
 	srv := rpc.NewServer(opts)
 	mgr := session.NewManager(session.Config{
 		Store:        st,
 		Client:       srv,
 		OpenModel:    mods.open,
 		DefaultModel: mods.defaultFor,
+		Window:       win,
 		Logger:       g.log,
 		Fault:        fault,
 	})

@@ -5,6 +5,7 @@ package contextwin
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session/event"
@@ -20,7 +21,8 @@ const CancelledResult = `{"error":"cancelled_by_user"}`
 const InterruptedNote = "\n\n[interrupted: the user stopped this response here]"
 
 // Project turns a session's events into the conversation the model sees:
-// only the events after the latest compaction, preceded by its summary.
+// only the events after the latest compaction, preceded by its summary. It
+// applies no budget; Window.Assemble does.
 func Project(events []event.Event) []provider.Message {
 	var p projector
 	start := 0
@@ -43,10 +45,30 @@ func Project(events []event.Event) []provider.Message {
 	return p.msgs
 }
 
-// SummaryText renders a compaction summary for the model.
+// SummaryText renders a compaction summary for the model. Its constraints
+// and decisions are not repeated here: they join the pinned ones.
 func SummaryText(c event.Compaction) string {
-	s := "Summary of the earlier part of this session (the original events are in the log):\n" + c.Summary
-	return s
+	var b strings.Builder
+	b.WriteString("Summary of the earlier part of this session (the original events are in the log):\n")
+	if c.Goal != "" {
+		b.WriteString("Goal: " + c.Goal + "\n")
+	}
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		b.WriteString(title + ":\n")
+		for _, it := range items {
+			b.WriteString("- " + it + "\n")
+		}
+	}
+	list("Done", c.Done)
+	list("In progress", c.InProgress)
+	list("Handles (paths, artifacts, commands)", c.Handles)
+	if c.Summary != "" {
+		b.WriteString(c.Summary)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 type projector struct {
@@ -55,6 +77,12 @@ type projector struct {
 	// pending holds the tool calls of the latest assistant message that
 	// have no result yet, in call order.
 	pending []string
+	// output renders a tool result's content; nil shows it whole.
+	output func(e event.Event, r event.ToolResult) string
+	// shown lists the tool results the projection showed, and synthetic
+	// counts the cancelled results it made up, for the budget.
+	shown     []event.Event
+	synthetic int
 }
 
 func (p *projector) add(e event.Event) {
@@ -88,7 +116,12 @@ func (p *projector) add(e event.Event) {
 		if !p.resolve(v.CallID) {
 			return // a result for a call the projection no longer shows
 		}
-		p.user(provider.Part{Kind: provider.PartToolResult, ToolCallID: v.CallID, Text: v.Output, IsError: v.IsError})
+		out := v.Output
+		if p.output != nil {
+			out = p.output(e, v)
+		}
+		p.shown = append(p.shown, e)
+		p.user(provider.Part{Kind: provider.PartToolResult, ToolCallID: v.CallID, Text: out, IsError: v.IsError})
 	case event.Interrupted:
 		p.closePending()
 		if v.Text != "" || v.Thinking != "" {
@@ -111,6 +144,7 @@ func (p *projector) resolve(id string) bool {
 // closePending answers every call still without a result.
 func (p *projector) closePending() {
 	for _, id := range p.pending {
+		p.synthetic++
 		p.user(provider.Part{Kind: provider.PartToolResult, ToolCallID: id, Text: CancelledResult, IsError: true})
 	}
 	p.pending = nil

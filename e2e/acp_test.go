@@ -38,7 +38,7 @@ func TestSessionLifecycleSpeaksValidACP(t *testing.T) {
 			if stop := a.Prompt(sid, "what do the notes say?"); stop != "end_turn" {
 				t.Fatalf("stopReason = %q", stop)
 			}
-			got := acptest.Transcript(a.Updates(sid), "available_commands_update")
+			got := acptest.Transcript(a.Updates(sid), "available_commands_update", "usage_update")
 			want := []string{
 				"agent_thought_chunk: Look first.",
 				"agent_message_chunk: Reading the notes.",
@@ -137,14 +137,14 @@ func TestLoadAfterKillReplaysWhatTheEditorSaw(t *testing.T) {
 	a.Prompt(sid, "what do the notes say?")
 	a.Prompt(sid, "/constraint keep answers short")
 	a.Prompt(sid, "and again?")
-	live := acptest.Transcript(a.Updates(sid), "available_commands_update")
+	live := acptest.Transcript(a.Updates(sid), "available_commands_update", "usage_update")
 	a.Kill()
 
 	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
 	b.Initialize()
 	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
 	// The editor showed the user's prompts itself; the replay sends them.
-	replayed := acptest.Transcript(b.Updates(sid), "available_commands_update", "user_message_chunk")
+	replayed := acptest.Transcript(b.Updates(sid), "available_commands_update", "user_message_chunk", "usage_update")
 	if !reflect.DeepEqual(replayed, live) {
 		t.Fatalf("replay differs from the live session:\nlive:\n%s\n\nreplayed:\n%s", strings.Join(live, "\n"), strings.Join(replayed, "\n"))
 	}
@@ -205,7 +205,7 @@ func TestCancelKeepsPartialTextAndTheSessionUsable(t *testing.T) {
 			}
 			events := acptest.Log(t, a.DB, sid)
 			kinds := acptest.Kinds(events)
-			if !strings.Contains(kinds, "user_message interrupted turn_finished user_message assistant_message turn_finished") {
+			if !strings.Contains(kinds, "user_message context_assembled interrupted turn_finished user_message context_assembled assistant_message turn_finished") {
 				t.Fatalf("events = %s", kinds)
 			}
 			for _, e := range events {
@@ -255,7 +255,7 @@ func TestExitPaths(t *testing.T) {
 				t.Fatalf("exit code = %d", code)
 			}
 			t.Logf("exited %v after %s", time.Since(start), sig)
-			if kinds := acptest.Kinds(acptest.Log(t, a.DB, sid)); !strings.HasSuffix(kinds, "user_message interrupted turn_finished") {
+			if kinds := acptest.Kinds(acptest.Log(t, a.DB, sid)); !strings.HasSuffix(kinds, "user_message context_assembled interrupted turn_finished") {
 				t.Fatalf("the turn was not recorded as interrupted: %s", kinds)
 			}
 		})

@@ -77,9 +77,10 @@ func (s *Session) Mode() sandbox.Mode {
 // are indexed by their idempotency key in the same transaction, so a call
 // can never be recorded as started, or finished, twice.
 func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]event.Event, error) {
+	model := s.Info().Model
 	recs := make([]store.Record, len(payloads))
 	for i, p := range payloads {
-		r, err := s.m.record(p)
+		r, err := s.m.record(model, p)
 		if err != nil {
 			return nil, err
 		}

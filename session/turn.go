@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
@@ -179,12 +178,11 @@ func (t *turn) model(ctx context.Context) (provider.Provider, error) {
 // interrupted event and the error returned.
 func (t *turn) call(ctx context.Context) (provider.Response, error) {
 	s := t.s
-	req := provider.Request{
-		Model:    modelID(s.Info().Model),
-		System:   []provider.SystemBlock{{Text: s.m.cfg.System, Cache: true}},
-		Tools:    catalogue(t.reg),
-		Messages: contextwin.Project(s.Events()),
+	a, err := t.assemble(ctx)
+	if err != nil {
+		return provider.Response{}, err
 	}
+	req := a.Request
 	var c provider.Collector
 	var streamErr error
 	for d, err := range t.prov.Stream(ctx, req) {

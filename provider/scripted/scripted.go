@@ -17,6 +17,7 @@ import (
 	"iter"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bridle-dev/bridle/provider"
@@ -30,6 +31,22 @@ type Scenario struct {
 	Turns []Turn `json:"turns"`
 	// Summaries answer compaction requests, in order.
 	Summaries []Call `json:"summaries,omitempty"`
+	// Sequential plays the turns' calls one per request, in order, and
+	// the summaries likewise, whatever the request holds. Long sessions
+	// whose history is compacted need it: their requests no longer show
+	// how many prompts came before. Unlike the default, it is not
+	// restart-safe: a new process starts from the first call again.
+	Sequential bool `json:"sequential,omitempty"`
+	// Model describes the scripted model's window, so tests can fill it
+	// quickly. Zero fields take the defaults.
+	Model ModelInfo `json:"model,omitempty"`
+}
+
+// ModelInfo is what a scenario says about its model's window.
+type ModelInfo struct {
+	Window    int    `json:"window,omitempty"`
+	MaxOutput int    `json:"max_output,omitempty"`
+	Tokenizer string `json:"tokenizer,omitempty"`
 }
 
 // Turn is the model's side of one prompt: one Call per model request.
@@ -125,6 +142,9 @@ func Load(scenarios fs.FS, name string) (*Scenario, error) {
 // Provider plays one scenario.
 type Provider struct {
 	sc *Scenario
+
+	mu              sync.Mutex
+	played, summary int // sequential mode: calls answered so far
 }
 
 // New returns a provider that plays sc.
@@ -146,7 +166,11 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) iter.Seq2[p
 const SummaryRequest = "bridle:summarize"
 
 func (p *Provider) pick(req provider.Request) Call {
-	if len(req.System) > 0 && strings.HasPrefix(req.System[0].Text, SummaryRequest) {
+	isSummary := len(req.System) > 0 && strings.HasPrefix(req.System[0].Text, SummaryRequest)
+	if p.sc.Sequential {
+		return p.next(isSummary)
+	}
+	if isSummary {
 		n := 0
 		for _, m := range req.Messages {
 			if m.Role == provider.RoleAssistant {
@@ -176,6 +200,28 @@ func (p *Provider) pick(req provider.Request) Call {
 	return turn.Calls[replies]
 }
 
+// next plays the next call in sequential mode.
+func (p *Provider) next(summary bool) Call {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if summary {
+		p.summary++
+		if p.summary <= len(p.sc.Summaries) {
+			return p.sc.Summaries[p.summary-1]
+		}
+		return Call{Text: Chunks{"Goal: (scripted summary)"}}
+	}
+	n := p.played
+	p.played++
+	for _, t := range p.sc.Turns {
+		if n < len(t.Calls) {
+			return t.Calls[n]
+		}
+		n -= len(t.Calls)
+	}
+	return Call{Text: Chunks{"(The scripted scenario has nothing more to say.)"}}
+}
+
 func (p *Provider) turn(index int, prompt string) (Turn, bool) {
 	for _, t := range p.sc.Turns {
 		if t.Match != "" && strings.Contains(prompt, t.Match) {
@@ -188,10 +234,15 @@ func (p *Provider) turn(index int, prompt string) (Turn, bool) {
 	return p.sc.Turns[index], true
 }
 
-// isPrompt tells a user's prompt from a message carrying only tool results.
+// ReminderPrefix starts the reminder of the constraints the context window
+// ends each request with; it is not a prompt.
+const ReminderPrefix = "(Reminder: "
+
+// isPrompt tells a user's prompt from a message carrying only tool results
+// (and perhaps the context window's reminder).
 func isPrompt(m provider.Message) bool {
 	for _, part := range m.Parts {
-		if part.Kind == provider.PartText {
+		if part.Kind == provider.PartText && !strings.HasPrefix(part.Text, ReminderPrefix) {
 			return true
 		}
 	}

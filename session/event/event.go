@@ -249,8 +249,18 @@ type ContextAssembled struct {
 	History     int    `json:"history"`
 	ToolOutputs int    `json:"tool_outputs"`
 	Slack       int    `json:"slack"`
-	Action      string `json:"action"` // none, drop_outputs, compact
+	Action      string `json:"action"` // none, drop_outputs, compact, squeeze
 	PrefixHash  string `json:"prefix_hash,omitempty"`
+	// Dropped lists the tool results (by seq) whose outputs this assembly
+	// replaced by an address. Later assemblies keep them dropped, so the
+	// prompt cache breaks once per batch, not every turn.
+	Dropped []int64 `json:"dropped,omitempty"`
+	// Raw is the request's token count before correction, and Ratio the
+	// per-session correction applied to estimated counts (reported usage
+	// over estimate; 1 for exact tokenizers).
+	Raw     int     `json:"raw,omitempty"`
+	Ratio   float64 `json:"ratio,omitempty"`
+	Counter string  `json:"counter,omitempty"` // o200k_base, cl100k_base, estimate
 }
 
 // Used returns the tokens the request occupies.

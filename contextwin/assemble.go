@@ -1,0 +1,325 @@
+package contextwin
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// Actions an assembly records in context_assembled.
+const (
+	ActionNone    = "none"
+	ActionDrop    = "drop_outputs"
+	ActionCompact = "compact"
+	// ActionSqueeze: even the last turns did not fit, so their oldest
+	// outputs were dropped too.
+	ActionSqueeze = "squeeze"
+)
+
+// ErrTooBig is returned when not even the first request, the pins and the
+// latest exchange fit the model's window.
+var ErrTooBig = errors.New("the request does not fit the model's context window")
+
+// Input is a session at the moment of a model call.
+type Input struct {
+	// Spec is the session's pinned model, provider/model-id.
+	Spec string
+	// Model is the model id the request names.
+	Model string
+	// System is the system prompt; Project the project's instructions
+	// (AGENTS.md, .bridle/settings.json), empty when there are none.
+	System  string
+	Project string
+	Tools   []provider.Tool
+	Events  []event.Event
+}
+
+// Assembly is one request and what it takes of the window.
+type Assembly struct {
+	Request provider.Request
+	// Occupancy is the context_assembled event to append.
+	Occupancy event.ContextAssembled
+	// Compact says the window is past the compaction threshold even after
+	// dropping old outputs, and there are turns older than the kept ones:
+	// compact (see PlanCompaction), then assemble again. Request is still
+	// valid (it fits), should compaction fail.
+	Compact bool
+}
+
+// Used returns the tokens the request takes.
+func (a Assembly) Used() int { return a.Occupancy.Used() }
+
+// item is one tool result in the window and what each way of showing it
+// costs.
+type item struct {
+	seq       int64
+	full      int // tokens as shown now: whole, or clipped to the per-output cap
+	address   int // tokens once dropped
+	protected bool
+	dropped   bool
+}
+
+// Assemble builds the request for in from the log, in the order DESIGN.md
+// §5 gives, applies the thresholds and proves that the request and the
+// response slack fit the window before returning it.
+func (w *Window) Assemble(in Input) (Assembly, error) {
+	m := w.Model(in.Spec)
+	b := w.budget(m)
+	c := w.Counter(in.Spec)
+	st := scan(in.Events)
+	if st.first == nil {
+		return Assembly{}, fmt.Errorf("assemble a request: the log holds no prompt yet")
+	}
+	ratio := st.ratio
+	if c.Exact() {
+		ratio = 1
+	}
+	corr := func(n int) int { return int(math.Ceil(float64(n) * ratio)) }
+
+	// 1–3: the fixed prefix.
+	system := []provider.SystemBlock{{Text: in.System}}
+	if in.Project != "" {
+		system = append(system, provider.SystemBlock{Text: "Project instructions:\n" + in.Project})
+	}
+	system[len(system)-1].Cache = true
+	fixed := w.fixedCount(c, system, in.Tools)
+
+	// 4, 5, 8: the task, the pins and the tail reminder.
+	pinsText, reminder := PinsText(st.pins), ReminderText(st.pins)
+	taskPins := st.first.Tokens + c.Count(pinsText) + c.Count(reminder)
+
+	// 6, 7: the latest summary, the turns after it.
+	cut := st.first.Seq
+	history := 0
+	if st.compaction != nil {
+		cut = max(cut, st.compaction.Through)
+		history += countPayload(c, *st.compaction)
+	}
+	var win []event.Event
+	for i, e := range in.Events {
+		if e.Seq > cut {
+			win = in.Events[i:]
+			break
+		}
+	}
+	// The first pass learns which results the projection shows.
+	measure := projector{}
+	for _, e := range win {
+		measure.add(e)
+	}
+	measure.closePending()
+	history += measure.synthetic * (c.Count(CancelledResult) + 2*partOverhead)
+	for _, e := range win {
+		if projected(e) && e.Kind() != event.KindToolResult {
+			history += e.Tokens
+		}
+	}
+	starts := turnStarts(win)
+	protectFrom := int64(math.MinInt64) // every turn is protected
+	if n := len(starts); n > w.cfg.KeepTurns {
+		protectFrom = win[starts[n-w.cfg.KeepTurns]].Seq
+	}
+	items := make([]item, 0, len(measure.shown))
+	outputs := 0
+	for _, e := range measure.shown {
+		r := e.Payload.(event.ToolResult)
+		it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq]}
+		it.address = c.Count(Address(r, st.calls[r.CallID], e.Tokens)) + 2*partOverhead
+		if it.dropped {
+			outputs += it.address
+		} else {
+			outputs += it.full
+		}
+		items = append(items, it)
+	}
+
+	used := func() int { return corr(fixed + taskPins + history + outputs) }
+	action := ActionNone
+	var newly []int64
+	drop := func(it *item) {
+		it.dropped = true
+		outputs += it.address - it.full
+		newly = append(newly, it.seq)
+	}
+	// From the first threshold: old outputs go, oldest first, in one batch
+	// down to the low-water mark.
+	if used() >= b.drop {
+		for i := range items {
+			if used() <= b.low {
+				break
+			}
+			if it := &items[i]; !it.dropped && !it.protected && it.full > it.address {
+				drop(it)
+			}
+		}
+		if len(newly) > 0 {
+			action = ActionDrop
+		}
+	}
+	// From the second: compaction, if there is anything old to summarise.
+	compact := used() >= b.compact && len(starts) > w.cfg.KeepTurns
+	// The proof: the request, with the margin an estimate needs, and the
+	// response slack fit the window. Past it, the kept turns' outputs go
+	// too, oldest first.
+	limit := b.input
+	if !c.Exact() {
+		limit = int(float64(b.input) / (1 + uncertainty))
+	}
+	if used() > limit {
+		for i := range items {
+			if used() <= min(limit, b.low) {
+				break
+			}
+			if it := &items[i]; !it.dropped && it.full > it.address {
+				drop(it)
+				action = ActionSqueeze
+			}
+		}
+	}
+	if u := used(); u > limit {
+		return Assembly{}, fmt.Errorf("%w: it needs %d tokens and %s's window allows %d with %d kept for the answer "+
+			"(first request and pins %d, history %d, tool outputs %d): shorten the prompt or the pins, or switch to a model with a larger window",
+			ErrTooBig, u, in.Spec, limit, b.reserve, corr(taskPins), corr(history), corr(outputs))
+	}
+
+	// Build the request the numbers describe.
+	dropped := map[int64]bool{}
+	for _, it := range items {
+		if it.dropped {
+			dropped[it.seq] = true
+		}
+	}
+	p := projector{output: func(e event.Event, r event.ToolResult) string {
+		if dropped[e.Seq] {
+			return Address(r, st.calls[r.CallID], e.Tokens)
+		}
+		return ClipOutput(c, r.Output, e.Tokens, b.perOutput, r.Artifact)
+	}}
+	head := []provider.Part{{Kind: provider.PartText, Text: st.first.Payload.(event.UserMessage).Text()}}
+	if pinsText != "" {
+		head = append(head, provider.Part{Kind: provider.PartText, Text: pinsText})
+	}
+	if st.compaction != nil {
+		head = append(head, provider.Part{Kind: provider.PartText, Text: SummaryText(*st.compaction)})
+	}
+	p.msgs = []provider.Message{{Role: provider.RoleUser, Parts: head, Cache: true}}
+	stable := prefixHash(system, in.Tools, head)
+	for _, e := range win {
+		p.add(e)
+	}
+	p.closePending()
+	msgs := p.msgs
+	if reminder != "" {
+		part := provider.Part{Kind: provider.PartText, Text: reminder}
+		if last := &msgs[len(msgs)-1]; last.Role == provider.RoleUser {
+			last.Parts = append(last.Parts, part)
+		} else {
+			msgs = append(msgs, provider.Message{Role: provider.RoleUser, Parts: []provider.Part{part}})
+		}
+	}
+	// The history's breakpoint goes on the last model message: what comes
+	// after it (new results, the reminder) changes on every call.
+	for i := len(msgs) - 1; i > 0; i-- {
+		if msgs[i].Role == provider.RoleAssistant {
+			msgs[i].Cache = true
+			break
+		}
+	}
+
+	occ := event.ContextAssembled{
+		Window:      m.Window,
+		FixedPrefix: corr(fixed),
+		TaskPins:    corr(taskPins),
+		History:     corr(history),
+		ToolOutputs: corr(outputs),
+		Action:      action,
+		PrefixHash:  stable,
+		Dropped:     newly,
+		Raw:         fixed + taskPins + history + outputs,
+		Ratio:       math.Round(ratio*1000) / 1000,
+		Counter:     c.Name(),
+	}
+	occ.Slack = m.Window - occ.Used()
+	return Assembly{
+		Request: provider.Request{
+			Model: in.Model, System: system, Tools: in.Tools, CacheTools: len(in.Tools) > 0,
+			Messages: msgs, MaxTokens: b.reserve,
+		},
+		Occupancy: occ,
+		Compact:   compact,
+	}, nil
+}
+
+// prefixHash identifies the stable prefix: the system blocks, the tool
+// catalogue, the first request, the pins and the summary. Two requests
+// with the same hash share those bytes, so a provider's prompt cache can
+// serve them.
+func prefixHash(system []provider.SystemBlock, tools []provider.Tool, head []provider.Part) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	enc.Encode(system)
+	enc.Encode(tools)
+	enc.Encode(head)
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// Limits describes spec's budget: for the session's source-side cut and
+// for tests.
+type Limits struct {
+	Window, Reserve, Input int
+	// Drop, Compact and LowWater are the thresholds in tokens.
+	Drop, Compact, LowWater int
+	// PerOutput is the most one tool output may take of the window.
+	PerOutput int
+}
+
+// Limits returns spec's budget in tokens.
+func (w *Window) Limits(spec string) Limits {
+	b := w.budget(w.Model(spec))
+	return Limits{Window: b.window, Reserve: b.reserve, Input: b.input, Drop: b.drop, Compact: b.compact, LowWater: b.low, PerOutput: b.perOutput}
+}
+
+// CutOutput is the cut at the source: before a tool result is appended
+// (and counted), an output larger than the per-output cap is cut to its
+// head and tail, so one output can never carry the window past both
+// thresholds at once. It returns the output unchanged when it fits.
+func (w *Window) CutOutput(spec string, r event.ToolResult) event.ToolResult {
+	c := w.Counter(spec)
+	limit := w.budget(w.Model(spec)).perOutput
+	// A cheap bound first: no output under limit bytes can exceed limit tokens
+	// by much, and counting exactly costs time on a long one.
+	if len(r.Output) <= limit {
+		return r
+	}
+	have := c.Count(r.Output)
+	if have <= limit {
+		return r
+	}
+	if r.Lines == 0 {
+		r.Lines = countLines(r.Output)
+	}
+	if r.Bytes == 0 {
+		r.Bytes = len(r.Output)
+	}
+	r.Output = ClipOutput(c, r.Output, have, limit, r.Artifact)
+	return r
+}
+
+func countLines(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			n++
+		}
+	}
+	if len(s) > 0 && s[len(s)-1] != '\n' {
+		n++
+	}
+	return n
+}

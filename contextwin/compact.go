@@ -1,0 +1,412 @@
+package contextwin
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// SummaryMarker starts the system prompt of every summary request, so a
+// scripted model can tell them from the agent's own calls. It equals
+// provider/scripted.SummaryRequest (a test keeps them equal).
+const SummaryMarker = "bridle:summarize"
+
+const summarySystem = SummaryMarker + `
+You compact the log of a coding agent's session so the agent can go on
+working without the events it cannot keep. You are given the session's
+original events (older ones may have been summarised by you already, in
+this same compaction). Answer with one JSON object and nothing else:
+
+{"goal": "what the user wants, in one or two sentences",
+ "constraints": ["rules the user set that are not in the pinned list"],
+ "decisions": ["choices made that later work must respect, not in the pinned list"],
+ "done": ["what has been finished, with the files it touched"],
+ "in_progress": ["what is half done and the next step"],
+ "handles": ["paths, artifact ids, commands the agent will need again"],
+ "summary": "anything else the agent must know, briefly"}
+
+Be concrete: name files, functions, commands and artifact ids. Never
+invent; leave a list empty when there is nothing for it.`
+
+// outputInSummary caps each tool output shown to the summarizer: it needs
+// the gist and the handle, not the whole listing.
+const outputInSummary = 2_000
+
+// CompactionPlan is a compaction about to run: the original events it
+// replaces, rendered in chunks that each fit the summarizer's window.
+type CompactionPlan struct {
+	// Through is the last seq the summary replaces.
+	Through int64
+	// Events is how many projected events it replaces, Tokens what they
+	// took of the window.
+	Events, Tokens int
+
+	model     string
+	chunks    []string
+	spans     [][2]int64
+	pins      Pins
+	first     string
+	handles   []string
+	maxTokens int
+}
+
+// Chunks returns how many summarizer calls the plan needs.
+func (p *CompactionPlan) Chunks() int { return len(p.chunks) }
+
+// PlanCompaction plans the compaction of everything before the last kept
+// turns, from the original events: never from an earlier summary. It
+// returns nil when there is nothing old enough to summarise.
+func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
+	m := w.Model(in.Spec)
+	b := w.budget(m)
+	c := w.Counter(in.Spec)
+	st := scan(in.Events)
+	if st.first == nil {
+		return nil, nil
+	}
+	cut := st.first.Seq
+	if st.compaction != nil {
+		cut = max(cut, st.compaction.Through)
+	}
+	var win []event.Event
+	for i, e := range in.Events {
+		if e.Seq > cut {
+			win = in.Events[i:]
+			break
+		}
+	}
+	starts := turnStarts(win)
+	if len(starts) <= w.cfg.KeepTurns {
+		return nil, nil
+	}
+	keepFrom := win[starts[len(starts)-w.cfg.KeepTurns]].Seq
+	ratio := st.ratio
+	if c.Exact() {
+		ratio = 1
+	}
+	maxSummary := min(max(b.input/10, 512), 8_192, b.reserve)
+	p := &CompactionPlan{model: in.Model, pins: st.pins, first: st.first.Payload.(event.UserMessage).Text(), maxTokens: maxSummary}
+	// Each chunk leaves room for the instructions, the summary so far and
+	// the summary to come.
+	room := int(float64(b.input-c.Count(summarySystem)-2*maxSummary-c.Count(p.first)) / ratio * 0.9)
+	room = max(room, 1_000)
+	var cur strings.Builder
+	curTokens, from := 0, int64(0)
+	flush := func(through int64) {
+		if cur.Len() > 0 {
+			p.chunks = append(p.chunks, cur.String())
+			p.spans = append(p.spans, [2]int64{from, through})
+			cur.Reset()
+			curTokens, from = 0, 0
+		}
+	}
+	var last int64
+	for _, e := range in.Events {
+		if e.Seq >= keepFrom {
+			break
+		}
+		p.Through = e.Seq
+		if projected(e) {
+			p.Events++
+			if r, ok := e.Payload.(event.ToolResult); ok && st.dropped[e.Seq] {
+				p.Tokens += c.Count(Address(r, st.calls[r.CallID], e.Tokens))
+			} else {
+				p.Tokens += min(e.Tokens, b.perOutput)
+			}
+		}
+		text, n := renderForSummary(c, e, st.calls)
+		if text == "" {
+			continue
+		}
+		if curTokens+n > room && cur.Len() > 0 {
+			flush(last)
+		}
+		if from == 0 {
+			from = e.Seq
+		}
+		cur.WriteString(text)
+		curTokens += n
+		last = e.Seq
+	}
+	flush(last)
+	if len(p.chunks) == 0 {
+		return nil, nil
+	}
+	p.handles = handlesOf(in.Events, p.Through)
+	p.Tokens = int(math.Ceil(float64(p.Tokens) * ratio))
+	return p, nil
+}
+
+// renderForSummary writes one original event for the summarizer and
+// returns its cost in tokens (estimated from the stored count).
+func renderForSummary(c tokens.Counter, e event.Event, calls map[string]event.ToolCall) (string, int) {
+	var s string
+	n := e.Tokens
+	switch v := e.Payload.(type) {
+	case event.UserMessage:
+		s = fmt.Sprintf("[#%d user]\n%s\n", e.Seq, v.Text())
+	case event.AssistantMessage:
+		s = fmt.Sprintf("[#%d assistant]\n%s\n", e.Seq, v.Text)
+		for _, call := range v.ToolCalls {
+			s += fmt.Sprintf("→ call %s %s\n", call.Name, clip(strings.Join(strings.Fields(string(call.Input)), " "), 300))
+		}
+	case event.ToolResult:
+		head := fmt.Sprintf("[#%d result of %s, %s", e.Seq, v.Name, v.Status)
+		if v.Artifact != "" {
+			head += ", artifact " + v.Artifact
+		}
+		out := v.Output
+		if n > outputInSummary {
+			out = ClipOutput(c, out, n, outputInSummary, v.Artifact)
+			n = outputInSummary
+		}
+		s = head + "]\n" + out + "\n"
+	case event.Interrupted:
+		s = fmt.Sprintf("[#%d assistant, interrupted]\n%s\n", e.Seq, v.Text)
+	case event.ConstraintPinned:
+		s, n = fmt.Sprintf("[#%d constraint pinned by %s] %s\n", e.Seq, v.Source, v.Text), e.Tokens+8
+	case event.DecisionRecorded:
+		s, n = fmt.Sprintf("[#%d decision recorded by %s] %s\n", e.Seq, v.Source, v.Text), e.Tokens+8
+	default:
+		return "", 0
+	}
+	return s, n + 8
+}
+
+// Request returns the summarizer call for chunk k, given the summary the
+// previous chunks produced. Chunks are folded in order: each call sees the
+// original events of its chunk and the summary so far.
+func (p *CompactionPlan) Request(k int, sofar string) provider.Request {
+	pins := PinsText(p.pins)
+	if pins == "" {
+		pins = "Nothing is pinned yet."
+	}
+	intro := "The user's first request, verbatim:\n" + p.first + "\n\n" + pins + "\n\n"
+	var msgs []provider.Message
+	user := func(s string) {
+		msgs = append(msgs, provider.Message{Role: provider.RoleUser, Parts: []provider.Part{{Kind: provider.PartText, Text: s}}})
+	}
+	if k == 0 || sofar == "" {
+		user(fmt.Sprintf("%sEvents #%d–#%d of the session (part %d of %d):\n\n%s\nSummarise them as the JSON object described.",
+			intro, p.spans[k][0], p.spans[k][1], k+1, len(p.chunks), p.chunks[k]))
+	} else {
+		user(fmt.Sprintf("%sEvents #%d–#%d, which no longer fit here, are summarised in your previous answer.", intro, p.spans[0][0], p.spans[k-1][1]))
+		msgs = append(msgs, provider.Message{Role: provider.RoleAssistant, Parts: []provider.Part{{Kind: provider.PartText, Text: sofar}}})
+		user(fmt.Sprintf("Events #%d–#%d (part %d of %d):\n\n%s\nAnswer with the whole summary, updated with these events, as the same JSON object.",
+			p.spans[k][0], p.spans[k][1], k+1, len(p.chunks), p.chunks[k]))
+	}
+	return provider.Request{
+		Model:     p.model,
+		System:    []provider.SystemBlock{{Text: summarySystem}},
+		Messages:  msgs,
+		MaxTokens: p.maxTokens,
+	}
+}
+
+// Result turns the summarizer's last answer into the compaction event.
+// The required fields are filled whatever the model wrote: the goal falls
+// back to the first request, and handles found in the events (paths,
+// artifact ids, commands) are always kept.
+func (p *CompactionPlan) Result(text string) event.Compaction {
+	c := parseSummary(text)
+	c.Through = p.Through
+	if strings.TrimSpace(c.Goal) == "" {
+		c.Goal = clip(strings.Join(strings.Fields(p.first), " "), 400)
+	}
+	have := map[string]bool{}
+	for _, h := range c.Handles {
+		have[h] = true
+	}
+	for _, h := range p.handles {
+		if !have[h] {
+			c.Handles = append(c.Handles, h)
+		}
+	}
+	// Pins already in force are not repeated.
+	c.Constraints = notPinned(c.Constraints, p.pins.Constraints)
+	c.Decisions = notPinned(c.Decisions, p.pins.Decisions)
+	// A summary longer than asked for would eat the room it was made to free.
+	budgetChars := 4 * p.maxTokens
+	if len(c.Summary) > budgetChars/2 {
+		c.Summary = clip(c.Summary, budgetChars/2)
+	}
+	return c
+}
+
+func notPinned(items, pinned []string) []string {
+	var out []string
+	for _, it := range items {
+		dup := false
+		for _, p := range pinned {
+			if normalize(p) == normalize(it) {
+				dup = true
+				break
+			}
+		}
+		if !dup && strings.TrimSpace(it) != "" {
+			out = append(out, strings.TrimSpace(it))
+		}
+	}
+	return out
+}
+
+// parseSummary reads the summarizer's answer: the JSON object asked for,
+// possibly in a code fence, or failing that "Goal:"-style sections, or
+// failing that the whole text as the summary.
+func parseSummary(text string) event.Compaction {
+	var c event.Compaction
+	if i, j := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}'); i >= 0 && j > i {
+		var v struct {
+			Goal        string   `json:"goal"`
+			Constraints []string `json:"constraints"`
+			Decisions   []string `json:"decisions"`
+			Done        []string `json:"done"`
+			InProgress  []string `json:"in_progress"`
+			Handles     []string `json:"handles"`
+			Summary     string   `json:"summary"`
+		}
+		if json.Unmarshal([]byte(text[i:j+1]), &v) == nil {
+			return event.Compaction{Goal: v.Goal, Constraints: v.Constraints, Decisions: v.Decisions,
+				Done: v.Done, InProgress: v.InProgress, Handles: v.Handles, Summary: v.Summary}
+		}
+	}
+	var rest []string
+	var list *[]string
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if m := sectionRE.FindStringSubmatch(t); m != nil {
+			list = nil
+			val := strings.TrimSpace(m[2])
+			switch strings.ToLower(strings.ReplaceAll(m[1], " ", "_")) {
+			case "goal":
+				c.Goal = val
+				continue
+			case "constraints":
+				list = &c.Constraints
+			case "decisions":
+				list = &c.Decisions
+			case "done":
+				list = &c.Done
+			case "in_progress":
+				list = &c.InProgress
+			case "handles":
+				list = &c.Handles
+			}
+			if val != "" {
+				*list = append(*list, val)
+			}
+			continue
+		}
+		if list != nil && (strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ")) {
+			*list = append(*list, strings.TrimSpace(t[2:]))
+			continue
+		}
+		if t != "" {
+			list = nil
+			rest = append(rest, t)
+		}
+	}
+	c.Summary = strings.Join(rest, "\n")
+	return c
+}
+
+var sectionRE = regexp.MustCompile(`(?i)^(goal|constraints|decisions|done|in progress|in_progress|handles):\s*(.*)$`)
+
+// handlesOf collects what the agent may need again from the events up to
+// through: artifact ids, paths and commands, newest kept when there are
+// many.
+func handlesOf(events []event.Event, through int64) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, e := range events {
+		if e.Seq > through {
+			break
+		}
+		switch v := e.Payload.(type) {
+		case event.AssistantMessage:
+			for _, c := range v.ToolCalls {
+				var in map[string]any
+				if json.Unmarshal(c.Input, &in) != nil {
+					continue
+				}
+				for _, k := range []string{"path", "file", "file_path", "dir"} {
+					if s, ok := in[k].(string); ok {
+						add("path " + s)
+					}
+				}
+				for _, k := range []string{"command", "cmd"} {
+					if s, ok := in[k].(string); ok {
+						add("command " + clip(s, 200))
+					}
+				}
+			}
+		case event.ToolResult:
+			if v.Artifact != "" {
+				add(fmt.Sprintf("artifact %s (output of %s)", v.Artifact, v.Name))
+			}
+			if v.Diff != nil {
+				add("path " + v.Diff.Path)
+			}
+		}
+	}
+	const keep = 40
+	if len(out) > keep {
+		out = out[len(out)-keep:]
+	}
+	return out
+}
+
+// Replacement says what a compaction replaced in the window.
+type Replacement struct {
+	From, Through int64
+	// Events is how many projected events (prompts, answers, tool
+	// results) the summary stands for; Tokens what they took.
+	Events, Tokens int
+	// SummaryTokens is what the summary takes instead.
+	SummaryTokens int
+}
+
+// Replaced describes what the compaction at seq replaced, for `bridle log`
+// and _bridle/events.
+func Replaced(events []event.Event, seq int64) (Replacement, bool) {
+	var c event.Compaction
+	var r Replacement
+	found := false
+	for _, e := range events {
+		if e.Seq == seq {
+			c, found = e.Payload.(event.Compaction)
+			r.SummaryTokens = e.Tokens
+			break
+		}
+	}
+	if !found {
+		return r, false
+	}
+	r.Through = c.Through
+	for _, e := range events {
+		if e.Seq > c.Through {
+			break
+		}
+		if projected(e) {
+			if r.From == 0 {
+				r.From = e.Seq
+			}
+			r.Events++
+			r.Tokens += e.Tokens
+		}
+	}
+	return r, true
+}

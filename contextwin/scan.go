@@ -1,0 +1,151 @@
+package contextwin
+
+import (
+	"strings"
+
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// logState is what the log says about the window, read afresh for every
+// assembly: the log is the state.
+type logState struct {
+	// first is the user's first request.
+	first *event.Event
+	pins  Pins
+	// compaction is the latest one, at seq compactionSeq.
+	compaction    *event.Compaction
+	compactionSeq int64
+	// dropped holds the tool results earlier assemblies replaced by an
+	// address.
+	dropped map[int64]bool
+	// ratio corrects estimated counts: reported usage over estimate,
+	// smoothed; 0 until a provider reported usage.
+	ratio float64
+	// calls maps a tool call id to the call, to describe a dropped output.
+	calls map[string]event.ToolCall
+}
+
+// Pins are the constraints and decisions in force, in the order given.
+type Pins struct {
+	Constraints []string
+	Decisions   []string
+}
+
+func (p *Pins) add(list *[]string, text string) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return
+	}
+	key := normalize(text)
+	for _, have := range *list {
+		if normalize(have) == key {
+			return
+		}
+	}
+	*list = append(*list, text)
+}
+
+func normalize(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(strings.TrimRight(s, ".")), " "))
+}
+
+// Empty reports whether nothing is pinned.
+func (p Pins) Empty() bool { return len(p.Constraints) == 0 && len(p.Decisions) == 0 }
+
+// PinsOf returns the constraints and decisions a log holds: the user's
+// commands, the model's remember calls and every compaction's fields.
+func PinsOf(events []event.Event) Pins { return scan(events).pins }
+
+func scan(events []event.Event) logState {
+	st := logState{dropped: map[int64]bool{}, calls: map[string]event.ToolCall{}}
+	lastRaw := 0
+	for i := range events {
+		e := &events[i]
+		switch v := e.Payload.(type) {
+		case event.UserMessage:
+			if st.first == nil {
+				st.first = e
+			}
+		case event.ConstraintPinned:
+			st.pins.add(&st.pins.Constraints, v.Text)
+		case event.DecisionRecorded:
+			st.pins.add(&st.pins.Decisions, v.Text)
+		case event.Compaction:
+			st.compaction, st.compactionSeq = &v, e.Seq
+			for _, c := range v.Constraints {
+				st.pins.add(&st.pins.Constraints, c)
+			}
+			for _, d := range v.Decisions {
+				st.pins.add(&st.pins.Decisions, d)
+			}
+		case event.ContextAssembled:
+			for _, s := range v.Dropped {
+				st.dropped[s] = true
+			}
+			lastRaw = v.Raw
+		case event.AssistantMessage:
+			for _, c := range v.ToolCalls {
+				st.calls[c.ID] = c
+			}
+			u := v.Usage
+			if reported := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens; reported > 0 && lastRaw > 0 {
+				sample := float64(reported) / float64(lastRaw)
+				if st.ratio == 0 {
+					st.ratio = sample
+				} else {
+					st.ratio = 0.5*st.ratio + 0.5*sample
+				}
+			}
+			lastRaw = 0
+		}
+	}
+	st.ratio = clampRatio(st.ratio)
+	return st
+}
+
+// clampRatio keeps a correction believable: a provider that reports
+// nothing, or only part of the prompt (some local servers leave out the
+// cached prefix), must not shrink the budget's view of the request.
+func clampRatio(r float64) float64 {
+	switch {
+	case r == 0:
+		return 1
+	case r < 0.8:
+		return 0.8
+	case r > 3:
+		return 3
+	}
+	return r
+}
+
+// projected reports whether the model sees e.
+func projected(e event.Event) bool {
+	switch e.Payload.(type) {
+	case event.UserMessage, event.AssistantMessage, event.ToolResult, event.Interrupted:
+		return true
+	}
+	return false
+}
+
+// turnStarts returns the indexes in events where a turn starts. A turn is
+// one exchange with the model: a prompt or the model's next message after
+// tool results, with the tool results that answer it. Counting exchanges
+// rather than prompts keeps "the last three turns" small in a long agentic
+// loop that runs on one prompt.
+func turnStarts(events []event.Event) []int {
+	var out []int
+	prevUser := false
+	for i, e := range events {
+		switch e.Payload.(type) {
+		case event.UserMessage:
+			out = append(out, i)
+			prevUser = true
+		case event.AssistantMessage, event.Interrupted:
+			if !prevUser {
+				out = append(out, i)
+			}
+			prevUser = false
+		}
+	}
+	return out
+}

@@ -1,0 +1,245 @@
+package contextwin
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// Model is what the window must know of a session's model.
+type Model struct {
+	// Window is the context window in tokens, input and output together.
+	Window int
+	// MaxOutput is the most tokens one response may hold.
+	MaxOutput int
+	// Tokenizer is the model's token encoding family ("o200k_base"); an
+	// unknown one is estimated and corrected from reported usage.
+	Tokenizer string
+}
+
+// DefaultModel is assumed for a model nobody described: small enough that
+// an unknown local model is not overrun.
+var DefaultModel = Model{Window: 32_768, MaxOutput: 8_192}
+
+// Models describes a pinned model spec ("provider/model-id").
+type Models func(spec string) Model
+
+// Config holds the window's thresholds, as shares of the input budget
+// (the window less the response slack).
+type Config struct {
+	// Drop is where old tool outputs start being replaced by addresses.
+	Drop float64 `json:"drop,omitempty"`
+	// Compact is where the history before the last turns is summarised.
+	Compact float64 `json:"compact,omitempty"`
+	// LowWater is what one batch of drops brings the window down to.
+	LowWater float64 `json:"low_water,omitempty"`
+	// KeepTurns is how many of the latest turns are never dropped or
+	// summarised.
+	KeepTurns int `json:"keep_turns,omitempty"`
+	// Reserve is the response slack in tokens; 0 reserves the model's
+	// MaxOutput, but at most a quarter of the window.
+	Reserve int `json:"reserve,omitempty"`
+}
+
+// DefaultConfig is the configuration DESIGN.md §5 describes.
+var DefaultConfig = Config{Drop: 0.70, Compact: 0.90, LowWater: 0.50, KeepTurns: 3}
+
+// Validate reports a configuration that cannot work, in words a user can act on.
+func (c Config) Validate() error {
+	switch {
+	case c.LowWater <= 0 || c.LowWater >= c.Drop:
+		return fmt.Errorf("context window: the low-water mark (%.0f %%) must be above 0 and below the drop threshold (%.0f %%)", 100*c.LowWater, 100*c.Drop)
+	case c.Drop >= c.Compact:
+		return fmt.Errorf("context window: the drop threshold (%.0f %%) must be below the compaction threshold (%.0f %%)", 100*c.Drop, 100*c.Compact)
+	case c.Compact > 1:
+		return fmt.Errorf("context window: the compaction threshold (%.0f %%) must be at most 100 %%", 100*c.Compact)
+	case c.KeepTurns < 1:
+		return fmt.Errorf("context window: keep at least one turn (keep_turns is %d)", c.KeepTurns)
+	case c.Reserve < 0:
+		return fmt.Errorf("context window: the response reserve (%d) must not be negative", c.Reserve)
+	}
+	return nil
+}
+
+// uncertainty is how far an estimated count may be off after correction;
+// the proof before sending keeps that much of the budget free.
+const uncertainty = 0.10
+
+// Window assembles model requests from session logs. It is safe for
+// concurrent use; it caches token counters and the counts of the fixed
+// prefix, which change rarely.
+type Window struct {
+	cfg    Config
+	models Models
+
+	mu       sync.Mutex
+	known    map[string]Model
+	counters map[string]tokens.Counter
+	fixed    map[[32]byte]int
+}
+
+// New returns a window with cfg (zero fields take DefaultConfig's values)
+// that learns models from models (nil: DefaultModel for every spec).
+func New(cfg Config, models Models) (*Window, error) {
+	d := DefaultConfig
+	if cfg.Drop == 0 {
+		cfg.Drop = d.Drop
+	}
+	if cfg.Compact == 0 {
+		cfg.Compact = d.Compact
+	}
+	if cfg.LowWater == 0 {
+		cfg.LowWater = min(d.LowWater, cfg.Drop*5/7)
+	}
+	if cfg.KeepTurns == 0 {
+		cfg.KeepTurns = d.KeepTurns
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if models == nil {
+		models = func(string) Model { return DefaultModel }
+	}
+	return &Window{cfg: cfg, models: models, known: map[string]Model{}, counters: map[string]tokens.Counter{}, fixed: map[[32]byte]int{}}, nil
+}
+
+// Config returns the window's configuration.
+func (w *Window) Config() Config { return w.cfg }
+
+// Model returns what the window knows of spec, with defaults filled in.
+// The answer is kept for the life of the window: a model's window does not
+// change while bridle runs.
+func (w *Window) Model(spec string) Model {
+	w.mu.Lock()
+	m, ok := w.known[spec]
+	w.mu.Unlock()
+	if ok {
+		return m
+	}
+	m = w.models(spec)
+	if m.Window <= 0 {
+		m.Window = DefaultModel.Window
+	}
+	if m.MaxOutput <= 0 || m.MaxOutput > m.Window/2 {
+		m.MaxOutput = min(DefaultModel.MaxOutput, m.Window/4)
+	}
+	w.mu.Lock()
+	w.known[spec] = m
+	w.mu.Unlock()
+	return m
+}
+
+// Counter returns the token counter for spec's tokenizer family.
+func (w *Window) Counter(spec string) tokens.Counter {
+	fam := w.Model(spec).Tokenizer
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.counters[fam]
+	if !ok {
+		c = tokens.For(fam)
+		w.counters[fam] = c
+	}
+	return c
+}
+
+// budget is the arithmetic of one model's window.
+type budget struct {
+	window, reserve, input int
+	drop, compact, low     int
+	// perOutput caps one tool output, so that no single output can carry
+	// the window from under the drop threshold past the compaction one.
+	perOutput int
+}
+
+func (w *Window) budget(m Model) budget {
+	reserve := w.cfg.Reserve
+	if reserve == 0 {
+		reserve = min(m.MaxOutput, m.Window/4)
+	}
+	reserve = min(reserve, m.Window/2)
+	in := m.Window - reserve
+	return budget{
+		window: m.Window, reserve: reserve, input: in,
+		drop:      int(w.cfg.Drop * float64(in)),
+		compact:   int(w.cfg.Compact * float64(in)),
+		low:       int(w.cfg.LowWater * float64(in)),
+		perOutput: max(256, int((w.cfg.Compact-w.cfg.Drop)*float64(in))),
+	}
+}
+
+// Overhead per message part: role markers and separators that every
+// chat format adds around a piece of content.
+const partOverhead = 4
+
+// CountEvent returns the tokens an event occupies when projected for spec's
+// model: what the model reads, not the stored JSON. Events the model
+// never sees count zero. The session stores the result at append.
+func (w *Window) CountEvent(spec string, kind event.Kind, payload []byte) int {
+	p, err := event.Decode(kind, payload)
+	if err != nil {
+		return (len(payload) + 3) / 4
+	}
+	return countPayload(w.Counter(spec), p)
+}
+
+func countPayload(c tokens.Counter, p event.Payload) int {
+	switch v := p.(type) {
+	case event.UserMessage:
+		return c.Count(v.Text()) + partOverhead
+	case event.AssistantMessage:
+		n := c.Count(v.Text) + c.Count(v.Thinking) + partOverhead
+		for _, call := range v.ToolCalls {
+			n += c.Count(call.Name) + c.Count(string(call.Input)) + 2*partOverhead
+		}
+		return n
+	case event.ToolResult:
+		return c.Count(v.Output) + 2*partOverhead
+	case event.Interrupted:
+		return c.Count(v.Text+InterruptedNote) + partOverhead
+	case event.Compaction:
+		return c.Count(SummaryText(v)) + partOverhead
+	case event.ConstraintPinned:
+		return c.Count(v.Text) + 2
+	case event.DecisionRecorded:
+		return c.Count(v.Text) + 2
+	}
+	return 0
+}
+
+// fixedCount counts the system blocks and the tool catalogue, cached by
+// content: they are the same on almost every call.
+func (w *Window) fixedCount(c tokens.Counter, system []provider.SystemBlock, tools []provider.Tool) int {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", c.Name())
+	for _, b := range system {
+		fmt.Fprintf(h, "%d:%s", len(b.Text), b.Text)
+	}
+	cat, _ := json.Marshal(tools)
+	h.Write(cat)
+	var key [32]byte
+	h.Sum(key[:0])
+	w.mu.Lock()
+	n, ok := w.fixed[key]
+	w.mu.Unlock()
+	if ok {
+		return n
+	}
+	for _, b := range system {
+		n += c.Count(b.Text) + partOverhead
+	}
+	for _, t := range tools {
+		n += c.Count(t.Name) + c.Count(t.Description) + c.Count(string(t.InputSchema)) + 2*partOverhead
+	}
+	w.mu.Lock()
+	if len(w.fixed) > 64 { // a few models and modes; never grow without bound
+		clear(w.fixed)
+	}
+	w.fixed[key] = n
+	w.mu.Unlock()
+	return n
+}

@@ -1,0 +1,89 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/provider"
+)
+
+// assemble builds the next request from the log. Past the compaction
+// threshold it compacts first. Either way it records how the request
+// fills the window (context_assembled) and tells the editor (usage_update)
+// before the request is sent.
+func (t *turn) assemble(ctx context.Context) (contextwin.Assembly, error) {
+	s := t.s
+	w := s.m.cfg.Window
+	a, err := w.Assemble(t.input())
+	if err != nil {
+		return a, err
+	}
+	if a.Compact {
+		if err := t.compact(ctx); err != nil {
+			return a, err
+		}
+		if a, err = w.Assemble(t.input()); err != nil {
+			return a, err
+		}
+		if a.Occupancy.Action != contextwin.ActionSqueeze {
+			a.Occupancy.Action = contextwin.ActionCompact
+		}
+	}
+	evs, err := s.append(ctx, a.Occupancy)
+	if err != nil {
+		return a, err
+	}
+	for _, u := range s.replayer().updates(evs[0]) {
+		s.send(ctx, u)
+	}
+	return a, nil
+}
+
+// input is the session as the window needs it for the next call.
+func (t *turn) input() contextwin.Input {
+	s := t.s
+	info := s.Info()
+	in := contextwin.Input{
+		Spec:   info.Model,
+		Model:  modelID(info.Model),
+		System: s.m.cfg.System,
+		Tools:  catalogue(t.reg),
+		Events: s.Events(),
+	}
+	if s.m.cfg.Project != nil {
+		in.Project = s.m.cfg.Project(info.Cwd)
+	}
+	return in
+}
+
+// compact replaces the turns before the last few with a summary made by
+// the session's own model from the original events, chunk by chunk, and
+// records it as a compaction event. The originals stay in the log.
+func (t *turn) compact(ctx context.Context) error {
+	s := t.s
+	plan, err := s.m.cfg.Window.PlanCompaction(t.input())
+	if err != nil || plan == nil {
+		return err
+	}
+	sofar := ""
+	for k := range plan.Chunks() {
+		var c provider.Collector
+		for d, err := range t.prov.Stream(ctx, plan.Request(k, sofar)) {
+			if err != nil {
+				return fmt.Errorf("compact the history (summary part %d of %d): %w", k+1, plan.Chunks(), err)
+			}
+			c.Add(d)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sofar = c.Response().Text
+	}
+	c := plan.Result(sofar)
+	if _, err := s.append(ctx, c); err != nil {
+		return err
+	}
+	s.m.log.Info("history compacted", "session", s.row.ID, "through", c.Through, "events", plan.Events, "tokens", plan.Tokens, "chunks", plan.Chunks())
+	return nil
+}
