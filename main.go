@@ -6,6 +6,7 @@
 //	bridle run PROMPT           one headless turn, the answer on stdout
 //	bridle sessions [--json]    list sessions
 //	bridle log SESSION [--json] print a session's event log
+//	bridle log --context SESSION  how each request filled the context window
 //
 // Global flags: --db PATH (or BRIDLE_DB), --model provider/model-id (or
 // BRIDLE_MODEL). Logs go to stderr at the level in BRIDLE_LOG.
@@ -135,6 +136,7 @@ Usage:
                                        one turn, headless: the answer on stdout
   bridle sessions [--json]             list sessions, newest first
   bridle log SESSION [--json]          print a session's event log
+  bridle log --context SESSION [--json] how each request filled the context window
   bridle help                          show this help
 
 Flags:
@@ -147,6 +149,7 @@ Environment:
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL,
   OLLAMA_HOST   model providers; see the README's "Configuring model providers"
   BRIDLE_LOG    log level on stderr: debug, info, warn (default), error
+  BRIDLE_CONTEXT  context window thresholds as JSON, e.g. {"drop":0.7,"compact":0.9,"low_water":0.5,"keep_turns":3}
 `)
 }
 

@@ -5,8 +5,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 
+	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/rpc"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/store"
@@ -42,7 +45,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	mgr := session.NewManager(session.Config{
 		Store:        st,
 		Client:       srv,
-		OpenModel:    mods.open,
+		OpenModel:    reuseScripted(mods.open),
 		DefaultModel: mods.defaultFor,
 		Window:       win,
 		Logger:       g.log,
@@ -56,4 +59,27 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		return 1
 	}
 	return 0
+}
+
+// reuseScripted opens each scripted model once per process, so that a
+// sequential scenario plays on from one turn to the next. Other models are
+// opened for every turn: their settings may change in between.
+func reuseScripted(open session.ModelOpener) session.ModelOpener {
+	var mu sync.Mutex
+	opened := map[string]provider.Provider{}
+	return func(ctx context.Context, spec, cwd string) (provider.Provider, error) {
+		if !strings.HasPrefix(spec, "scripted/") {
+			return open(ctx, spec, cwd)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if p, ok := opened[spec]; ok {
+			return p, nil
+		}
+		p, err := open(ctx, spec, cwd)
+		if err == nil {
+			opened[spec] = p
+		}
+		return p, err
+	}
 }

@@ -69,65 +69,17 @@ type item struct {
 // §5 gives, applies the thresholds and proves that the request and the
 // response slack fit the window before returning it.
 func (w *Window) Assemble(in Input) (Assembly, error) {
-	m := w.Model(in.Spec)
-	b := w.budget(m)
-	c := w.Counter(in.Spec)
-	st := scan(in.Events)
-	if st.first == nil {
-		return Assembly{}, fmt.Errorf("assemble a request: the log holds no prompt yet")
+	l, err := w.layout(in)
+	if err != nil {
+		return Assembly{}, err
 	}
-	ratio := st.ratio
-	if c.Exact() {
-		ratio = 1
-	}
-	corr := func(n int) int { return int(math.Ceil(float64(n) * ratio)) }
-
-	// 1–3: the fixed prefix.
-	system := []provider.SystemBlock{{Text: in.System}}
-	if in.Project != "" {
-		system = append(system, provider.SystemBlock{Text: "Project instructions:\n" + in.Project})
-	}
-	system[len(system)-1].Cache = true
-	fixed := w.fixedCount(c, system, in.Tools)
-
-	// 4, 5, 8: the task, the pins and the tail reminder.
-	pinsText, reminder := PinsText(st.pins), ReminderText(st.pins)
-	taskPins := st.first.Tokens + c.Count(pinsText) + c.Count(reminder)
-
-	// 6, 7: the latest summary, the turns after it.
-	cut := st.first.Seq
-	history := 0
-	if st.compaction != nil {
-		cut = max(cut, st.compaction.Through)
-		history += countPayload(c, *st.compaction)
-	}
-	var win []event.Event
-	for i, e := range in.Events {
-		if e.Seq > cut {
-			win = in.Events[i:]
-			break
-		}
-	}
-	// The first pass learns which results the projection shows.
-	measure := projector{}
-	for _, e := range win {
-		measure.add(e)
-	}
-	measure.closePending()
-	history += measure.synthetic * (c.Count(CancelledResult) + 2*partOverhead)
-	for _, e := range win {
-		if projected(e) && e.Kind() != event.KindToolResult {
-			history += e.Tokens
-		}
-	}
-	starts := turnStarts(win)
-	protectFrom := int64(math.MinInt64) // every turn is protected
-	if n := len(starts); n > w.cfg.KeepTurns {
-		protectFrom = win[starts[n-w.cfg.KeepTurns]].Seq
-	}
-	items := make([]item, 0, len(measure.shown))
+	m, b, c, st, corr := l.model, l.b, l.c, l.st, l.corr
+	fixed, taskPins, history := l.fixed, l.taskPins, l.history
+	system, pinsText, reminder, win := l.system, l.pinsText, l.reminder, l.win
+	protectFrom := l.protectFrom(w.cfg.KeepTurns)
+	items := make([]item, 0, len(l.shown))
 	outputs := 0
-	for _, e := range measure.shown {
+	for _, e := range l.shown {
 		r := e.Payload.(event.ToolResult)
 		it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq]}
 		it.address = c.Count(Address(r, st.calls[r.CallID], e.Tokens)) + 2*partOverhead
@@ -163,7 +115,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 		}
 	}
 	// From the second: compaction, if there is anything old to summarise.
-	compact := used() >= b.compact && len(starts) > w.cfg.KeepTurns
+	compact := used() >= b.compact && l.keepFrom(w.cfg.KeepTurns, w.summaryTokens(b)) > 0
 	// The proof: the request, with the margin an estimate needs, and the
 	// response slack fit the window. Past it, the kept turns' outputs go
 	// too, oldest first.
@@ -242,7 +194,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 		PrefixHash:  stable,
 		Dropped:     newly,
 		Raw:         fixed + taskPins + history + outputs,
-		Ratio:       math.Round(ratio*1000) / 1000,
+		Ratio:       math.Round(l.ratio*1000) / 1000,
 		Counter:     c.Name(),
 	}
 	occ.Slack = m.Window - occ.Used()

@@ -63,34 +63,16 @@ func (p *CompactionPlan) Chunks() int { return len(p.chunks) }
 // turns, from the original events: never from an earlier summary. It
 // returns nil when there is nothing old enough to summarise.
 func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
-	m := w.Model(in.Spec)
-	b := w.budget(m)
-	c := w.Counter(in.Spec)
-	st := scan(in.Events)
-	if st.first == nil {
+	l, err := w.layout(in)
+	if err != nil {
+		return nil, err
+	}
+	b, c, st, ratio := l.b, l.c, l.st, l.ratio
+	maxSummary := w.summaryTokens(b)
+	keepFrom := l.keepFrom(w.cfg.KeepTurns, maxSummary)
+	if keepFrom == 0 {
 		return nil, nil
 	}
-	cut := st.first.Seq
-	if st.compaction != nil {
-		cut = max(cut, st.compaction.Through)
-	}
-	var win []event.Event
-	for i, e := range in.Events {
-		if e.Seq > cut {
-			win = in.Events[i:]
-			break
-		}
-	}
-	starts := turnStarts(win)
-	if len(starts) <= w.cfg.KeepTurns {
-		return nil, nil
-	}
-	keepFrom := win[starts[len(starts)-w.cfg.KeepTurns]].Seq
-	ratio := st.ratio
-	if c.Exact() {
-		ratio = 1
-	}
-	maxSummary := min(max(b.input/10, 512), 8_192, b.reserve)
 	p := &CompactionPlan{model: in.Model, pins: st.pins, first: st.first.Payload.(event.UserMessage).Text(), maxTokens: maxSummary}
 	// Each chunk leaves room for the instructions, the summary so far and
 	// the summary to come.
@@ -141,6 +123,12 @@ func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
 	p.handles = handlesOf(in.Events, p.Through)
 	p.Tokens = int(math.Ceil(float64(p.Tokens) * ratio))
 	return p, nil
+}
+
+// summaryTokens bounds a summary: a tenth of the input budget, within
+// what one answer may hold.
+func (w *Window) summaryTokens(b budget) int {
+	return min(max(b.input/10, 512), 8_192, b.reserve)
 }
 
 // renderForSummary writes one original event for the summarizer and

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/session/event"
 )
 
 // EventsRequest is the params of _bridle/events: a session's log, the
@@ -33,6 +36,28 @@ type EventView struct {
 	Time    string          `json:"time"`
 	Tokens  int             `json:"tokens"`
 	Payload json.RawMessage `json:"payload"`
+	// Replaces says, for a compaction, which events its summary stands for
+	// in the context window (they stay in the log).
+	Replaces *Replaces `json:"replaces,omitempty"`
+}
+
+// Replaces is what a compaction's summary replaced.
+type Replaces struct {
+	From          int64 `json:"from"`
+	Through       int64 `json:"through"`
+	Events        int   `json:"events"`
+	Tokens        int   `json:"tokens"`
+	SummaryTokens int   `json:"summaryTokens"`
+}
+
+// ReplacesOf describes what the compaction at seq replaced; nil for any
+// other event.
+func ReplacesOf(events []event.Event, seq int64) *Replaces {
+	r, ok := contextwin.Replaced(events, seq)
+	if !ok {
+		return nil
+	}
+	return &Replaces{From: r.From, Through: r.Through, Events: r.Events, Tokens: r.Tokens, SummaryTokens: r.SummaryTokens}
 }
 
 func (s *Server) events(ctx context.Context, p EventsRequest) (EventsResponse, error) {
@@ -41,7 +66,8 @@ func (s *Server) events(ctx context.Context, p EventsRequest) (EventsResponse, e
 		return EventsResponse{}, err
 	}
 	resp := EventsResponse{Events: []EventView{}}
-	for _, e := range sess.Events() {
+	all := sess.Events()
+	for _, e := range all {
 		if e.Seq <= p.After {
 			continue
 		}
@@ -49,7 +75,11 @@ func (s *Server) events(ctx context.Context, p EventsRequest) (EventsResponse, e
 		if err != nil {
 			return EventsResponse{}, err
 		}
-		resp.Events = append(resp.Events, EventView{Seq: e.Seq, Kind: string(e.Kind()), Time: e.Time.UTC().Format(time.RFC3339Nano), Tokens: e.Tokens, Payload: payload})
+		v := EventView{Seq: e.Seq, Kind: string(e.Kind()), Time: e.Time.UTC().Format(time.RFC3339Nano), Tokens: e.Tokens, Payload: payload}
+		if e.Kind() == event.KindCompaction {
+			v.Replaces = ReplacesOf(all, e.Seq)
+		}
+		resp.Events = append(resp.Events, v)
 	}
 	return resp, nil
 }

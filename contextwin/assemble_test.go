@@ -1,0 +1,424 @@
+package contextwin
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// small is a model whose window fills in a few calls: 7,000 tokens of
+// input budget after 1,000 reserved for the answer.
+var small = Model{Window: 8_000, MaxOutput: 1_000, Tokenizer: "o200k_base"}
+
+func TestAssemblyOrderAndCacheBreakpoints(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.add(event.ConstraintPinned{Text: "never touch migrations/", Source: "user"})
+	l.prompt("Fix the flaky test in store/.")
+	l.tool("run", `{"command":"go test ./store"}`, "FAIL TestAppend", "")
+	l.add(event.DecisionRecorded{Text: "retry the write, do not mock the clock", Source: "model"})
+	in := l.input()
+	in.Project = "Use tabs. Run make lint before committing."
+	a, err := l.w.Assemble(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := a.Request
+	if len(r.System) != 2 || r.System[0].Text != "You are a test agent." || r.System[0].Cache ||
+		!strings.Contains(r.System[1].Text, "make lint") || !r.System[1].Cache {
+		t.Fatalf("system blocks = %+v, want the prompt then the project instructions, cached after the last", r.System)
+	}
+	if !r.CacheTools || len(r.Tools) != 1 {
+		t.Fatalf("tools = %+v cache=%v", r.Tools, r.CacheTools)
+	}
+	head := r.Messages[0]
+	if head.Role != provider.RoleUser || !head.Cache || head.Parts[0].Text != "Fix the flaky test in store/." {
+		t.Fatalf("first message = %+v, want the first request verbatim, cached", head)
+	}
+	pins := head.Parts[1].Text
+	if !strings.Contains(pins, "never touch migrations/") || !strings.Contains(pins, "retry the write") ||
+		strings.Index(pins, "Constraints") > strings.Index(pins, "Decisions") {
+		t.Fatalf("pins part = %q", pins)
+	}
+	last := r.Messages[len(r.Messages)-1]
+	tail := last.Parts[len(last.Parts)-1]
+	if tail.Kind != provider.PartText || !strings.HasPrefix(tail.Text, ReminderPrefix) || !strings.Contains(tail.Text, "never touch migrations/") ||
+		strings.Contains(tail.Text, "retry the write") {
+		t.Fatalf("the request does not end with a reminder of the constraints only: %+v", tail)
+	}
+	if last.Parts[0].Kind != provider.PartToolResult {
+		t.Fatalf("the reminder should follow the tool result in the last message: %+v", last)
+	}
+	if !r.Messages[1].Cache || r.Messages[1].Role != provider.RoleAssistant {
+		t.Fatalf("the last assistant message should carry the history breakpoint: %+v", r.Messages[1])
+	}
+}
+
+func TestBudgetReservesTheAnswerAndRefusesWhatCannotFit(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("hello")
+	a := l.assemble()
+	if a.Request.MaxTokens != 1_000 {
+		t.Fatalf("max_tokens = %d, want the model's 1,000", a.Request.MaxTokens)
+	}
+
+	l = newLog(t, Config{}, small)
+	l.prompt(lines(800, "huge prompt"))
+	_, err := l.w.Assemble(l.input())
+	if !errors.Is(err, ErrTooBig) || !strings.Contains(err.Error(), "larger window") {
+		t.Fatalf("err = %v, want ErrTooBig saying what to do", err)
+	}
+}
+
+func TestUnderTheFirstThresholdNothingChanges(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("look around")
+	for i := range 5 {
+		l.tool("run", `{"command":"ls"}`, lines(10, "ls"), "")
+		a := l.assemble()
+		if a.Occupancy.Action != ActionNone || len(a.Occupancy.Dropped) > 0 || a.Compact {
+			t.Fatalf("call %d at %d tokens: action %s, dropped %v", i, a.Used(), a.Occupancy.Action, a.Occupancy.Dropped)
+		}
+		if strings.Contains(requestText(a.Request), "dropped to save context") {
+			t.Fatalf("an output was dropped under the threshold")
+		}
+	}
+}
+
+func TestOldOutputsDropInOneBatchToTheLowWaterMark(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	lim := l.w.Limits(l.spec)
+	l.prompt("find the bug")
+	var results []event.Event
+	var a Assembly
+	for a.Occupancy.Action != ActionDrop {
+		results = append(results, l.tool("run", `{"command":"grep -r bug"}`, lines(60, "grep"), "art_"+string(rune('a'+len(results)))))
+		a = l.assemble()
+		if len(results) > 20 {
+			t.Fatal("never dropped")
+		}
+	}
+	if a.Used() > lim.LowWater {
+		t.Fatalf("after the batch the window holds %d tokens, above the low-water mark %d", a.Used(), lim.LowWater)
+	}
+	// Oldest first, and none of the last three turns.
+	for i, seq := range a.Occupancy.Dropped {
+		if seq != results[i].Seq {
+			t.Fatalf("dropped %v, want the oldest outputs first (%d...)", a.Occupancy.Dropped, results[0].Seq)
+		}
+	}
+	if n := len(a.Occupancy.Dropped); n > len(results)-3 {
+		t.Fatalf("dropped %d of %d outputs: the last three turns must keep theirs", n, len(results))
+	}
+	text := requestText(a.Request)
+	want := "[output of `run {\"command\":\"grep -r bug\"}` (60 lines, "
+	if !strings.Contains(text, want) || !strings.Contains(text, "artifact art_a; read_artifact art_a") {
+		t.Fatalf("no address for the dropped output in:\n%s", text)
+	}
+	// The batch holds: the next call drops nothing new and shows the same
+	// addresses (the cache broke once).
+	l.tool("run", `{"command":"ls"}`, "a\nb\n", "")
+	b := l.assemble()
+	if b.Occupancy.Action != ActionNone || strings.Count(requestText(b.Request), "dropped to save context") != len(a.Occupancy.Dropped) {
+		t.Fatalf("next call: action %s, want none with the same %d addresses", b.Occupancy.Action, len(a.Occupancy.Dropped))
+	}
+	if a.Occupancy.PrefixHash != b.Occupancy.PrefixHash {
+		t.Fatal("the stable prefix changed between calls")
+	}
+}
+
+func TestProtectedTurnsAreDroppedOnlyToFit(t *testing.T) {
+	// Three huge outputs in the last three turns do not fit together: the
+	// proof drops the oldest of them rather than overflow.
+	l := newLog(t, Config{}, small)
+	l.prompt("dump everything")
+	for range 3 {
+		l.add(event.AssistantMessage{Text: "dumping", ToolCalls: []event.ToolCall{
+			{ID: "a" + string(rune('0'+l.calls)), Name: "run", Input: []byte(`{}`)},
+			{ID: "b" + string(rune('0'+l.calls)), Name: "run", Input: []byte(`{}`)},
+		}})
+		for _, id := range []string{"a", "b"} {
+			r := event.ToolResult{CallID: id + string(rune('0'+l.calls)), Name: "run", Output: lines(200, "dump")}
+			l.add(l.w.CutOutput(l.spec, r))
+		}
+		l.calls++
+	}
+	a := l.assemble()
+	if a.Occupancy.Action != ActionSqueeze || len(a.Occupancy.Dropped) == 0 {
+		t.Fatalf("action %s dropped %v, want a squeeze", a.Occupancy.Action, a.Occupancy.Dropped)
+	}
+}
+
+func TestCompactionIsAskedForPastTheSecondThreshold(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("write the parser")
+	// Long answers, no tool output to drop: only compaction helps.
+	var a Assembly
+	for i := 0; !a.Compact; i++ {
+		l.answer(lines(40, "design notes"))
+		l.prompt("go on")
+		a = l.assemble()
+		if i > 30 {
+			t.Fatal("compaction was never asked for")
+		}
+	}
+	lim := l.w.Limits(l.spec)
+	if a.Used() < lim.Compact {
+		t.Fatalf("compaction asked for at %d tokens, under the threshold %d", a.Used(), lim.Compact)
+	}
+	plan, err := l.w.PlanCompaction(l.input())
+	if err != nil || plan == nil {
+		t.Fatalf("plan = %v, %v", plan, err)
+	}
+	// The summary replaces everything before the last three turns.
+	starts := turnStarts(l.events[2:])
+	keepFrom := l.events[2:][starts[len(starts)-3]].Seq
+	if plan.Through != keepFrom-1 {
+		t.Fatalf("through = %d, want %d (just before the last three turns)", plan.Through, keepFrom-1)
+	}
+	req := plan.Request(0, "")
+	if !strings.HasPrefix(req.System[0].Text, SummaryMarker) || !strings.Contains(requestText(req), "write the parser") {
+		t.Fatalf("summary request = %+v", req)
+	}
+	c := plan.Result(`{"goal":"a parser","done":["tokenizer in lex.go"],"in_progress":["the AST"],"handles":["path lex.go"],"decisions":["hand-written, no yacc"]}`)
+	l.add(c)
+	b := l.assemble()
+	if b.Compact || b.Used() >= lim.Drop {
+		t.Fatalf("after compaction: %d tokens, compact=%v", b.Used(), b.Compact)
+	}
+	text := requestText(b.Request)
+	for _, want := range []string{"Goal: a parser", "tokenizer in lex.go", "hand-written, no yacc", "write the parser"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("after compaction the request lacks %q", want)
+		}
+	}
+	// The last three turns: two prompts with their answers, and the last prompt.
+	if n := strings.Count(text, "design notes line 0:"); n != 2 {
+		t.Errorf("after compaction the request holds %d of the old answers, want the two in the last three turns", n)
+	}
+}
+
+func TestCompactionSummarisesOriginalEventsNeverASummary(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("task")
+	for range 8 {
+		l.answer("first era " + lines(5, "alpha"))
+		l.prompt("next")
+	}
+	plan, _ := l.w.PlanCompaction(l.input())
+	l.add(plan.Result(`{"goal":"g","summary":"EARLIER-SUMMARY-TEXT"}`))
+	for range 8 {
+		l.answer("second era " + lines(5, "beta"))
+		l.prompt("more")
+	}
+	plan, _ = l.w.PlanCompaction(l.input())
+	var all string
+	for k := range plan.Chunks() {
+		all += requestText(plan.Request(k, "so far"))
+	}
+	if strings.Contains(all, "EARLIER-SUMMARY-TEXT") {
+		t.Fatal("the second compaction was fed the first summary")
+	}
+	if !strings.Contains(all, "first era") || !strings.Contains(all, "second era") {
+		t.Fatal("the second compaction does not see the original events of both eras")
+	}
+}
+
+func TestCompactionChunksWhatDoesNotFitTheSummarizer(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("task")
+	for range 40 {
+		l.answer(lines(30, "history"))
+		l.prompt("next")
+	}
+	plan, err := l.w.PlanCompaction(l.input())
+	if err != nil || plan == nil {
+		t.Fatal(plan, err)
+	}
+	if plan.Chunks() < 3 {
+		t.Fatalf("%d chunks for ~%d tokens of history in a 7,000-token budget", plan.Chunks(), plan.Tokens)
+	}
+	c := l.w.Counter(l.spec)
+	for k := range plan.Chunks() {
+		req := plan.Request(k, strings.Repeat("summary so far ", 100))
+		n := c.Count(requestText(req))
+		if n+req.MaxTokens > small.Window {
+			t.Fatalf("chunk %d: %d tokens + %d for the answer exceed the window", k, n, req.MaxTokens)
+		}
+		if k > 0 && (len(req.Messages) != 3 || req.Messages[1].Role != provider.RoleAssistant) {
+			t.Fatalf("chunk %d should fold the summary so far in as the model's previous answer", k)
+		}
+	}
+}
+
+func TestSummaryFieldsAreAlwaysFilled(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("Port the CLI to cobra")
+	l.tool("run", `{"command":"go build ./..."}`, "ok", "art_7")
+	l.add(event.AssistantMessage{Text: "edit", ToolCalls: []event.ToolCall{{ID: "e", Name: "edit_file", Input: []byte(`{"path":"cmd/root.go"}`)}}})
+	l.add(event.ToolResult{CallID: "e", Name: "edit_file", Output: "ok"})
+	for range 4 {
+		l.answer("x")
+		l.prompt("y")
+	}
+	plan, _ := l.w.PlanCompaction(l.input())
+	for _, tt := range []struct{ name, answer, goal string }{
+		{"json in a fence", "```json\n{\"goal\":\"cobra port\",\"done\":[\"root.go\"]}\n```", "cobra port"},
+		{"sections", "Goal: cobra port\nDone:\n- root.go\nIn progress:\n- flags", "cobra port"},
+		{"free text", "We ported things.", "Port the CLI to cobra"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := plan.Result(tt.answer)
+			if c.Goal != tt.goal || c.Through != plan.Through {
+				t.Fatalf("goal %q through %d", c.Goal, c.Through)
+			}
+			for _, h := range []string{"command go build ./...", "artifact art_7 (output of run)", "path cmd/root.go"} {
+				if !slices.Contains(c.Handles, h) {
+					t.Errorf("handles %q lack %q", c.Handles, h)
+				}
+			}
+		})
+	}
+	if c := plan.Result("Goal: g\nDone:\n- root.go\nIn progress:\n- flags"); !slices.Equal(c.Done, []string{"root.go"}) || !slices.Equal(c.InProgress, []string{"flags"}) {
+		t.Errorf("sections parsed as %+v", c)
+	}
+}
+
+func TestCompactionFieldsJoinThePins(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.add(event.ConstraintPinned{Text: "no new dependencies", Source: "user"})
+	l.prompt("task")
+	l.add(event.Compaction{Through: 3, Goal: "g", Constraints: []string{"No new dependencies.", "keep the API stable"}, Decisions: []string{"use sqlite"}})
+	got := PinsOf(l.events)
+	want := Pins{Constraints: []string{"no new dependencies", "keep the API stable"}, Decisions: []string{"use sqlite"}}
+	if !slices.Equal(got.Constraints, want.Constraints) || !slices.Equal(got.Decisions, want.Decisions) {
+		t.Fatalf("pins = %+v, want %+v", got, want)
+	}
+}
+
+func TestOneOutputCannotJumpBothThresholds(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	lim := l.w.Limits(l.spec)
+	l.prompt("read the log")
+	before := l.assemble().Used()
+	e := l.tool("run", `{"command":"cat big.log"}`, lines(2_000, "log"), "art_big")
+	r := e.Payload.(event.ToolResult)
+	if e.Tokens > lim.PerOutput+2*partOverhead {
+		t.Fatalf("the cut output takes %d tokens, above the per-output cap %d", e.Tokens, lim.PerOutput)
+	}
+	if r.Lines != 2_000 || !strings.Contains(r.Output, "cut here to fit the context window; read_artifact art_big") ||
+		!strings.HasPrefix(r.Output, "log line 0:") || !strings.Contains(r.Output, "log line 1999:") {
+		t.Fatalf("cut output keeps no head, tail or way back: %d lines\n%.300s", r.Lines, r.Output)
+	}
+	after := l.assemble().Used()
+	if before < lim.Drop && after >= lim.Compact {
+		t.Fatalf("one output carried the window from %d past both thresholds to %d", before, after)
+	}
+
+	// An output stored uncut (an older log, a model with a larger window)
+	// is cut again before assembly.
+	l2 := newLog(t, Config{}, small)
+	l2.prompt("read")
+	l2.add(event.AssistantMessage{ToolCalls: []event.ToolCall{{ID: "x", Name: "run", Input: []byte(`{}`)}}})
+	l2.add(event.ToolResult{CallID: "x", Name: "run", Output: lines(2_000, "raw")})
+	a := l2.assemble()
+	if a.Occupancy.ToolOutputs > lim.PerOutput+2*partOverhead || !strings.Contains(requestText(a.Request), "cut here to fit") {
+		t.Fatalf("uncut stored output assembled at %d tokens", a.Occupancy.ToolOutputs)
+	}
+}
+
+func TestEstimatesAreCorrectedByReportedUsage(t *testing.T) {
+	est := Model{Window: 100_000, MaxOutput: 4_000, Tokenizer: "claude"}
+	l := newLog(t, Config{}, est)
+	l.prompt("hello there")
+	a := l.assemble()
+	if a.Occupancy.Counter != "estimate" || a.Occupancy.Ratio != 1 {
+		t.Fatalf("first call: counter %s ratio %v", a.Occupancy.Counter, a.Occupancy.Ratio)
+	}
+	// The provider says the request was 30 % bigger than estimated.
+	reported := a.Occupancy.Raw * 13 / 10
+	l.add(event.AssistantMessage{Text: "hi", Usage: event.Usage{InputTokens: reported - 100, CacheReadTokens: 100}})
+	l.prompt("again")
+	b := l.assemble()
+	if b.Occupancy.Ratio < 1.29 || b.Occupancy.Ratio > 1.31 {
+		t.Fatalf("ratio = %v, want 1.3", b.Occupancy.Ratio)
+	}
+	if want := int(float64(b.Occupancy.Raw) * b.Occupancy.Ratio); b.Used() < want {
+		t.Fatalf("used %d, want the raw %d corrected to at least %d", b.Used(), b.Occupancy.Raw, want)
+	}
+
+	// Exact counters are not corrected.
+	x := newLog(t, Config{}, small)
+	x.prompt("hello")
+	xa := x.assemble()
+	x.add(event.AssistantMessage{Text: "hi", Usage: event.Usage{InputTokens: xa.Occupancy.Raw * 2}})
+	x.prompt("again")
+	if r := x.assemble().Occupancy.Ratio; r != 1 {
+		t.Fatalf("exact counter corrected by %v", r)
+	}
+}
+
+func TestCountEventCountsWhatTheModelSees(t *testing.T) {
+	w, _ := New(Config{}, func(spec string) Model {
+		if spec == "openai/gpt-4.1" {
+			return Model{Window: 1_000_000, MaxOutput: 32_000, Tokenizer: "o200k_base"}
+		}
+		return Model{Window: 200_000, MaxOutput: 64_000, Tokenizer: "claude"}
+	})
+	msg := event.UserMessage{Content: []event.Content{{Type: "text", Text: "hello world"}}}
+	b, _ := event.Encode(msg)
+	if n := w.CountEvent("openai/gpt-4.1", msg.Kind(), b); n != 2+partOverhead {
+		t.Errorf("o200k count = %d, want 2 tokens of text + %d", n, partOverhead)
+	}
+	if n := w.CountEvent("anthropic/claude-sonnet-4-5", msg.Kind(), b); n < 2+partOverhead || n > 4+partOverhead {
+		t.Errorf("estimated count = %d", n)
+	}
+	for _, p := range []event.Payload{event.ToolStarted{CallID: "x"}, event.ContextAssembled{Window: 1}, event.TurnFinished{StopReason: "end_turn"}} {
+		b, _ := event.Encode(p)
+		if n := w.CountEvent("openai/gpt-4.1", p.Kind(), b); n != 0 {
+			t.Errorf("%s counts %d; the model never sees it", p.Kind(), n)
+		}
+	}
+}
+
+func TestPrefixHashChangesOnlyWithTheStableBlocks(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("task")
+	h1 := l.assemble().Occupancy.PrefixHash
+	l.tool("run", `{}`, "out", "")
+	h2 := l.assemble().Occupancy.PrefixHash
+	l.add(event.DecisionRecorded{Text: "use sqlite", Source: "user"})
+	h3 := l.assemble().Occupancy.PrefixHash
+	if h1 != h2 || h2 == h3 || len(h1) != 16 {
+		t.Fatalf("hashes %s %s %s: want the same until a pin is added", h1, h2, h3)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	for _, c := range []Config{
+		{Drop: 0.9, Compact: 0.8},
+		{Drop: 0.7, Compact: 1.2},
+		{LowWater: 0.8},
+		{KeepTurns: -1},
+		{Reserve: -5},
+	} {
+		if _, err := New(c, nil); err == nil {
+			t.Errorf("New(%+v) accepted", c)
+		} else if !strings.Contains(err.Error(), "context window:") {
+			t.Errorf("error %q does not say where", err)
+		}
+	}
+	if _, err := New(Config{Drop: 0.5, Compact: 0.8}, nil); err != nil {
+		t.Errorf("custom thresholds refused: %v", err)
+	}
+}
+
+func TestMarkersMatchTheScriptedModel(t *testing.T) {
+	if SummaryMarker != scripted.SummaryRequest || ReminderPrefix != scripted.ReminderPrefix {
+		t.Fatal("contextwin and provider/scripted disagree on the summary marker or the reminder prefix")
+	}
+}

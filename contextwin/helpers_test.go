@@ -1,0 +1,128 @@
+package contextwin
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// sessionLog builds a session's log as the session would: each event is
+// counted for the model when it is appended, and every assembly appends
+// its context_assembled.
+type sessionLog struct {
+	t      *testing.T
+	w      *Window
+	spec   string
+	events []event.Event
+	calls  int
+}
+
+func newLog(t *testing.T, cfg Config, m Model) *sessionLog {
+	t.Helper()
+	w, err := New(cfg, func(string) Model { return m })
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &sessionLog{t: t, w: w, spec: "test/model"}
+	l.add(event.SessionStarted{Model: l.spec, Mode: "ask"})
+	return l
+}
+
+func (l *sessionLog) add(p event.Payload) event.Event {
+	b, err := event.Encode(p)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	e := event.Event{Seq: int64(len(l.events) + 1), Payload: p, Tokens: l.w.CountEvent(l.spec, p.Kind(), b)}
+	l.events = append(l.events, e)
+	return e
+}
+
+func (l *sessionLog) prompt(text string) {
+	l.add(event.UserMessage{Content: []event.Content{{Type: "text", Text: text}}})
+}
+
+func (l *sessionLog) answer(text string) { l.add(event.AssistantMessage{Text: text}) }
+
+// tool records one model message calling name and its result.
+func (l *sessionLog) tool(name, input, output, artifact string) event.Event {
+	l.calls++
+	id := fmt.Sprintf("call_%d", l.calls)
+	l.add(event.AssistantMessage{Text: "checking", ToolCalls: []event.ToolCall{{ID: id, Name: name, Input: json.RawMessage(input)}}})
+	l.add(event.ToolStarted{CallID: id, Name: name})
+	r := event.ToolResult{CallID: id, Name: name, Output: output, Status: "completed", Artifact: artifact}
+	// The session cuts at the source before appending.
+	return l.add(l.w.CutOutput(l.spec, r))
+}
+
+func (l *sessionLog) input() Input {
+	return Input{Spec: l.spec, Model: "model", System: "You are a test agent.", Tools: testTools, Events: l.events}
+}
+
+// assemble assembles the next request and records it, as the session does.
+func (l *sessionLog) assemble() Assembly {
+	l.t.Helper()
+	a, err := l.w.Assemble(l.input())
+	if err != nil {
+		l.t.Fatalf("assemble: %v", err)
+	}
+	l.check(a)
+	l.add(a.Occupancy)
+	return a
+}
+
+// check verifies what every request must satisfy: it fits the window
+// with its response slack, its numbers add up, and it holds the first
+// request and every pin.
+func (l *sessionLog) check(a Assembly) {
+	l.t.Helper()
+	o := a.Occupancy
+	lim := l.w.Limits(l.spec)
+	if o.Used()+a.Request.MaxTokens > o.Window {
+		l.t.Fatalf("request of %d tokens + %d for the answer exceeds the window of %d", o.Used(), a.Request.MaxTokens, o.Window)
+	}
+	if a.Request.MaxTokens != lim.Reserve {
+		l.t.Fatalf("max_tokens = %d, want the reserve %d", a.Request.MaxTokens, lim.Reserve)
+	}
+	if o.Used()+o.Slack != o.Window {
+		l.t.Fatalf("the five numbers do not add up to the window: %+v", o)
+	}
+	text := requestText(a.Request)
+	st := scan(l.events)
+	if first := st.first.Payload.(event.UserMessage).Text(); !strings.Contains(text, first) {
+		l.t.Fatalf("the request lacks the first request %q", first)
+	}
+	for _, p := range append(st.pins.Constraints, st.pins.Decisions...) {
+		if !strings.Contains(text, p) {
+			l.t.Fatalf("the request lacks the pin %q", p)
+		}
+	}
+}
+
+func requestText(r provider.Request) string {
+	var b strings.Builder
+	for _, s := range r.System {
+		b.WriteString(s.Text + "\n")
+	}
+	for _, m := range r.Messages {
+		for _, p := range m.Parts {
+			b.WriteString(p.Text + "\n")
+		}
+	}
+	return b.String()
+}
+
+var testTools = []provider.Tool{{Name: "run", Description: "Run a command.", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)}}
+
+// lines returns n lines of varied text, about 12 tokens each.
+func lines(n int, tag string) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%s line %d: value=%d status ok path/to/file_%d.go\n", tag, i, i*7919%1000, i%17)
+	}
+	return b.String()
+}

@@ -1,0 +1,143 @@
+package contextwin
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// layout is a session's window before any decision: the blocks in order
+// and what each costs, in raw (uncorrected) tokens.
+type layout struct {
+	model Model
+	b     budget
+	c     tokens.Counter
+	st    logState
+	ratio float64
+
+	system             []provider.SystemBlock
+	pinsText, reminder string
+	// fixed, taskPins and history (without tool outputs) are raw counts.
+	fixed, taskPins, history int
+	// win holds the events after the latest summary (or the first
+	// request); starts indexes its turns.
+	win    []event.Event
+	starts []int
+	// shown are the tool results the projection shows, in order.
+	shown []event.Event
+}
+
+func (w *Window) layout(in Input) (*layout, error) {
+	l := &layout{model: w.Model(in.Spec), c: w.Counter(in.Spec), st: scan(in.Events)}
+	l.b = w.budget(l.model)
+	if l.st.first == nil {
+		return nil, fmt.Errorf("assemble a request: the log holds no prompt yet")
+	}
+	l.ratio = l.st.ratio
+	if l.c.Exact() {
+		l.ratio = 1
+	}
+	// 1–3: the fixed prefix.
+	l.system = []provider.SystemBlock{{Text: in.System}}
+	if in.Project != "" {
+		l.system = append(l.system, provider.SystemBlock{Text: "Project instructions:\n" + in.Project})
+	}
+	l.system[len(l.system)-1].Cache = true
+	l.fixed = w.fixedCount(l.c, l.system, in.Tools)
+	// 4, 5, 8: the task, the pins and the tail reminder.
+	l.pinsText, l.reminder = PinsText(l.st.pins), ReminderText(l.st.pins)
+	l.taskPins = l.st.first.Tokens + l.c.Count(l.pinsText) + l.c.Count(l.reminder)
+	// 6, 7: the latest summary, the turns after it.
+	cut := l.st.first.Seq
+	if l.st.compaction != nil {
+		cut = max(cut, l.st.compaction.Through)
+		l.history += countPayload(l.c, *l.st.compaction)
+	}
+	for i, e := range in.Events {
+		if e.Seq > cut {
+			l.win = in.Events[i:]
+			break
+		}
+	}
+	// A first pass learns which results the projection shows.
+	var p projector
+	for _, e := range l.win {
+		p.add(e)
+	}
+	p.closePending()
+	l.shown = p.shown
+	l.history += p.synthetic * (l.c.Count(CancelledResult) + 2*partOverhead)
+	for _, e := range l.win {
+		if projected(e) && e.Kind() != event.KindToolResult {
+			l.history += e.Tokens
+		}
+	}
+	l.starts = turnStarts(l.win)
+	return l, nil
+}
+
+func (l *layout) corr(n int) int { return int(math.Ceil(float64(n) * l.ratio)) }
+
+// outputCost is what a tool result takes as shown now.
+func (l *layout) outputCost(e event.Event) int {
+	if l.st.dropped[e.Seq] {
+		r := e.Payload.(event.ToolResult)
+		return l.c.Count(Address(r, l.st.calls[r.CallID], e.Tokens)) + 2*partOverhead
+	}
+	return min(e.Tokens, l.b.perOutput)
+}
+
+// protectFrom is the first seq of the last keep turns: their outputs are
+// not dropped under the thresholds.
+func (l *layout) protectFrom(keep int) int64 {
+	if n := len(l.starts); n > keep {
+		return l.win[l.starts[n-keep]].Seq
+	}
+	return math.MinInt64
+}
+
+// keepFrom is the first seq a compaction keeps: the last keep turns, or
+// fewer when they would leave the window above the low-water mark after
+// compacting (at least the last turn is always kept). It returns 0 when
+// there is nothing before it to compact.
+func (l *layout) keepFrom(keep, summary int) int64 {
+	if len(l.starts) < 2 {
+		return 0
+	}
+	room := float64(l.b.low)/l.ratio - float64(l.fixed+l.taskPins+summary)
+	pending := map[int64]bool{}
+	for _, e := range l.shown {
+		pending[e.Seq] = true
+	}
+	cost := func(from, to int) int { // turn events win[from:to]
+		n := 0
+		for _, e := range l.win[from:to] {
+			switch {
+			case pending[e.Seq]:
+				n += l.outputCost(e)
+			case projected(e) && e.Kind() != event.KindToolResult:
+				n += e.Tokens
+			}
+		}
+		return n
+	}
+	kept, acc := 0, 0
+	i := len(l.starts)
+	for i > 1 && kept < keep {
+		end := len(l.win)
+		if i < len(l.starts) {
+			end = l.starts[i]
+		}
+		n := cost(l.starts[i-1], end)
+		if kept > 0 && float64(acc+n) > room {
+			break
+		}
+		acc += n
+		kept++
+		i--
+	}
+	return l.win[l.starts[i]].Seq
+}

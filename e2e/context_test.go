@@ -1,0 +1,170 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/internal/acptest"
+)
+
+// longSurvey is a scripted session that outgrows a 12,000-token window:
+// each call thinks aloud at length and reads a file; one file is far
+// larger than the window allows for a single output.
+func longSurvey(t *testing.T, calls int) string {
+	var notes strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&notes, "note %d: the survey goes on, checking names, sizes and owners of each file. ", i)
+	}
+	var cs []map[string]any
+	for i := range calls {
+		file := fmt.Sprintf("f%d.txt", i%6)
+		if i == 3 {
+			file = "big.txt"
+		}
+		cs = append(cs, map[string]any{
+			"text":       []string{fmt.Sprintf("Step %d. ", i), notes.String()},
+			"tool_calls": []any{map[string]any{"name": "read_file", "input": map[string]string{"path": file}}},
+		})
+	}
+	cs = append(cs, map[string]any{"text": "Survey done."})
+	sc := map[string]any{
+		"sequential": true,
+		"model":      map[string]any{"window": 12_000, "max_output": 1_000, "tokenizer": "o200k_base"},
+		"turns":      []any{map[string]any{"calls": cs}, map[string]any{"calls": []any{map[string]any{"text": "Still on it."}}}},
+	}
+	var sums []any
+	for range 2 * calls {
+		sums = append(sums, map[string]any{"text": `{"goal":"survey the workspace files","done":["read f0-f2 and big.txt"],` +
+			`"in_progress":["reading the remaining files"],"handles":["path f0.txt"],"decisions":["read every file whole"]}`})
+	}
+	sc["summaries"] = sums
+	b, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acptest.Scenario(t, string(b))
+}
+
+func surveyWorkspace(t *testing.T) string {
+	files := map[string]string{}
+	for i := range 6 {
+		var b strings.Builder
+		for j := range 150 {
+			fmt.Fprintf(&b, "file %d entry %d: owner=team-%d size=%d status=active\n", i, j, j%7, j*131%9000)
+		}
+		files[fmt.Sprintf("f%d.txt", i)] = b.String()
+	}
+	var big strings.Builder
+	for j := range 2_000 {
+		fmt.Fprintf(&big, "big entry %d: a long line of log output with a request id %08x and a latency of %d ms\n", j, j*2654435761, j%300)
+	}
+	files["big.txt"] = big.String()
+	return acptest.Workspace(t, files)
+}
+
+func TestContextWindowThroughTheBinary(t *testing.T) {
+	ws := surveyWorkspace(t)
+	a := acptest.Start(t, acptest.Options{Model: longSurvey(t, 18)})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := a.Prompt(sid, "/constraint never edit f1.txt"); stop != "end_turn" {
+		t.Fatalf("pin: %s", stop)
+	}
+	const first = "Survey every file in the workspace and report owners."
+	if stop := a.Prompt(sid, first); stop != "end_turn" {
+		t.Fatalf("stopReason = %q", stop)
+	}
+	if stop := a.Prompt(sid, "Anything else?"); stop != "end_turn" {
+		t.Fatalf("second stopReason = %q", stop)
+	}
+	a.AssertValid(t)
+
+	// The editor heard about occupancy on every call, within the window.
+	usage := 0
+	for _, u := range a.Updates(sid) {
+		if u.Kind != "usage_update" {
+			continue
+		}
+		usage++
+		used, size := u.Fields["used"].(float64), u.Fields["size"].(float64)
+		if size != 12_000 || used <= 0 || used+1_000 > size {
+			t.Fatalf("usage_update used=%v size=%v: over the window less the answer's 1,000", used, size)
+		}
+	}
+	if usage != 20 {
+		t.Errorf("%d usage updates, want one per model call (20)", usage)
+	}
+
+	events := acptest.Log(t, a.DB, sid)
+	var actions []string
+	compactions := 0
+	for _, e := range events {
+		p := e["payload"].(map[string]any)
+		switch e["kind"] {
+		case "context_assembled":
+			actions = append(actions, p["action"].(string))
+		case "compaction":
+			compactions++
+			r, ok := e["replaces"].(map[string]any)
+			if !ok || r["through"] != p["through"] || r["events"].(float64) < 3 || r["from"].(float64) < 1 {
+				t.Fatalf("compaction does not say what it replaced: %v", e)
+			}
+			if p["goal"] != "survey the workspace files" || len(p["handles"].([]any)) < 2 {
+				t.Fatalf("compaction fields = %v", p)
+			}
+		case "tool_result":
+			if strings.Contains(p["output"].(string), "big entry 0:") && !strings.Contains(p["output"].(string), "cut here to fit the context window") {
+				t.Fatal("big.txt reached the log uncut")
+			}
+		}
+	}
+	joined := strings.Join(actions, " ")
+	if !strings.Contains(joined, "drop_outputs") || compactions == 0 || !strings.Contains(joined, "compact") {
+		t.Fatalf("actions %s with %d compactions: want drops and a compaction", joined, compactions)
+	}
+
+	// The same through the extension method.
+	var resp struct {
+		Events []struct {
+			Kind     string         `json:"kind"`
+			Replaces map[string]any `json:"replaces"`
+		} `json:"events"`
+	}
+	a.MustCall("_bridle/events", map[string]any{"sessionId": sid}, &resp)
+	found := false
+	for _, e := range resp.Events {
+		if e.Kind == "compaction" {
+			found = e.Replaces["events"] != nil
+		}
+	}
+	if !found {
+		t.Error("_bridle/events does not say what the compaction replaced")
+	}
+
+	out, err := acptest.Run(t, "log", "--db", a.DB, "--context", sid)
+	if err != nil {
+		t.Fatalf("bridle log --context: %v\n%s", err, out)
+	}
+	rows := strings.Split(strings.TrimSpace(out), "\n")
+	if len(rows) != 21 || !strings.Contains(rows[0], "TASK+PINS") || !strings.Contains(out, "drop_outputs") || !strings.Contains(out, "compact") {
+		t.Fatalf("bridle log --context printed:\n%s", out)
+	}
+	out, _ = acptest.Run(t, "log", "--db", a.DB, sid)
+	if !regexp.MustCompile(`compaction +\d+ +replaces events 5–\d+ \(\d+ events, \d+ tokens\) with \d+ tokens: "survey the workspace files"`).MatchString(out) {
+		t.Fatalf("bridle log does not show what the summary replaced:\n%s", out)
+	}
+}
+
+func TestBadContextConfigurationIsRefused(t *testing.T) {
+	a := acptest.Start(t, acptest.Options{Model: "scripted/demo", Env: []string{`BRIDLE_CONTEXT={"drop":0.95,"compact":0.9}`}})
+	if code := a.WaitExit(); code == 0 {
+		t.Fatal("bridle started with a drop threshold above the compaction one")
+	}
+	if s := a.Stderr(); !strings.Contains(s, "drop threshold (95 %) must be below the compaction threshold (90 %)") {
+		t.Fatalf("stderr does not say what is wrong:\n%s", s)
+	}
+}
