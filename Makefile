@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/bridle
 EDITORS := $(wildcard editors/nvim/run-tests.sh editors/vscode/run-tests.sh)
 
-.PHONY: all build test test-go test-editors tools lint bench demo clean
+.PHONY: all build test test-go test-editors tools lint bench bench-context demo clean
 
 all: build
 
@@ -35,6 +35,15 @@ test-editors: build
 # Speed and memory targets (figures are reported in the issue notes).
 bench: build
 	BRIDLE_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -benchtime 20x ./...
+
+# The context window's fidelity benchmark (issue 6): 200 randomized long
+# sessions through the real session loop, checked against the exact
+# tokenizer. SEED and SESSIONS override the defaults.
+SEED     ?= 1
+SESSIONS ?= 200
+bench-context:
+	$(GO) test -count=1 -timeout 60m -run '^TestFidelity$$' -v ./internal/ctxbench \
+		-args -sessions $(SESSIONS) -seed $(SEED) -max-iterations 150
 
 demo:
 	$(GO) run . demo

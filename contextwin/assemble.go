@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/bridle-dev/bridle/contextwin/tokens"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session/event"
 )
@@ -82,7 +83,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 	for _, e := range l.shown {
 		r := e.Payload.(event.ToolResult)
 		it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq]}
-		it.address = c.Count(Address(r, st.calls[r.CallID], e.Tokens)) + 2*partOverhead
+		it.address = w.countShort(c, Address(r, st.calls[r.CallID], e.Tokens)) + 2*partOverhead
 		if it.dropped {
 			outputs += it.address
 		} else {
@@ -244,14 +245,22 @@ func (w *Window) Limits(spec string) Limits {
 func (w *Window) CutOutput(spec string, r event.ToolResult) event.ToolResult {
 	c := w.Counter(spec)
 	limit := w.budget(w.Model(spec)).perOutput
-	// A cheap bound first: no output under limit bytes can exceed limit tokens
-	// by much, and counting exactly costs time on a long one.
+	// Cheap bounds first: a token holds at least a byte, and the estimate
+	// is within a quarter of the exact count. Counting a long output
+	// exactly only to learn that it must be cut would cost more than the
+	// cut; an output the estimate lets through that is a little over is
+	// cut again at assembly.
 	if len(r.Output) <= limit {
 		return r
 	}
-	have := c.Count(r.Output)
-	if have <= limit {
+	have := tokens.Estimate{}.Count(r.Output)
+	switch {
+	case have <= limit*3/4:
 		return r
+	case have <= 2*limit:
+		if have = c.Count(r.Output); have <= limit {
+			return r
+		}
 	}
 	if r.Lines == 0 {
 		r.Lines = countLines(r.Output)

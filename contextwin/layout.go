@@ -12,6 +12,7 @@ import (
 // layout is a session's window before any decision: the blocks in order
 // and what each costs, in raw (uncorrected) tokens.
 type layout struct {
+	w     *Window
 	model Model
 	b     budget
 	c     tokens.Counter
@@ -31,7 +32,7 @@ type layout struct {
 }
 
 func (w *Window) layout(in Input) (*layout, error) {
-	l := &layout{model: w.Model(in.Spec), c: w.Counter(in.Spec), st: scan(in.Events)}
+	l := &layout{w: w, model: w.Model(in.Spec), c: w.Counter(in.Spec), st: scan(in.Events)}
 	l.b = w.budget(l.model)
 	if l.st.first == nil {
 		return nil, fmt.Errorf("assemble a request: the log holds no prompt yet")
@@ -49,7 +50,7 @@ func (w *Window) layout(in Input) (*layout, error) {
 	l.fixed = w.fixedCount(l.c, l.system, in.Tools)
 	// 4, 5, 8: the task, the pins and the tail reminder.
 	l.pinsText, l.reminder = PinsText(l.st.pins), ReminderText(l.st.pins)
-	l.taskPins = l.st.first.Tokens + l.c.Count(l.pinsText) + l.c.Count(l.reminder)
+	l.taskPins = l.st.first.Tokens + w.countShort(l.c, l.pinsText) + w.countShort(l.c, l.reminder)
 	// 6, 7: the latest summary, the turns after it.
 	cut := l.st.first.Seq
 	if l.st.compaction != nil {
@@ -85,7 +86,7 @@ func (l *layout) corr(n int) int { return int(math.Ceil(float64(n) * l.ratio)) }
 func (l *layout) outputCost(e event.Event) int {
 	if l.st.dropped[e.Seq] {
 		r := e.Payload.(event.ToolResult)
-		return l.c.Count(Address(r, l.st.calls[r.CallID], e.Tokens)) + 2*partOverhead
+		return l.w.countShort(l.c, Address(r, l.st.calls[r.CallID], e.Tokens)) + 2*partOverhead
 	}
 	return min(e.Tokens, l.b.perOutput)
 }

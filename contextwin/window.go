@@ -81,6 +81,37 @@ type Window struct {
 	known    map[string]Model
 	counters map[string]tokens.Counter
 	fixed    map[[32]byte]int
+	short    map[shortKey]int
+}
+
+// shortKey keys the counts of the short texts assembly makes on every
+// call (pins, reminder, addresses), which seldom change.
+type shortKey struct {
+	counter string
+	text    string
+}
+
+// countShort counts a text assembly renders anew on every call, through a
+// bounded cache.
+func (w *Window) countShort(c tokens.Counter, s string) int {
+	if s == "" {
+		return 0
+	}
+	k := shortKey{c.Name(), s}
+	w.mu.Lock()
+	n, ok := w.short[k]
+	w.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = c.Count(s)
+	w.mu.Lock()
+	if len(w.short) >= 50_000 {
+		clear(w.short)
+	}
+	w.short[k] = n
+	w.mu.Unlock()
+	return n
 }
 
 // New returns a window with cfg (zero fields take DefaultConfig's values)
@@ -105,7 +136,7 @@ func New(cfg Config, models Models) (*Window, error) {
 	if models == nil {
 		models = func(string) Model { return DefaultModel }
 	}
-	return &Window{cfg: cfg, models: models, known: map[string]Model{}, counters: map[string]tokens.Counter{}, fixed: map[[32]byte]int{}}, nil
+	return &Window{cfg: cfg, models: models, known: map[string]Model{}, counters: map[string]tokens.Counter{}, fixed: map[[32]byte]int{}, short: map[shortKey]int{}}, nil
 }
 
 // Config returns the window's configuration.
