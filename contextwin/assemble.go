@@ -61,7 +61,8 @@ func (a Assembly) Used() int { return a.Occupancy.Used() }
 type item struct {
 	seq       int64
 	full      int // tokens as shown now: whole, or clipped to the per-output cap
-	address   int // tokens once dropped
+	address   int // tokens once dropped; 0 until needed
+	result    event.Event
 	protected bool
 	dropped   bool
 }
@@ -82,9 +83,9 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 	outputs := 0
 	for _, e := range l.shown {
 		r := e.Payload.(event.ToolResult)
-		it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq]}
-		it.address = w.countShort(c, Address(r, st.calls[r.CallID], e.Tokens)) + 2*partOverhead
+		it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq], result: e}
 		if it.dropped {
+			it.address = w.countShort(c, Address(r, st.calls[e.Seq], e.Tokens)) + 2*partOverhead
 			outputs += it.address
 		} else {
 			outputs += it.full
@@ -95,6 +96,14 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 	used := func() int { return corr(fixed + taskPins + history + outputs) }
 	action := ActionNone
 	var newly []int64
+	// An address is rendered and counted only for an output that may go.
+	addr := func(it *item) int {
+		if it.address == 0 {
+			r := it.result.Payload.(event.ToolResult)
+			it.address = w.countShort(c, Address(r, st.calls[it.seq], it.result.Tokens)) + 2*partOverhead
+		}
+		return it.address
+	}
 	drop := func(it *item) {
 		it.dropped = true
 		outputs += it.address - it.full
@@ -107,7 +116,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 			if used() <= b.low {
 				break
 			}
-			if it := &items[i]; !it.dropped && !it.protected && it.full > it.address {
+			if it := &items[i]; !it.dropped && !it.protected && it.full > addr(it) {
 				drop(it)
 			}
 		}
@@ -129,7 +138,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 			if used() <= min(limit, b.low) {
 				break
 			}
-			if it := &items[i]; !it.dropped && it.full > it.address {
+			if it := &items[i]; !it.dropped && it.full > addr(it) {
 				drop(it)
 				action = ActionSqueeze
 			}
@@ -150,7 +159,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 	}
 	p := projector{output: func(e event.Event, r event.ToolResult) string {
 		if dropped[e.Seq] {
-			return Address(r, st.calls[r.CallID], e.Tokens)
+			return Address(r, st.calls[e.Seq], e.Tokens)
 		}
 		return ClipOutput(c, r.Output, e.Tokens, b.perOutput, r.Artifact)
 	}}

@@ -2,6 +2,7 @@ package contextwin
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -420,5 +421,50 @@ func TestConfigValidation(t *testing.T) {
 func TestMarkersMatchTheScriptedModel(t *testing.T) {
 	if SummaryMarker != scripted.SummaryRequest || ReminderPrefix != scripted.ReminderPrefix {
 		t.Fatal("contextwin and provider/scripted disagree on the summary marker or the reminder prefix")
+	}
+}
+
+// BenchmarkAssemble measures one assembly (the per-call harness overhead
+// DESIGN.md §10 names) over logs of 1k and 100k events.
+func BenchmarkAssemble(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			l := newLog(&testing.T{}, Config{}, Model{Window: 1_000_000, MaxOutput: 32_000, Tokenizer: "o200k_base"})
+			l.prompt("benchmark task")
+			out := lines(20, "out")
+			for len(l.events) < n {
+				l.tool("run", `{"command":"ls"}`, out, "")
+				if len(l.events)%400 == 0 {
+					l.assemble()
+				}
+			}
+			in := l.input()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := l.w.Assemble(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestAddressesNameTheirOwnCallWhenIdsRepeat(t *testing.T) {
+	// Some models number calls per message, so ids repeat across messages;
+	// an address must still describe its own call, or it would change
+	// from call to call and break the prompt cache.
+	l := newLog(t, Config{}, small)
+	l.prompt("go")
+	for i := range 8 {
+		l.add(event.AssistantMessage{ToolCalls: []event.ToolCall{{ID: "toolu_0", Name: "run", Input: []byte(fmt.Sprintf(`{"command":"step %d"}`, i))}}})
+		l.add(event.ToolResult{CallID: "toolu_0", Name: "run", Output: lines(60, fmt.Sprintf("s%d", i))})
+	}
+	a := l.assemble()
+	if a.Occupancy.Action != ActionDrop {
+		t.Fatalf("action %s", a.Occupancy.Action)
+	}
+	text := requestText(a.Request)
+	if !strings.Contains(text, "[output of `run {\"command\":\"step 0\"}`") || !strings.Contains(text, "[output of `run {\"command\":\"step 1\"}`") {
+		t.Fatalf("addresses do not name their calls:\n%s", text)
 	}
 }

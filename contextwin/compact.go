@@ -97,12 +97,12 @@ func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
 		if projected(e) {
 			p.Events++
 			if r, ok := e.Payload.(event.ToolResult); ok && st.dropped[e.Seq] {
-				p.Tokens += c.Count(Address(r, st.calls[r.CallID], e.Tokens))
+				p.Tokens += c.Count(Address(r, st.calls[e.Seq], e.Tokens))
 			} else {
 				p.Tokens += min(e.Tokens, b.perOutput)
 			}
 		}
-		text, n := renderForSummary(c, e, st.calls)
+		text, n := renderForSummary(c, e)
 		if text == "" {
 			continue
 		}
@@ -133,7 +133,7 @@ func (w *Window) summaryTokens(b budget) int {
 
 // renderForSummary writes one original event for the summarizer and
 // returns its cost in tokens (estimated from the stored count).
-func renderForSummary(c tokens.Counter, e event.Event, calls map[string]event.ToolCall) (string, int) {
+func renderForSummary(c tokens.Counter, e event.Event) (string, int) {
 	var s string
 	n := e.Tokens
 	switch v := e.Payload.(type) {

@@ -21,8 +21,10 @@ type logState struct {
 	// ratio corrects estimated counts: reported usage over estimate,
 	// smoothed; 0 until a provider reported usage.
 	ratio float64
-	// calls maps a tool call id to the call, to describe a dropped output.
-	calls map[string]event.ToolCall
+	// calls maps a tool result (by seq) to the call it answers, to
+	// describe a dropped output. Ids are not enough: some models reuse
+	// them from one message to the next.
+	calls map[int64]event.ToolCall
 }
 
 // Pins are the constraints and decisions in force, in the order given.
@@ -57,8 +59,9 @@ func (p Pins) Empty() bool { return len(p.Constraints) == 0 && len(p.Decisions) 
 func PinsOf(events []event.Event) Pins { return scan(events).pins }
 
 func scan(events []event.Event) logState {
-	st := logState{dropped: map[int64]bool{}, calls: map[string]event.ToolCall{}}
+	st := logState{dropped: map[int64]bool{}, calls: map[int64]event.ToolCall{}}
 	lastRaw := 0
+	var asked []event.ToolCall // the latest model message's calls
 	for i := range events {
 		e := &events[i]
 		switch v := e.Payload.(type) {
@@ -83,10 +86,15 @@ func scan(events []event.Event) logState {
 				st.dropped[s] = true
 			}
 			lastRaw = v.Raw
-		case event.AssistantMessage:
-			for _, c := range v.ToolCalls {
-				st.calls[c.ID] = c
+		case event.ToolResult:
+			for _, c := range asked {
+				if c.ID == v.CallID {
+					st.calls[e.Seq] = c
+					break
+				}
 			}
+		case event.AssistantMessage:
+			asked = v.ToolCalls
 			u := v.Usage
 			if reported := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens; reported > 0 && lastRaw > 0 {
 				sample := float64(reported) / float64(lastRaw)

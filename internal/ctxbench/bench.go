@@ -174,8 +174,9 @@ type Result struct {
 	// StablePairs counts consecutive requests of a session whose bytes
 	// agree up to the last stable block; Pairs all consecutive pairs.
 	StablePairs, Pairs int
-	// Tokens sent to the model, exactly counted.
-	Tokens, SummaryTokens int64
+	// Tokens sent to the model, exactly counted, and the part of them
+	// that repeated the previous request from its start (cache-eligible).
+	Tokens, SummaryTokens, CachedTokens int64
 	Naive                 naiveResult
 	// Count errors, (counted − exact)/exact per request.
 	RawErrEstimate, ErrEstimate, ErrExact []float64
@@ -248,6 +249,7 @@ func (r *Result) add(o Result) {
 	r.Pairs += o.Pairs
 	r.Tokens += o.Tokens
 	r.SummaryTokens += o.SummaryTokens
+	r.CachedTokens += o.CachedTokens
 	r.Naive.add(o.Naive)
 	r.RawErrEstimate = append(r.RawErrEstimate, o.RawErrEstimate...)
 	r.ErrEstimate = append(r.ErrEstimate, o.ErrEstimate...)
@@ -373,6 +375,8 @@ func (r Result) Report(seed uint64) string {
 	total := r.Tokens + r.SummaryTokens
 	fmt.Fprintf(&b, "  tokens sent: bridle %d (%d agent + %d summarizer) vs naive %d: %.1f %% of naive\n",
 		total, r.Tokens, r.SummaryTokens, r.Naive.Tokens, 100*float64(total)/float64(max(1, r.Naive.Tokens)))
+	fmt.Fprintf(&b, "  tokens repeating the previous request from its start (cache-eligible): bridle %.1f %%, naive %.1f %%\n",
+		100*float64(r.CachedTokens)/float64(max(1, r.Tokens)), 100*float64(r.Naive.CachedTokens)/float64(max(1, r.Naive.Tokens)))
 	fmt.Fprintf(&b, "  naive keep-until-full/drop-oldest: overflows %d, first request and every pin in %.2f %%, stable prefix %.2f %%\n",
 		r.Naive.Overflows, pct(r.Naive.Complete, r.Naive.Requests), pct(r.Naive.StablePairs, r.Naive.Pairs))
 	m, p, w := Summary(r.RawErrEstimate)

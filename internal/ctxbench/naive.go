@@ -13,7 +13,7 @@ import (
 type naiveResult struct {
 	Requests, Overflows, Complete int
 	StablePairs, Pairs            int
-	Tokens                        int64
+	Tokens, CachedTokens          int64
 }
 
 func (r *naiveResult) add(o naiveResult) {
@@ -23,6 +23,7 @@ func (r *naiveResult) add(o naiveResult) {
 	r.StablePairs += o.StablePairs
 	r.Pairs += o.Pairs
 	r.Tokens += o.Tokens
+	r.CachedTokens += o.CachedTokens
 }
 
 // naive plays plan p's conversation through the naive harness. fixed is
@@ -40,6 +41,7 @@ func naive(p plan, pool *pool, tr *truth, fixed int) naiveResult {
 	pins := 0
 	oldest := -1 // position of the oldest message kept, to tell a drop
 	dropped := 0
+	prevTotal := 0
 	push := func(tokens, id int) {
 		hist = append(hist, msg{tokens, id})
 		total += tokens
@@ -72,10 +74,14 @@ func naive(p plan, pool *pool, tr *truth, fixed int) naiveResult {
 		if oldest >= 0 {
 			res.Pairs++
 			if oldest == dropped {
+				// Nothing dropped: the previous request is a prefix of this one.
 				res.StablePairs++
+				res.CachedTokens += int64(prevTotal)
+			} else {
+				res.CachedTokens += int64(fixed)
 			}
 		}
-		oldest = dropped
+		oldest, prevTotal = dropped, total
 	}
 	for i, t := range p.turns {
 		for _, pin := range t.pins {

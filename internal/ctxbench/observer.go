@@ -25,6 +25,9 @@ type observer struct {
 	mu     sync.Mutex
 	pins   []string
 	prev   []byte
+	// prevMsgs and prevSystem are the previous agent request's bytes.
+	prevMsgs   [][]byte
+	prevSystem []byte
 	sizes  []int // exact size of each agent request, in order
 	fixed  int   // system prompt and tool catalogue, as measured
 	res    Result
@@ -50,7 +53,9 @@ const (
 	toolOverhead = 8
 )
 
-func (o *observer) size(req provider.Request) (total, fixed int) {
+// size returns the request's exact size, the size of its system blocks
+// and tool catalogue, and the size of each message.
+func (o *observer) size(req provider.Request) (total, fixed int, msgs []int) {
 	for _, b := range req.System {
 		fixed += o.truth.count(b.Text) + partOverhead
 	}
@@ -59,23 +64,56 @@ func (o *observer) size(req provider.Request) (total, fixed int) {
 	}
 	total = fixed
 	for _, m := range req.Messages {
+		n := 0
 		for _, p := range m.Parts {
 			switch p.Kind {
 			case provider.PartToolUse:
-				total += o.truth.count(p.ToolName) + o.truth.count(string(p.Input)) + toolOverhead
+				n += o.truth.count(p.ToolName) + o.truth.count(string(p.Input)) + toolOverhead
 			case provider.PartToolResult:
-				total += o.truth.count(p.Text) + toolOverhead
+				n += o.truth.count(p.Text) + toolOverhead
 			default:
-				total += o.truth.count(p.Text) + partOverhead
+				n += o.truth.count(p.Text) + partOverhead
 			}
 		}
+		msgs = append(msgs, n)
+		total += n
 	}
-	return total, fixed
+	return total, fixed, msgs
+}
+
+// cached returns how many of req's tokens repeat the previous request
+// byte for byte from the start: what a prompt cache can serve.
+func (o *observer) cached(req provider.Request, fixed int, sizes []int) int {
+	enc := make([][]byte, len(req.Messages))
+	for i, m := range req.Messages {
+		m.Cache = false // the marks move; the bytes sent do not
+		enc[i], _ = json.Marshal(m)
+	}
+	defer func() { o.prevMsgs, o.prevSystem = enc, systemBytes(req) }()
+	if o.prevMsgs == nil || !bytes.Equal(o.prevSystem, systemBytes(req)) {
+		return 0
+	}
+	n := fixed
+	for i := range min(len(enc), len(o.prevMsgs)) {
+		if !bytes.Equal(enc[i], o.prevMsgs[i]) {
+			break
+		}
+		n += sizes[i]
+	}
+	return n
+}
+
+func systemBytes(req provider.Request) []byte {
+	b, _ := json.Marshal(struct {
+		S []provider.SystemBlock
+		T []provider.Tool
+	}{req.System, req.Tools})
+	return b
 }
 
 // Stream implements provider.Provider.
 func (o *observer) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
-	n, fixed := o.size(req)
+	n, fixed, sizes := o.size(req)
 	o.mu.Lock()
 	if n+req.MaxTokens > o.window {
 		o.res.Overflows++
@@ -86,6 +124,7 @@ func (o *observer) Stream(ctx context.Context, req provider.Request) iter.Seq2[p
 	} else {
 		o.res.Requests++
 		o.res.Tokens += int64(n)
+		o.res.CachedTokens += int64(o.cached(req, fixed, sizes))
 		o.sizes = append(o.sizes, n)
 		o.fixed = fixed
 		if o.complete(req) {
