@@ -177,7 +177,7 @@ type Result struct {
 	// Tokens sent to the model, exactly counted, and the part of them
 	// that repeated the previous request from its start (cache-eligible).
 	Tokens, SummaryTokens, CachedTokens int64
-	Naive                 naiveResult
+	Naive                               naiveResult
 	// Count errors, (counted − exact)/exact per request.
 	RawErrEstimate, ErrEstimate, ErrExact []float64
 }

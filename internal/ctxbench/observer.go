@@ -22,16 +22,16 @@ type observer struct {
 	window int
 	first  string
 
-	mu     sync.Mutex
-	pins   []string
-	prev   []byte
+	mu   sync.Mutex
+	pins []string
+	prev []byte
 	// prevMsgs and prevSystem are the previous agent request's bytes.
 	prevMsgs   [][]byte
 	prevSystem []byte
-	sizes  []int // exact size of each agent request, in order
-	fixed  int   // system prompt and tool catalogue, as measured
-	res    Result
-	failed string
+	sizes      []int // exact size of each agent request, in order
+	fixed      int   // system prompt and tool catalogue, as measured
+	res        Result
+	failed     string
 }
 
 func (o *observer) open(context.Context, string) (provider.Provider, error) { return o, nil }
