@@ -77,7 +77,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 	}
 	m, b, c, st, corr := l.model, l.b, l.c, l.st, l.corr
 	fixed, taskPins, history := l.fixed, l.taskPins, l.history
-	system, pinsText, reminder, win := l.system, l.pinsText, l.reminder, l.win
+	system := l.system
 	protectFrom := l.protectFrom(w.cfg.KeepTurns)
 	items := make([]item, 0, len(l.shown))
 	outputs := 0
@@ -157,42 +157,8 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 			dropped[it.seq] = true
 		}
 	}
-	p := projector{output: func(e event.Event, r event.ToolResult) string {
-		if dropped[e.Seq] {
-			return Address(r, st.calls[e.Seq], e.Tokens)
-		}
-		return ClipOutput(c, r.Output, e.Tokens, b.perOutput, r.Artifact)
-	}}
-	head := []provider.Part{{Kind: provider.PartText, Text: st.first.Payload.(event.UserMessage).Text()}}
-	if pinsText != "" {
-		head = append(head, provider.Part{Kind: provider.PartText, Text: pinsText})
-	}
-	if st.compaction != nil {
-		head = append(head, provider.Part{Kind: provider.PartText, Text: SummaryText(*st.compaction)})
-	}
-	p.msgs = []provider.Message{{Role: provider.RoleUser, Parts: head, Cache: true}}
+	msgs, head := l.messages(dropped)
 	stable := prefixHash(system, in.Tools, head)
-	for _, e := range win {
-		p.add(e)
-	}
-	p.closePending()
-	msgs := p.msgs
-	if reminder != "" {
-		part := provider.Part{Kind: provider.PartText, Text: reminder}
-		if last := &msgs[len(msgs)-1]; last.Role == provider.RoleUser {
-			last.Parts = append(last.Parts, part)
-		} else {
-			msgs = append(msgs, provider.Message{Role: provider.RoleUser, Parts: []provider.Part{part}})
-		}
-	}
-	// The history's breakpoint goes on the last model message: what comes
-	// after it (new results, the reminder) changes on every call.
-	for i := len(msgs) - 1; i > 0; i-- {
-		if msgs[i].Role == provider.RoleAssistant {
-			msgs[i].Cache = true
-			break
-		}
-	}
 
 	occ := event.ContextAssembled{
 		Window:      m.Window,
@@ -292,4 +258,48 @@ func countLines(s string) int {
 		n++
 	}
 	return n
+}
+
+// messages projects the window: the first request with the pins and the
+// summary, the turns after it with dropped outputs replaced by their
+// addresses and oversized ones cut, and the reminder at the end. It
+// returns the messages and the parts of the first one (the stable head).
+func (l *layout) messages(dropped map[int64]bool) ([]provider.Message, []provider.Part) {
+	st := l.st
+	p := projector{output: func(e event.Event, r event.ToolResult) string {
+		if dropped[e.Seq] {
+			return Address(r, st.calls[e.Seq], e.Tokens)
+		}
+		return ClipOutput(l.c, r.Output, e.Tokens, l.b.perOutput, r.Artifact)
+	}}
+	head := []provider.Part{{Kind: provider.PartText, Text: st.first.Payload.(event.UserMessage).Text()}}
+	if l.pinsText != "" {
+		head = append(head, provider.Part{Kind: provider.PartText, Text: l.pinsText})
+	}
+	if st.compaction != nil {
+		head = append(head, provider.Part{Kind: provider.PartText, Text: SummaryText(*st.compaction)})
+	}
+	p.msgs = []provider.Message{{Role: provider.RoleUser, Parts: head, Cache: true}}
+	for _, e := range l.win {
+		p.add(e)
+	}
+	p.closePending()
+	msgs := p.msgs
+	if l.reminder != "" {
+		part := provider.Part{Kind: provider.PartText, Text: l.reminder}
+		if last := &msgs[len(msgs)-1]; last.Role == provider.RoleUser {
+			last.Parts = append(last.Parts, part)
+		} else {
+			msgs = append(msgs, provider.Message{Role: provider.RoleUser, Parts: []provider.Part{part}})
+		}
+	}
+	// The history's breakpoint goes on the last model message: what comes
+	// after it (new results, the reminder) changes on every call.
+	for i := len(msgs) - 1; i > 0; i-- {
+		if msgs[i].Role == provider.RoleAssistant {
+			msgs[i].Cache = true
+			break
+		}
+	}
+	return msgs, head
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/event"
 )
 
 // assemble builds the next request from the log. Past the compaction
@@ -20,14 +21,23 @@ func (t *turn) assemble(ctx context.Context) (contextwin.Assembly, error) {
 		return a, err
 	}
 	if a.Compact {
-		if err := t.compact(ctx); err != nil {
-			return a, err
-		}
-		if a, err = w.Assemble(t.input()); err != nil {
-			return a, err
-		}
-		if a.Occupancy.Action != contextwin.ActionSqueeze {
-			a.Occupancy.Action = contextwin.ActionCompact
+		switch err := t.compact(ctx); {
+		case ctx.Err() != nil:
+			return a, ctx.Err()
+		case err != nil:
+			// The request fits without compacting; a summarizer that failed
+			// must not cost the user the turn. It is recorded, and the next
+			// call tries again.
+			if rerr := t.summaryFailed(ctx, err); rerr != nil {
+				return a, rerr
+			}
+		default:
+			if a, err = w.Assemble(t.input()); err != nil {
+				return a, err
+			}
+			if a.Occupancy.Action != contextwin.ActionSqueeze {
+				a.Occupancy.Action = contextwin.ActionCompact
+			}
 		}
 	}
 	evs, err := s.append(ctx, a.Occupancy)
@@ -86,4 +96,17 @@ func (t *turn) compact(ctx context.Context) error {
 	}
 	s.m.log.Info("history compacted", "session", s.row.ID, "through", c.Through, "events", plan.Events, "tokens", plan.Tokens, "chunks", plan.Chunks())
 	return nil
+}
+
+// summaryFailed records a failed compaction as a provider error that did
+// not end the turn.
+func (t *turn) summaryFailed(ctx context.Context, err error) error {
+	s := t.s
+	s.m.log.Warn("compaction failed; sending the request without it", "session", s.row.ID, "err", err)
+	pe := event.ProviderError{Provider: t.prov.Name(), ErrKind: "compaction", Message: err.Error()}
+	if e, ok := provider.AsError(err); ok {
+		pe.ErrKind, pe.Status, pe.Retryable = string(e.Kind), e.Status, e.Retryable
+	}
+	_, aerr := s.append(ctx, pe)
+	return aerr
 }
