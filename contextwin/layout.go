@@ -50,7 +50,12 @@ func (w *Window) layout(in Input) (*layout, error) {
 	l.fixed = w.fixedCount(l.c, l.system, in.Tools)
 	// 4, 5, 8: the task, the pins and the tail reminder.
 	l.pinsText, l.reminder = PinsText(l.st.pins), ReminderText(l.st.pins)
-	l.taskPins = l.st.first.Tokens + w.countShort(l.c, l.pinsText) + w.countShort(l.c, l.reminder)
+	l.taskPins = l.st.first.Tokens
+	for _, t := range []string{l.pinsText, l.reminder} {
+		if t != "" { // each is a part of its own
+			l.taskPins += w.countShort(l.c, t) + partOverhead
+		}
+	}
 	// 6, 7: the latest summary, the turns after it.
 	cut := l.st.first.Seq
 	if l.st.compaction != nil {

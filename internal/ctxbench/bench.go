@@ -351,6 +351,9 @@ func Under(errs []float64) float64 {
 	for _, e := range errs {
 		worst = min(worst, e)
 	}
+	if worst == 0 {
+		return 0
+	}
 	return -100 * worst
 }
 
