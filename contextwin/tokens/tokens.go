@@ -7,7 +7,7 @@ package tokens
 import (
 	"sync"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
 )
 
 // Counter counts the tokens of a text.
@@ -30,33 +30,31 @@ const (
 func For(family string) Counter {
 	switch family {
 	case O200kBase:
-		return newExact(tokenizer.O200kBase)
+		return newExact(family, codec.NewO200kBase)
 	case CL100kBase:
-		return newExact(tokenizer.Cl100kBase)
+		return newExact(family, codec.NewCl100kBase)
 	}
 	return Estimate{}
 }
 
 // exact counts with a tiktoken encoding. The codec (its vocabulary is a
 // few megabytes) is built on first use, so a process that never counts
-// with it never pays for it.
+// with it never pays for it. Only the two encodings current models use are
+// linked in: the older ones would add megabytes to the binary.
 type exact struct {
-	enc   tokenizer.Encoding
+	name  string
+	make  func() *codec.Codec
 	once  sync.Once
-	codec tokenizer.Codec
-	err   error
+	codec *codec.Codec
 }
 
-func newExact(enc tokenizer.Encoding) *exact { return &exact{enc: enc} }
+func newExact(name string, make func() *codec.Codec) *exact { return &exact{name: name, make: make} }
 
 func (e *exact) Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	e.once.Do(func() { e.codec, e.err = tokenizer.Get(e.enc) })
-	if e.err != nil {
-		return Estimate{}.Count(s)
-	}
+	e.once.Do(func() { e.codec = e.make() })
 	n, err := e.codec.Count(s)
 	if err != nil {
 		// Only strict mode fails, on invalid UTF-8; never undercount.
@@ -66,4 +64,4 @@ func (e *exact) Count(s string) int {
 }
 
 func (e *exact) Exact() bool  { return true }
-func (e *exact) Name() string { return string(e.enc) }
+func (e *exact) Name() string { return e.name }
