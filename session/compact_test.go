@@ -74,8 +74,8 @@ func newTestManager(t *testing.T, sc *scripted.Scenario) (*Manager, *recorder) {
 	p := scripted.New(sc)
 	rec := &recorder{}
 	m := NewManager(Config{
-		Store: st, Client: rec, DefaultModel: "scripted/test", Tools: []sandbox.Tool{dump{}}, Window: win,
-		OpenModel: func(context.Context, string) (provider.Provider, error) { return p, nil },
+		Store: st, Client: rec, DefaultModel: func(string) string { return "scripted/test" }, Tools: []sandbox.Tool{dump{}}, Window: win,
+		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil },
 	})
 	t.Cleanup(m.Shutdown)
 	return m, rec
@@ -157,7 +157,7 @@ func TestTurnCompactsWithTheSessionModelAndReportsOccupancy(t *testing.T) {
 
 func TestAFailedSummaryDoesNotCostTheTurn(t *testing.T) {
 	sc := &scripted.Scenario{Sequential: true, Turns: []scripted.Turn{longTurn(14)},
-		Summaries: []scripted.Call{{Fail: &scripted.Failure{Kind: provider.ErrOverloaded, Message: "the summarizer is overloaded"}}}}
+		Summaries: []scripted.Call{{Fail: &scripted.Failure{Kind: provider.ErrContextLength, Message: "prompt is too long"}}}}
 	m, _ := newTestManager(t, sc)
 	info, _ := m.New(context.Background(), NewParams{Cwd: t.TempDir()})
 	s, _ := m.Get(context.Background(), info.ID)
@@ -168,7 +168,8 @@ func TestAFailedSummaryDoesNotCostTheTurn(t *testing.T) {
 	for _, e := range s.Events() {
 		switch v := e.Payload.(type) {
 		case event.ProviderError:
-			if v.Final || v.ErrKind != string(provider.ErrOverloaded) || !strings.Contains(v.Message, "compact the history") {
+			// Not retried: a request that is too long stays too long.
+			if v.Final || v.ErrKind != string(provider.ErrContextLength) || !strings.Contains(v.Message, "compact the history") {
 				t.Fatalf("recorded %+v", v)
 			}
 			failed++

@@ -262,7 +262,7 @@ func runSession(ctx context.Context, st *store.Store, win *contextwin.Window, po
 		Store:         st,
 		Client:        quiet{},
 		OpenModel:     obs.open,
-		DefaultModel:  p.profile.name,
+		DefaultModel:  func(string) string { return p.profile.name },
 		Tools:         []sandbox.Tool{emit{pool: pool}},
 		Window:        win,
 		MaxIterations: 1_000,

@@ -34,7 +34,7 @@ type observer struct {
 	failed     string
 }
 
-func (o *observer) open(context.Context, string) (provider.Provider, error) { return o, nil }
+func (o *observer) open(context.Context, string, string) (provider.Provider, error) { return o, nil }
 
 func (o *observer) Name() string { return "ctxbench" }
 
