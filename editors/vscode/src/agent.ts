@@ -1,0 +1,147 @@
+// The bridle child process and the ACP connection to it. Nothing here knows
+// about VS Code, so the same code runs in the extension host and in the unit
+// tests.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+
+export interface AgentOptions {
+  /** Binary to run: a name looked up on PATH or a full path. */
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  clientVersion: string;
+}
+
+export interface AgentHandlers {
+  update(n: acp.SessionNotification): void;
+  /** Answers a permission request; may take as long as the user needs. */
+  permission(req: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse>;
+  /** The process ended; stderr holds its last lines. */
+  exit(code: number | null, signal: NodeJS.Signals | null, stderr: string): void;
+}
+
+/** Thrown when the bridle binary cannot be started; the message says how to fix it. */
+export class AgentStartError extends Error {}
+
+const stderrKeep = 8 * 1024;
+
+export class Agent {
+  readonly info: acp.InitializeResponse;
+  private exited = false;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly conn: acp.ClientConnection,
+    info: acp.InitializeResponse,
+  ) {
+    this.info = info;
+    child.once("exit", () => (this.exited = true));
+  }
+
+  /**
+   * Spawns bridle and completes the ACP handshake. It rejects with an
+   * AgentStartError naming the fix when the binary is missing or does not
+   * answer `initialize`.
+   */
+  static async start(opts: AgentOptions, h: AgentHandlers): Promise<Agent> {
+    const child = spawn(opts.command, opts.args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr!.setEncoding("utf8");
+    child.stderr!.on("data", (d: string) => {
+      stderr = (stderr + d).slice(-stderrKeep);
+    });
+    const spawned = new Promise<void>((resolve, reject) => {
+      child.once("spawn", () => resolve());
+      child.once("error", (err: NodeJS.ErrnoException) => {
+        if (err.code === "ENOENT") {
+          reject(
+            new AgentStartError(
+              `Could not start bridle: "${opts.command}" was not found. Install it ` +
+                `(go install github.com/bridle-dev/bridle@latest) or set the "bridle.path" ` +
+                `setting to the full path of the binary.`,
+            ),
+          );
+        } else if (err.code === "EACCES") {
+          reject(new AgentStartError(`Could not start bridle: "${opts.command}" is not executable (chmod +x it, or fix "bridle.path").`));
+        } else {
+          reject(new AgentStartError(`Could not start bridle ("${opts.command}"): ${err.message}`));
+        }
+      });
+    });
+    await spawned;
+    child.once("exit", (code, signal) => h.exit(code, signal, stderr));
+    // A dead child makes writes fail with EPIPE; the exit handler reports it.
+    child.stdin!.on("error", () => {});
+
+    const app = acp
+      .client({ name: "bridle-vscode" })
+      .onNotification(acp.methods.client.session.update, (ctx) => h.update(ctx.params))
+      .onRequest(acp.methods.client.session.requestPermission, (ctx) => h.permission(ctx.params, ctx.signal));
+    const stream = acp.ndJsonStream(
+      Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+      Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>,
+    );
+    const conn = app.connect(stream);
+    const exited = new Promise<never>((_, reject) =>
+      child.once("exit", (code, signal) =>
+        reject(
+          new AgentStartError(
+            `bridle exited (${signal ?? `code ${code}`}) before answering initialize.` +
+              (stderr.trim() ? ` Its last words: ${stderr.trim().split("\n").slice(-3).join(" | ")}` : ""),
+          ),
+        ),
+      ),
+    );
+    let info: acp.InitializeResponse;
+    try {
+      info = await Promise.race([
+        conn.agent.request(acp.methods.agent.initialize, {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+          clientInfo: { name: "bridle-vscode", version: opts.clientVersion },
+        }),
+        exited,
+      ]);
+    } catch (err) {
+      child.kill();
+      throw err instanceof AgentStartError ? err : new AgentStartError(`bridle did not complete the ACP handshake: ${String(err)}`);
+    }
+    exited.catch(() => {});
+    return new Agent(child, conn, info);
+  }
+
+  get alive(): boolean {
+    return !this.exited;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  request<M extends acp.AgentRequestMethod>(method: M, params: acp.AgentRequestParamsByMethod[M]): Promise<acp.AgentRequestResponsesByMethod[M]> {
+    return this.conn.agent.request(method, params);
+  }
+
+  notify<M extends acp.AgentNotificationMethod>(method: M, params: acp.AgentNotificationParamsByMethod[M]): Promise<void> {
+    return this.conn.agent.notify(method, params);
+  }
+
+  /** Closes the connection and ends the process (TERM, then KILL after 2 s). */
+  dispose(): void {
+    this.conn.close();
+    if (this.exited) return;
+    this.child.stdin?.end();
+    this.child.kill("SIGTERM");
+    const t = setTimeout(() => {
+      if (!this.exited) this.child.kill("SIGKILL");
+    }, 2000);
+    t.unref();
+  }
+}

@@ -1,0 +1,477 @@
+// The chat controller: one bridle process per window, the current session,
+// the transcript, approvals, and the bridge to the webview and status bar.
+
+import * as path from "node:path";
+import { execFile } from "node:child_process";
+import * as vscode from "vscode";
+import * as acp from "@agentclientprotocol/sdk";
+import { Agent, AgentStartError } from "./agent";
+import { Transcript, type Item, type DiffView } from "./transcript";
+import { statusText, statusTooltip } from "./usage";
+import type { ToWebview, FromWebview } from "./protocol";
+
+interface PendingPermission {
+  itemId: string;
+  req: acp.RequestPermissionRequest;
+  resolve(r: acp.RequestPermissionResponse): void;
+}
+
+export class Controller implements vscode.Disposable {
+  private agent: Agent | undefined;
+  private starting: Promise<Agent> | undefined;
+  private view: vscode.WebviewView | undefined;
+  private readonly transcript = new Transcript();
+  private readonly pending = new Map<string, PendingPermission>();
+  private readonly status: vscode.StatusBarItem;
+  private readonly diffs = new Map<string, string>();
+  private diffSeq = 0;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  sessionId: string | undefined;
+  modes: acp.SessionModeState | undefined;
+  configOptions: acp.SessionConfigOption[] = [];
+  commands: acp.AvailableCommand[] = [];
+  running = false;
+  usage: { used: number; size: number } | undefined;
+
+  constructor(
+    private readonly ctx: vscode.ExtensionContext,
+    private readonly log: vscode.OutputChannel,
+  ) {
+    this.status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+    this.status.name = "bridle context";
+    this.status.command = "bridle.chat.focus";
+    this.disposables.push(
+      this.status,
+      vscode.workspace.registerTextDocumentContentProvider("bridle-diff", {
+        provideTextDocumentContent: (uri) => this.diffs.get(uri.query) ?? "",
+      }),
+    );
+  }
+
+  dispose(): void {
+    this.cancelPending();
+    this.agent?.dispose();
+    this.agent = undefined;
+    for (const d of this.disposables) d.dispose();
+  }
+
+  // ---- process and session lifecycle ----
+
+  private cwd(): string {
+    return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd();
+  }
+
+  /** The command line and environment bridle runs with, from the settings. */
+  launch(): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+    const cfg = vscode.workspace.getConfiguration("bridle");
+    const command = cfg.get<string>("path") || "bridle";
+    const args = cfg.get<string[]>("args") ?? [];
+    const env = { ...process.env, ...(cfg.get<Record<string, string>>("env") ?? {}) };
+    return { command, args, env };
+  }
+
+  async ensureAgent(): Promise<Agent> {
+    if (this.agent?.alive) return this.agent;
+    if (this.starting) return this.starting;
+    const { command, args, env } = this.launch();
+    this.log.appendLine(`starting ${command} ${args.join(" ")} in ${this.cwd()}`);
+    this.starting = Agent.start(
+      { command, args, env, cwd: this.cwd(), clientVersion: String(this.ctx.extension?.packageJSON?.version ?? "0") },
+      {
+        update: (n) => this.onUpdate(n),
+        permission: (req, signal) => this.onPermission(req, signal),
+        exit: (code, signal, stderr) => this.onExit(code, signal, stderr),
+      },
+    );
+    try {
+      this.agent = await this.starting;
+      const info = this.agent.info;
+      this.log.appendLine(`connected to ${info.agentInfo?.name ?? "agent"} ${info.agentInfo?.version ?? ""} (pid ${this.agent.pid})`);
+      return this.agent;
+    } finally {
+      this.starting = undefined;
+    }
+  }
+
+  private onExit(code: number | null, signal: string | null, stderr: string): void {
+    this.log.appendLine(`bridle exited (${signal ?? `code ${code}`})`);
+    if (stderr.trim()) this.log.appendLine(stderr.trim());
+    this.agent = undefined;
+    this.cancelPending();
+    if (this.running) {
+      this.running = false;
+      this.push(this.transcript.addNotice(`bridle stopped unexpectedly (${signal ?? `exit code ${code}`}); see the "bridle" output for its log.`, "error"));
+    }
+    this.sessionId = undefined;
+    this.postState();
+  }
+
+  private report(err: unknown): void {
+    const msg = err instanceof Error ? err.message : String(err);
+    this.log.appendLine(`error: ${msg}`);
+    if (err instanceof AgentStartError) {
+      void vscode.window.showErrorMessage(msg, "Open Settings").then((a) => {
+        if (a) void vscode.commands.executeCommand("workbench.action.openSettings", "bridle.path");
+      });
+    } else {
+      void vscode.window.showErrorMessage(`bridle: ${msg}`);
+    }
+    this.push(this.transcript.addNotice(msg, "error"));
+  }
+
+  private sessionResult(sessionId: string, r: { modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null }): void {
+    this.sessionId = sessionId;
+    this.modes = r.modes ?? undefined;
+    this.configOptions = r.configOptions ?? [];
+    void this.ctx.workspaceState.update("bridle.lastSession", sessionId);
+  }
+
+  private async closeCurrent(agent: Agent): Promise<void> {
+    if (!this.sessionId) return;
+    if (this.running) await this.stop();
+    if (agent.info.agentCapabilities?.sessionCapabilities?.close) {
+      await agent.request(acp.methods.agent.session.close, { sessionId: this.sessionId }).catch(() => {});
+    }
+    this.sessionId = undefined;
+  }
+
+  async newChat(): Promise<void> {
+    try {
+      const agent = await this.ensureAgent();
+      await this.closeCurrent(agent);
+      this.transcript.clear();
+      this.usage = undefined;
+      this.status.hide();
+      this.commands = [];
+      const r = await agent.request(acp.methods.agent.session.new, { cwd: this.cwd(), mcpServers: [] });
+      this.sessionId = r.sessionId;
+      this.sessionResult(r.sessionId, r);
+      this.log.appendLine(`new session ${r.sessionId}`);
+    } catch (err) {
+      this.report(err);
+    }
+    this.postState(true);
+  }
+
+  private async ensureSession(): Promise<string | undefined> {
+    if (!this.sessionId) await this.newChat();
+    return this.sessionId;
+  }
+
+  async send(text: string): Promise<void> {
+    text = text.trim();
+    if (!text) return;
+    if (this.running) {
+      void vscode.window.showWarningMessage("bridle is still answering; press Stop first or wait for the turn to end.");
+      return;
+    }
+    const sessionId = await this.ensureSession();
+    if (!sessionId || !this.agent) return;
+    this.push(this.transcript.addUser(text));
+    this.running = true;
+    this.postState();
+    try {
+      const r = await this.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+      if (r.stopReason !== "end_turn") this.push(this.transcript.addNotice(stopText(r.stopReason), r.stopReason === "cancelled" ? "warning" : "info"));
+    } catch (err) {
+      this.report(err);
+    } finally {
+      this.running = false;
+      this.cancelPending();
+      this.postState();
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (!this.sessionId || !this.agent) return;
+    this.log.appendLine(`cancel ${this.sessionId}`);
+    // ACP: the client answers pending permission requests as cancelled.
+    this.cancelPending();
+    await this.agent.notify(acp.methods.agent.session.cancel, { sessionId: this.sessionId });
+  }
+
+  async setMode(modeId: string): Promise<void> {
+    if (!this.sessionId || !this.agent) {
+      await this.ensureSession();
+      if (!this.sessionId || !this.agent) return;
+    }
+    try {
+      await this.agent.request(acp.methods.agent.session.setMode, { sessionId: this.sessionId, modeId });
+      if (this.modes) this.modes.currentModeId = modeId;
+    } catch (err) {
+      this.report(err);
+    }
+    this.postState();
+  }
+
+  async setConfigOption(configId: string, value: string): Promise<void> {
+    if (!this.sessionId || !this.agent) return;
+    try {
+      const r = await this.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: this.sessionId, configId, value });
+      this.configOptions = r.configOptions ?? this.configOptions;
+    } catch (err) {
+      this.report(err);
+    }
+    this.postState();
+  }
+
+  async selectMode(): Promise<void> {
+    await this.ensureSession();
+    const modes = this.modes?.availableModes ?? [];
+    if (!modes.length) {
+      void vscode.window.showInformationMessage("bridle offers no modes for this session.");
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(
+      modes.map((m) => ({ label: m.name, description: m.id === this.modes?.currentModeId ? "current" : m.id, detail: m.description ?? undefined, id: m.id })),
+      { title: "bridle: Select Mode", placeHolder: "Mode for this session" },
+    );
+    if (pick) await this.setMode(pick.id);
+  }
+
+  async listSessions(): Promise<acp.SessionInfo[]> {
+    const agent = await this.ensureAgent();
+    if (!agent.info.agentCapabilities?.sessionCapabilities?.list) throw new Error("this bridle does not support session/list; update bridle.");
+    const out: acp.SessionInfo[] = [];
+    let cursor: string | undefined;
+    do {
+      const r = await agent.request(acp.methods.agent.session.list, { cwd: this.cwd(), cursor: cursor ?? null });
+      out.push(...r.sessions);
+      cursor = r.nextCursor ?? undefined;
+    } while (cursor && out.length < 500);
+    return out;
+  }
+
+  async resumeSession(sessionId?: string): Promise<void> {
+    try {
+      if (!sessionId) {
+        const sessions = await this.listSessions();
+        if (!sessions.length) {
+          void vscode.window.showInformationMessage("No earlier bridle sessions in this folder.");
+          return;
+        }
+        const pick = await vscode.window.showQuickPick(
+          sessions.map((s) => ({
+            label: s.title || s.sessionId,
+            description: s.updatedAt ? new Date(s.updatedAt).toLocaleString() : undefined,
+            detail: s.sessionId === this.sessionId ? `${s.sessionId} (open)` : s.sessionId,
+            id: s.sessionId,
+          })),
+          { title: "bridle: Resume Session", placeHolder: "Pick a session to reopen", matchOnDetail: true },
+        );
+        if (!pick) return;
+        sessionId = pick.id;
+      }
+      const agent = await this.ensureAgent();
+      await this.closeCurrent(agent);
+      this.transcript.clear();
+      this.usage = undefined;
+      this.status.hide();
+      this.postState(true);
+      // Updates replayed by session/load land in the transcript as they come.
+      this.sessionId = sessionId;
+      if (agent.info.agentCapabilities?.loadSession) {
+        const r = await agent.request(acp.methods.agent.session.load, { sessionId, cwd: this.cwd(), mcpServers: [] });
+        this.sessionResult(sessionId, r);
+      } else {
+        const r = await agent.request(acp.methods.agent.session.resume, { sessionId, cwd: this.cwd(), mcpServers: [] });
+        this.sessionResult(sessionId, r);
+        this.push(this.transcript.addNotice("Resumed; this bridle cannot replay the history."));
+      }
+      this.push(this.transcript.addNotice(`Resumed session ${sessionId}`));
+      this.log.appendLine(`resumed session ${sessionId}`);
+    } catch (err) {
+      this.sessionId = undefined;
+      this.report(err);
+    }
+    this.postState(true);
+  }
+
+  async showEventLog(): Promise<void> {
+    const sessionId = this.sessionId ?? this.ctx.workspaceState.get<string>("bridle.lastSession");
+    if (!sessionId) {
+      void vscode.window.showInformationMessage("No bridle session yet: start a chat first.");
+      return;
+    }
+    const { command, env } = this.launch();
+    const text = await new Promise<string>((resolve) => {
+      execFile(command, ["log", sessionId], { env, cwd: this.cwd(), maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+        if (err) resolve(`bridle log ${sessionId} failed: ${stderr || err.message}\n${stdout}`);
+        else resolve(stdout);
+      });
+    });
+    const doc = await vscode.workspace.openTextDocument({ content: text, language: "log" });
+    await vscode.window.showTextDocument(doc, { preview: false });
+  }
+
+  // ---- agent → client ----
+
+  private onUpdate(n: acp.SessionNotification): void {
+    if (n.sessionId !== this.sessionId) return;
+    const u = n.update;
+    switch (u.sessionUpdate) {
+      case "usage_update":
+        this.usage = { used: u.used, size: u.size };
+        this.status.text = statusText(u);
+        this.status.tooltip = statusTooltip(u);
+        this.status.show();
+        this.post({ type: "usage", text: statusText(u) });
+        return;
+      case "current_mode_update":
+        if (this.modes) this.modes.currentModeId = u.currentModeId;
+        this.postState();
+        return;
+      case "available_commands_update":
+        this.commands = u.availableCommands;
+        this.postState();
+        return;
+      case "config_option_update":
+        this.configOptions = u.configOptions;
+        this.postState();
+        return;
+      default:
+        for (const it of this.transcript.apply(u)) this.push(it);
+    }
+  }
+
+  private onPermission(req: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
+    return new Promise((resolve) => {
+      const item = this.transcript.addPermission(req);
+      this.pending.set(item.id, { itemId: item.id, req, resolve });
+      this.push(item);
+      signal.addEventListener("abort", () => this.answer(item.id, undefined));
+      const cfg = vscode.workspace.getConfiguration("bridle");
+      if (item.diffs.length && cfg.get<boolean>("openDiffOnApproval", true)) void this.openDiff(item.diffs[0]);
+      // The same choice as a notification, for when the chat view is hidden.
+      void vscode.window
+        .showInformationMessage(`bridle asks: ${item.title}`, ...req.options.map((o) => o.name))
+        .then((name) => {
+          const opt = req.options.find((o) => o.name === name);
+          if (opt) this.answer(item.id, opt.optionId);
+        });
+    });
+  }
+
+  /** Answers a pending approval; undefined means cancelled. The first answer wins. */
+  answer(itemId: string, optionId: string | undefined): void {
+    const p = this.pending.get(itemId);
+    if (!p) return;
+    this.pending.delete(itemId);
+    p.resolve(optionId ? { outcome: { outcome: "selected", optionId } } : { outcome: { outcome: "cancelled" } });
+    const it = this.transcript.answerPermission(itemId, optionId ?? "cancelled");
+    if (it) this.push(it);
+    this.log.appendLine(`approval ${p.req.toolCall.toolCallId}: ${optionId ?? "cancelled"}`);
+  }
+
+  private cancelPending(): void {
+    for (const id of [...this.pending.keys()]) this.answer(id, undefined);
+  }
+
+  pendingApprovals(): string[] {
+    return [...this.pending.keys()];
+  }
+
+  async openDiff(d: DiffView): Promise<void> {
+    const key = String(++this.diffSeq);
+    let before = d.oldText;
+    if (before === null) {
+      try {
+        before = Buffer.from(await vscode.workspace.fs.readFile(vscode.Uri.file(d.path))).toString("utf8");
+      } catch {
+        before = "";
+      }
+    }
+    this.diffs.set(`${key}-old`, before);
+    this.diffs.set(`${key}-new`, d.newText);
+    const name = path.basename(d.path);
+    const left = vscode.Uri.from({ scheme: "bridle-diff", path: d.path, query: `${key}-old` });
+    const right = vscode.Uri.from({ scheme: "bridle-diff", path: d.path, query: `${key}-new` });
+    await vscode.commands.executeCommand("vscode.diff", left, right, `${name} ↔ bridle's edit`, { preview: true, preserveFocus: true });
+  }
+
+  // ---- webview ----
+
+  attach(view: vscode.WebviewView): void {
+    this.view = view;
+    view.onDidDispose(() => {
+      if (this.view === view) this.view = undefined;
+    });
+    view.webview.onDidReceiveMessage((m: FromWebview) => this.onMessage(m));
+  }
+
+  private async onMessage(m: FromWebview): Promise<void> {
+    switch (m.type) {
+      case "ready":
+        this.postState(true);
+        if (!this.sessionId) await this.ensureSession();
+        return;
+      case "send":
+        return this.send(m.text);
+      case "stop":
+        return this.stop();
+      case "newChat":
+        return this.newChat();
+      case "setMode":
+        return this.setMode(m.modeId);
+      case "setConfig":
+        return this.setConfigOption(m.configId, m.value);
+      case "answer":
+        return this.answer(m.itemId, m.optionId);
+      case "openDiff": {
+        const it = this.transcript.items.find((i) => i.id === m.itemId);
+        const d = it && (it.kind === "tool" || it.kind === "permission") ? it.diffs[m.index] : undefined;
+        if (d) await this.openDiff(d);
+        return;
+      }
+      case "sessions":
+        return this.resumeSession();
+    }
+  }
+
+  private post(m: ToWebview): void {
+    void this.view?.webview.postMessage(m);
+  }
+
+  private push(it: Item): void {
+    this.post({ type: "item", item: it });
+  }
+
+  /** Sends the header state; with reset, the whole transcript too. */
+  postState(reset = false): void {
+    this.post({
+      type: "state",
+      sessionId: this.sessionId,
+      running: this.running,
+      modes: this.modes,
+      configOptions: this.configOptions,
+      commands: this.commands,
+      usage: this.usage ? statusText(this.usage) : undefined,
+      items: reset ? this.transcript.items : undefined,
+    });
+  }
+
+  /** For tests and the event log: the transcript as it stands. */
+  items(): readonly Item[] {
+    return this.transcript.items;
+  }
+
+  statusBar(): vscode.StatusBarItem {
+    return this.status;
+  }
+}
+
+function stopText(r: acp.StopReason): string {
+  switch (r) {
+    case "cancelled":
+      return "Stopped: the turn was cancelled.";
+    case "max_tokens":
+      return "Stopped: the model reached its output limit.";
+    case "max_turn_requests":
+      return "Stopped: the turn reached its request budget.";
+    case "refusal":
+      return "Stopped: the model refused.";
+    default:
+      return `Stopped: ${r}.`;
+  }
+}

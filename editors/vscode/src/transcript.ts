@@ -1,0 +1,222 @@
+// The chat transcript as data: ACP session/update notifications are folded
+// into a list of items that the webview renders. Kept free of VS Code so the
+// folding can be tested on its own.
+
+import type * as acp from "@agentclientprotocol/sdk";
+
+export interface DiffView {
+  path: string;
+  oldText: string | null;
+  newText: string;
+}
+
+export type Item =
+  | { kind: "user"; id: string; text: string }
+  | { kind: "agent"; id: string; text: string; messageId?: string }
+  | { kind: "thought"; id: string; text: string; messageId?: string }
+  | {
+      kind: "tool";
+      id: string;
+      toolCallId: string;
+      title: string;
+      toolKind: string;
+      status: string;
+      command?: string;
+      input?: string;
+      output?: string;
+      diffs: DiffView[];
+      locations: string[];
+    }
+  | {
+      kind: "permission";
+      id: string;
+      toolCallId: string;
+      title: string;
+      options: acp.PermissionOption[];
+      /** optionId chosen, "cancelled", or undefined while waiting. */
+      answer?: string;
+      diffs: DiffView[];
+    }
+  | { kind: "notice"; id: string; text: string; level: "info" | "warning" | "error" };
+
+const previewLines = 12;
+const previewChars = 2000;
+
+/** The tail of a long output, with a note of what was left out. */
+export function preview(text: string): string {
+  let lines = text.replace(/\s+$/, "").split("\n");
+  let cut = 0;
+  if (lines.length > previewLines) {
+    cut = lines.length - previewLines;
+    lines = lines.slice(-previewLines);
+  }
+  let out = lines.join("\n");
+  if (out.length > previewChars) out = "…" + out.slice(-previewChars);
+  return cut ? `… (${cut} earlier lines)\n${out}` : out;
+}
+
+function contentText(c: acp.ContentBlock): string {
+  switch (c.type) {
+    case "text":
+      return c.text;
+    case "resource_link":
+      return `[${c.name}](${c.uri})`;
+    case "resource":
+      return "text" in c.resource ? c.resource.text : `(${c.resource.uri})`;
+    default:
+      return `(${c.type})`;
+  }
+}
+
+function toolContent(content: acp.ToolCallContent[] | null | undefined): { output?: string; diffs: DiffView[] } {
+  const texts: string[] = [];
+  const diffs: DiffView[] = [];
+  for (const c of content ?? []) {
+    if (c.type === "content") texts.push(contentText(c.content));
+    else if (c.type === "diff") diffs.push({ path: c.path, oldText: c.oldText ?? null, newText: c.newText });
+    else if (c.type === "terminal") texts.push(`(terminal ${c.terminalId})`);
+  }
+  return { output: texts.length ? preview(texts.join("\n")) : undefined, diffs };
+}
+
+function inputSummary(raw: unknown): { command?: string; input?: string } {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw === "object" && raw !== null) {
+    const o = raw as Record<string, unknown>;
+    if (typeof o.command === "string") return { command: o.command };
+    if (Array.isArray(o.command)) return { command: o.command.join(" ") };
+  }
+  const s = typeof raw === "string" ? raw : JSON.stringify(raw);
+  return { input: s.length > 400 ? s.slice(0, 400) + "…" : s };
+}
+
+export class Transcript {
+  items: Item[] = [];
+  private seq = 0;
+
+  private nextId(): string {
+    return `i${++this.seq}`;
+  }
+
+  clear(): void {
+    this.items = [];
+  }
+
+  private last(): Item | undefined {
+    return this.items[this.items.length - 1];
+  }
+
+  addUser(text: string): Item {
+    const it: Item = { kind: "user", id: this.nextId(), text };
+    this.items.push(it);
+    return it;
+  }
+
+  addNotice(text: string, level: "info" | "warning" | "error" = "info"): Item {
+    const it: Item = { kind: "notice", id: this.nextId(), text, level };
+    this.items.push(it);
+    return it;
+  }
+
+  addPermission(req: acp.RequestPermissionRequest): Item & { kind: "permission" } {
+    const tc = req.toolCall;
+    const existing = this.findTool(tc.toolCallId);
+    const it: Item & { kind: "permission" } = {
+      kind: "permission",
+      id: this.nextId(),
+      toolCallId: tc.toolCallId,
+      title: tc.title ?? (existing && existing.kind === "tool" ? existing.title : tc.toolCallId),
+      options: req.options,
+      diffs: tc.content ? toolContent(tc.content).diffs : existing && existing.kind === "tool" ? existing.diffs : [],
+    };
+    this.items.push(it);
+    return it;
+  }
+
+  answerPermission(id: string, answer: string): Item | undefined {
+    const it = this.items.find((i) => i.id === id);
+    if (it && it.kind === "permission") {
+      it.answer = answer;
+      return it;
+    }
+    return undefined;
+  }
+
+  findTool(toolCallId: string): Item | undefined {
+    return this.items.find((i) => i.kind === "tool" && i.toolCallId === toolCallId);
+  }
+
+  /** Folds one update in and returns the items it changed (none for updates the transcript does not show). */
+  apply(u: acp.SessionUpdate): Item[] {
+    switch (u.sessionUpdate) {
+      case "user_message_chunk":
+      case "agent_message_chunk":
+      case "agent_thought_chunk": {
+        const kind = u.sessionUpdate === "user_message_chunk" ? "user" : u.sessionUpdate === "agent_message_chunk" ? "agent" : "thought";
+        const text = contentText(u.content);
+        const last = this.last();
+        const messageId = u.messageId ?? undefined;
+        if (last && last.kind === kind && (kind === "user" ? false : (last as { messageId?: string }).messageId === messageId)) {
+          last.text += text;
+          return [last];
+        }
+        if (last && last.kind === "user" && kind === "user") {
+          // A replayed prompt may arrive in several chunks.
+          last.text += text;
+          return [last];
+        }
+        const it = { kind, id: this.nextId(), text, messageId } as Item;
+        this.items.push(it);
+        return [it];
+      }
+      case "tool_call": {
+        const { output, diffs } = toolContent(u.content);
+        const existing = this.findTool(u.toolCallId);
+        const it: Item = {
+          kind: "tool",
+          id: existing?.id ?? this.nextId(),
+          toolCallId: u.toolCallId,
+          title: u.title,
+          toolKind: u.kind ?? "other",
+          status: u.status ?? "pending",
+          ...inputSummary(u.rawInput),
+          output,
+          diffs,
+          locations: (u.locations ?? []).map((l) => (l.line != null ? `${l.path}:${l.line}` : l.path)),
+        };
+        if (existing) this.items[this.items.indexOf(existing)] = it;
+        else this.items.push(it);
+        return [it];
+      }
+      case "tool_call_update": {
+        let it = this.findTool(u.toolCallId);
+        if (!it || it.kind !== "tool") {
+          it = {
+            kind: "tool",
+            id: this.nextId(),
+            toolCallId: u.toolCallId,
+            title: u.title ?? u.toolCallId,
+            toolKind: u.kind ?? "other",
+            status: u.status ?? "pending",
+            diffs: [],
+            locations: [],
+          };
+          this.items.push(it);
+        }
+        if (u.title != null) it.title = u.title;
+        if (u.kind != null) it.toolKind = u.kind;
+        if (u.status != null) it.status = u.status;
+        if (u.rawInput !== undefined) Object.assign(it, inputSummary(u.rawInput));
+        if (u.content != null) {
+          const { output, diffs } = toolContent(u.content);
+          it.output = output;
+          if (diffs.length) it.diffs = diffs;
+        }
+        if (u.locations != null) it.locations = u.locations.map((l) => (l.line != null ? `${l.path}:${l.line}` : l.path));
+        return [it];
+      }
+      default:
+        return [];
+    }
+  }
+}

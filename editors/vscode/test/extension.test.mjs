@@ -1,0 +1,198 @@
+// Unit tests of the extension host side: the bundled extension, a stand-in
+// vscode module, and the real bridle binary playing a scripted scenario.
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { stub, ext, extRoot, activate, openView, reactivate, deactivate, agentText, lastState, until, bridleBin } from "./helpers.mjs";
+
+const pkg = JSON.parse(readFileSync(join(extRoot, "package.json"), "utf8"));
+
+after(() => ext.deactivate());
+
+test("package.json declares exactly the commands the extension registers", () => {
+  const t = activate();
+  try {
+    const declared = pkg.contributes.commands.map((c) => c.command).sort();
+    const registered = [...stub.registry.commands.keys()].sort();
+    assert.deepEqual(registered, declared);
+    assert.deepEqual([...ext.commandIds].sort(), declared);
+    const titles = Object.fromEntries(pkg.contributes.commands.map((c) => [c.command, `${c.category}: ${c.title}`]));
+    assert.deepEqual(titles, {
+      "bridle.newChat": "bridle: New Chat",
+      "bridle.stop": "bridle: Stop",
+      "bridle.resumeSession": "bridle: Resume Session",
+      "bridle.showEventLog": "bridle: Show Event Log",
+      "bridle.selectMode": "bridle: Select Mode",
+    });
+    // The view the provider serves is the one package.json puts in the sidebar.
+    const views = Object.values(pkg.contributes.views).flat();
+    assert.deepEqual(views.map((v) => v.id), [...stub.registry.views.keys()]);
+    for (const menu of pkg.contributes.menus["view/title"]) assert.ok(declared.includes(menu.command), menu.command);
+  } finally {
+    deactivate(t);
+  }
+});
+
+test("a missing binary gives an error that names the bridle.path setting", async () => {
+  const t = activate({ settings: { "bridle.path": "/nonexistent/bridle" } });
+  try {
+    await t.controller.newChat();
+    const err = stub.calls.find((c) => c.kind === "error");
+    assert.ok(err, "an error message is shown");
+    assert.match(err.text, /"\/nonexistent\/bridle" was not found/);
+    assert.match(err.text, /bridle\.path/);
+    assert.deepEqual(err.items, ["Open Settings"]);
+    const notice = t.controller.items().find((i) => i.kind === "notice");
+    assert.equal(notice?.level, "error");
+  } finally {
+    deactivate(t);
+  }
+});
+
+test("opening the view starts a session; a prompt streams into the transcript", async () => {
+  const t = activate();
+  try {
+    const view = openView();
+    assert.match(view.webview.html, /Content-Security-Policy/);
+    assert.match(view.webview.html, /webview\.js/);
+    view.send({ type: "ready" });
+    await until(() => t.controller.sessionId, 10000, "a session");
+    const modes = lastState(view).modes ?? (await view.waitFor((m) => m.type === "state" && m.modes, 5000, "modes")).modes;
+    assert.deepEqual(
+      modes.availableModes.map((m) => m.id),
+      ["read-only", "ask", "auto-edit", "full-auto"],
+    );
+
+    const mark = view.posted.length;
+    view.send({ type: "send", text: "hello there" });
+    const busy = view.posted.indexOf(await view.waitFor((m) => m.type === "state" && m.running === true, 5000, "running state", mark));
+    await view.waitFor((m) => m.type === "state" && m.running === false, 10000, "the turn to end", busy);
+    const items = t.controller.items();
+    assert.equal(items[0].kind, "user");
+    assert.equal(items[0].text, "hello there");
+    assert.equal(agentText(items), "Hello from **bridle**. This answer streams in word by word.");
+    // The answer arrived as several posts of one growing item, not all at once.
+    const agentPosts = view.posted.filter((m) => m.type === "item" && m.item.kind === "agent");
+    assert.ok(agentPosts.length >= 4, `expected streamed posts, got ${agentPosts.length}`);
+    assert.ok(agentPosts[0].item.text.length < agentPosts.at(-1).item.text.length);
+    assert.equal(new Set(agentPosts.map((m) => m.item.id)).size, 1);
+    // No stop-reason notice for a normal end of turn.
+    assert.equal(items.filter((i) => i.kind === "notice").length, 0);
+  } finally {
+    deactivate(t);
+  }
+});
+
+test("usage_update drives the status bar item", async () => {
+  const t = activate();
+  try {
+    await t.controller.newChat();
+    await t.controller.send("hello");
+    const sb = t.controller.statusBar();
+    await until(() => sb.visible, 5000, "the status bar item");
+    assert.match(sb.text, /^ctx \d{1,3}% · \d+(\.\d)?[kM]?\/\d+(\.\d)?[kM]?$/);
+    assert.match(sb.tooltip, /tokens in use/);
+    assert.equal(sb.command, "bridle.chat.focus");
+  } finally {
+    deactivate(t);
+  }
+});
+
+test("Select Mode changes the session's mode through session/set_mode", async () => {
+  const t = activate();
+  try {
+    await t.controller.newChat();
+    assert.equal(t.controller.modes.currentModeId, "ask");
+    stub.answers.quickPick = (items) => items.find((i) => i.id === "read-only");
+    await stub.registry.commands.get("bridle.selectMode")();
+    assert.equal(t.controller.modes.currentModeId, "read-only");
+    const pick = stub.calls.find((c) => c.kind === "quickPick");
+    assert.deepEqual(pick.items.map((i) => i.id), ["read-only", "ask", "auto-edit", "full-auto"]);
+    // bridle keeps the mode: its log records the change.
+    const log = execFileSync(bridleBin, ["log", t.controller.sessionId], { env: { ...process.env, BRIDLE_DB: t.db } }).toString();
+    assert.match(log, /mode_changed/);
+    assert.match(log, /read-only/);
+  } finally {
+    deactivate(t);
+  }
+});
+
+test("Stop during a slow stream ends the turn as cancelled", async () => {
+  const t = activate();
+  try {
+    const view = openView();
+    await t.controller.newChat();
+    const turn = t.controller.send("a slow answer please");
+    await until(() => agentText(t.controller.items()).length > 0, 10000, "the first chunk");
+    const started = Date.now();
+    await stub.registry.commands.get("bridle.stop")();
+    await turn;
+    const took = Date.now() - started;
+    const items = t.controller.items();
+    const notice = items.find((i) => i.kind === "notice");
+    assert.equal(notice?.text, "Stopped: the turn was cancelled.");
+    assert.equal(notice?.level, "warning");
+    assert.ok(!agentText(items).includes("longer still"), "the stream was cut short");
+    assert.equal(t.controller.running, false);
+    assert.equal(lastState(view).running, false);
+    assert.ok(took < 5000, `cancel took ${took} ms`);
+    // The session still works after a cancel.
+    await t.controller.send("hello again");
+    assert.match(agentText(t.controller.items()), /Hello from \*\*bridle\*\*/);
+  } finally {
+    deactivate(t);
+  }
+});
+
+test("Resume Session after a reload replays the history from session/load", async () => {
+  let t = activate();
+  try {
+    await t.controller.newChat();
+    await t.controller.send("hello from before the reload");
+    const sessionId = t.controller.sessionId;
+    const before = agentText(t.controller.items());
+
+    t = reactivate(t); // a new extension host and a new bridle process
+    const view = openView();
+    stub.answers.quickPick = (items) => items.find((i) => i.id === sessionId);
+    await stub.registry.commands.get("bridle.resumeSession")();
+    const pick = stub.calls.find((c) => c.kind === "quickPick");
+    assert.ok(pick.items.some((i) => i.id === sessionId), "the session is listed");
+    assert.equal(t.controller.sessionId, sessionId);
+    const items = t.controller.items();
+    const user = items.find((i) => i.kind === "user");
+    assert.equal(user?.text, "hello from before the reload");
+    assert.equal(agentText(items), before);
+    const reset = [...view.posted].reverse().find((m) => m.type === "state" && m.items);
+    assert.ok(reset, "the view got the whole transcript");
+    // The resumed session takes new prompts.
+    await t.controller.send("hello after");
+    assert.equal(t.controller.items().filter((i) => i.kind === "user").length, 2);
+  } finally {
+    deactivate(t);
+  }
+});
+
+test("/constraint and /decision are pinned, and Show Event Log opens `bridle log`", async () => {
+  const t = activate();
+  try {
+    const view = openView();
+    await t.controller.newChat();
+    const st = await view.waitFor((m) => m.type === "state" && m.commands?.some((c) => c.name === "constraint"), 5000, "available commands");
+    assert.ok(st.commands.some((c) => c.name === "decision"));
+    await t.controller.send("/constraint never touch the tests folder");
+    await t.controller.send("/decision use tabs for indentation");
+    await stub.registry.commands.get("bridle.showEventLog")();
+    const open = stub.calls.find((c) => c.kind === "openTextDocument");
+    assert.ok(open, "a document was opened");
+    assert.match(open.arg.content, /constraint_pinned/);
+    assert.match(open.arg.content, /never touch the tests folder/);
+    assert.match(open.arg.content, /decision_recorded/);
+    assert.ok(stub.calls.some((c) => c.kind === "showTextDocument"));
+  } finally {
+    deactivate(t);
+  }
+});

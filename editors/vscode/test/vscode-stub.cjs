@@ -1,0 +1,235 @@
+// A stand-in for the `vscode` module: just enough of the API the extension
+// uses, recording what it is asked to show and letting tests answer dialogs.
+// The real workbench is exercised by e2e/run.mjs; this one keeps the protocol
+// tests fast.
+
+"use strict";
+const fs = require("node:fs");
+const path = require("node:path");
+
+class EventEmitter {
+  constructor() {
+    this.listeners = new Set();
+    this.event = (fn) => {
+      this.listeners.add(fn);
+      return { dispose: () => this.listeners.delete(fn) };
+    };
+  }
+  fire(v) {
+    for (const fn of [...this.listeners]) fn(v);
+  }
+  dispose() {
+    this.listeners.clear();
+  }
+}
+
+class Uri {
+  constructor(scheme, p, query = "") {
+    this.scheme = scheme;
+    this.path = p;
+    this.query = query;
+  }
+  get fsPath() {
+    return this.path;
+  }
+  toString() {
+    return `${this.scheme}:${this.path}${this.query ? "?" + this.query : ""}`;
+  }
+  static file(p) {
+    return new Uri("file", p);
+  }
+  static from(c) {
+    return new Uri(c.scheme, c.path ?? "", c.query ?? "");
+  }
+  static joinPath(u, ...parts) {
+    return new Uri(u.scheme, path.join(u.path, ...parts), u.query);
+  }
+}
+
+/** What the extension asked the workbench to do, in order. */
+const calls = [];
+/** Tests set these to answer dialogs; the default leaves a dialog open. */
+const answers = {
+  message: null, // (kind, text, items) => item | undefined | Promise
+  quickPick: null, // (items, options) => item | undefined
+};
+const registry = { commands: new Map(), views: new Map(), providers: new Map() };
+const settings = {};
+let folder = process.cwd();
+
+function message(kind) {
+  return (text, ...items) => {
+    calls.push({ kind, text, items });
+    if (!answers.message) return new Promise(() => {});
+    return Promise.resolve(answers.message(kind, text, items));
+  };
+}
+
+function statusBarItem() {
+  return {
+    text: "",
+    tooltip: "",
+    name: "",
+    command: undefined,
+    visible: false,
+    show() {
+      this.visible = true;
+    },
+    hide() {
+      this.visible = false;
+    },
+    dispose() {},
+  };
+}
+
+const window = {
+  createOutputChannel(name) {
+    const lines = [];
+    return { name, lines, appendLine: (l) => lines.push(l), append: (l) => lines.push(l), show() {}, dispose() {} };
+  },
+  createStatusBarItem: () => (window.lastStatusBarItem = statusBarItem()),
+  lastStatusBarItem: undefined,
+  registerWebviewViewProvider(id, provider) {
+    registry.views.set(id, provider);
+    return { dispose: () => registry.views.delete(id) };
+  },
+  showInformationMessage: message("info"),
+  showWarningMessage: message("warning"),
+  showErrorMessage: message("error"),
+  async showQuickPick(items, options) {
+    items = await items;
+    calls.push({ kind: "quickPick", items, options });
+    return answers.quickPick ? answers.quickPick(items, options) : undefined;
+  },
+  async showTextDocument(doc, options) {
+    calls.push({ kind: "showTextDocument", doc, options });
+    return {};
+  },
+};
+
+const commands = {
+  registerCommand(id, fn) {
+    if (registry.commands.has(id)) throw new Error(`command ${id} registered twice`);
+    registry.commands.set(id, fn);
+    return { dispose: () => registry.commands.delete(id) };
+  },
+  async executeCommand(id, ...args) {
+    calls.push({ kind: "command", id, args });
+    const fn = registry.commands.get(id);
+    return fn ? fn(...args) : undefined;
+  },
+};
+
+const workspace = {
+  get workspaceFolders() {
+    return [{ uri: Uri.file(folder), name: path.basename(folder), index: 0 }];
+  },
+  getConfiguration(section) {
+    return {
+      get: (key, def) => {
+        const v = settings[`${section}.${key}`];
+        return v === undefined ? def : v;
+      },
+    };
+  },
+  registerTextDocumentContentProvider(scheme, provider) {
+    registry.providers.set(scheme, provider);
+    return { dispose: () => registry.providers.delete(scheme) };
+  },
+  async openTextDocument(arg) {
+    calls.push({ kind: "openTextDocument", arg });
+    return { getText: () => (typeof arg === "object" ? arg.content : fs.readFileSync(arg, "utf8")) };
+  },
+  fs: {
+    readFile: async (uri) => new Uint8Array(fs.readFileSync(uri.fsPath)),
+  },
+};
+
+/** A webview view whose page is the test: it records posts and can send messages. */
+function webviewView() {
+  const received = new EventEmitter();
+  const disposed = new EventEmitter();
+  const posted = [];
+  const waiters = [];
+  const webview = {
+    options: {},
+    html: "",
+    cspSource: "vscode-resource:",
+    asWebviewUri: (u) => u,
+    postMessage(m) {
+      posted.push(JSON.parse(JSON.stringify(m)));
+      for (const w of [...waiters]) w();
+      return Promise.resolve(true);
+    },
+    onDidReceiveMessage: received.event,
+  };
+  return {
+    webview,
+    posted,
+    onDidDispose: disposed.event,
+    /** Sends a message as the page would. */
+    send: (m) => received.fire(m),
+    /** Resolves once a message posted at index `since` or later satisfies pred. */
+    waitFor(pred, ms = 10000, what = "a message", since = 0) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = posted.slice(since).find(pred);
+          if (m) {
+            waiters.splice(waiters.indexOf(check), 1);
+            clearTimeout(t);
+            resolve(m);
+          }
+        };
+        const t = setTimeout(() => {
+          waiters.splice(waiters.indexOf(check), 1);
+          reject(new Error(`timed out waiting for ${what}; last posts: ${JSON.stringify(posted.slice(-3))}`));
+        }, ms);
+        waiters.push(check);
+        check();
+      });
+    },
+  };
+}
+
+function extensionContext(extensionPath) {
+  const state = new Map();
+  return {
+    subscriptions: [],
+    extensionUri: Uri.file(extensionPath),
+    extension: { packageJSON: JSON.parse(fs.readFileSync(path.join(extensionPath, "package.json"), "utf8")) },
+    workspaceState: {
+      get: (k, d) => (state.has(k) ? state.get(k) : d),
+      update: async (k, v) => void state.set(k, v),
+      keys: () => [...state.keys()],
+    },
+  };
+}
+
+module.exports = {
+  EventEmitter,
+  Uri,
+  StatusBarAlignment: { Left: 1, Right: 2 },
+  ViewColumn: { Active: -1, Beside: -2, One: 1 },
+  window,
+  commands,
+  workspace,
+  // test helpers, not part of the real API
+  __test: {
+    calls,
+    answers,
+    registry,
+    settings,
+    webviewView,
+    extensionContext,
+    setFolder: (f) => (folder = f),
+    reset() {
+      calls.length = 0;
+      answers.message = null;
+      answers.quickPick = null;
+      registry.commands.clear();
+      registry.views.clear();
+      registry.providers.clear();
+      for (const k of Object.keys(settings)) delete settings[k];
+    },
+  },
+};
