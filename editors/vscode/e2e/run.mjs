@@ -1,0 +1,293 @@
+// End-to-end test in a real VS Code workbench: code-server serves it,
+// headless Chromium (playwright-core) drives it like a person, and the
+// extension talks to the real bridle binary playing a scripted scenario.
+//
+// Needs: CODE_SERVER (the code-server launcher), NODE24_BIN (a folder with
+// the Node that code-server needs), BRIDLE_BIN, CHROMIUM (default
+// /usr/bin/chromium). Screenshots go to ARTIFACTS (default test-results/).
+// Prints "N passed, N failed" and exits non-zero on any failure.
+
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, cpSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createServer } from "node:net";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const extRoot = join(here, "..");
+const need = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is not set (run editors/vscode/run-tests.sh, which sets it up)`);
+  return v;
+};
+const codeServer = need("CODE_SERVER");
+const node24 = need("NODE24_BIN");
+const bridleBin = need("BRIDLE_BIN");
+const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
+const artifacts = process.env.ARTIFACTS || join(extRoot, "test-results");
+mkdirSync(artifacts, { recursive: true });
+
+// ---- a workspace, a profile and the extension installed by copy ----
+
+const root = mkdtempSync(join(tmpdir(), "bridle-e2e-"));
+const ws = join(root, "workspace");
+const extDir = join(root, "ext");
+const userDir = join(root, "user");
+mkdirSync(ws);
+writeFileSync(join(ws, "notes.txt"), "hello\n");
+const pkg = JSON.parse(readFileSync(join(extRoot, "package.json"), "utf8"));
+const installed = join(extDir, `${pkg.publisher}.${pkg.name}-${pkg.version}`);
+mkdirSync(installed, { recursive: true });
+for (const f of ["package.json", "dist", "resources"]) cpSync(join(extRoot, f), join(installed, f), { recursive: true });
+mkdirSync(join(userDir, "User"), { recursive: true });
+const db = join(root, "bridle.db");
+writeFileSync(
+  join(userDir, "User", "settings.json"),
+  JSON.stringify(
+    {
+      "chat.disableAIFeatures": true,
+      "workbench.startupEditor": "none",
+      "workbench.tips.enabled": false,
+      "telemetry.telemetryLevel": "off",
+      "security.workspace.trust.enabled": false,
+      "extensions.autoCheckUpdates": false,
+      "extensions.autoUpdate": false,
+      "window.commandCenter": false,
+      "workbench.secondarySideBar.defaultVisibility": "hidden",
+      "bridle.path": bridleBin,
+      "bridle.env": {
+        BRIDLE_DB: db,
+        BRIDLE_MODEL: `scripted/${join(extRoot, "test", "scenarios", "chat.json")}`,
+      },
+    },
+    null,
+    2,
+  ),
+);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+
+const port = await freePort();
+const xdg = join(root, "xdg");
+for (const d of ["config", "data", "cache", "state"]) mkdirSync(join(xdg, d), { recursive: true });
+const server = spawn(
+  codeServer,
+  [
+    "--bind-addr", `127.0.0.1:${port}`,
+    "--auth", "none",
+    "--disable-telemetry",
+    "--disable-update-check",
+    "--disable-workspace-trust",
+    "--extensions-dir", extDir,
+    "--user-data-dir", userDir,
+    ws,
+  ],
+  {
+    detached: true, // its own process group, killed as a whole below
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      PATH: `${node24}:${process.env.PATH}`,
+      XDG_CONFIG_HOME: join(xdg, "config"),
+      XDG_DATA_HOME: join(xdg, "data"),
+      XDG_CACHE_HOME: join(xdg, "cache"),
+      XDG_STATE_HOME: join(xdg, "state"),
+    },
+  },
+);
+let serverLog = "";
+server.stdout.on("data", (d) => (serverLog += d));
+server.stderr.on("data", (d) => (serverLog += d));
+const stopServer = () => {
+  try {
+    process.kill(-server.pid, "SIGKILL");
+  } catch {}
+};
+process.on("exit", stopServer);
+
+async function waitForServer() {
+  const end = Date.now() + 60000;
+  while (Date.now() < end) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (r.ok) return;
+    } catch {}
+    if (server.exitCode !== null) throw new Error(`code-server exited: ${serverLog}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`code-server did not start in 60 s: ${serverLog}`);
+}
+
+// ---- the checks ----
+
+let passed = 0;
+let failed = 0;
+const results = [];
+async function check(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed++;
+    results.push(`ok   ${name} (${Date.now() - t0} ms)`);
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (err) {
+    failed++;
+    console.log(`FAIL ${name}: ${err.message.split("\n").slice(0, 6).join("\n     ")}`);
+    await shot(`FAILED-${name.replace(/\W+/g, "-")}`).catch(() => {});
+  }
+}
+
+let browser;
+let page;
+async function shot(name) {
+  if (page) await page.screenshot({ path: join(artifacts, `${name}.png`) });
+}
+
+const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+
+async function runCommand(title, attempts = 20) {
+  for (let i = 0; i < attempts; i++) {
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("F1");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 5000 });
+    await input.fill(`>${title}`);
+    const row = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+    try {
+      await row.waitFor({ state: "visible", timeout: 1500 });
+      await page.keyboard.press("Enter");
+      return;
+    } catch {
+      // The extension host may not be ready yet: its commands appear late.
+      await page.waitForTimeout(500);
+    }
+  }
+  throw new Error(`command "${title}" never appeared in the palette`);
+}
+
+async function openWorkbench() {
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
+}
+
+async function sendPrompt(text) {
+  const input = chat().locator("#input");
+  await input.waitFor({ timeout: 20000 });
+  await input.fill(text);
+  await input.press("Enter");
+}
+
+try {
+  await waitForServer();
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 850 } });
+  page = await context.newPage();
+  await openWorkbench();
+
+  await check("the palette runs bridle: New Chat and the chat view opens", async () => {
+    await runCommand("bridle: New Chat");
+    await chat().locator("#input").waitFor({ timeout: 30000 });
+    await chat().locator("#mode option").first().waitFor({ state: "attached", timeout: 15000 });
+  });
+
+  await check("a prompt's answer streams in as rendered markdown", async () => {
+    await sendPrompt("hello bridle");
+    await chat().locator(".item.user", { hasText: "hello bridle" }).waitFor({ timeout: 10000 });
+    const answer = chat().locator(".item.agent .markdown", { hasText: "word by word." });
+    await answer.waitFor({ timeout: 20000 });
+    const strong = await answer.locator("strong").first().textContent();
+    if (strong !== "bridle") throw new Error(`expected **bridle** rendered bold, got ${strong}`);
+    await chat().locator("#stop[disabled]").waitFor({ timeout: 10000 });
+    await shot("1-streamed-answer");
+  });
+
+  await check("the status bar shows context use from usage_update", async () => {
+    const item = page.locator(".statusbar-item", { hasText: /ctx \d+% · / });
+    await item.first().waitFor({ timeout: 10000 });
+    const text = await item.first().textContent();
+    if (!/ctx \d{1,3}% · \S+\/\S+/.test(text)) throw new Error(`status bar says ${text}`);
+  });
+
+  await check("the mode picker lists bridle's modes", async () => {
+    const modes = await chat().locator("#mode option").evaluateAll((os) => os.map((o) => o.value));
+    if (modes.join(",") !== "read-only,ask,auto-edit,full-auto") throw new Error(`modes: ${modes}`);
+  });
+
+  await check("Stop during a slow stream ends the turn as cancelled", async () => {
+    await sendPrompt("a slow answer please");
+    await chat().locator(".item.agent .markdown", { hasText: "slow on purpose" }).waitFor({ timeout: 20000 });
+    await chat().locator("#stop:not([disabled])").click();
+    await chat().locator(".item.notice", { hasText: "Stopped: the turn was cancelled." }).waitFor({ timeout: 10000 });
+    const text = await chat().locator(".item.agent").last().textContent();
+    if (text.includes("longer still")) throw new Error("the stream was not cut short");
+    await shot("2-stopped");
+  });
+
+  let sessionId = "";
+  await check("Resume Session after reloading the window replays the conversation", async () => {
+    sessionId = (await chat().locator("body").getAttribute("data-session")) ?? "";
+    if (!sessionId) throw new Error("the view does not show a session id");
+    await runCommand("Developer: Reload Window");
+    await page.waitForTimeout(1000);
+    await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
+    await runCommand("bridle: Resume Session");
+    const input = page.locator(".quick-input-widget input");
+    await page.locator(".quick-input-list .monaco-list-row").first().waitFor({ timeout: 20000 });
+    await input.fill(sessionId);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: sessionId }).first().waitFor({ timeout: 10000 });
+    await page.keyboard.press("Enter");
+    await chat().locator(".item.user", { hasText: "hello bridle" }).waitFor({ timeout: 20000 });
+    await chat().locator(".item.agent", { hasText: "word by word." }).waitFor({ timeout: 10000 });
+    await chat().locator(".item.user", { hasText: "a slow answer please" }).waitFor({ timeout: 10000 });
+    await shot("3-resumed-after-reload");
+  });
+
+  await check("an edit asks for approval inline and as a notification; allowing it changes the file", async () => {
+    await sendPrompt("please edit notes.txt");
+    const card = chat().locator(".item.permission");
+    await card.waitFor({ timeout: 20000 });
+    const inline = await card.locator(".perm-options button").allTextContents();
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "bridle asks" });
+    await toast.waitFor({ timeout: 10000 });
+    const toastButtons = await toast.locator(".monaco-button").allTextContents();
+    for (const b of inline) if (!toastButtons.includes(b)) throw new Error(`notification lacks "${b}": ${toastButtons}`);
+    const kinds = await card.locator(".perm-options button").evaluateAll((bs) => bs.map((b) => b.dataset.kind));
+    if (!kinds.includes("allow_once") || !kinds.some((k) => k.startsWith("reject"))) throw new Error(`option kinds: ${kinds}`);
+    // The proposed edit opens in VS Code's diff editor.
+    await page.locator(".tab", { hasText: "bridle's edit" }).first().waitFor({ timeout: 10000 });
+    await shot("4-approval");
+    await card.locator('.perm-options button[data-kind="allow_once"]').click();
+    await chat().locator(".item.agent", { hasText: "The file is updated." }).waitFor({ timeout: 20000 });
+    const content = readFileSync(join(ws, "notes.txt"), "utf8");
+    if (content !== "edited by bridle\n") throw new Error(`notes.txt is ${JSON.stringify(content)}`);
+    await chat().locator(".item.tool.status-completed").first().waitFor({ timeout: 5000 });
+    await shot("5-edit-applied");
+  });
+} catch (err) {
+  failed++;
+  console.log(`FAIL setup: ${err.stack}`);
+  await shot("FAILED-setup").catch(() => {});
+} finally {
+  await browser?.close().catch(() => {});
+  stopServer();
+  if (failed) writeFileSync(join(artifacts, "code-server.log"), serverLog);
+  if (!process.env.KEEP) rmSync(root, { recursive: true, force: true });
+}
+console.log(`screenshots in ${artifacts}`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
