@@ -25,6 +25,8 @@ export class Controller implements vscode.Disposable {
   private readonly status: vscode.StatusBarItem;
   private readonly diffs = new Map<string, string>();
   private diffSeq = 0;
+  /** Updates that arrive for a session before session/new has answered with its id. */
+  private early: acp.SessionNotification[] | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   sessionId: string | undefined;
@@ -80,7 +82,7 @@ export class Controller implements vscode.Disposable {
       { command, args, env, cwd: this.cwd(), clientVersion: String(this.ctx.extension?.packageJSON?.version ?? "0") },
       {
         update: (n) => this.onUpdate(n),
-        permission: (req, signal) => this.onPermission(req, signal),
+        permission: (req, signal) => this.permission(req, signal),
         exit: (code, signal, stderr) => this.onExit(code, signal, stderr),
       },
     );
@@ -144,8 +146,16 @@ export class Controller implements vscode.Disposable {
       this.usage = undefined;
       this.status.hide();
       this.commands = [];
-      const r = await agent.request(acp.methods.agent.session.new, { cwd: this.cwd(), mcpServers: [] });
-      this.sessionId = r.sessionId;
+      this.early = [];
+      let r: acp.NewSessionResponse;
+      try {
+        r = await agent.request(acp.methods.agent.session.new, { cwd: this.cwd(), mcpServers: [] });
+      } finally {
+        const early = this.early;
+        this.early = undefined;
+        this.sessionId = r!?.sessionId;
+        for (const n of early) this.onUpdate(n);
+      }
       this.sessionResult(r.sessionId, r);
       this.log.appendLine(`new session ${r.sessionId}`);
     } catch (err) {
@@ -308,7 +318,11 @@ export class Controller implements vscode.Disposable {
   // ---- agent → client ----
 
   private onUpdate(n: acp.SessionNotification): void {
-    if (n.sessionId !== this.sessionId) return;
+    if (n.sessionId !== this.sessionId) {
+      // bridle may announce a new session's commands before answering session/new.
+      if (this.early && this.early.length < 200) this.early.push(n);
+      return;
+    }
     const u = n.update;
     switch (u.sessionUpdate) {
       case "usage_update":
@@ -335,7 +349,8 @@ export class Controller implements vscode.Disposable {
     }
   }
 
-  private onPermission(req: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
+  /** Handles session/request_permission: asks inline and by notification; the first answer wins. */
+  permission(req: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse> {
     return new Promise((resolve) => {
       const item = this.transcript.addPermission(req);
       this.pending.set(item.id, { itemId: item.id, req, resolve });

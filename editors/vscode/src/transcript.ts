@@ -68,6 +68,12 @@ function contentText(c: acp.ContentBlock): string {
   }
 }
 
+/** Command output arrives as a markdown code block; the card shows it verbatim. */
+function unfence(s: string): string {
+  const m = /^```[\w-]*\n([\s\S]*?)\n?```\s*$/.exec(s);
+  return m ? m[1] : s;
+}
+
 function toolContent(content: acp.ToolCallContent[] | null | undefined): { output?: string; diffs: DiffView[] } {
   const texts: string[] = [];
   const diffs: DiffView[] = [];
@@ -76,7 +82,7 @@ function toolContent(content: acp.ToolCallContent[] | null | undefined): { outpu
     else if (c.type === "diff") diffs.push({ path: c.path, oldText: c.oldText ?? null, newText: c.newText });
     else if (c.type === "terminal") texts.push(`(terminal ${c.terminalId})`);
   }
-  return { output: texts.length ? preview(texts.join("\n")) : undefined, diffs };
+  return { output: texts.length ? preview(texts.map(unfence).join("\n")) : undefined, diffs };
 }
 
 function inputSummary(raw: unknown): { command?: string; input?: string } {
