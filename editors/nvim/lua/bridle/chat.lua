@@ -1,0 +1,302 @@
+-- The chat buffer: a markdown transcript that ACP session/update
+-- notifications are folded into, item by item. Each item owns a range of
+-- lines, so a streamed answer rewrites only its own lines. Tool calls are
+-- folded blocks (foldexpr on their "│" lines) with their status in the header.
+
+local M = {}
+
+local api = vim.api
+
+---@class bridle.Chat
+---@field buf integer
+---@field items table[]
+local Chat = {}
+Chat.__index = Chat
+
+local function nn(v)
+  if v == vim.NIL then
+    return nil
+  end
+  return v
+end
+M.nn = nn
+
+local status_label = { pending = "pending", in_progress = "running", completed = "done", failed = "failed" }
+
+local function split(text)
+  return vim.split(text, "\n", { plain = true })
+end
+
+--- Last n lines of text, noting what was cut.
+local function tail(text, n)
+  local lines = split((text:gsub("%s+$", "")))
+  if #lines <= n then
+    return lines
+  end
+  local out = { ("… (%d earlier lines)"):format(#lines - n) }
+  for i = #lines - n + 1, #lines do
+    out[#out + 1] = lines[i]
+  end
+  return out
+end
+
+local function content_text(c)
+  c = nn(c)
+  if not c then
+    return ""
+  end
+  if c.type == "text" then
+    return c.text or ""
+  elseif c.type == "resource_link" then
+    return ("[%s](%s)"):format(c.name or "", c.uri or "")
+  elseif c.type == "resource" and c.resource then
+    return c.resource.text or c.resource.uri or ""
+  end
+  return "(" .. tostring(c.type) .. ")"
+end
+
+--- Text and diffs of a tool call's content list.
+local function tool_content(content)
+  local texts, diffs = {}, {}
+  for _, c in ipairs(nn(content) or {}) do
+    if c.type == "content" then
+      local t = content_text(c.content)
+      -- Command output arrives fenced as markdown; the block shows it as is.
+      t = t:gsub("^```[%w-]*\n", ""):gsub("\n?```%s*$", "")
+      texts[#texts + 1] = t
+    elseif c.type == "diff" then
+      diffs[#diffs + 1] = { path = c.path, oldText = nn(c.oldText), newText = c.newText }
+    elseif c.type == "terminal" then
+      texts[#texts + 1] = "(terminal " .. tostring(c.terminalId) .. ")"
+    end
+  end
+  return (#texts > 0) and table.concat(texts, "\n") or nil, diffs
+end
+M.tool_content = tool_content
+
+local function input_summary(raw)
+  raw = nn(raw)
+  if raw == nil then
+    return nil, nil
+  end
+  if type(raw) == "table" and type(raw.command) == "string" then
+    return raw.command, nil
+  end
+  local s = type(raw) == "string" and raw or vim.json.encode(raw)
+  if #s > 200 then
+    s = s:sub(1, 200) .. "…"
+  end
+  return nil, s
+end
+
+function M.new(buf)
+  return setmetatable({ buf = buf, items = {}, seq = 0 }, Chat)
+end
+
+--- The lines an item shows.
+function Chat:format(it)
+  if it.kind == "user" then
+    local out = { "## You" }
+    vim.list_extend(out, split(it.text))
+    out[#out + 1] = ""
+    return out
+  elseif it.kind == "agent" then
+    local out = split(it.text)
+    out[#out + 1] = ""
+    return out
+  elseif it.kind == "thought" then
+    local out = {}
+    for _, l in ipairs(split(it.text)) do
+      out[#out + 1] = "> " .. l
+    end
+    out[#out + 1] = ""
+    return out
+  elseif it.kind == "tool" then
+    local out = {
+      ("▸ [%s] %s · %s"):format(it.tool_kind or "other", it.title or it.id, status_label[it.status] or it.status or "pending"),
+    }
+    if it.command then
+      out[#out + 1] = "  │ $ " .. it.command
+    elseif it.input then
+      out[#out + 1] = "  │ " .. it.input
+    end
+    for _, loc in ipairs(it.locations or {}) do
+      out[#out + 1] = "  │ @ " .. loc
+    end
+    for _, d in ipairs(it.diffs or {}) do
+      out[#out + 1] = "  │ diff: " .. d.path .. "  (:BridleDiff)"
+    end
+    if it.output then
+      for _, l in ipairs(tail(it.output, 12)) do
+        out[#out + 1] = "  │ " .. l
+      end
+    end
+    out[#out + 1] = ""
+    return out
+  elseif it.kind == "permission" then
+    local names = {}
+    for _, o in ipairs(it.options) do
+      names[#names + 1] = o.name
+    end
+    local answer = "waiting: " .. table.concat(names, " / ")
+    if it.answer == "cancelled" then
+      answer = "cancelled"
+    elseif it.answer then
+      for _, o in ipairs(it.options) do
+        if o.optionId == it.answer then
+          answer = "answered: " .. o.name
+        end
+      end
+    end
+    return { ("⚠ Approval: %s — %s"):format(it.title, answer), "" }
+  elseif it.kind == "notice" then
+    return { "_" .. it.text .. "_", "" }
+  end
+  return {}
+end
+
+--- Writes an item's lines in place (or at the end), shifting later items.
+function Chat:render(it)
+  if not api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  local lines = self:format(it)
+  api.nvim_buf_set_option(self.buf, "modifiable", true)
+  if it.start == nil then
+    local n = api.nvim_buf_line_count(self.buf)
+    local first_empty = n == 1 and api.nvim_buf_get_lines(self.buf, 0, 1, false)[1] == ""
+    it.start = first_empty and 0 or n
+    api.nvim_buf_set_lines(self.buf, it.start, first_empty and 1 or it.start, false, lines)
+  else
+    api.nvim_buf_set_lines(self.buf, it.start, it.start + it.count, false, lines)
+    local delta = #lines - it.count
+    if delta ~= 0 then
+      local after = false
+      for _, o in ipairs(self.items) do
+        if after and o.start then
+          o.start = o.start + delta
+        end
+        if o == it then
+          after = true
+        end
+      end
+    end
+  end
+  it.count = #lines
+  api.nvim_buf_set_option(self.buf, "modifiable", false)
+  self:follow()
+end
+
+--- Keeps windows showing the chat scrolled to the end, unless the cursor is there.
+function Chat:follow()
+  local last = api.nvim_buf_line_count(self.buf)
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == self.buf and win ~= api.nvim_get_current_win() then
+      api.nvim_win_set_cursor(win, { last, 0 })
+    end
+  end
+end
+
+function Chat:add(it)
+  self.seq = self.seq + 1
+  it.id = it.id or ("i" .. self.seq)
+  self.items[#self.items + 1] = it
+  self:render(it)
+  return it
+end
+
+function Chat:clear()
+  self.items = {}
+  if api.nvim_buf_is_valid(self.buf) then
+    api.nvim_buf_set_option(self.buf, "modifiable", true)
+    api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
+    api.nvim_buf_set_option(self.buf, "modifiable", false)
+  end
+end
+
+function Chat:find_tool(id)
+  for _, it in ipairs(self.items) do
+    if it.kind == "tool" and it.tool_call_id == id then
+      return it
+    end
+  end
+end
+
+function Chat:add_user(text)
+  return self:add({ kind = "user", text = text })
+end
+
+function Chat:add_notice(text)
+  return self:add({ kind = "notice", text = text })
+end
+
+function Chat:add_permission(req)
+  local tc = req.toolCall or {}
+  local tool = self:find_tool(tc.toolCallId)
+  local _, diffs = tool_content(tc.content)
+  if #diffs == 0 and tool then
+    diffs = tool.diffs
+  end
+  return self:add({
+    kind = "permission",
+    tool_call_id = tc.toolCallId,
+    title = nn(tc.title) or (tool and tool.title) or tostring(tc.toolCallId),
+    options = req.options or {},
+    diffs = diffs,
+  })
+end
+
+--- Folds one ACP SessionUpdate in. Returns the item it changed, if any.
+function Chat:apply(u)
+  local kind = u.sessionUpdate
+  if kind == "user_message_chunk" or kind == "agent_message_chunk" or kind == "agent_thought_chunk" then
+    local k = kind == "user_message_chunk" and "user" or kind == "agent_message_chunk" and "agent" or "thought"
+    local text = content_text(u.content)
+    local last = self.items[#self.items]
+    if last and last.kind == k and last.message_id == nn(u.messageId) then
+      last.text = last.text .. text
+      self:render(last)
+      return last
+    end
+    return self:add({ kind = k, text = text, message_id = nn(u.messageId) })
+  elseif kind == "tool_call" or kind == "tool_call_update" then
+    local it = self:find_tool(u.toolCallId)
+    local fresh = not it
+    it = it or { kind = "tool", tool_call_id = u.toolCallId, diffs = {}, locations = {}, status = "pending" }
+    if nn(u.title) then
+      it.title = u.title
+    end
+    if nn(u.kind) then
+      it.tool_kind = u.kind
+    end
+    if nn(u.status) then
+      it.status = u.status
+    end
+    if u.rawInput ~= nil then
+      it.command, it.input = input_summary(u.rawInput)
+    end
+    if nn(u.content) then
+      local out, diffs = tool_content(u.content)
+      it.output = out
+      if #diffs > 0 then
+        it.diffs = diffs
+      end
+    end
+    if nn(u.locations) then
+      it.locations = {}
+      for _, l in ipairs(u.locations) do
+        it.locations[#it.locations + 1] = nn(l.line) and (l.path .. ":" .. l.line) or l.path
+      end
+    end
+    if fresh then
+      return self:add(it)
+    end
+    self:render(it)
+    return it
+  end
+end
+
+--- The buffer's fold expression: a tool block folds under its "▸" header.
+M.foldexpr = [[getline(v:lnum)=~'^  │'?1:(getline(v:lnum)=~'^▸ '?'>1':0)]]
+
+return M

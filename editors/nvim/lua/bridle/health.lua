@@ -1,0 +1,87 @@
+-- :checkhealth bridle — the binary, its version, and `bridle doctor`.
+-- vim.health on 0.10+ (start/ok/warn/error), require('health') on 0.7.
+
+local M = {}
+
+local function reporter()
+  local h = vim.health
+  if h and h.start then
+    return { start = h.start, ok = h.ok, info = h.info, warn = h.warn, error = h.error }
+  end
+  h = h or require("health")
+  return { start = h.report_start, ok = h.report_ok, info = h.report_info, warn = h.report_warn, error = h.report_error }
+end
+
+local function env_prefix(env)
+  local out = {}
+  for k, v in pairs(env or {}) do
+    out[#out + 1] = k .. "=" .. v
+  end
+  if #out == 0 then
+    return {}
+  end
+  table.insert(out, 1, "env")
+  return out
+end
+
+local function run(cmd, args, env)
+  local full = vim.list_extend(env_prefix(env), vim.deepcopy(cmd))
+  vim.list_extend(full, args)
+  local out = vim.fn.system(full)
+  return vim.v.shell_error, vim.trim(out or "")
+end
+
+function M.check()
+  local r = reporter()
+  local cfg = require("bridle").config
+  local cmd = cfg.cmd
+  r.start("bridle binary")
+  local bin = cmd[1]
+  if vim.fn.executable(bin) ~= 1 then
+    r.error(("%q is not executable or not on PATH"):format(bin), {
+      "Install bridle: go install github.com/bridle-dev/bridle@latest",
+      "or point the plugin at it: require('bridle').setup{ cmd = { '/path/to/bridle' } }",
+    })
+    return
+  end
+  r.ok(("found %s"):format(vim.fn.exepath(bin)))
+  local code, version = run(cmd, { "-version" }, cfg.env)
+  if code == 0 and version ~= "" then
+    r.ok("version: " .. version:gsub("\n.*", ""))
+  else
+    r.warn("`" .. bin .. " -version` failed: " .. version, { "Reinstall bridle; this binary may be broken or too old." })
+  end
+
+  r.start("bridle doctor")
+  local out
+  code, out = run(cmd, { "doctor" }, cfg.env)
+  if code ~= 0 and (out:find("unknown command") or out:find("Usage:")) then
+    r.warn("this bridle has no `doctor` command", { "Update bridle to see which sandbox layers this machine supports." })
+    return
+  end
+  local any = false
+  for line in vim.gsplit(out, "\n", true) do
+    local l = vim.trim(line)
+    if l ~= "" then
+      any = true
+      local lower = l:lower()
+      if lower:match("^ok") or lower:match("^✓") or lower:match("%f[%w]ok%f[%W]") then
+        r.ok(l)
+      elseif lower:match("missing") or lower:match("unsupported") or lower:match("^warn") or lower:match("not available") then
+        r.warn(l)
+      elseif lower:match("^error") or lower:match("fail") then
+        r.error(l)
+      else
+        r.info(l)
+      end
+    end
+  end
+  if not any then
+    r.info("bridle doctor printed nothing")
+  end
+  if code ~= 0 then
+    r.error("bridle doctor exited with status " .. code)
+  end
+end
+
+return M
