@@ -100,8 +100,8 @@ count "tsc --noEmit" $?
 # ---- unit tests ----
 node --test --test-reporter=tap test/*.test.mjs >"$tmp/unit.tap" 2>&1
 unit=$?
-grep -E '^(not )?ok |^# (pass|fail)' "$tmp/unit.tap" | grep -v '^ok .*test/' >&2
-[ $unit = 0 ] || grep -v '^    at ' "$tmp/unit.tap" | grep -A30 '^not ok' | head -120 >&2
+grep -E '^(not )?ok |^# (pass|fail)' "$tmp/unit.tap"
+[ $unit = 0 ] || grep -v '^    at ' "$tmp/unit.tap" | grep -A30 '^not ok' | head -120
 p=$(sed -n 's/^# pass \([0-9]*\)/\1/p' "$tmp/unit.tap" | tail -1)
 f=$(sed -n 's/^# fail \([0-9]*\)/\1/p' "$tmp/unit.tap" | tail -1)
 passed=$((passed + ${p:-0}))
@@ -112,7 +112,7 @@ if [ $unit != 0 ] && [ "${f:-0}" = 0 ]; then failed=$((failed + 1)); fi
 CODE_SERVER="$cache/code-server/node_modules/.bin/code-server" NODE24_BIN="$node24/bin" \
   node e2e/run.mjs >"$tmp/e2e.log" 2>&1
 e2e=$?
-grep -v '^[0-9]* passed, [0-9]* failed$' "$tmp/e2e.log" >&2
+grep -v '^[0-9]* passed, [0-9]* failed$' "$tmp/e2e.log"
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/e2e.log" | tail -1)
 if [ -n "$line" ]; then
   passed=$((passed + $(echo "$line" | cut -d' ' -f1)))

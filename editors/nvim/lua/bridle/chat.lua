@@ -155,11 +155,35 @@ function Chat:format(it)
   return {}
 end
 
+--- Runs fn with a window showing the chat current, when there is one:
+--- Neovim 0.7 updates the folds of the current window only.
+function Chat:in_window(fn)
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == self.buf then
+      return api.nvim_win_call(win, fn)
+    end
+  end
+  return fn()
+end
+
 --- Writes an item's lines in place (or at the end), shifting later items.
 function Chat:render(it)
   if not api.nvim_buf_is_valid(self.buf) then
     return
   end
+  self:in_window(function()
+    self:write(it)
+  end)
+  self:follow()
+  if it.kind == "tool" and it.folded ~= it.status then
+    -- Fold the block when it appears and when it finishes; a fold the user
+    -- opened in between stays open until then.
+    it.folded = it.status
+    self:close_fold(it.start + 1)
+  end
+end
+
+function Chat:write(it)
   local lines = self:format(it)
   api.nvim_buf_set_option(self.buf, "modifiable", true)
   if it.start == nil then
@@ -184,7 +208,37 @@ function Chat:render(it)
   end
   it.count = #lines
   api.nvim_buf_set_option(self.buf, "modifiable", false)
-  self:follow()
+end
+
+--- Recomputes the folds so that the block at lnum is closed. Neovim does not
+--- update expression folds while Insert mode is on (the user is typing in
+--- the input buffer), so they are recomputed here; blocks the user opened
+--- stay open.
+function Chat:close_fold(lnum)
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == self.buf and api.nvim_win_get_option(win, "foldmethod") == "expr" then
+      api.nvim_win_call(win, function()
+        local open = {}
+        for _, o in ipairs(self.items) do
+          if o.kind == "tool" and o.fold_known and o.start and vim.fn.foldclosed(o.start + 1) == -1 then
+            open[#open + 1] = o
+          end
+        end
+        vim.cmd("silent! normal! zx")
+        for _, o in ipairs(self.items) do
+          if o.kind == "tool" and o.start then
+            o.fold_known = true
+          end
+        end
+        for _, o in ipairs(open) do
+          if o.start + 1 ~= lnum then
+            vim.cmd("silent! " .. (o.start + 1) .. "foldopen")
+          end
+        end
+        vim.cmd("silent! " .. lnum .. "foldclose")
+      end)
+    end
+  end
 end
 
 --- Keeps windows showing the chat scrolled to the end, unless the cursor is there.
