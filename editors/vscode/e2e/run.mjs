@@ -257,6 +257,18 @@ try {
     await shot("3-resumed-after-reload");
   });
 
+  await check("a tool call shows as a card with its status and output", async () => {
+    await sendPrompt("please read the notes");
+    const card = chat().locator(".item.tool.status-completed", { hasText: "notes.txt" });
+    await card.waitFor({ timeout: 20000 });
+    const badge = await card.locator(".badge").textContent();
+    if (badge !== "done") throw new Error(`badge says ${badge}`);
+    const out = await card.locator("pre.output").textContent();
+    if (!out.includes("hello")) throw new Error(`output preview: ${out}`);
+    await chat().locator(".item.agent", { hasText: "notes.txt says hello." }).waitFor({ timeout: 10000 });
+    await shot("4-tool-card");
+  });
+
   await check("an edit asks for approval inline and as a notification; allowing it changes the file", async () => {
     await sendPrompt("please edit notes.txt");
     const card = chat().locator(".item.permission");
@@ -270,13 +282,13 @@ try {
     if (!kinds.includes("allow_once") || !kinds.some((k) => k.startsWith("reject"))) throw new Error(`option kinds: ${kinds}`);
     // The proposed edit opens in VS Code's diff editor.
     await page.locator(".tab", { hasText: "bridle's edit" }).first().waitFor({ timeout: 10000 });
-    await shot("4-approval");
+    await shot("5-approval");
     await card.locator('.perm-options button[data-kind="allow_once"]').click();
     await chat().locator(".item.agent", { hasText: "The file is updated." }).waitFor({ timeout: 20000 });
     const content = readFileSync(join(ws, "notes.txt"), "utf8");
     if (content !== "edited by bridle\n") throw new Error(`notes.txt is ${JSON.stringify(content)}`);
     await chat().locator(".item.tool.status-completed").first().waitFor({ timeout: 5000 });
-    await shot("5-edit-applied");
+    await shot("6-edit-applied");
   });
 } catch (err) {
   failed++;
