@@ -73,7 +73,7 @@ return {
       H.eq(2, #wins, "two diff windows")
       local texts = {}
       for _, w in ipairs(wins) do
-        H.ok(api.nvim_win_get_option(w, "diff"), "diff mode on")
+        H.ok(vim.wo[w].diff, "diff mode on")
         texts[#texts + 1] = H.buf_text(api.nvim_win_get_buf(w))
       end
       table.sort(texts)

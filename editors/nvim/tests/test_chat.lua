@@ -65,8 +65,8 @@ return {
         return b.state.session_id
       end, 10000, "a session")
       local chat = b.state.chat
-      H.eq("markdown", api.nvim_buf_get_option(chat.buf, "filetype"), "filetype")
-      H.eq("prompt", api.nvim_buf_get_option(b.state.input, "buftype"), "input buftype")
+      H.eq("markdown", vim.bo[chat.buf].filetype, "filetype")
+      H.eq("prompt", vim.bo[b.state.input].buftype, "input buftype")
       -- Count buffer changes while the answer streams.
       local changes = 0
       api.nvim_buf_attach(chat.buf, false, {
@@ -79,7 +79,7 @@ return {
       H.ok(text:find("## You\nhello there\n", 1, true), text)
       H.ok(text:find("Hello from **bridle**. This answer streams in word by word.", 1, true), text)
       H.ok(changes >= 4, "the answer arrived in pieces (" .. changes .. " buffer changes)")
-      H.eq(false, api.nvim_buf_get_option(chat.buf, "modifiable"), "the transcript is read-only")
+      H.eq(false, vim.bo[chat.buf].modifiable, "the transcript is read-only")
     end,
   },
   {
@@ -294,6 +294,27 @@ return {
       vim.cmd("checkhealth bridle")
       text = H.buf_text(0)
       H.ok(text:find("ERROR", 1, true) and text:find("go install", 1, true), text)
+    end,
+  },
+  {
+    "when bridle dies, the next prompt restarts it and continues the same session",
+    function()
+      local b = H.plugin()
+      vim.cmd("Bridle")
+      H.turn(b, "hello before the crash")
+      local id, pid = b.state.session_id, b.state.rpc.pid
+      vim.loop.kill(pid, 9)
+      H.wait(function()
+        return b.state.rpc == nil
+      end, 5000, "the exit to be noticed")
+      H.eq("end_turn", H.turn(b, "hello after the crash"), "the next turn")
+      H.eq(id, b.state.session_id, "the same session")
+      H.ok(b.state.rpc.pid ~= pid, "a new process")
+      local text = H.buf_text(b.state.chat.buf)
+      H.ok(text:find("## You\nhello before the crash", 1, true), text)
+      H.ok(text:find("restarted", 1, true), text)
+      local _, n = H.agent_text(b):gsub("word by word%.", "")
+      H.eq(2, n, "both answers")
     end,
   },
 }

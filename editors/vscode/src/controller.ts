@@ -35,6 +35,8 @@ export class Controller implements vscode.Disposable {
   commands: acp.AvailableCommand[] = [];
   running = false;
   usage: { used: number; size: number } | undefined;
+  /** The session of a bridle that went away; the next prompt reopens it. */
+  private orphan: string | undefined;
 
   constructor(
     private readonly ctx: vscode.ExtensionContext,
@@ -105,6 +107,8 @@ export class Controller implements vscode.Disposable {
       this.running = false;
       this.push(this.transcript.addNotice(`bridle stopped unexpectedly (${signal ?? `exit code ${code}`}); see the "bridle" output for its log.`, "error"));
     }
+    // bridle keeps the session in its log: the next prompt resumes it.
+    this.orphan = this.sessionId ?? this.orphan;
     this.sessionId = undefined;
     this.postState();
   }
@@ -165,6 +169,12 @@ export class Controller implements vscode.Disposable {
   }
 
   private async ensureSession(): Promise<string | undefined> {
+    if (!this.sessionId && this.orphan) {
+      const id = this.orphan;
+      this.orphan = undefined;
+      await this.resumeSession(id);
+      if (this.sessionId === id) this.push(this.transcript.addNotice("bridle was restarted; the session continues from its log."));
+    }
     if (!this.sessionId) await this.newChat();
     return this.sessionId;
   }
@@ -469,6 +479,11 @@ export class Controller implements vscode.Disposable {
   /** For tests and the event log: the transcript as it stands. */
   items(): readonly Item[] {
     return this.transcript.items;
+  }
+
+  /** The bridle process's id, while it runs. */
+  agentPid(): number | undefined {
+    return this.agent?.alive ? this.agent.pid : undefined;
   }
 
   statusBar(): vscode.StatusBarItem {

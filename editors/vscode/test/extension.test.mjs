@@ -196,3 +196,28 @@ test("/constraint and /decision are pinned, and Show Event Log opens `bridle log
     deactivate(t);
   }
 });
+
+test("when bridle dies, the next prompt restarts it and continues the same session", async () => {
+  const t = activate();
+  try {
+    const view = openView();
+    await t.controller.newChat();
+    await t.controller.send("hello before the crash");
+    const id = t.controller.sessionId;
+    const pid = t.controller.agentPid();
+    assert.ok(pid, "bridle runs");
+    process.kill(pid, "SIGKILL");
+    await until(() => !t.controller.sessionId, 5000, "the exit to be noticed");
+    await t.controller.send("hello after the crash");
+    assert.equal(t.controller.sessionId, id, "the same session");
+    assert.notEqual(t.controller.agentPid(), pid, "a new process");
+    const items = t.controller.items();
+    const users = items.filter((i) => i.kind === "user").map((i) => i.text);
+    assert.deepEqual(users, ["hello before the crash", "hello after the crash"]);
+    assert.ok(items.some((i) => i.kind === "notice" && /restarted/.test(i.text)));
+    assert.equal(agentText(items).match(/word by word\./g)?.length, 2);
+    assert.equal(lastState(view).sessionId, id);
+  } finally {
+    deactivate(t);
+  }
+});

@@ -185,7 +185,7 @@ end
 
 function Chat:write(it)
   local lines = self:format(it)
-  api.nvim_buf_set_option(self.buf, "modifiable", true)
+  vim.bo[self.buf].modifiable = true
   if it.start == nil then
     local n = api.nvim_buf_line_count(self.buf)
     local first_empty = n == 1 and api.nvim_buf_get_lines(self.buf, 0, 1, false)[1] == ""
@@ -207,7 +207,7 @@ function Chat:write(it)
     end
   end
   it.count = #lines
-  api.nvim_buf_set_option(self.buf, "modifiable", false)
+  vim.bo[self.buf].modifiable = false
 end
 
 --- Recomputes the folds so that the block at lnum is closed. Neovim does not
@@ -216,7 +216,7 @@ end
 --- stay open.
 function Chat:close_fold(lnum)
   for _, win in ipairs(api.nvim_list_wins()) do
-    if api.nvim_win_get_buf(win) == self.buf and api.nvim_win_get_option(win, "foldmethod") == "expr" then
+    if api.nvim_win_get_buf(win) == self.buf and vim.wo[win].foldmethod == "expr" then
       api.nvim_win_call(win, function()
         local open = {}
         for _, o in ipairs(self.items) do
@@ -262,9 +262,9 @@ end
 function Chat:clear()
   self.items = {}
   if api.nvim_buf_is_valid(self.buf) then
-    api.nvim_buf_set_option(self.buf, "modifiable", true)
+    vim.bo[self.buf].modifiable = true
     api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
-    api.nvim_buf_set_option(self.buf, "modifiable", false)
+    vim.bo[self.buf].modifiable = false
   end
 end
 

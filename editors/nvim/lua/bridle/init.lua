@@ -61,9 +61,9 @@ local function chat_buf()
   end
   local buf = api.nvim_create_buf(false, true)
   api.nvim_buf_set_name(buf, "bridle://chat")
-  api.nvim_buf_set_option(buf, "filetype", "markdown")
-  api.nvim_buf_set_option(buf, "bufhidden", "hide")
-  api.nvim_buf_set_option(buf, "modifiable", false)
+  vim.bo[buf].filetype = "markdown"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].modifiable = false
   S.chat = chatmod.new(buf)
   M.buffer_keymaps(buf)
   return S.chat
@@ -75,8 +75,8 @@ local function input_buf()
   end
   local buf = api.nvim_create_buf(false, true)
   api.nvim_buf_set_name(buf, "bridle://input")
-  api.nvim_buf_set_option(buf, "buftype", "prompt")
-  api.nvim_buf_set_option(buf, "bufhidden", "hide")
+  vim.bo[buf].buftype = "prompt"
+  vim.bo[buf].bufhidden = "hide"
   vim.fn.prompt_setprompt(buf, "> ")
   vim.fn.prompt_setcallback(buf, function(text)
     -- Keep the input area small: drop what was sent.
@@ -128,7 +128,7 @@ function M.open()
     api.nvim_win_set_width(cw, M.config.width)
   end
   for opt, v in pairs({ wrap = true, linebreak = true, number = false, relativenumber = false, foldmethod = "expr", foldexpr = chatmod.foldexpr, foldlevel = 0, foldenable = true }) do
-    api.nvim_win_set_option(cw, opt, v)
+    vim.wo[cw][opt] = v
   end
   local iw = find_win(input)
   if not iw then
@@ -137,8 +137,8 @@ function M.open()
     iw = api.nvim_get_current_win()
     api.nvim_win_set_buf(iw, input)
     api.nvim_win_set_height(iw, M.config.input_height)
-    api.nvim_win_set_option(iw, "number", false)
-    api.nvim_win_set_option(iw, "winfixheight", true)
+    vim.wo[iw].number = false
+    vim.wo[iw].winfixheight = true
   end
   api.nvim_set_current_win(iw)
   vim.cmd("startinsert")
@@ -269,6 +269,8 @@ function M.connect(cb)
     end,
     on_exit = function(code, signal, stderr)
       if S.rpc == client then
+        -- bridle keeps the session in its log: the next prompt resumes it.
+        S.orphan = S.session_id or S.orphan
         S.rpc, S.info, S.session_id = nil, nil, nil
       end
       cancel_pending()
@@ -360,6 +362,18 @@ function M.ensure_session(cb)
   cb = cb or function() end
   if S.session_id and S.rpc and not S.rpc.closed then
     return cb(true)
+  end
+  local orphan = S.orphan
+  if orphan then
+    -- bridle went away (crash, kill); its log has the session: reopen it.
+    S.orphan = nil
+    return M.resume(orphan, function(ok)
+      if ok then
+        chat_buf():add_notice("bridle was restarted; the session continues from its log.")
+        return cb(true)
+      end
+      M.new_session(cb)
+    end)
   end
   M.new_session(cb)
 end
@@ -525,8 +539,8 @@ local function scratch(name, text, path)
       vim.cmd("silent! doautocmd BufRead " .. vim.fn.fnameescape(path))
     end)
   end
-  api.nvim_buf_set_option(buf, "modifiable", false)
-  api.nvim_buf_set_option(buf, "bufhidden", "wipe")
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = "wipe"
   return buf
 end
 
@@ -590,10 +604,10 @@ function M.show_log(id)
   vim.cmd("tabnew")
   local buf = api.nvim_get_current_buf()
   api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(out, "\n", { plain = true }))
-  api.nvim_buf_set_option(buf, "buftype", "nofile")
-  api.nvim_buf_set_option(buf, "bufhidden", "wipe")
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
   pcall(api.nvim_buf_set_name, buf, "bridle://log/" .. id)
-  api.nvim_buf_set_option(buf, "modifiable", false)
+  vim.bo[buf].modifiable = false
   return buf
 end
 
