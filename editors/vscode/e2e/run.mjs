@@ -134,7 +134,10 @@ async function waitForServer() {
 let passed = 0;
 let failed = 0;
 const results = [];
+const only = process.env.E2E_ONLY; // run the first check and those whose name has this
+let checks = 0;
 async function check(name, fn) {
+  if (only && checks++ > 0 && !name.includes(only)) return;
   const t0 = Date.now();
   try {
     await fn();
@@ -276,12 +279,14 @@ try {
     const inline = await card.locator(".perm-options button").allTextContents();
     const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "bridle asks" });
     await toast.waitFor({ timeout: 10000 });
+    await toast.locator(".monaco-button", { hasText: inline[0] }).first().waitFor({ timeout: 10000 });
     const toastButtons = await toast.locator(".monaco-button").allTextContents();
-    for (const b of inline) if (!toastButtons.includes(b)) throw new Error(`notification lacks "${b}": ${toastButtons}`);
+    for (const b of inline) if (!toastButtons.includes(b)) throw new Error(`notification lacks "${b}": ${JSON.stringify(toastButtons)} in ${await toast.innerHTML()}`);
     const kinds = await card.locator(".perm-options button").evaluateAll((bs) => bs.map((b) => b.dataset.kind));
     if (!kinds.includes("allow_once") || !kinds.some((k) => k.startsWith("reject"))) throw new Error(`option kinds: ${kinds}`);
     // The proposed edit opens in VS Code's diff editor.
     await page.locator(".tab", { hasText: "bridle's edit" }).first().waitFor({ timeout: 10000 });
+    await page.locator(".monaco-diff-editor .view-line", { hasText: "edited by bridle" }).first().waitFor({ timeout: 15000 });
     await shot("5-approval");
     await card.locator('.perm-options button[data-kind="allow_once"]').click();
     await chat().locator(".item.agent", { hasText: "The file is updated." }).waitFor({ timeout: 20000 });

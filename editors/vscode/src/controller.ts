@@ -314,9 +314,10 @@ export class Controller implements vscode.Disposable {
       void vscode.window.showInformationMessage("No bridle session yet: start a chat first.");
       return;
     }
-    const { command, env } = this.launch();
+    const { command, args, env } = this.launch();
     const text = await new Promise<string>((resolve) => {
-      execFile(command, ["log", sessionId], { env, cwd: this.cwd(), maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      // Global flags such as --db come first, so the log is read from the same database.
+      execFile(command, [...args, "log", sessionId], { env, cwd: this.cwd(), maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
         if (err) resolve(`bridle log ${sessionId} failed: ${stderr || err.message}\n${stdout}`);
         else resolve(stdout);
       });
