@@ -100,7 +100,7 @@ count "tsc --noEmit" $?
 # ---- unit tests ----
 node --test --test-reporter=tap test/*.test.mjs >"$tmp/unit.tap" 2>&1
 unit=$?
-grep -E '^(not )?ok |^# (pass|fail)' "$tmp/unit.tap"
+grep -E '^(not )?ok |^# (pass|fail|Stop)' "$tmp/unit.tap"
 [ $unit = 0 ] || grep -v '^    at ' "$tmp/unit.tap" | grep -A30 '^not ok' | head -120
 p=$(sed -n 's/^# pass \([0-9]*\)/\1/p' "$tmp/unit.tap" | tail -1)
 f=$(sed -n 's/^# fail \([0-9]*\)/\1/p' "$tmp/unit.tap" | tail -1)

@@ -120,7 +120,7 @@ test("Select Mode changes the session's mode through session/set_mode", async ()
   }
 });
 
-test("Stop during a slow stream ends the turn as cancelled", async () => {
+test("Stop during a slow stream ends the turn as cancelled", async (tc) => {
   const t = activate();
   try {
     const view = openView();
@@ -139,6 +139,7 @@ test("Stop during a slow stream ends the turn as cancelled", async () => {
     assert.equal(t.controller.running, false);
     assert.equal(lastState(view).running, false);
     assert.ok(took < 5000, `cancel took ${took} ms`);
+    tc.diagnostic(`Stop to the end of the turn: ${took} ms`);
     // The session still works after a cancel.
     await t.controller.send("hello again");
     assert.match(agentText(t.controller.items()), /Hello from \*\*bridle\*\*/);
@@ -217,6 +218,24 @@ test("when bridle dies, the next prompt restarts it and continues the same sessi
     assert.ok(items.some((i) => i.kind === "notice" && /restarted/.test(i.text)));
     assert.equal(agentText(items).match(/word by word\./g)?.length, 2);
     assert.equal(lastState(view).sessionId, id);
+  } finally {
+    deactivate(t);
+  }
+});
+
+test("bridle.args reach bridle and `bridle log`: --db in args picks the database", async () => {
+  const t = activate();
+  try {
+    const other = join(t.dir, "other.db");
+    stub.settings["bridle.args"] = ["--db", other];
+    stub.settings["bridle.env"] = { BRIDLE_MODEL: stub.settings["bridle.env"].BRIDLE_MODEL };
+    await t.controller.newChat();
+    await t.controller.send("hello args");
+    const out = execFileSync(bridleBin, ["--db", other, "sessions"]).toString();
+    assert.match(out, new RegExp(t.controller.sessionId));
+    await stub.registry.commands.get("bridle.showEventLog")();
+    const open = stub.calls.find((c) => c.kind === "openTextDocument");
+    assert.match(open.arg.content, /hello args/);
   } finally {
     deactivate(t);
   }

@@ -103,6 +103,20 @@ function render(it: Item): HTMLElement {
   return node;
 }
 
+// Streamed answers post an update per chunk; render at most once a frame.
+const queued = new Map<string, Item>();
+let frame = 0;
+function schedule(it: Item): void {
+  queued.set(it.id, it);
+  if (!frame) frame = requestAnimationFrame(flush);
+}
+function flush(): void {
+  frame = 0;
+  const items = [...queued.values()];
+  queued.clear();
+  for (const it of items) upsert(it);
+}
+
 function upsert(it: Item): void {
   const stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const fresh = render(it);
@@ -156,6 +170,7 @@ window.addEventListener("message", (ev: MessageEvent<ToWebview>) => {
   switch (m.type) {
     case "state":
       if (m.items) {
+        queued.clear();
         log.replaceChildren();
         for (const it of m.items) upsert(it);
       }
@@ -167,7 +182,7 @@ window.addEventListener("message", (ev: MessageEvent<ToWebview>) => {
       updateHint();
       break;
     case "item":
-      upsert(m.item);
+      schedule(m.item);
       break;
     case "usage":
       usage.textContent = m.text;
