@@ -36,9 +36,9 @@ for _, file in ipairs(files) do
   local tests = dofile(file)
   for _, t in ipairs(tests) do
     if not filter or t[1]:find(filter, 1, true) then
-      local started = vim.loop.hrtime()
+      local started = (vim.uv or vim.loop).hrtime()
       local ok, err = xpcall(t[2], debug.traceback)
-      local ms = math.floor((vim.loop.hrtime() - started) / 1e6)
+      local ms = math.floor(((vim.uv or vim.loop).hrtime() - started) / 1e6)
       if ok then
         passed = passed + 1
         say(("ok   %s (%d ms)"):format(t[1], ms))

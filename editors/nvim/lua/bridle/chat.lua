@@ -352,5 +352,7 @@ end
 
 --- The buffer's fold expression: a tool block folds under its "▸" header.
 M.foldexpr = [[getline(v:lnum)=~'^  │'?1:(getline(v:lnum)=~'^▸ '?'>1':0)]]
+--- A folded block shows its header and how much is inside (the same on 0.7 and 0.10+).
+M.foldtext = [[getline(v:foldstart).'  ['.(v:foldend-v:foldstart).' lines]']]
 
 return M

@@ -127,7 +127,7 @@ function M.open()
     api.nvim_win_set_buf(cw, chat.buf)
     api.nvim_win_set_width(cw, M.config.width)
   end
-  for opt, v in pairs({ wrap = true, linebreak = true, number = false, relativenumber = false, foldmethod = "expr", foldexpr = chatmod.foldexpr, foldlevel = 0, foldenable = true }) do
+  for opt, v in pairs({ wrap = true, linebreak = true, number = false, relativenumber = false, foldmethod = "expr", foldexpr = chatmod.foldexpr, foldtext = chatmod.foldtext, foldlevel = 0, foldenable = true }) do
     vim.wo[cw][opt] = v
   end
   local iw = find_win(input)
