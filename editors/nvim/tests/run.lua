@@ -33,7 +33,12 @@ local passed, failed = 0, 0
 local files = vim.fn.glob(root .. "/test_*.lua", false, true)
 table.sort(files)
 for _, file in ipairs(files) do
-  local tests = dofile(file)
+  local loaded, tests = pcall(dofile, file)
+  if not loaded then
+    failed = failed + 1
+    say(("FAIL loading %s\n     %s"):format(file, tostring(tests)))
+    tests = {}
+  end
   for _, t in ipairs(tests) do
     if not filter or t[1]:find(filter, 1, true) then
       local started = (vim.uv or vim.loop).hrtime()

@@ -303,7 +303,8 @@ return {
       vim.cmd("Bridle")
       H.turn(b, "hello before the crash")
       local id, pid = b.state.session_id, b.state.rpc.pid
-      (vim.uv or vim.loop).kill(pid, 9)
+      local uv = vim.uv or vim.loop
+      uv.kill(pid, 9)
       H.wait(function()
         return b.state.rpc == nil
       end, 5000, "the exit to be noticed")
