@@ -280,6 +280,7 @@ try {
     const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "bridle asks" });
     await toast.waitFor({ timeout: 10000 });
     await toast.locator(".monaco-button", { hasText: inline[0] }).first().waitFor({ timeout: 10000 });
+    await shot("5-approval");
     const toastButtons = await toast.locator(".monaco-button").allTextContents();
     for (const b of inline) if (!toastButtons.includes(b)) throw new Error(`notification lacks "${b}": ${JSON.stringify(toastButtons)} in ${await toast.innerHTML()}`);
     const kinds = await card.locator(".perm-options button").evaluateAll((bs) => bs.map((b) => b.dataset.kind));
@@ -287,7 +288,7 @@ try {
     // The proposed edit opens in VS Code's diff editor.
     await page.locator(".tab", { hasText: "bridle's edit" }).first().waitFor({ timeout: 10000 });
     await page.locator(".monaco-diff-editor .view-line", { hasText: "edited by bridle" }).first().waitFor({ timeout: 15000 });
-    await shot("5-approval");
+    await shot("5-approval-diff");
     await card.locator('.perm-options button[data-kind="allow_once"]').click();
     await chat().locator(".item.agent", { hasText: "The file is updated." }).waitFor({ timeout: 20000 });
     const content = readFileSync(join(ws, "notes.txt"), "utf8");
