@@ -6,14 +6,16 @@
 #
 # As root it installs what it needs (Debian packages, npm ci from the
 # committed lock files); otherwise it names what is missing and stops.
-# code-server (with the Node 24 it needs) is cached in editors/vscode/.cache,
-# so only the first run pays its ~3 minutes. Screenshots: test-results/.
+# code-server (with the Node 24 it needs) is cached in $BRIDLE_E2E_CACHE
+# (default: $XDG_CACHE_HOME/bridle/vscode-e2e, i.e. ~/.cache/...), outside the
+# checkout so that every clone on the machine (CI's too) reuses it; only the
+# first run pays its ~3 minutes. Screenshots: test-results/.
 # Ends with "N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-cache="$here/.cache"
+cache="${BRIDLE_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bridle/vscode-e2e}"
 cd "$here"
 
 say() { printf '%s\n' "vscode: $*" >&2; }
