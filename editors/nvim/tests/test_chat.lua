@@ -318,4 +318,37 @@ return {
       H.eq(2, n, "both answers")
     end,
   },
+  {
+    "checkhealth reads bridle doctor's findings, as JSON or as text",
+    function()
+      H.plugin()
+      local health = require("bridle.health")
+      local got = {}
+      local r = {}
+      for _, k in ipairs({ "ok", "warn", "error", "info" }) do
+        r[k] = function(msg, advice)
+          got[#got + 1] = k .. ": " .. msg .. (advice and (" | " .. table.concat(advice, "; ")) or "")
+        end
+      end
+      -- The text form (sandbox/box Report.String) and the JSON form.
+      health.report_doctor(r, 0, table.concat({
+        "ok       landlock           ABI 3",
+        "MISSING  netns              operation not permitted",
+        "                            without it: commands keep the network",
+      }, "\n"))
+      health.report_doctor(r, 0, vim.json.encode({ layers = {
+        { name = "landlock", ok = true, detail = "ABI 3" },
+        { name = "netns", ok = false, detail = "EPERM", without = "commands keep the network" },
+      } }))
+      health.report_doctor(r, 2, 'bridle: unknown command "doctor"; run `bridle help`')
+      H.eq({
+        "ok: ok       landlock           ABI 3",
+        "warn: MISSING  netns              operation not permitted",
+        "info: without it: commands keep the network",
+        "ok: landlock: ABI 3",
+        "warn: netns: EPERM (missing) | without it: commands keep the network",
+        "warn: this bridle has no `doctor` command | Update bridle to see which sandbox layers this machine supports.",
+      }, got, "findings")
+    end,
+  },
 }

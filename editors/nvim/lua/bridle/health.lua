@@ -54,30 +54,55 @@ function M.check()
 
   r.start("bridle doctor")
   local out
-  code, out = run(cmd, { "doctor" }, cfg.env)
-  if code ~= 0 and (out:find("unknown command") or out:find("Usage:")) then
+  code, out = run(cmd, { "doctor", "--json" }, cfg.env)
+  if code ~= 0 then
+    code, out = run(cmd, { "doctor" }, cfg.env)
+  end
+  M.report_doctor(r, code, out)
+end
+
+--- Reports `bridle doctor`'s findings: its JSON ({layers = {{name, ok,
+--- detail, without}}}) when it has it, else its text, one finding a line
+--- ("ok  name detail" / "MISSING  name detail" / "without it: …").
+function M.report_doctor(r, code, out)
+  if code ~= 0 and (out:find("unknown command", 1, true) or out:find("Usage:", 1, true)) then
     r.warn("this bridle has no `doctor` command", { "Update bridle to see which sandbox layers this machine supports." })
     return
   end
-  local any = false
-  for line in vim.gsplit(out, "\n", true) do
-    local l = vim.trim(line)
-    if l ~= "" then
-      any = true
-      local lower = l:lower()
-      if lower:match("^ok") or lower:match("^✓") or lower:match("%f[%w]ok%f[%W]") then
-        r.ok(l)
-      elseif lower:match("missing") or lower:match("unsupported") or lower:match("^warn") or lower:match("not available") then
-        r.warn(l)
-      elseif lower:match("^error") or lower:match("fail") then
-        r.error(l)
+  local ok, doc = pcall(vim.json.decode, out, { luanil = { object = true, array = true } })
+  if ok and type(doc) == "table" and type(doc.layers) == "table" then
+    for _, l in ipairs(doc.layers) do
+      local line = l.name .. (l.detail and l.detail ~= "" and (": " .. l.detail) or "")
+      if l.ok then
+        r.ok(line)
       else
-        r.info(l)
+        r.warn(line .. " (missing)", l.without and { "without it: " .. l.without } or nil)
       end
     end
-  end
-  if not any then
-    r.info("bridle doctor printed nothing")
+    if #doc.layers == 0 then
+      r.info("bridle doctor reported no layers")
+    end
+  else
+    local any = false
+    for line in vim.gsplit(out, "\n", true) do
+      local l = vim.trim(line)
+      if l ~= "" then
+        any = true
+        local lower = l:lower()
+        if lower:match("^ok") or lower:match("^✓") then
+          r.ok(l)
+        elseif lower:match("^missing") or lower:match("^warn") or lower:match("unsupported") or lower:match("not available") then
+          r.warn(l)
+        elseif lower:match("^error") or lower:match("^fail") then
+          r.error(l)
+        else
+          r.info(l)
+        end
+      end
+    end
+    if not any then
+      r.info("bridle doctor printed nothing")
+    end
   end
   if code ~= 0 then
     r.error("bridle doctor exited with status " .. code)
