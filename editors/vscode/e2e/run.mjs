@@ -242,19 +242,27 @@ try {
   });
 
   let sessionId = "";
-  await check("Resume Session after reloading the window replays the conversation", async () => {
+  await check("after reloading the window the chat comes back, and Resume Session reopens it after New Chat", async () => {
     sessionId = (await chat().locator("body").getAttribute("data-session")) ?? "";
     if (!sessionId) throw new Error("the view does not show a session id");
     await runCommand("Developer: Reload Window");
     await page.waitForTimeout(1000);
     await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
+    // The view reopens the workspace's last session by itself.
+    await chat().locator(".item.notice", { hasText: `Reopened the last session ${sessionId}` }).waitFor({ timeout: 60000 });
+    await chat().locator(".item.user", { hasText: "hello bridle" }).waitFor({ timeout: 10000 });
+    await chat().locator(".item.agent", { hasText: "word by word." }).waitFor({ timeout: 10000 });
+    // A new chat is empty; Resume Session brings the old one back.
+    await runCommand("bridle: New Chat");
+    await chat().locator(".item.user").first().waitFor({ state: "detached", timeout: 20000 });
     await runCommand("bridle: Resume Session");
     const input = page.locator(".quick-input-widget input");
     await page.locator(".quick-input-list .monaco-list-row").first().waitFor({ timeout: 20000 });
     await input.fill(sessionId);
     await page.locator(".quick-input-list .monaco-list-row", { hasText: sessionId }).first().waitFor({ timeout: 10000 });
     await page.keyboard.press("Enter");
-    await chat().locator(".item.user", { hasText: "hello bridle" }).waitFor({ timeout: 20000 });
+    await chat().locator(".item.notice", { hasText: `Resumed session ${sessionId}` }).waitFor({ timeout: 20000 });
+    await chat().locator(".item.user", { hasText: "hello bridle" }).waitFor({ timeout: 10000 });
     await chat().locator(".item.agent", { hasText: "word by word." }).waitFor({ timeout: 10000 });
     await chat().locator(".item.user", { hasText: "a slow answer please" }).waitFor({ timeout: 10000 });
     await shot("3-resumed-after-reload");

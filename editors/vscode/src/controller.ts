@@ -168,6 +168,29 @@ export class Controller implements vscode.Disposable {
     this.postState(true);
   }
 
+  /**
+   * When the view first opens in a window: reopen the session this workspace
+   * used last (the chat survives reloads), or start a new one.
+   */
+  private async restoreOrStart(): Promise<void> {
+    const last = this.ctx.workspaceState.get<string>("bridle.lastSession");
+    const restore = vscode.workspace.getConfiguration("bridle").get<boolean>("restoreLastSession", true);
+    if (last && restore) {
+      try {
+        const agent = await this.ensureAgent();
+        if (agent.info.agentCapabilities?.loadSession) {
+          // A session deleted since, or unknown to this database, is no error: start afresh.
+          const known = (await this.listSessions()).some((s) => s.sessionId === last);
+          if (known && (await this.resumeSession(last, "Reopened the last session"))) return;
+        }
+      } catch (err) {
+        this.report(err);
+        return;
+      }
+    }
+    await this.ensureSession();
+  }
+
   private async ensureSession(): Promise<string | undefined> {
     if (!this.sessionId && this.orphan) {
       const id = this.orphan;
@@ -263,13 +286,13 @@ export class Controller implements vscode.Disposable {
     return out;
   }
 
-  async resumeSession(sessionId?: string): Promise<void> {
+  async resumeSession(sessionId?: string, notice = "Resumed session"): Promise<boolean> {
     try {
       if (!sessionId) {
         const sessions = await this.listSessions();
         if (!sessions.length) {
           void vscode.window.showInformationMessage("No earlier bridle sessions in this folder.");
-          return;
+          return false;
         }
         const pick = await vscode.window.showQuickPick(
           sessions.map((s) => ({
@@ -280,7 +303,7 @@ export class Controller implements vscode.Disposable {
           })),
           { title: "bridle: Resume Session", placeHolder: "Pick a session to reopen", matchOnDetail: true },
         );
-        if (!pick) return;
+        if (!pick) return false;
         sessionId = pick.id;
       }
       const agent = await this.ensureAgent();
@@ -299,13 +322,16 @@ export class Controller implements vscode.Disposable {
         this.sessionResult(sessionId, r);
         this.push(this.transcript.addNotice("Resumed; this bridle cannot replay the history."));
       }
-      this.push(this.transcript.addNotice(`Resumed session ${sessionId}`));
+      this.push(this.transcript.addNotice(`${notice} ${sessionId}`));
       this.log.appendLine(`resumed session ${sessionId}`);
+      this.postState(true);
+      return true;
     } catch (err) {
       this.sessionId = undefined;
       this.report(err);
+      this.postState(true);
+      return false;
     }
-    this.postState(true);
   }
 
   async showEventLog(): Promise<void> {
@@ -430,7 +456,7 @@ export class Controller implements vscode.Disposable {
     switch (m.type) {
       case "ready":
         this.postState(true);
-        if (!this.sessionId) await this.ensureSession();
+        if (!this.sessionId && !this.starting) await this.restoreOrStart();
         return;
       case "send":
         return this.send(m.text);
@@ -451,7 +477,8 @@ export class Controller implements vscode.Disposable {
         return;
       }
       case "sessions":
-        return this.resumeSession();
+        await this.resumeSession();
+        return;
     }
   }
 

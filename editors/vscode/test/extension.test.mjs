@@ -240,3 +240,31 @@ test("bridle.args reach bridle and `bridle log`: --db in args picks the database
     deactivate(t);
   }
 });
+
+test("after a reload the chat view reopens the workspace's last session by itself", async () => {
+  let t = activate();
+  try {
+    await t.controller.newChat();
+    await t.controller.send("hello before the reload");
+    const id = t.controller.sessionId;
+    t = reactivate(t);
+    const view = openView();
+    view.send({ type: "ready" });
+    await until(() => t.controller.sessionId === id && agentText(t.controller.items()), 10000, "the restored session");
+    const items = t.controller.items();
+    assert.equal(items.find((i) => i.kind === "user")?.text, "hello before the reload");
+    assert.equal(items.at(-1).text, `Reopened the last session ${id}`);
+    assert.ok(!stub.calls.some((c) => c.kind === "quickPick"), "no question asked");
+
+    // With the setting off, the view starts a new session instead.
+    t = reactivate(t);
+    stub.settings["bridle.restoreLastSession"] = false;
+    const view2 = openView();
+    view2.send({ type: "ready" });
+    await until(() => t.controller.sessionId, 10000, "a session");
+    assert.notEqual(t.controller.sessionId, id);
+    assert.equal(t.controller.items().length, 0);
+  } finally {
+    deactivate(t);
+  }
+});

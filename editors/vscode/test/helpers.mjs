@@ -61,7 +61,7 @@ export function reactivate(prev) {
   const keep = { ...stub.settings };
   stub.reset();
   Object.assign(stub.settings, keep);
-  const ctx = stub.extensionContext(extRoot);
+  const ctx = stub.extensionContext(extRoot, prev.ctx.state); // workspaceState survives a reload
   const api = ext.activate(ctx);
   return { ...prev, ctx, controller: api.controller };
 }

@@ -191,12 +191,13 @@ function webviewView() {
   };
 }
 
-function extensionContext(extensionPath) {
-  const state = new Map();
+/** A context; pass the previous one's state to keep workspaceState across a reload. */
+function extensionContext(extensionPath, state = new Map()) {
   return {
     subscriptions: [],
     extensionUri: Uri.file(extensionPath),
     extension: { packageJSON: JSON.parse(fs.readFileSync(path.join(extensionPath, "package.json"), "utf8")) },
+    state,
     workspaceState: {
       get: (k, d) => (state.has(k) ? state.get(k) : d),
       update: async (k, v) => void state.set(k, v),
