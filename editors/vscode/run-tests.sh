@@ -100,7 +100,7 @@ npx tsc --noEmit -p .
 count "tsc --noEmit" $?
 
 # ---- unit tests ----
-node --test --test-reporter=tap test/*.test.mjs >"$tmp/unit.tap" 2>&1
+timeout 300 node --test --test-reporter=tap test/*.test.mjs >"$tmp/unit.tap" 2>&1
 unit=$?
 grep -E '^(not )?ok |^# (pass|fail|Stop)' "$tmp/unit.tap"
 [ $unit = 0 ] || grep -v '^    at ' "$tmp/unit.tap" | grep -A30 '^not ok' | head -120
@@ -112,7 +112,7 @@ if [ $unit != 0 ] && [ "${f:-0}" = 0 ]; then failed=$((failed + 1)); fi
 
 # ---- end to end in code-server ----
 CODE_SERVER="$cache/code-server/node_modules/.bin/code-server" NODE24_BIN="$node24/bin" \
-  node e2e/run.mjs >"$tmp/e2e.log" 2>&1
+  timeout 600 node e2e/run.mjs >"$tmp/e2e.log" 2>&1
 e2e=$?
 grep -v '^[0-9]* passed, [0-9]* failed$' "$tmp/e2e.log"
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/e2e.log" | tail -1)

@@ -114,7 +114,16 @@ const stopServer = () => {
     process.kill(-server.pid, "SIGKILL");
   } catch {}
 };
+let passed = 0;
+let failed = 0;
 process.on("exit", stopServer);
+for (const sig of ["SIGTERM", "SIGINT"]) {
+  process.on(sig, () => {
+    console.log(`stopped by ${sig}`);
+    console.log(`${passed} passed, ${failed + 1} failed`);
+    process.exit(1); // the exit handler stops code-server's process group
+  });
+}
 
 async function waitForServer() {
   const end = Date.now() + 60000;
@@ -131,8 +140,6 @@ async function waitForServer() {
 
 // ---- the checks ----
 
-let passed = 0;
-let failed = 0;
 const results = [];
 const only = process.env.E2E_ONLY; // run the first check and those whose name has this
 let checks = 0;
@@ -159,7 +166,7 @@ async function shot(name) {
 
 const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
 
-async function runCommand(title, attempts = 20) {
+async function runCommand(title, attempts = 40) {
   for (let i = 0; i < attempts; i++) {
     await page.keyboard.press("Escape");
     await page.keyboard.press("F1");
