@@ -87,6 +87,17 @@ return {
       H.eq(tabs_before, #api.nvim_list_tabpages(), "the diff tab closes after the answer")
       H.eq(0, #b.state.pending, "nothing pending")
       restore()
+      -- :BridleDiff shows the edit again, on demand.
+      vim.cmd("BridleDiff")
+      H.eq(tabs_before + 1, #api.nvim_list_tabpages(), ":BridleDiff opens a tab")
+      local shown = {}
+      for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+        H.ok(vim.wo[w].diff, "diff mode on")
+        shown[#shown + 1] = H.buf_text(api.nvim_win_get_buf(w))
+      end
+      table.sort(shown)
+      H.eq({ "edited\n", "hello\n" }, shown, ":BridleDiff before and after")
+      vim.cmd("tabclose")
     end,
   },
   {

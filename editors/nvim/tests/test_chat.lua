@@ -282,7 +282,7 @@ return {
     ":checkhealth bridle checks the binary, its version and bridle doctor",
     function()
       H.plugin()
-      vim.cmd("checkhealth bridle")
+      vim.cmd("silent checkhealth bridle")
       local text = H.buf_text(0)
       H.ok(text:find("bridle binary", 1, true), text)
       H.ok(text:find("found " .. H.bin, 1, true), text)
@@ -291,7 +291,7 @@ return {
       H.ok(not text:find("ERROR", 1, true), text)
       -- A missing binary is an error with the fix.
       H.plugin(nil, { cmd = { "/nonexistent/bridle" } })
-      vim.cmd("checkhealth bridle")
+      vim.cmd("silent checkhealth bridle")
       text = H.buf_text(0)
       H.ok(text:find("ERROR", 1, true) and text:find("go install", 1, true), text)
     end,
@@ -349,6 +349,21 @@ return {
         "warn: netns: EPERM (missing) | without it: commands keep the network",
         "warn: this bridle has no `doctor` command | Update bridle to see which sandbox layers this machine supports.",
       }, got, "findings")
+    end,
+  },
+  {
+    ":BridleNew starts a fresh session and an empty chat",
+    function()
+      local b = H.plugin()
+      vim.cmd("Bridle")
+      H.turn(b, "hello first")
+      local first = b.state.session_id
+      vim.cmd("BridleNew")
+      H.wait(function()
+        return b.state.session_id and b.state.session_id ~= first
+      end, 10000, "a new session")
+      H.eq("", H.buf_text(b.state.chat.buf), "empty chat")
+      H.eq("end_turn", H.turn(b, "hello second"), "the new session works")
     end,
   },
 }

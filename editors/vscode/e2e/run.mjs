@@ -140,7 +140,6 @@ async function waitForServer() {
 
 // ---- the checks ----
 
-const results = [];
 const only = process.env.E2E_ONLY; // run the first check and those whose name has this
 let checks = 0;
 async function check(name, fn) {
@@ -149,7 +148,6 @@ async function check(name, fn) {
   try {
     await fn();
     passed++;
-    results.push(`ok   ${name} (${Date.now() - t0} ms)`);
     console.log(`ok   ${name} (${Date.now() - t0} ms)`);
   } catch (err) {
     failed++;
