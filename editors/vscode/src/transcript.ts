@@ -11,7 +11,7 @@ export interface DiffView {
 }
 
 export type Item =
-  | { kind: "user"; id: string; text: string }
+  | { kind: "user"; id: string; text: string; messageId?: string }
   | { kind: "agent"; id: string; text: string; messageId?: string }
   | { kind: "thought"; id: string; text: string; messageId?: string }
   | {
@@ -162,12 +162,14 @@ export class Transcript {
         const text = contentText(u.content);
         const last = this.last();
         const messageId = u.messageId ?? undefined;
-        if (last && last.kind === kind && (kind === "user" ? false : (last as { messageId?: string }).messageId === messageId)) {
-          last.text += text;
-          return [last];
-        }
-        if (last && last.kind === "user" && kind === "user") {
-          // A replayed prompt may arrive in several chunks.
+        // Agent chunks continue the message before them; a user chunk is a
+        // new prompt (bridle replays each prompt whole) unless it carries the
+        // same messageId as the one before.
+        const continues =
+          last !== undefined &&
+          last.kind === kind &&
+          (kind === "user" ? messageId !== undefined && last.messageId === messageId : (last as { messageId?: string }).messageId === messageId);
+        if (continues) {
           last.text += text;
           return [last];
         }

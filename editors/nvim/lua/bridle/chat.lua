@@ -307,7 +307,11 @@ function Chat:apply(u)
     local k = kind == "user_message_chunk" and "user" or kind == "agent_message_chunk" and "agent" or "thought"
     local text = content_text(u.content)
     local last = self.items[#self.items]
-    if last and last.kind == k and last.message_id == nn(u.messageId) then
+    local id = nn(u.messageId)
+    -- Agent chunks continue the message before them; a user chunk is a new
+    -- prompt (bridle replays each prompt whole) unless its messageId says otherwise.
+    local continues = last and last.kind == k and last.message_id == id and (k ~= "user" or id ~= nil)
+    if continues then
       last.text = last.text .. text
       self:render(last)
       return last
