@@ -84,7 +84,7 @@ function M.report_doctor(r, code, out)
     end
   else
     local any = false
-    for line in vim.gsplit(out, "\n", true) do
+    for _, line in ipairs(vim.split(out, "\n", { plain = true })) do
       local l = vim.trim(line)
       if l ~= "" then
         any = true
