@@ -7,7 +7,7 @@
 // /usr/bin/chromium). Screenshots go to ARTIFACTS (default test-results/).
 // Prints "N passed, N failed" and exits non-zero on any failure.
 
-import { spawn } from "node:child_process";
+import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, cpSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
@@ -125,6 +125,15 @@ for (const sig of ["SIGTERM", "SIGINT"]) {
   });
 }
 
+async function waitUntil(pred, ms, what) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (pred()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 async function waitForServer() {
   const end = Date.now() + 60000;
   while (Date.now() < end) {
@@ -231,9 +240,16 @@ try {
     if (!/ctx \d{1,3}% · \S+\/\S+/.test(text)) throw new Error(`status bar says ${text}`);
   });
 
-  await check("the mode picker lists bridle's modes", async () => {
+  await check("the mode picker lists bridle's modes and switches the session's mode", async () => {
     const modes = await chat().locator("#mode option").evaluateAll((os) => os.map((o) => o.value));
     if (modes.join(",") !== "read-only,ask,auto-edit,full-auto") throw new Error(`modes: ${modes}`);
+    const id = await chat().locator("body").getAttribute("data-session");
+    const log = () => execFileSync(bridleBin, ["log", id], { env: { ...process.env, BRIDLE_DB: db } }).toString();
+    await chat().locator("#mode").selectOption("read-only");
+    await waitUntil(() => /mode_changed[^\n]*read-only/.test(log()), 10000, "mode_changed to read-only in the log");
+    await chat().locator("#mode").selectOption("ask");
+    const changes = () => log().split("\n").filter((l) => l.includes("mode_changed"));
+    await waitUntil(() => changes().length === 2 && /ask\s*$/.test(changes()[1]), 10000, "mode_changed back to ask");
   });
 
   await check("Stop during a slow stream ends the turn as cancelled", async () => {
