@@ -366,4 +366,24 @@ return {
       H.eq("end_turn", H.turn(b, "hello second"), "the new session works")
     end,
   },
+  {
+    "with no model configured, the prompt's error says what to set",
+    function()
+      local t = H.tmp()
+      local b = H.plugin(t, { env = { BRIDLE_MODEL = "", ANTHROPIC_API_KEY = "", ANTHROPIC_AUTH_TOKEN = "", OPENAI_API_KEY = "", XDG_CONFIG_HOME = t.dir .. "/config" } })
+      local notified = {}
+      local orig = vim.notify
+      vim.notify = function(msg, level)
+        notified[#notified + 1] = { msg = msg, level = level }
+      end
+      vim.cmd("Bridle")
+      local ok, reason = pcall(H.turn, b, "hello")
+      vim.notify = orig
+      H.ok(ok, tostring(reason))
+      H.eq(nil, reason, "no stop reason: the prompt failed")
+      local text = H.buf_text(b.state.chat.buf)
+      H.ok(text:find("ANTHROPIC_API_KEY", 1, true), text)
+      H.ok(notified[1] and notified[1].msg:find("setup{ env", 1, true), vim.inspect(notified))
+    end,
+  },
 }

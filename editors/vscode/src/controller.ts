@@ -50,7 +50,28 @@ export class Controller implements vscode.Disposable {
       vscode.workspace.registerTextDocumentContentProvider("bridle-diff", {
         provideTextDocumentContent: (uri) => this.diffs.get(uri.query) ?? "",
       }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (["bridle.path", "bridle.args", "bridle.env"].some((k) => e.affectsConfiguration(k))) this.restartLater();
+      }),
     );
+  }
+
+  private restartPending = false;
+
+  /**
+   * A new path, arguments or environment take effect in a new bridle
+   * process: the current one ends once idle, and the next prompt starts the
+   * new one and reopens the session from bridle's log.
+   */
+  private restartLater(): void {
+    if (!this.agent) return;
+    if (this.running) {
+      this.restartPending = true;
+      return;
+    }
+    this.restartPending = false;
+    this.log.appendLine("settings changed: restarting bridle on the next prompt");
+    this.agent.dispose();
   }
 
   dispose(): void {
@@ -119,6 +140,12 @@ export class Controller implements vscode.Disposable {
     if (err instanceof AgentStartError) {
       void vscode.window.showErrorMessage(msg, "Open Settings").then((a) => {
         if (a) void vscode.commands.executeCommand("workbench.action.openSettings", "bridle.path");
+      });
+    } else if ((err as { code?: number }).code === -32000) {
+      // ACP's "auth required": bridle has no model provider. Keys and
+      // BRIDLE_MODEL go in bridle.env; bridle restarts when it changes.
+      void vscode.window.showErrorMessage(msg, "Open Settings").then((a) => {
+        if (a) void vscode.commands.executeCommand("workbench.action.openSettings", "bridle.env");
       });
     } else {
       void vscode.window.showErrorMessage(`bridle: ${msg}`);
@@ -223,6 +250,7 @@ export class Controller implements vscode.Disposable {
       this.running = false;
       this.cancelPending();
       this.postState();
+      if (this.restartPending) this.restartLater();
     }
   }
 

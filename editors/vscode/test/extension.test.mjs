@@ -268,3 +268,32 @@ test("after a reload the chat view reopens the workspace's last session by itsel
     deactivate(t);
   }
 });
+
+test("with no model configured, the prompt's error says what to set; fixing bridle.env restarts bridle", async () => {
+  const saved = {};
+  for (const k of ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "BRIDLE_MODEL"]) {
+    saved[k] = process.env[k];
+    delete process.env[k];
+  }
+  const t = activate();
+  try {
+    const env = { BRIDLE_DB: t.db, XDG_CONFIG_HOME: join(t.dir, "config") };
+    stub.settings["bridle.env"] = env;
+    await t.controller.newChat();
+    const pid = t.controller.agentPid();
+    await t.controller.send("hello");
+    const err = stub.calls.find((c) => c.kind === "error");
+    assert.ok(err, "an error is shown");
+    assert.match(err.text, /ANTHROPIC_API_KEY/);
+    assert.match(err.text, /BRIDLE_MODEL/);
+    assert.deepEqual(err.items, ["Open Settings"]);
+    // The user sets a model: bridle restarts with it and the prompt works.
+    stub.configure({ "bridle.env": { ...env, BRIDLE_MODEL: `scripted/${join(extRoot, "test", "scenarios", "chat.json")}` } });
+    await until(() => t.controller.agentPid() !== pid, 5000, "bridle to stop");
+    await t.controller.send("hello");
+    assert.match(agentText(t.controller.items()), /word by word/);
+  } finally {
+    deactivate(t);
+    for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+  }
+});

@@ -120,7 +120,9 @@ const commands = {
   },
 };
 
+const configChanged = new EventEmitter();
 const workspace = {
+  onDidChangeConfiguration: configChanged.event,
   get workspaceFolders() {
     return [{ uri: Uri.file(folder), name: path.basename(folder), index: 0 }];
   },
@@ -223,6 +225,11 @@ module.exports = {
     webviewView,
     extensionContext,
     setFolder: (f) => (folder = f),
+    /** Changes settings and tells listeners, as the Settings editor would. */
+    configure(values) {
+      Object.assign(settings, values);
+      configChanged.fire({ affectsConfiguration: (k) => Object.keys(values).some((v) => v === k || v.startsWith(k + ".")) });
+    },
     reset() {
       calls.length = 0;
       answers.message = null;

@@ -403,6 +403,10 @@ function M.send(text, cb)
       vim.cmd("redrawstatus!")
       if e then
         chat:add_notice("error: " .. tostring(e.message))
+        if e.code == -32000 then
+          -- ACP's "auth required": bridle has no model provider configured.
+          notify(tostring(e.message) .. "\nPass keys or BRIDLE_MODEL to bridle with require('bridle').setup{ env = { ... } }.", vim.log.levels.ERROR)
+        end
         return cb(nil)
       end
       local reason = r.stopReason
