@@ -186,6 +186,7 @@ function webviewView() {
           waiters.splice(waiters.indexOf(check), 1);
           reject(new Error(`timed out waiting for ${what}; last posts: ${JSON.stringify(posted.slice(-3))}`));
         }, ms);
+        t.unref(); // a wait that lost a race must not hold the test process open
         waiters.push(check);
         check();
       });
