@@ -72,6 +72,12 @@ else
   else
     fail "the tool call block did not appear"
   fi
+  if wait_for "ctx " 5 && screen | grep -qE "ctx [0-9]+% · [0-9.]+[kM]?/[0-9.]+[kM]?"; then
+    passed=$((passed + 1))
+    echo "ok   the statusline shows context use"
+  else
+    fail "no context use in the statusline"
+  fi
   if [ -n "${SCREENSHOT:-}" ] && command -v aha >/dev/null && command -v chromium >/dev/null; then
     tmux -L "$sock" capture-pane -e -p -t ui | aha --black --title bridle.nvim >"$tmp/screen.html"
     sed -i 's#<head>#<head><style>body{margin:0;padding:6px;font:14px/1.25 "DejaVu Sans Mono",monospace;background:\#000;}pre{margin:0}</style>#' "$tmp/screen.html"
