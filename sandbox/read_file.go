@@ -1,16 +1,24 @@
 package sandbox
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // ReadFile reads a text file in the workspace, a range of lines at a time.
 type ReadFile struct {
-	// MaxLines caps one read; the result says how to read on.
+	// MaxLines and MaxBytes cap one read; the result says how to read on.
 	MaxLines int
+	MaxBytes int
+	// MaxLineLen cuts single lines longer than this many bytes.
+	MaxLineLen int
 }
 
 type readFileInput struct {
@@ -21,27 +29,29 @@ type readFileInput struct {
 
 func (ReadFile) Name() string { return "read_file" }
 
-func (ReadFile) Description() string {
-	return "Read a text file in the workspace. Returns numbered lines; use offset and limit to page through long files."
+func (t ReadFile) Description() string {
+	return fmt.Sprintf("Read a text file in the workspace. Returns numbered lines (at most %d lines or %d bytes per call); "+
+		"use offset and limit to page through long files. Lines longer than %d bytes are cut.", t.maxLines(), t.maxBytes(), t.maxLineLen())
 }
 
 func (ReadFile) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` +
-		`"path":{"type":"string","description":"file path relative to the workspace"},` +
-		`"offset":{"type":"integer","minimum":1,"description":"first line to read, 1-based"},` +
-		`"limit":{"type":"integer","minimum":1,"description":"how many lines to read"}},` +
-		`"required":["path"],"additionalProperties":false}`)
+	return schema(`"path":{"type":"string","minLength":1,"description":"file path, relative to the workspace or absolute inside it"},`+
+		`"offset":{"type":"integer","minimum":1,"description":"first line to read, 1-based (default 1)"},`+
+		`"limit":{"type":"integer","minimum":1,"description":"how many lines to read"}`, "path")
 }
 
 func (ReadFile) Kind() Kind     { return KindRead }
 func (ReadFile) Effect() Effect { return EffectRead }
 
-func parseInput[T any](tool string, input json.RawMessage) (T, error) {
-	var in T
-	if err := json.Unmarshal(input, &in); err != nil {
-		return in, fmt.Errorf("%s: arguments do not match its schema: %w", tool, err)
+func (t ReadFile) maxLines() int   { return orDefault(t.MaxLines, 2000) }
+func (t ReadFile) maxBytes() int   { return orDefault(t.MaxBytes, 64<<10) }
+func (t ReadFile) maxLineLen() int { return orDefault(t.MaxLineLen, 2000) }
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
 	}
-	return in, nil
+	return v
 }
 
 func (t ReadFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
@@ -50,10 +60,9 @@ func (t ReadFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
 		return Preview{}, err
 	}
 	if in.Path == "" {
-		return Preview{}, fmt.Errorf("read_file: path is required")
+		return Preview{}, errors.New("read_file: path is required")
 	}
-	line := in.Offset
-	return Preview{Title: "Read " + in.Path, Locations: []Location{{Path: in.Path, Line: line}}}, nil
+	return Preview{Title: "Read " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path), Line: max(in.Offset, 1)}}}, nil
 }
 
 func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
@@ -61,41 +70,95 @@ func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	data, err := env.Root.ReadFile(in.Path)
+	f, fi, err := env.Root.Open(in.Path)
 	if err != nil {
 		return Errorf("read_file: %v", err)
 	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
+	defer f.Close()
 	first := max(in.Offset, 1)
 	limit := in.Limit
-	maxLines := t.MaxLines
-	if maxLines <= 0 {
-		maxLines = 2000
+	if limit <= 0 || limit > t.maxLines() {
+		limit = t.maxLines()
 	}
-	if limit <= 0 || limit > maxLines {
-		limit = maxLines
+	br := bufio.NewReaderSize(f, 64<<10)
+	if peek, _ := br.Peek(8 << 10); bytes.IndexByte(peek, 0) >= 0 {
+		return Errorf("read_file: %s looks binary (%d bytes); it is not shown", in.Path, fi.Size())
 	}
-	if first > len(lines) && len(lines) > 0 {
-		return Errorf("read_file: %s has %d lines; offset %d is past the end", in.Path, len(lines), first)
-	}
-	var b strings.Builder
-	last := min(first-1+limit, len(lines))
-	for i := first - 1; i < last; i++ {
-		fmt.Fprintf(&b, "%6d\t%s", i+1, lines[i])
-		if !strings.HasSuffix(lines[i], "\n") {
-			b.WriteByte('\n')
+	// Collect the raw lines first and redact them together, so that a
+	// secret is removed before a long line is cut (a cut secret would no
+	// longer be recognised) and a key block is seen whole.
+	var raw []string
+	var long []bool
+	n, size, last := 0, 0, 0
+	full := false
+	for {
+		if n&1023 == 0 && ctx.Err() != nil {
+			return Errorf("read_file: cancelled")
+		}
+		line, err := br.ReadSlice('\n')
+		cut := false
+		for errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: keep its start, skip the rest.
+			cut = true
+			_, err = br.ReadSlice('\n')
+		}
+		if len(line) == 0 && err != nil {
+			break
+		}
+		n++
+		if n >= first && !full {
+			text := strings.TrimRight(string(line), "\r\n")
+			size += min(len(text), t.maxLineLen()) + 8
+			if len(raw) >= limit || size > t.maxBytes() {
+				full = true
+			} else {
+				raw = append(raw, text)
+				long = append(long, cut)
+				last = n
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Errorf("read_file: %s: %v", in.Path, err)
 		}
 	}
-	if last < len(lines) {
-		fmt.Fprintf(&b, "[%d of %d lines shown; read on with offset %d]\n", last-first+1, len(lines), last+1)
+	red := strings.Split(env.redact(strings.Join(raw, "\n")), "\n")
+	var b strings.Builder
+	for i, text := range red {
+		if i >= len(raw) {
+			break
+		}
+		if len(text) > t.maxLineLen() || long[i] {
+			text = cutUTF8(text, t.maxLineLen()) + " […line cut]"
+		}
+		fmt.Fprintf(&b, "%6d\t%s\n", first+i, text)
+	}
+	if n == 0 {
+		return Result{Output: fmt.Sprintf("[%s is empty]\n", in.Path), Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
+	}
+	if first > n {
+		return Errorf("read_file: %s has %d lines; offset %d is past the end", in.Path, n, first)
+	}
+	if last < n {
+		fmt.Fprintf(&b, "[lines %d-%d of %d shown; read on with offset %d]\n", first, last, n, last+1)
 	}
 	return Result{
 		Output:    b.String(),
-		Locations: []Location{{Path: in.Path, Line: first}},
-		Lines:     len(lines),
-		Bytes:     len(data),
+		Locations: []Location{{Path: env.Root.Abs(in.Path), Line: first}},
+		Lines:     n,
+		Bytes:     int(fi.Size()),
 	}
+}
+
+// cutUTF8 returns at most n bytes of s, not splitting a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -1,6 +1,16 @@
 package sandbox
 
-import "fmt"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
 
 // Mode names a tool registry. A tool absent from a mode's registry is
 // absent from the catalogue the model sees.
@@ -53,21 +63,48 @@ const (
 
 // Registry is the set of tools one mode offers.
 type Registry struct {
-	mode  Mode
-	tools []Tool
+	mode    Mode
+	tools   []Tool
+	schemas map[string]*jsonschema.Schema
+	bad     map[string]error // tools whose schema does not compile
 }
 
 // NewRegistry returns the registry of mode over the given tools: the tools
-// whose effect the mode permits at all.
+// whose effect the mode permits at all. read-only offers only tools that
+// read; the other modes offer every tool and differ in what needs
+// approval (Decide).
 func NewRegistry(mode Mode, tools []Tool) *Registry {
-	r := &Registry{mode: mode}
+	r := &Registry{mode: mode, schemas: map[string]*jsonschema.Schema{}, bad: map[string]error{}}
 	for _, t := range tools {
 		if mode == ModeReadOnly && t.Effect() > EffectRead {
 			continue
 		}
 		r.tools = append(r.tools, t)
+		sch, err := compileSchema(t)
+		if err != nil {
+			r.bad[t.Name()] = err
+			continue
+		}
+		r.schemas[t.Name()] = sch
 	}
 	return r
+}
+
+func compileSchema(t Tool) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.Schema()))
+	if err != nil {
+		return nil, fmt.Errorf("tool %s has an invalid schema: %w", t.Name(), err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "bridle:tool/" + t.Name()
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("tool %s has an invalid schema: %w", t.Name(), err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s has an invalid schema: %w", t.Name(), err)
+	}
+	return sch, nil
 }
 
 // Mode returns the registry's mode.
@@ -86,6 +123,69 @@ func (r *Registry) Get(name string) (Tool, bool) {
 	return nil, false
 }
 
+// Lookup returns the named tool, or an error for the model that says the
+// mode does not offer it and which tools it does offer.
+func (r *Registry) Lookup(name string) (Tool, error) {
+	if t, ok := r.Get(name); ok {
+		return t, nil
+	}
+	names := make([]string, len(r.tools))
+	for i, t := range r.tools {
+		names[i] = t.Name()
+	}
+	return nil, fmt.Errorf("tool %q is not available in %s mode; the tools of this mode are: %s. The user can change the mode in the editor",
+		name, r.mode, strings.Join(names, ", "))
+}
+
+// Check validates a call's input against the tool's schema. The error is
+// worded for the model, which gets it as the call's result.
+func (r *Registry) Check(t Tool, input json.RawMessage) error {
+	if err, ok := r.bad[t.Name()]; ok {
+		return err
+	}
+	sch, ok := r.schemas[t.Name()]
+	if !ok {
+		var err error
+		if sch, err = compileSchema(t); err != nil {
+			return err
+		}
+	}
+	if len(bytes.TrimSpace(input)) == 0 {
+		input = json.RawMessage("{}")
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
+	if err != nil {
+		return fmt.Errorf("%s: the arguments are not valid JSON (%v); send an object matching the tool's schema", t.Name(), err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return fmt.Errorf("%s: the arguments do not match its schema:%s", t.Name(), describe(ve))
+		}
+		return fmt.Errorf("%s: the arguments do not match its schema: %v", t.Name(), err)
+	}
+	return nil
+}
+
+// describe lists the leaf failures of a validation error, one per line.
+func describe(ve *jsonschema.ValidationError) string {
+	p := message.NewPrinter(language.English)
+	var b strings.Builder
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			at := "/" + strings.Join(e.InstanceLocation, "/")
+			fmt.Fprintf(&b, "\n- at %s: %s", at, e.ErrorKind.LocalizedString(p))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return b.String()
+}
+
 // Decide says whether a call to t may run at once or needs approval.
 func (r *Registry) Decide(t Tool) Decision {
 	switch t.Effect() {
@@ -101,9 +201,4 @@ func (r *Registry) Decide(t Tool) Decision {
 		}
 	}
 	return Ask
-}
-
-// DefaultTools returns every built-in tool.
-func DefaultTools() []Tool {
-	return []Tool{ReadFile{}}
 }

@@ -1,11 +1,15 @@
 // Package sandbox is the box the agent works in: the tools, the registry of
-// tools each mode allows, path confinement to the workspace, and (later)
-// confined processes, output caps and redaction.
+// tools each mode allows, path confinement to the workspace, output caps
+// with spill to artifacts, and redaction. Confined processes are in
+// sandbox/box, secret redaction in sandbox/redact.
 package sandbox
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+
+	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
 // Kind tells an editor how to show a tool call (ACP's ToolKind).
@@ -38,13 +42,15 @@ const (
 	EffectExecute
 )
 
-// Location is a file (and line) a call touches.
+// Location is a file (and line) a call touches. Path is absolute, as ACP
+// wants it.
 type Location struct {
 	Path string `json:"path"`
 	Line int    `json:"line,omitempty"`
 }
 
-// Diff is an edit as an editor shows it.
+// Diff is an edit as an editor shows it. Path is absolute; the texts are
+// redacted.
 type Diff struct {
 	Path    string  `json:"path"`
 	OldText *string `json:"old_text,omitempty"`
@@ -61,36 +67,67 @@ type Preview struct {
 	Command string
 }
 
-// Result is what a call produced.
+// PinKind says what a pin records.
+type PinKind string
+
+const (
+	PinConstraint PinKind = "constraint"
+	PinDecision   PinKind = "decision"
+)
+
+// Pin is a constraint or decision the model asked to keep (the remember
+// tool). The session appends it as constraint_pinned or decision_recorded.
+type Pin struct {
+	Kind PinKind
+	Text string
+}
+
+// Result is what a call produced. Every text in it is already redacted.
 type Result struct {
 	// Output is what the model reads.
 	Output    string
 	IsError   bool
 	Diff      *Diff
 	Locations []Location
-	// Artifact names the file holding the whole output when Output was capped.
+	// Artifact names the file holding the whole output when Output was
+	// capped (read it with read_artifact).
 	Artifact string
 	// Lines and Bytes measure the whole output, before any cap.
 	Lines, Bytes int
+	// Pin is set by the remember tool.
+	Pin *Pin
+	// Missing lists the confinement layers this machine lacks that a
+	// command ran without; they are also named in Output.
+	Missing []string
 }
 
 // Errorf returns an error result the model can read.
 func Errorf(format string, args ...any) Result {
-	return Result{Output: sprintf(format, args...), IsError: true}
+	return Result{Output: fmt.Sprintf(format, args...), IsError: true}
 }
 
-// Env is what a call may touch.
+// Env is what a call may touch. The session builds one per call.
 type Env struct {
+	// Root is the workspace.
 	Root *Root
-	// Key is the call's idempotency key.
+	// Key is the call's idempotency key; artifacts are named after it.
 	Key string
+	// Artifacts is where capped outputs are spilled. Nil: the rest of a
+	// capped output is dropped, and the result says so.
+	Artifacts *Artifacts
+	// Redactor removes secrets from everything a tool returns. Nil: only
+	// the built-in token formats are redacted.
+	Redactor *redact.Redactor
 }
+
+func (e *Env) redact(s string) string { return e.Redactor.Redact(s) }
 
 // Tool is one capability offered to the model.
 type Tool interface {
 	Name() string
 	Description() string
-	// Schema is the JSON Schema of the tool's input.
+	// Schema is the JSON Schema of the tool's input. Registry.Check
+	// validates a call's input against it before Preview or Run.
 	Schema() json.RawMessage
 	Kind() Kind
 	Effect() Effect
@@ -98,4 +135,22 @@ type Tool interface {
 	// means the input is invalid; it is given to the model as the result.
 	Preview(env *Env, input json.RawMessage) (Preview, error)
 	Run(ctx context.Context, env *Env, input json.RawMessage) Result
+}
+
+// FileEdit is the effect an edit would have on one file, computed without
+// applying it. The session records the hashes in tool_started so that a
+// restart can tell whether the edit already landed (HashFile of the path
+// equals After) or not yet (equals Before).
+type FileEdit struct {
+	// Path is absolute.
+	Path string
+	// Before is the file's hash now ("" when it does not exist); After is
+	// its hash once the edit is applied.
+	Before, After string
+	Diff          *Diff
+}
+
+// Planner is implemented by tools that edit files.
+type Planner interface {
+	Plan(env *Env, input json.RawMessage) (FileEdit, error)
 }

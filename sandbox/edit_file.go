@@ -1,0 +1,153 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// EditFile replaces an exact string in a file of the workspace.
+type EditFile struct{}
+
+type editFileInput struct {
+	Path       string `json:"path"`
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
+}
+
+func (EditFile) Name() string { return "edit_file" }
+
+func (EditFile) Description() string {
+	return "Edit a file in the workspace by replacing an exact string. old_string must match the file exactly " +
+		"(whitespace and indentation included, without read_file's line-number prefixes) and occur exactly once, " +
+		"unless replace_all is set; include surrounding lines to make it unique. To create a file use write_file."
+}
+
+func (EditFile) Schema() json.RawMessage {
+	return schema(`"path":{"type":"string","minLength":1,"description":"file path, relative to the workspace or absolute inside it"},`+
+		`"old_string":{"type":"string","minLength":1,"description":"exact text to replace"},`+
+		`"new_string":{"type":"string","description":"replacement text"},`+
+		`"replace_all":{"type":"boolean","description":"replace every occurrence instead of exactly one"}`, "path", "old_string", "new_string")
+}
+
+func (EditFile) Kind() Kind     { return KindEdit }
+func (EditFile) Effect() Effect { return EffectEdit }
+
+// Plan computes the edit without applying it.
+func (t EditFile) Plan(env *Env, input json.RawMessage) (FileEdit, error) {
+	in, err := parseInput[editFileInput](t.Name(), input)
+	if err != nil {
+		return FileEdit{}, err
+	}
+	_, _, fe, err := t.plan(env, in)
+	return fe, err
+}
+
+// plan returns the file's content now and after the edit, and the edit.
+func (t EditFile) plan(env *Env, in editFileInput) (old, next []byte, fe FileEdit, err error) {
+	if in.OldString == "" {
+		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: old_string is empty; to create a file use write_file")
+	}
+	if in.OldString == in.NewString {
+		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: old_string and new_string are the same; nothing to change")
+	}
+	old, exists, err := readForEdit(env, in.Path)
+	if err != nil {
+		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: %v", err)
+	}
+	if !exists {
+		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: %s does not exist in %s; to create it use write_file", in.Path, env.Root.where())
+	}
+	text := string(old)
+	n := strings.Count(text, in.OldString)
+	switch {
+	case n == 0:
+		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: old_string was not found in %s%s", in.Path, notFoundHint(text, in.OldString))
+	case n > 1 && !in.ReplaceAll:
+		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: old_string occurs %d times in %s (lines %s); include more surrounding lines to make it unique, or set replace_all",
+			n, in.Path, occurrenceLines(text, in.OldString, 10))
+	}
+	if in.ReplaceAll {
+		next = []byte(strings.ReplaceAll(text, in.OldString, in.NewString))
+	} else {
+		next = []byte(strings.Replace(text, in.OldString, in.NewString, 1))
+	}
+	return old, next, FileEdit{
+		Path:   env.Root.Abs(in.Path),
+		Before: Hash(old),
+		After:  Hash(next),
+		Diff:   editDiff(env, in.Path, old, true, next),
+	}, nil
+}
+
+// notFoundHint says why an old_string that looks right did not match.
+func notFoundHint(text, old string) string {
+	switch {
+	case strings.Contains(old, "[REDACTED:"):
+		return "; it contains a redaction marker, and the file holds the real secret there: edit around that text instead"
+	case strings.Contains(text, "\r\n") && strings.Contains(strings.ReplaceAll(text, "\r\n", "\n"), old):
+		return "; the file has CRLF line endings: use \\r\\n in old_string"
+	case strings.Contains(strings.Join(strings.Fields(text), " "), strings.Join(strings.Fields(old), " ")):
+		return "; text with different whitespace or indentation exists: read the file again and copy it exactly"
+	}
+	return "; read the file again and copy the text exactly"
+}
+
+func occurrenceLines(text, sub string, max int) string {
+	var lines []string
+	for i, off := 0, 0; i < max; i++ {
+		j := strings.Index(text[off:], sub)
+		if j < 0 {
+			break
+		}
+		lines = append(lines, fmt.Sprint(lineOf(text, off+j)))
+		off += j + len(sub)
+	}
+	return strings.Join(lines, ", ")
+}
+
+func (t EditFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
+	in, err := parseInput[editFileInput](t.Name(), input)
+	if err != nil {
+		return Preview{}, err
+	}
+	p := Preview{Title: "Edit " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
+	if old, _, fe, err := t.plan(env, in); err == nil {
+		p.Diff = fe.Diff
+		p.Locations[0].Line = lineOf(string(old), strings.Index(string(old), in.OldString))
+	}
+	return p, nil
+}
+
+func derefOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	in, err := parseInput[editFileInput](t.Name(), input)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	old, next, fe, err := t.plan(env, in)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if ctx.Err() != nil {
+		return Errorf("edit_file: cancelled before writing")
+	}
+	if err := env.Root.WriteFile(in.Path, next); err != nil {
+		return Errorf("edit_file: %v", err)
+	}
+	line := lineOf(string(old), strings.Index(string(old), in.OldString))
+	count := 1
+	if in.ReplaceAll {
+		count = strings.Count(string(old), in.OldString)
+	}
+	out := fmt.Sprintf("Edited %s: %d replacement(s).\n%s", in.Path, count, hunk(env.redact(string(old)), env.redact(string(next)), 3, 60))
+	return Result{Output: out, Diff: fe.Diff, Locations: []Location{{Path: fe.Path, Line: line}}}
+}

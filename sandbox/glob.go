@@ -1,0 +1,96 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Glob finds files by name pattern, skipping what .gitignore ignores.
+type Glob struct {
+	// MaxResults caps one call; the result says how to see more.
+	MaxResults int
+}
+
+type globInput struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path,omitempty"`
+	Offset  int    `json:"offset,omitempty"`
+}
+
+func (Glob) Name() string { return "glob" }
+
+func (t Glob) Description() string {
+	return fmt.Sprintf("Find files whose path matches a glob pattern (** matches any number of directories, e.g. \"**/*_test.go\", \"src/*.{ts,tsx}\"). "+
+		"Skips .git and files ignored by .gitignore. Returns paths sorted by name, at most %d per call; use offset for more.", t.max())
+}
+
+func (Glob) Schema() json.RawMessage {
+	return schema(`"pattern":{"type":"string","minLength":1,"description":"glob pattern, matched against paths relative to path"},`+
+		`"path":{"type":"string","description":"directory to search (default: the workspace)"},`+
+		`"offset":{"type":"integer","minimum":1,"description":"first result to show, 1-based"}`, "pattern")
+}
+
+func (Glob) Kind() Kind     { return KindSearch }
+func (Glob) Effect() Effect { return EffectRead }
+
+func (t Glob) max() int { return orDefault(t.MaxResults, 500) }
+
+func (t Glob) Preview(env *Env, input json.RawMessage) (Preview, error) {
+	in, err := parseInput[globInput](t.Name(), input)
+	if err != nil {
+		return Preview{}, err
+	}
+	if !doublestar.ValidatePattern(in.Pattern) {
+		return Preview{}, fmt.Errorf("glob: %q is not a valid pattern (check the brackets and braces)", in.Pattern)
+	}
+	return Preview{Title: "Find " + in.Pattern, Locations: []Location{{Path: env.Root.Abs(orDot(in.Path))}}}, nil
+}
+
+func (t Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	in, err := parseInput[globInput](t.Name(), input)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if !doublestar.ValidatePattern(in.Pattern) {
+		return Errorf("glob: %q is not a valid pattern (check the brackets and braces)", in.Pattern)
+	}
+	pattern := strings.TrimPrefix(in.Pattern, "./")
+	dir := orDot(in.Path)
+	var found []string
+	err = walkFiles(ctx, env, dir, func(_ fs.FS, rel string, _ fs.DirEntry) error {
+		if ok, _ := doublestar.Match(pattern, rel); ok {
+			found = append(found, rel)
+		} else if !strings.Contains(pattern, "/") {
+			// A pattern without a slash matches the name at any depth.
+			if ok, _ := doublestar.Match(pattern, path.Base(rel)); ok {
+				found = append(found, rel)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Errorf("glob: %v", err)
+	}
+	sort.Strings(found)
+	first := max(in.Offset, 1)
+	var b strings.Builder
+	if len(found) == 0 {
+		fmt.Fprintf(&b, "[no files match %s in %s]\n", in.Pattern, dir)
+	}
+	end := min(first-1+t.max(), len(found))
+	for i := first - 1; i < end; i++ {
+		b.WriteString(joinRel(dir, found[i]))
+		b.WriteByte('\n')
+	}
+	if end < len(found) {
+		fmt.Fprintf(&b, "[%d-%d of %d files shown; see more with offset %d, or narrow the pattern]\n", first, end, len(found), end+1)
+	}
+	return Result{Output: env.redact(b.String()), Lines: len(found)}
+}

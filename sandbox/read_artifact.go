@@ -1,0 +1,104 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ReadArtifact pages through the whole output of an earlier call whose
+// result was capped.
+type ReadArtifact struct {
+	MaxLines int
+	MaxBytes int
+}
+
+type readArtifactInput struct {
+	ID      string `json:"id"`
+	Offset  int    `json:"offset,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
+}
+
+func (ReadArtifact) Name() string { return "read_artifact" }
+
+func (t ReadArtifact) Description() string {
+	return fmt.Sprintf("Read the full output of an earlier tool call whose result was cut, by the artifact id the result named (like a12.0). "+
+		"Returns numbered lines, at most %d lines or %d bytes per call; use offset and limit to page, or pattern to show only matching lines.", t.maxLines(), t.maxBytes())
+}
+
+func (ReadArtifact) Schema() json.RawMessage {
+	return schema(`"id":{"type":"string","minLength":1,"description":"artifact id, as a capped result named it"},`+
+		`"offset":{"type":"integer","minimum":1,"description":"first line, 1-based"},`+
+		`"limit":{"type":"integer","minimum":1,"description":"how many lines"},`+
+		`"pattern":{"type":"string","description":"only lines matching this regular expression (RE2)"}`, "id")
+}
+
+func (ReadArtifact) Kind() Kind     { return KindRead }
+func (ReadArtifact) Effect() Effect { return EffectNone }
+
+func (t ReadArtifact) maxLines() int { return orDefault(t.MaxLines, 1000) }
+func (t ReadArtifact) maxBytes() int { return orDefault(t.MaxBytes, 48<<10) }
+
+func (t ReadArtifact) Preview(env *Env, input json.RawMessage) (Preview, error) {
+	in, err := parseInput[readArtifactInput](t.Name(), input)
+	if err != nil {
+		return Preview{}, err
+	}
+	return Preview{Title: "Read artifact " + in.ID}, nil
+}
+
+func (t ReadArtifact) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	in, err := parseInput[readArtifactInput](t.Name(), input)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if env.Artifacts == nil {
+		return Errorf("read_artifact: this session keeps no artifacts")
+	}
+	var re *regexp.Regexp
+	if in.Pattern != "" {
+		if re, err = regexp.Compile(in.Pattern); err != nil {
+			return Errorf("read_artifact: %q is not a valid RE2 regular expression: %v", in.Pattern, err)
+		}
+	}
+	data, err := env.Artifacts.Read(in.ID)
+	if err != nil {
+		return Errorf("read_artifact: %v", err)
+	}
+	lines := splitLines(string(data))
+	first := max(in.Offset, 1)
+	if first > len(lines) && len(lines) > 0 {
+		return Errorf("read_artifact: %s has %d lines; offset %d is past the end", in.ID, len(lines), first)
+	}
+	limit := in.Limit
+	if limit <= 0 || limit > t.maxLines() {
+		limit = t.maxLines()
+	}
+	var b strings.Builder
+	shown, last, matched := 0, first-1, 0
+	for i := first - 1; i < len(lines); i++ {
+		if re != nil && !re.MatchString(lines[i]) {
+			continue
+		}
+		matched++
+		entry := fmt.Sprintf("%6d\t%s\n", i+1, cutUTF8(lines[i], 2000))
+		if shown >= limit || b.Len()+len(entry) > t.maxBytes() {
+			break
+		}
+		b.WriteString(entry)
+		shown++
+		last = i + 1
+	}
+	switch {
+	case re != nil && shown == 0:
+		fmt.Fprintf(&b, "[no lines from %d on match %s]\n", first, in.Pattern)
+	case last < len(lines):
+		fmt.Fprintf(&b, "[%d lines shown, up to line %d of %d; read on with offset %d]\n", shown, last, len(lines), last+1)
+	}
+	// Artifacts are redacted when written; redacting again costs little
+	// and covers secrets learnt since.
+	return Result{Output: env.redact(b.String()), Lines: len(lines), Bytes: len(data)}
+}

@@ -1,0 +1,97 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// WriteFile creates or overwrites a file of the workspace.
+type WriteFile struct{}
+
+type writeFileInput struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+func (WriteFile) Name() string { return "write_file" }
+
+func (WriteFile) Description() string {
+	return "Create a file in the workspace, or replace its whole content. Missing parent directories are created. " +
+		"To change part of an existing file prefer edit_file."
+}
+
+func (WriteFile) Schema() json.RawMessage {
+	return schema(`"path":{"type":"string","minLength":1,"description":"file path, relative to the workspace or absolute inside it"},`+
+		`"content":{"type":"string","description":"the file's whole new content"}`, "path", "content")
+}
+
+func (WriteFile) Kind() Kind     { return KindEdit }
+func (WriteFile) Effect() Effect { return EffectEdit }
+
+// Plan computes the write without doing it.
+func (t WriteFile) Plan(env *Env, input json.RawMessage) (FileEdit, error) {
+	in, err := parseInput[writeFileInput](t.Name(), input)
+	if err != nil {
+		return FileEdit{}, err
+	}
+	return t.plan(env, in)
+}
+
+func (t WriteFile) plan(env *Env, in writeFileInput) (FileEdit, error) {
+	if len(in.Content) > MaxEditBytes {
+		return FileEdit{}, fmt.Errorf("write_file: content is %d bytes, over the %d-byte limit", len(in.Content), MaxEditBytes)
+	}
+	old, exists, err := readForEdit(env, in.Path)
+	if err != nil {
+		return FileEdit{}, fmt.Errorf("write_file: %v", err)
+	}
+	fe := FileEdit{Path: env.Root.Abs(in.Path), After: Hash([]byte(in.Content)), Diff: editDiff(env, in.Path, old, exists, []byte(in.Content))}
+	if exists {
+		fe.Before = Hash(old)
+	}
+	return fe, nil
+}
+
+func (t WriteFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
+	in, err := parseInput[writeFileInput](t.Name(), input)
+	if err != nil {
+		return Preview{}, err
+	}
+	p := Preview{Title: "Write " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
+	if fe, err := t.plan(env, in); err == nil {
+		p.Diff = fe.Diff
+	} else {
+		return Preview{}, err
+	}
+	return p, nil
+}
+
+func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	in, err := parseInput[writeFileInput](t.Name(), input)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	fe, err := t.plan(env, in)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if ctx.Err() != nil {
+		return Errorf("write_file: cancelled before writing")
+	}
+	if err := env.Root.WriteFile(in.Path, []byte(in.Content)); err != nil {
+		return Errorf("write_file: %v", err)
+	}
+	lines := strings.Count(in.Content, "\n")
+	if in.Content != "" && !strings.HasSuffix(in.Content, "\n") {
+		lines++
+	}
+	var out string
+	if fe.Diff.OldText == nil {
+		out = fmt.Sprintf("Created %s (%d lines, %d bytes).\n", in.Path, lines, len(in.Content))
+	} else {
+		out = fmt.Sprintf("Wrote %s (%d lines, %d bytes).\n%s", in.Path, lines, len(in.Content), hunk(*fe.Diff.OldText, fe.Diff.NewText, 3, 60))
+	}
+	return Result{Output: out, Diff: fe.Diff, Locations: []Location{{Path: fe.Path, Line: 1}}}
+}

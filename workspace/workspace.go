@@ -1,0 +1,108 @@
+// Package workspace knows the directories a session works in and the
+// project's own configuration in them: AGENTS.md instructions and
+// .gitignore rules. (The settings file is read by settings.go; the file
+// watcher comes later.)
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Workspace is a session's directory plus the editor's additional
+// directories, all absolute and existing.
+type Workspace struct {
+	Dir        string
+	Additional []string
+}
+
+// Open checks the directories an editor named for a session.
+func Open(dir string, additional []string) (*Workspace, error) {
+	w := &Workspace{}
+	for i, d := range append([]string{dir}, additional...) {
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("workspace directory %q is not absolute: editors must send absolute paths", d)
+		}
+		fi, err := os.Stat(d)
+		if err != nil {
+			return nil, fmt.Errorf("workspace directory %s: %w", d, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("workspace directory %s is a file", d)
+		}
+		d = filepath.Clean(d)
+		if i == 0 {
+			w.Dir = d
+		} else {
+			w.Additional = append(w.Additional, d)
+		}
+	}
+	return w, nil
+}
+
+// Dirs returns the session's directory and then the additional ones.
+func (w *Workspace) Dirs() []string { return append([]string{w.Dir}, w.Additional...) }
+
+// Doc is one instruction file.
+type Doc struct {
+	Path string
+	Text string
+}
+
+// MaxDocBytes bounds one instruction file; the rest is cut with a note.
+const MaxDocBytes = 32 << 10
+
+// InstructionFiles are the names read as project instructions, in order.
+var InstructionFiles = []string{"AGENTS.md"}
+
+// Instructions returns the project's instruction files that apply to the
+// session's directory: AGENTS.md in the repository's top directory (the
+// nearest one holding .git) and in every directory down to Dir, outermost
+// first, so that the nearer file has the last word.
+func (w *Workspace) Instructions() []Doc {
+	dirs := []string{w.Dir}
+	for d := w.Dir; ; {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			break
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			// No repository: only the session's directory counts.
+			dirs = dirs[:1]
+			break
+		}
+		d = parent
+		dirs = append(dirs, d)
+	}
+	var docs []Doc
+	for i := len(dirs) - 1; i >= 0; i-- {
+		for _, name := range InstructionFiles {
+			p := filepath.Join(dirs[i], name)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			text := string(data)
+			if len(text) > MaxDocBytes {
+				text = text[:MaxDocBytes] + fmt.Sprintf("\n[%s cut at %d bytes of %d]\n", name, MaxDocBytes, len(data))
+			}
+			docs = append(docs, Doc{Path: p, Text: strings.TrimSpace(text)})
+		}
+	}
+	return docs
+}
+
+// Render joins instruction documents for the system prompt, each under a
+// heading naming its file.
+func Render(docs []Doc) string {
+	var b strings.Builder
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "# Instructions from %s\n\n%s", d.Path, d.Text)
+	}
+	return b.String()
+}
