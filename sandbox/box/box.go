@@ -1,0 +1,110 @@
+// Package box runs shell commands confined: own session and process group,
+// no TTY, stdin from /dev/null, a timeout, memory and process caps, and on
+// Linux a user, network, PID and IPC namespace, Landlock (writes only in
+// the workspace and a private temp dir) and a seccomp filter. A command
+// that is done, cancelled or timed out leaves no process behind.
+//
+// bridle re-executes itself as the first process of the box to set this
+// up: main must call MaybeRunHelper before anything else.
+package box
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Spec is one command to run.
+type Spec struct {
+	// Command is a shell command line, run with /bin/sh -c.
+	Command string
+	// Dir is the working directory, absolute.
+	Dir string
+	// Writable are the directories the command may write: the workspace.
+	// The box adds its private temp dir.
+	Writable []string
+	// Env is the command's whole environment (already scrubbed). The box
+	// adds TMPDIR and, with a proxy, the proxy variables.
+	Env []string
+	// Output receives stdout and stderr, interleaved as written.
+	Output io.Writer
+	// Timeout ends the command; 0 means none.
+	Timeout time.Duration
+	// MemoryBytes caps each process's address space; 0 means none.
+	MemoryBytes int64
+	// Processes caps the processes (and threads) of the command; 0: none.
+	Processes int
+	// AllowHosts are the hosts the command may reach through the box's
+	// HTTP proxy ("example.com", "*.example.com", "host:8080"). Empty:
+	// no network at all.
+	AllowHosts []string
+	// AllowUnixSockets lets the command create Unix sockets. Off, it
+	// cannot reach the desktop's daemons (D-Bus, Docker, agents) through
+	// their sockets on kernels whose Landlock cannot confine them.
+	AllowUnixSockets bool
+}
+
+// Outcome is how a command ended.
+type Outcome struct {
+	ExitCode  int
+	Signal    string // set when a signal killed it
+	TimedOut  bool
+	Cancelled bool
+	Duration  time.Duration
+	// Applied and Missing name the confinement layers this run had and
+	// lacked (with what that means).
+	Applied []string
+	Missing []string
+	// Denied lists the hosts the proxy refused.
+	Denied []string
+}
+
+// Summary is a line for the model about how the command ended.
+func (o Outcome) Summary(timeout time.Duration) string {
+	var parts []string
+	switch {
+	case o.TimedOut:
+		parts = append(parts, fmt.Sprintf("timed out after %s; the command and all its processes were killed", timeout.Round(time.Millisecond)))
+	case o.Cancelled:
+		parts = append(parts, "cancelled by the user; the command and all its processes were killed")
+	case o.Signal != "":
+		parts = append(parts, "killed by "+o.Signal)
+	default:
+		parts = append(parts, fmt.Sprintf("exit status %d", o.ExitCode))
+	}
+	if len(o.Denied) > 0 {
+		parts = append(parts, "network access refused for "+strings.Join(o.Denied, ", ")+" (not in the session's allowed hosts)")
+	}
+	return "[" + strings.Join(parts, "; ") + "]"
+}
+
+// Options switch layers off, for machines (and tests) where a layer must
+// not be used.
+type Options struct {
+	NoNamespaces bool
+	NoLandlock   bool
+	NoSeccomp    bool
+}
+
+// Box runs commands. It probes the machine once, on first use.
+type Box struct {
+	opts  Options
+	once  sync.Once
+	caps  machine
+	probe error
+}
+
+// New returns a box.
+func New(opts Options) *Box { return &Box{opts: opts} }
+
+// machine is what the probe found.
+type machine struct {
+	// cloneflags are the namespace flags a helper can be started with.
+	cloneflags uintptr
+	userns     bool
+	landlock   int // ABI version, 0 without
+	seccomp    bool
+	nsErr      string
+}

@@ -1,0 +1,58 @@
+//go:build !linux
+
+package box
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// MaybeRunHelper returns at once: there is no helper outside Linux.
+func MaybeRunHelper() {}
+
+// Run runs the command in its own process group with a timeout; this
+// system has none of the Linux layers, and the outcome says so.
+func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
+	start := time.Now()
+	tmp, err := os.MkdirTemp("", "bridle-box-")
+	if err != nil {
+		return Outcome{}, fmt.Errorf("box: private temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	runCtx := ctx
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", s.Command)
+	cmd.Dir = s.Dir
+	cmd.Env = append(append([]string(nil), s.Env...), "TMPDIR="+tmp)
+	cmd.Stdout, cmd.Stderr = s.Output, s.Output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Run()
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	out := Outcome{Duration: time.Since(start), Missing: b.Report().MissingLayers()}
+	switch {
+	case ctx.Err() != nil:
+		out.Cancelled = true
+	case runCtx.Err() != nil:
+		out.TimedOut = true
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		out.ExitCode = ee.ExitCode()
+	} else if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		return out, fmt.Errorf("box: %w", err)
+	}
+	return out, nil
+}

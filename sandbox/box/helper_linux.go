@@ -1,0 +1,499 @@
+package box
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// helperArg marks a re-execution of bridle as the box's first process.
+const helperArg = "__bridle_box__"
+
+// Descriptors the helper inherits.
+const (
+	ctlFD    = 3 // SOCK_SEQPACKET to the parent: reports out, listener fd
+	configFD = 4 // memfd with the helperConfig
+)
+
+// helperConfig is what the parent tells the helper.
+type helperConfig struct {
+	Command  string   `json:"command"`
+	Dir      string   `json:"dir"`
+	Env      []string `json:"env"`
+	Writable []string `json:"writable"`
+
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	Processes   int   `json:"processes,omitempty"`
+
+	// Namespaced: the helper is PID 1 of new namespaces.
+	Namespaced bool `json:"namespaced,omitempty"`
+	UserNS     bool `json:"userns,omitempty"`
+	// ProxyInside asks for a listener in the network namespace, passed
+	// back to the parent, which serves the proxy on it.
+	ProxyInside bool `json:"proxy_inside,omitempty"`
+	// ProxyPort is the parent's proxy port when there is no network
+	// namespace.
+	ProxyPort int `json:"proxy_port,omitempty"`
+
+	Landlock    bool `json:"landlock,omitempty"`
+	LandlockNet bool `json:"landlock_net,omitempty"`
+	Seccomp     bool `json:"seccomp,omitempty"`
+	DenyUnix    bool `json:"deny_unix,omitempty"`
+	DenyInet    bool `json:"deny_inet,omitempty"`
+}
+
+// helperReport is what the helper tells the parent before it runs the
+// command (or instead, on failure).
+type helperReport struct {
+	Applied   []string `json:"applied,omitempty"`
+	Missing   []string `json:"missing,omitempty"`
+	Error     string   `json:"error,omitempty"`
+	ProxyPort int      `json:"proxy_port,omitempty"`
+}
+
+// MaybeRunHelper runs the box's helper and exits when this process was
+// started as one; otherwise it returns at once. main must call it first.
+func MaybeRunHelper() {
+	if len(os.Args) < 2 || os.Args[1] != helperArg {
+		return
+	}
+	// Credentials, rlimits and the final execve act on this thread.
+	runtime.LockOSThread()
+	cfg, err := readConfig()
+	if err != nil {
+		fail(helperReport{}, "read the box configuration: %v", err)
+	}
+	stage := "exec"
+	if len(os.Args) > 2 {
+		stage = os.Args[2]
+	}
+	switch stage {
+	case "supervise":
+		os.Exit(supervise())
+	case "probe":
+		send(helperReport{Applied: []string{"probe"}}, -1)
+		os.Exit(0)
+	default:
+		execCommand(cfg)
+	}
+}
+
+func readConfig() (helperConfig, error) {
+	var cfg helperConfig
+	f := os.NewFile(configFD, "config")
+	data := make([]byte, 0, 4096)
+	buf := make([]byte, 64<<10)
+	for off := int64(0); ; {
+		n, err := f.ReadAt(buf, off)
+		data = append(data, buf[:n]...)
+		off += int64(n)
+		if err != nil {
+			break
+		}
+	}
+	return cfg, json.Unmarshal(data, &cfg)
+}
+
+// send writes a report to the parent, with fd attached when fd >= 0.
+func send(r helperReport, fd int) {
+	b, _ := json.Marshal(r)
+	var oob []byte
+	if fd >= 0 {
+		oob = unix.UnixRights(fd)
+	}
+	unix.Sendmsg(ctlFD, b, oob, nil, 0)
+}
+
+func fail(r helperReport, format string, args ...any) {
+	r.Error = fmt.Sprintf(format, args...)
+	send(r, -1)
+	os.Exit(125)
+}
+
+// execCommand confines this process and replaces it with the command.
+func execCommand(cfg helperConfig) {
+	var rep helperReport
+	applied := func(s string) { rep.Applied = append(rep.Applied, s) }
+	missing := func(s string) { rep.Missing = append(rep.Missing, s) }
+	env := append([]string(nil), cfg.Env...)
+	listenFD := -1
+
+	if cfg.Namespaced {
+		// Local servers (a test suite's) need the box's own loopback.
+		if err := loopbackUp(); err != nil {
+			fail(rep, "bring up the box's loopback interface: %v", err)
+		}
+		if cfg.ProxyInside {
+			fd, port, err := listenLoopback()
+			if err != nil {
+				fail(rep, "open the proxy port in the box: %v", err)
+			}
+			listenFD, rep.ProxyPort = fd, port
+			env = append(env, proxyEnv(port)...)
+		}
+		if cfg.Processes > 0 {
+			// A PID namespace's own pid_max (Linux 6.14+) caps its
+			// processes for any user, root included. Only inside a user
+			// namespace: on older kernels the write would otherwise reach
+			// the machine-wide setting.
+			if !cfg.UserNS {
+				missing("pid_max: no user namespace, so the machine-wide value is left alone")
+			} else if err := os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.Itoa(max(cfg.Processes+1, 301))), 0); err != nil {
+				missing(fmt.Sprintf("process cap by pid_max (needs Linux 6.14+): %v", errors.Unwrap(err)))
+			} else {
+				applied(fmt.Sprintf("process cap %d (pid_max)", max(cfg.Processes, 300)))
+			}
+		}
+	} else if cfg.ProxyPort > 0 {
+		env = append(env, proxyEnv(cfg.ProxyPort)...)
+	}
+
+	if cfg.Processes > 0 {
+		limit := uint64(cfg.Processes)
+		if !cfg.UserNS {
+			// Without a user namespace RLIMIT_NPROC counts all of the
+			// user's processes: leave room for those already running.
+			limit += uint64(userTasks(os.Getuid()))
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: limit, Max: limit}); err != nil {
+			missing("RLIMIT_NPROC: " + err.Error())
+		} else if os.Getuid() != 0 {
+			applied(fmt.Sprintf("process cap %d (RLIMIT_NPROC)", cfg.Processes))
+		}
+	}
+	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+
+	if err := unix.Chdir(cfg.Dir); err != nil {
+		fail(rep, "enter %s: %v", cfg.Dir, err)
+	}
+	if err := dropCapabilities(); err != nil {
+		fail(rep, "drop capabilities: %v", err)
+	}
+	if cfg.Landlock {
+		if abi, err := restrictLandlock(cfg); err != nil {
+			missing("landlock: " + err.Error())
+		} else {
+			applied(fmt.Sprintf("landlock ABI %d", abi))
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fail(rep, "no_new_privs: %v", err)
+	}
+
+	// Everything the exec needs is allocated before the memory cap is
+	// set: from there on the Go runtime must not grow its heap.
+	argv0, err := unix.BytePtrFromString("/bin/sh")
+	if err != nil {
+		fail(rep, "%v", err)
+	}
+	argv, err := cStrings([]string{"sh", "-c", cfg.Command})
+	if err != nil {
+		fail(rep, "the command contains a NUL byte")
+	}
+	envv, err := cStrings(env)
+	if err != nil {
+		fail(rep, "an environment variable contains a NUL byte")
+	}
+	if cfg.Seccomp {
+		if err := installSeccomp(seccompPolicy{DenyUnix: cfg.DenyUnix, DenyInet: cfg.DenyInet}); err != nil {
+			missing("seccomp: " + err.Error())
+		} else {
+			applied("seccomp")
+		}
+	}
+	send(rep, listenFD)
+	if listenFD >= 0 {
+		unix.Close(listenFD)
+	}
+	unix.CloseOnExec(ctlFD)
+	unix.Close(configFD)
+	if cfg.MemoryBytes > 0 {
+		m := uint64(cfg.MemoryBytes)
+		unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: m, Max: m})
+	}
+	_, _, errno := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(argv0)),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
+	// Still here: the exec failed. Lift the cap so reporting can allocate.
+	unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY})
+	fail(helperReport{}, "start /bin/sh: %v", errno)
+}
+
+// cStrings returns a NULL-terminated array of C strings for execve.
+func cStrings(ss []string) ([]*byte, error) {
+	out := make([]*byte, len(ss)+1)
+	for i, s := range ss {
+		p, err := unix.BytePtrFromString(s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+func proxyEnv(port int) []string {
+	u := fmt.Sprintf("http://127.0.0.1:%d", port)
+	return []string{"HTTP_PROXY=" + u, "HTTPS_PROXY=" + u, "http_proxy=" + u, "https_proxy=" + u,
+		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1"}
+}
+
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+func listenLoopback() (fd, port int, err error) {
+	fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, 0, err
+	}
+	if err = unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err == nil {
+		err = unix.Listen(fd, 128)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, 0, err
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return -1, 0, err
+	}
+	return fd, sa.(*unix.SockaddrInet4).Port, nil
+}
+
+// dropCapabilities leaves the command no capability, even as root: root
+// gets none back at exec (SECBIT_NOROOT), the bounding set is emptied so
+// file capabilities give none, and the ambient set is cleared.
+func dropCapabilities() error {
+	const secbits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	hasSetpcap := data[0].Effective&(1<<unix.CAP_SETPCAP) != 0
+	if hasSetpcap {
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secbits, 0, 0, 0); err != nil {
+			return fmt.Errorf("securebits: %w", err)
+		}
+		last := 63
+		if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				last = n
+			}
+		}
+		for c := 0; c <= last; c++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+				return fmt.Errorf("bounding set: %w", err)
+			}
+		}
+	}
+	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	data = [2]unix.CapUserData{}
+	return unix.Capset(&hdr, &data[0])
+}
+
+// restrictLandlock lets the command read and execute everywhere but write
+// only in its writable directories and a few device files.
+func restrictLandlock(cfg helperConfig) (int, error) {
+	abi, err := ll.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return 0, fmt.Errorf("not available (%v)", err)
+	}
+	configs := []landlock.Config{landlock.V1, landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,
+		landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
+	c := configs[min(abi, len(configs)-1)]
+	c.HandledAccessNet = 0
+	if cfg.LandlockNet && abi >= 4 {
+		c.HandledAccessNet = ll.AccessNetConnectTCP
+	}
+	rw := landlock.RWDirs(cfg.Writable...)
+	if abi >= 2 {
+		// Moving files between directories of the workspace (git does).
+		rw = rw.WithRefer()
+	}
+	rules := []landlock.Rule{
+		landlock.RODirs("/"),
+		rw,
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing(),
+		// POSIX semaphores and shared memory (Python's multiprocessing).
+		landlock.RWDirs("/dev/shm").IgnoreIfMissing(),
+	}
+	if cfg.LandlockNet && abi >= 4 && cfg.ProxyPort > 0 {
+		rules = append(rules, landlock.ConnectTCP(uint16(cfg.ProxyPort)))
+	}
+	// Enforce on this thread only: it is locked and execs the command
+	// next. (Config.Restrict would reach every thread through libpsx,
+	// which reads /proc/<pid>/task and cannot find itself from inside a
+	// PID namespace.)
+	fd, flags, err := c.NewRulesetFD(rules...)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return 0, err
+	}
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return 0, err
+	}
+	return abi, nil
+}
+
+// userTasks counts the threads the user runs now.
+func userTasks(uid int) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/"+e.Name(), &st) == nil && int(st.Uid) == uid {
+			tasks, _ := os.ReadDir("/proc/" + e.Name() + "/task")
+			n += max(len(tasks), 1)
+		}
+	}
+	return n
+}
+
+// supervise runs the exec stage as a child and, being a subreaper, kills
+// every process it leaves behind, daemons included: the fallback for
+// machines without PID namespaces.
+func supervise() int {
+	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	cmd := exec.Command("/proc/self/exe", helperArg, "exec")
+	cmd.Env = []string{}
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	ctl, cfg := os.NewFile(ctlFD, "control"), os.NewFile(configFD, "config")
+	cmd.ExtraFiles = []*os.File{ctl, cfg}
+	if err := cmd.Start(); err != nil {
+		fail(helperReport{}, "start the box: %v", err)
+	}
+	// Only the exec stage talks to the parent now; the parent sees the
+	// end of the conversation when that stage execs.
+	ctl.Close()
+	cfg.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-sigs:
+		killDescendants()
+		err = <-done
+	}
+	killDescendants()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return 125
+	}
+	return 0
+}
+
+// killDescendants stops and kills every process below this one until none
+// is left, reaping them (orphans are re-parented here).
+func killDescendants() {
+	self := os.Getpid()
+	for range 200 {
+		kids := descendants(self)
+		if len(kids) == 0 {
+			return
+		}
+		// Stop first so that nothing forks while the tree is killed.
+		for _, p := range kids {
+			unix.Kill(p, unix.SIGSTOP)
+		}
+		for _, p := range kids {
+			unix.Kill(p, unix.SIGKILL)
+		}
+		for {
+			var ws unix.WaitStatus
+			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// descendants lists the processes below pid, from /proc.
+func descendants(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces and parentheses: parse after
+		// the last ')'. Fields: state ppid ...
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		children[pp] = append(children[pp], p)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package box
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Layer is one confinement layer and whether this machine has it.
+type Layer struct {
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// Detail says what was found (an ABI version, an error).
+	Detail string `json:"detail,omitempty"`
+	// Without says what bridle does when the layer is missing.
+	Without string `json:"without,omitempty"`
+}
+
+// Report is what `bridle doctor` prints and initialize's _meta carries.
+type Report struct {
+	Layers []Layer `json:"layers"`
+}
+
+// MissingLayers names the layers this machine lacks, with what bridle does
+// instead: for initialize's _meta and tool results.
+func (r Report) MissingLayers() []string {
+	var out []string
+	for _, l := range r.Layers {
+		if !l.OK {
+			out = append(out, l.Name+": "+l.Without)
+		}
+	}
+	return out
+}
+
+// String renders the report for a terminal.
+func (r Report) String() string {
+	var b strings.Builder
+	for _, l := range r.Layers {
+		mark := "ok     "
+		if !l.OK {
+			mark = "MISSING"
+		}
+		fmt.Fprintf(&b, "%s  %-18s %s\n", mark, l.Name, l.Detail)
+		if !l.OK && l.Without != "" {
+			fmt.Fprintf(&b, "         %-18s without it: %s\n", "", l.Without)
+		}
+	}
+	return b.String()
+}
+
+// Report probes this machine by running a confined command and says which
+// layers it has. It takes a few milliseconds.
+func (b *Box) Report() Report {
+	dir, err := os.MkdirTemp("", "bridle-doctor-")
+	if err != nil {
+		return Report{Layers: []Layer{{Name: "box", Detail: err.Error(), Without: "commands cannot run"}}}
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := b.Run(ctx, Spec{Command: "true", Dir: dir, Writable: []string{dir}, Processes: 1024, MemoryBytes: 1 << 30, Output: discard{}})
+	return b.layers(out, err)
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func has(list []string, prefix string) (string, bool) {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return s, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,318 @@
+package box
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"time"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// nsFlags are the namespaces a box gets: network (no network), PID (the
+// box dies whole with its first process) and IPC (no shared memory with
+// the desktop).
+const nsFlags = unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC
+
+// probeMachine finds which namespaces a helper can be started in.
+func (b *Box) probeMachine() {
+	m := machine{seccomp: seccompAvailable()}
+	if abi, err := ll.LandlockGetABIVersion(); err == nil {
+		m.landlock = abi
+	}
+	if !b.opts.NoNamespaces {
+		err := startProbe(nsFlags|unix.CLONE_NEWUSER, true)
+		switch {
+		case err == nil:
+			m.cloneflags, m.userns = nsFlags|unix.CLONE_NEWUSER, true
+		case os.Getuid() == 0 && startProbe(nsFlags, false) == nil:
+			m.cloneflags = nsFlags
+			m.nsErr = fmt.Sprintf("user namespaces: %v", err)
+		default:
+			m.nsErr = err.Error()
+		}
+	} else {
+		m.nsErr = "switched off"
+	}
+	b.caps = m
+}
+
+// sysProcAttr starts a helper in the given namespaces, mapped to the
+// caller's own user and group.
+func sysProcAttr(flags uintptr, userns bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true, Cloneflags: flags, Pdeathsig: syscall.SIGKILL}
+	if userns {
+		uid, gid := os.Getuid(), os.Getgid()
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		if uid != 0 {
+			// An unprivileged helper keeps, through exec, the capabilities
+			// it needs in its own namespaces: loopback up, pid_max, and
+			// dropping the rest.
+			a.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		}
+	}
+	return a
+}
+
+func startProbe(flags uintptr, userns bool) error {
+	cfg, err := configFile(helperConfig{})
+	if err != nil {
+		return err
+	}
+	defer cfg.Close()
+	ctl, child, err := controlPair()
+	if err != nil {
+		return err
+	}
+	defer ctl.Close()
+	cmd := exec.Command("/proc/self/exe", helperArg, "probe")
+	cmd.Env = []string{}
+	cmd.ExtraFiles = []*os.File{child, cfg}
+	cmd.SysProcAttr = sysProcAttr(flags, userns)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err = cmd.Start()
+	child.Close()
+	if err != nil {
+		return fmt.Errorf("start a helper in new namespaces: %w", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("helper in new namespaces: %w (is bridle's main calling box.MaybeRunHelper?)", err)
+	}
+	return nil
+}
+
+func configFile(cfg helperConfig) (*os.File, error) {
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.MemfdCreate("bridle-box", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "bridle-box-config")
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func controlPair() (parent, child *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "box-control"), os.NewFile(uintptr(fds[1]), "box-control-child"), nil
+}
+
+// Run runs one command in the box and returns how it ended. An error means
+// the box could not be set up; the command's own failure is in Outcome.
+func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
+	b.once.Do(b.probeMachine)
+	m := b.caps
+	start := time.Now()
+	if s.Dir == "" || len(s.Writable) == 0 {
+		return Outcome{}, errors.New("box: a command needs a directory and a workspace")
+	}
+	tmp, err := os.MkdirTemp("", "bridle-box-")
+	if err != nil {
+		return Outcome{}, fmt.Errorf("box: private temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	namespaced := m.cloneflags != 0
+	cfg := helperConfig{
+		Command:     s.Command,
+		Dir:         s.Dir,
+		Env:         append(append([]string(nil), s.Env...), "TMPDIR="+tmp),
+		Writable:    append(append([]string(nil), s.Writable...), tmp),
+		MemoryBytes: s.MemoryBytes,
+		Processes:   s.Processes,
+		Namespaced:  namespaced,
+		UserNS:      m.userns,
+		Landlock:    m.landlock > 0 && !b.opts.NoLandlock,
+		Seccomp:     m.seccomp && !b.opts.NoSeccomp,
+		// Landlock from ABI 9 on confines pathname Unix sockets itself.
+		DenyUnix: !s.AllowUnixSockets && m.landlock < 9,
+		// Without a network namespace: TCP only to the proxy (Landlock),
+		// and no UDP or raw sockets (seccomp).
+		LandlockNet: !namespaced,
+		DenyInet:    !namespaced,
+	}
+	var out Outcome
+	var px *proxy
+	if len(s.AllowHosts) > 0 {
+		px = newProxy(s.AllowHosts)
+		defer px.close()
+		if namespaced {
+			cfg.ProxyInside = true
+		} else {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return Outcome{}, fmt.Errorf("box: proxy: %w", err)
+			}
+			px.serve(ln)
+			cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
+		}
+	}
+	cfgFile, err := configFile(cfg)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("box: %w", err)
+	}
+	defer cfgFile.Close()
+	ctl, child, err := controlPair()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("box: %w", err)
+	}
+	defer ctl.Close()
+
+	runCtx := ctx
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	stage := "exec"
+	if !namespaced {
+		stage = "supervise"
+	}
+	cmd := exec.CommandContext(runCtx, "/proc/self/exe", helperArg, stage)
+	cmd.Env = []string{}
+	cmd.Stdout, cmd.Stderr = s.Output, s.Output
+	cmd.ExtraFiles = []*os.File{child, cfgFile}
+	cmd.SysProcAttr = sysProcAttr(m.cloneflags, m.userns)
+	if namespaced {
+		// The helper became the command and is PID 1 of its namespace:
+		// killing it makes the kernel kill every process in the box.
+		cmd.Cancel = func() error { return cmd.Process.Kill() }
+	} else {
+		// The supervisor kills the tree it reaped on SIGTERM; WaitDelay
+		// escalates to SIGKILL if it does not exit.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	}
+	cmd.WaitDelay = 2 * time.Second
+
+	// Pdeathsig fires when the thread that started the helper ends: keep
+	// this goroutine on its thread until the command is done.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		child.Close()
+		return Outcome{}, fmt.Errorf("box: start the helper: %w", err)
+	}
+	child.Close()
+	reports := make(chan helperReport, 1)
+	go func() { reports <- readReports(ctl, px) }()
+
+	waitErr := cmd.Wait()
+	if !namespaced && cmd.Process != nil {
+		// Belt and braces: anything left in the helper's process group.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	ctl.Close()
+	rep := <-reports
+	out.Duration = time.Since(start)
+	out.Applied, out.Missing = rep.Applied, rep.Missing
+	out.Missing = append(b.machineMissing(), out.Missing...)
+	if namespaced {
+		out.Applied = append([]string{"namespaces (" + nsNames(m) + ")"}, out.Applied...)
+	}
+	if px != nil {
+		out.Denied = px.Denied()
+	}
+	if rep.Error != "" {
+		return out, fmt.Errorf("box: %s", rep.Error)
+	}
+	switch {
+	case ctx.Err() != nil:
+		out.Cancelled = true
+	case runCtx.Err() != nil:
+		out.TimedOut = true
+	}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(waitErr, &ee):
+		ws, _ := ee.Sys().(syscall.WaitStatus)
+		switch {
+		case ws.Signaled():
+			out.Signal = unix.SignalName(ws.Signal())
+			out.ExitCode = 128 + int(ws.Signal())
+		case !namespaced && ws.ExitStatus() > 128 && ws.ExitStatus() < 128+65:
+			// The supervisor reports a signal death as 128+n.
+			out.Signal = unix.SignalName(syscall.Signal(ws.ExitStatus() - 128))
+			out.ExitCode = ws.ExitStatus()
+		default:
+			out.ExitCode = ws.ExitStatus()
+		}
+	case errors.Is(waitErr, exec.ErrWaitDelay):
+	case waitErr != nil:
+		return out, fmt.Errorf("box: %w", waitErr)
+	}
+	return out, nil
+}
+
+func nsNames(m machine) string {
+	if m.userns {
+		return "user, network, pid, ipc"
+	}
+	return "network, pid, ipc"
+}
+
+// machineMissing names the layers this machine lacks for every command.
+func (b *Box) machineMissing() []string {
+	m := b.caps
+	var out []string
+	if m.cloneflags == 0 {
+		out = append(out, "namespaces ("+m.nsErr+"): the command has the host's network, limited by Landlock to the proxy port where the kernel allows; orphans are killed by a supervisor instead of with a PID namespace")
+	}
+	if m.landlock == 0 || b.opts.NoLandlock {
+		out = append(out, "landlock: the command can write anywhere this user can")
+	}
+	if !m.seccomp || b.opts.NoSeccomp {
+		out = append(out, "seccomp: the command can create Unix sockets and use kernel keyrings")
+	}
+	return out
+}
+
+// readReports collects what the helper says until it closes the socket:
+// its report and, with a proxy in the box, the listener to serve.
+func readReports(ctl *os.File, px *proxy) helperReport {
+	var rep helperReport
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(int(ctl.Fd()), buf, oob, 0)
+		if err != nil || n == 0 {
+			return rep
+		}
+		var r helperReport
+		if json.Unmarshal(buf[:n], &r) == nil {
+			rep.Applied = append(rep.Applied, r.Applied...)
+			rep.Missing = append(rep.Missing, r.Missing...)
+			if r.Error != "" {
+				rep.Error = r.Error
+			}
+		}
+		if oobn > 0 && px != nil {
+			if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && len(msgs) > 0 {
+				if fds, err := unix.ParseUnixRights(&msgs[0]); err == nil && len(fds) > 0 {
+					f := os.NewFile(uintptr(fds[0]), "box-proxy")
+					if ln, err := net.FileListener(f); err == nil {
+						px.serve(ln)
+					}
+					f.Close()
+				}
+			}
+		}
+	}
+}
