@@ -396,6 +396,9 @@ func supervise() int {
 	cmd := exec.Command("/proc/self/exe", helperArg, "exec")
 	cmd.Env = []string{}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	// The command gets its own process group, so that one kill reaches
+	// all of it that did not leave the group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	ctl, cfg := os.NewFile(ctlFD, "control"), os.NewFile(configFD, "config")
 	cmd.ExtraFiles = []*os.File{ctl, cfg}
 	if err := cmd.Start(); err != nil {
@@ -407,13 +410,16 @@ func supervise() int {
 	cfg.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	pgid := cmd.Process.Pid
 	var err error
 	select {
 	case err = <-done:
 	case <-sigs:
+		killGroup(pgid)
 		killDescendants()
 		err = <-done
 	}
+	killGroup(pgid)
 	killDescendants()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -426,6 +432,22 @@ func supervise() int {
 		return 125
 	}
 	return 0
+}
+
+// killGroup kills a process group until it is empty. A process being
+// killed cannot fork, so a few passes catch a fork bomb.
+func killGroup(pgid int) {
+	for range 100 {
+		if unix.Kill(-pgid, unix.SIGKILL) != nil {
+			return
+		}
+		for {
+			var ws unix.WaitStatus
+			if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
 }
 
 // killDescendants stops and kills every process below this one until none

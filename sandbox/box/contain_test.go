@@ -1,0 +1,207 @@
+package box
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// modes are the two ways a box runs: with namespaces (this machine's
+// default) and without (the fallback for machines that lack them).
+func modes(t *testing.T) map[string]*Box {
+	t.Helper()
+	return map[string]*Box{"namespaces": New(Options{}), "fallback": New(Options{NoNamespaces: true})}
+}
+
+// marked runs a command whose processes all carry a unique variable, and
+// then fails the test if any process with it is still alive.
+func marked(t *testing.T, b *Box, ctx context.Context, command string, tweak func(*Spec)) (Outcome, string) {
+	t.Helper()
+	mark := fmt.Sprintf("BRIDLE_TEST_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
+	dir := t.TempDir()
+	out := &capped{max: 1 << 20}
+	s := Spec{Command: command, Dir: dir, Writable: []string{dir}, Output: out, Timeout: 20 * time.Second,
+		MemoryBytes: 1 << 30, Processes: 400, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", mark}}
+	if tweak != nil {
+		tweak(&s)
+	}
+	o, err := b.Run(ctx, s)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", command, err)
+	}
+	if left := survivors(mark); len(left) > 0 {
+		t.Fatalf("processes survived the call: %v (output %q)", left, out.String())
+	}
+	return o, out.String()
+}
+
+// survivors lists live processes whose environment holds mark.
+func survivors(mark string) []string {
+	var left []string
+	// Give the kernel a moment to finish tearing down a namespace.
+	for range 50 {
+		left = left[:0]
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if _, err := strconv.Atoi(e.Name()); err != nil {
+				continue
+			}
+			env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+			if err != nil || !bytes.Contains(env, []byte(mark)) {
+				continue
+			}
+			stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
+				continue
+			}
+			cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			left = append(left, e.Name()+":"+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return left
+}
+
+// capped keeps the first max bytes and counts the rest.
+type capped struct {
+	syncBuffer
+	max   int
+	total atomic.Int64
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if n := c.total.Add(int64(len(p))); n-int64(len(p)) < int64(c.max) {
+		c.syncBuffer.Write(p[:min(len(p), c.max-int(n-int64(len(p))))])
+	}
+	return len(p), nil
+}
+
+func TestContainment(t *testing.T) {
+	cases := []struct {
+		name    string
+		command string
+		tweak   func(*Spec)
+		check   func(t *testing.T, o Outcome, out string)
+	}{
+		{"fork bomb", `bomb() { bomb | bomb & }; bomb; sleep 3; echo survived`, func(s *Spec) { s.Timeout = 8 * time.Second }, func(t *testing.T, o Outcome, out string) {
+			if o.Duration > 7*time.Second && !o.TimedOut {
+				t.Errorf("fork bomb took %s", o.Duration)
+			}
+		}},
+		{"4 GiB allocation", `/usr/bin/python3 -c "b = bytearray(4 << 30); print('allocated')"`, nil, func(t *testing.T, o Outcome, out string) {
+			if strings.Contains(out, "allocated") || !strings.Contains(out, "MemoryError") || o.ExitCode == 0 {
+				t.Errorf("allocation not refused: %+v %q", o, out)
+			}
+		}},
+		{"yes forever", `yes`, func(s *Spec) { s.Timeout = time.Second }, func(t *testing.T, o Outcome, out string) {
+			if !o.TimedOut || !strings.HasPrefix(out, "y\ny\n") {
+				t.Errorf("yes not timed out: %+v", o)
+			}
+			if !strings.Contains(o.Summary(time.Second), "timed out after 1s") {
+				t.Errorf("summary %q", o.Summary(time.Second))
+			}
+		}},
+		{"double-forking daemon", `(setsid sh -c 'sleep 300 & echo daemon $!' &); sleep 0.3; echo parent done`, nil, func(t *testing.T, o Outcome, out string) {
+			if o.ExitCode != 0 || !strings.Contains(out, "daemon") || !strings.Contains(out, "parent done") || o.Duration > 10*time.Second {
+				t.Errorf("daemon case: %+v %q", o, out)
+			}
+		}},
+		{"daemon holding the output open", `setsid sh -c 'while :; do echo tick; sleep 0.1; done' & sleep 0.3`, nil, func(t *testing.T, o Outcome, out string) {
+			if o.Duration > 5*time.Second {
+				t.Errorf("call waited for the daemon: %s", o.Duration)
+			}
+		}},
+	}
+	for mode, b := range modes(t) {
+		for _, c := range cases {
+			t.Run(mode+"/"+c.name, func(t *testing.T) {
+				o, out := marked(t, b, context.Background(), c.command, c.tweak)
+				c.check(t, o, out)
+			})
+		}
+		t.Run(mode+"/cancel", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(300*time.Millisecond, cancel)
+			o, _ := marked(t, b, ctx, `sleep 100 & sleep 100`, nil)
+			if !o.Cancelled || o.Duration > 5*time.Second {
+				t.Errorf("cancel: %+v", o)
+			}
+		})
+	}
+}
+
+func TestWritesConfined(t *testing.T) {
+	outside := t.TempDir()
+	for mode, b := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			victim := filepath.Join(outside, mode)
+			o, out := marked(t, b, context.Background(),
+				`echo in > inside.txt && echo tmp > "$TMPDIR/t" && cat "$TMPDIR/t"; echo out > `+victim+`; echo $?; mkdir `+victim+`.d; echo $?`, nil)
+			if _, err := os.Stat(victim); err == nil {
+				t.Fatalf("wrote outside the workspace: %+v %q", o, out)
+			}
+			if _, err := os.Stat(victim + ".d"); err == nil {
+				t.Fatal("made a directory outside the workspace")
+			}
+			if !strings.Contains(out, "tmp\n") || !strings.Contains(out, "Permission denied") {
+				t.Fatalf("output %q", out)
+			}
+		})
+	}
+}
+
+func TestNoCapabilitiesLeft(t *testing.T) {
+	b := New(Options{})
+	o, out := marked(t, b, context.Background(), `grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status; echo 4194304 > /proc/sys/kernel/pid_max && echo RAISED`, nil)
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(l, "Cap") && !strings.HasSuffix(l, "0000000000000000") {
+			t.Errorf("capability left: %s (%+v)", l, o)
+		}
+	}
+	if strings.Contains(out, "RAISED") {
+		t.Error("the command raised its own process cap")
+	}
+}
+
+func TestUnixSocketsDenied(t *testing.T) {
+	for mode, b := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			py := `/usr/bin/python3 -c "import socket; socket.socket(socket.AF_UNIX); print('created')"`
+			_, out := marked(t, b, context.Background(), py, nil)
+			if strings.Contains(out, "created") {
+				t.Fatalf("unix socket created: %q", out)
+			}
+			_, out = marked(t, b, context.Background(), py, func(s *Spec) { s.AllowUnixSockets = true })
+			if !strings.Contains(out, "created") {
+				t.Fatalf("allowed unix socket refused: %q", out)
+			}
+		})
+	}
+}
+
+func TestEnvironmentIsOnlyTheSpec(t *testing.T) {
+	t.Setenv("BRIDLE_TEST_PARENT_SECRET", "parent-secret-value")
+	_, out := marked(t, New(Options{}), context.Background(), `env`, nil)
+	if strings.Contains(out, "parent-secret-value") {
+		t.Fatalf("parent environment leaked: %q", out)
+	}
+	if !strings.Contains(out, "TMPDIR=") {
+		t.Fatalf("no TMPDIR: %q", out)
+	}
+}
+
+func hasTool(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
+}
