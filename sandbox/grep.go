@@ -62,6 +62,9 @@ func (t Grep) maxLineLen() int     { return orDefault(t.MaxLineLen, 300) }
 func (t Grep) maxFileBytes() int64 { return int64(orDefault(int(t.MaxFileBytes), 16<<20)) }
 
 func (t Grep) compile(in grepInput) (*regexp.Regexp, error) {
+	if in.Pattern == "" {
+		return nil, fmt.Errorf("grep: pattern is empty")
+	}
 	p := in.Pattern
 	if in.IgnoreCase {
 		p = "(?i)" + p

@@ -212,14 +212,16 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	}
 	child.Close()
 	reports := make(chan helperReport, 1)
-	go func() { reports <- readReports(ctl, px) }()
+	ctlFD := int(ctl.Fd())
+	go func() { reports <- readReports(ctlFD, px) }()
 
 	waitErr := cmd.Wait()
 	if !namespaced && cmd.Process != nil {
 		// Belt and braces: anything left in the helper's process group.
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	ctl.Close()
+	// The helper's end closes when it execs or exits; then the reader
+	// returns.
 	rep := <-reports
 	out.Duration = time.Since(start)
 	out.Applied, out.Missing = rep.Applied, rep.Missing
@@ -286,12 +288,12 @@ func (b *Box) machineMissing() []string {
 
 // readReports collects what the helper says until it closes the socket:
 // its report and, with a proxy in the box, the listener to serve.
-func readReports(ctl *os.File, px *proxy) helperReport {
+func readReports(ctl int, px *proxy) helperReport {
 	var rep helperReport
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, unix.CmsgSpace(4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(int(ctl.Fd()), buf, oob, 0)
+		n, oobn, _, _, err := unix.Recvmsg(ctl, buf, oob, 0)
 		if err != nil || n == 0 {
 			return rep
 		}

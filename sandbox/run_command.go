@@ -1,0 +1,172 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bridle-dev/bridle/sandbox/box"
+	"github.com/bridle-dev/bridle/sandbox/redact"
+)
+
+// RunCommand runs a shell command in the workspace, inside the box.
+type RunCommand struct {
+	Box      *box.Box
+	Settings CommandSettings
+	Caps     Caps
+	// Environ is the environment the allowlist picks from; nil: bridle's.
+	Environ []string
+}
+
+type runCommandInput struct {
+	Command        string `json:"command"`
+	Workdir        string `json:"workdir,omitempty"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
+	Description    string `json:"description,omitempty"`
+}
+
+func (*RunCommand) Name() string { return "run_command" }
+
+func (t *RunCommand) Description() string {
+	net := "There is no network access."
+	if len(t.Settings.AllowHosts) > 0 {
+		net = "Network access goes through a proxy to these hosts only: " + strings.Join(t.Settings.AllowHosts, ", ") + "."
+	}
+	return fmt.Sprintf("Run a shell command (/bin/sh -c) in the workspace, inside a sandbox: it can write only in the workspace and $TMPDIR "+
+		"(a private temp dir removed afterwards), reads no input and has no terminal. %s It is killed after %d s unless timeout_seconds says "+
+		"otherwise (at most %d s), together with everything it started: nothing keeps running after the call, so do not start servers in the "+
+		"background expecting them to stay. Output (stdout and stderr together) longer than %d lines is cut to its first and last lines; "+
+		"the whole is kept for read_artifact.", net, int(t.Settings.timeout().Seconds()), int(t.Settings.maxTimeout().Seconds()), t.Caps.HeadLines+t.Caps.TailLines)
+}
+
+func (*RunCommand) Schema() json.RawMessage {
+	return schema(`"command":{"type":"string","minLength":1,"description":"shell command line"},`+
+		`"workdir":{"type":"string","description":"directory to run in, inside the workspace (default: the workspace)"},`+
+		`"timeout_seconds":{"type":"integer","minimum":1,"description":"time limit in seconds"},`+
+		`"description":{"type":"string","description":"a few words saying what the command does, shown to the user"}`, "command")
+}
+
+func (*RunCommand) Kind() Kind     { return KindExecute }
+func (*RunCommand) Effect() Effect { return EffectExecute }
+
+func (t *RunCommand) parse(env *Env, input json.RawMessage) (runCommandInput, string, time.Duration, error) {
+	in, err := parseInput[runCommandInput](t.Name(), input)
+	if err != nil {
+		return in, "", 0, err
+	}
+	if strings.TrimSpace(in.Command) == "" {
+		return in, "", 0, fmt.Errorf("run_command: command is empty")
+	}
+	timeout := t.Settings.timeout()
+	if in.TimeoutSeconds > 0 {
+		timeout = time.Duration(in.TimeoutSeconds) * time.Second
+		if timeout > t.Settings.maxTimeout() {
+			return in, "", 0, fmt.Errorf("run_command: timeout_seconds %d is over the limit of %d set for this session", in.TimeoutSeconds, int(t.Settings.maxTimeout().Seconds()))
+		}
+	}
+	dir := env.Root.Dir()
+	if in.Workdir != "" {
+		fi, err := env.Root.Lstat(in.Workdir)
+		if err != nil {
+			return in, "", 0, fmt.Errorf("run_command: workdir: %v", err)
+		}
+		if !fi.IsDir() {
+			return in, "", 0, fmt.Errorf("run_command: workdir %s is not a directory", in.Workdir)
+		}
+		dir = env.Root.Abs(in.Workdir)
+	}
+	return in, dir, timeout, nil
+}
+
+func (t *RunCommand) Preview(env *Env, input json.RawMessage) (Preview, error) {
+	in, dir, _, err := t.parse(env, input)
+	if err != nil {
+		return Preview{}, err
+	}
+	title := in.Command
+	if in.Description != "" {
+		title = in.Description
+	}
+	return Preview{Title: title, Command: in.Command, Locations: []Location{{Path: dir}}}, nil
+}
+
+func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	in, dir, timeout, err := t.parse(env, input)
+	if err != nil {
+		return Errorf("%v", err)
+	}
+	if t.Box == nil {
+		return Errorf("run_command: no sandbox is configured for this session")
+	}
+	c := newCapture(env, t.Caps)
+	w := redact.NewWriter(env.Redactor, c)
+	o, err := t.Box.Run(ctx, box.Spec{
+		Command:          in.Command,
+		Dir:              dir,
+		Writable:         env.Root.Dirs(),
+		Env:              t.environment(),
+		Output:           w,
+		Timeout:          timeout,
+		MemoryBytes:      t.Settings.memory(),
+		Processes:        orDefault(t.Settings.Processes, 1024),
+		AllowHosts:       t.Settings.AllowHosts,
+		AllowUnixSockets: t.Settings.AllowUnixSockets,
+	})
+	w.Close()
+	res := c.Finish()
+	res.Locations = []Location{{Path: dir}}
+	if err != nil {
+		res.IsError = true
+		res.Output += fmt.Sprintf("[the sandbox failed: %v]\n", err)
+		return res
+	}
+	if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
+		res.Output += "\n"
+	}
+	res.Output += o.Summary(timeout) + "\n"
+	if len(o.Missing) > 0 {
+		res.Missing = o.Missing
+		res.Output += "[sandbox layers missing on this machine: " + strings.Join(o.Missing, "; ") + "]\n"
+	}
+	res.IsError = o.ExitCode != 0 || o.TimedOut || o.Cancelled || o.Signal != ""
+	return res
+}
+
+// envAllow are the variables a command gets from bridle's environment.
+var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TZ", "SHELL",
+	"GOPATH", "GOROOT", "GOMODCACHE", "GOFLAGS", "GOPROXY", "GONOSUMDB", "GOPRIVATE", "GOTOOLCHAIN",
+	"CARGO_HOME", "RUSTUP_HOME", "NVM_DIR", "NODE_PATH", "PYENV_ROOT", "VIRTUAL_ENV", "CONDA_PREFIX",
+	"JAVA_HOME", "GRADLE_USER_HOME", "MAVEN_HOME", "DOTNET_ROOT", "CC", "CXX", "PKG_CONFIG_PATH"}
+
+// environment returns the command's environment: the allowlisted
+// variables of bridle's own, never one whose name looks secret, plus
+// settings for a process without a terminal.
+func (t *RunCommand) environment() []string {
+	src := t.Environ
+	if src == nil {
+		src = os.Environ()
+	}
+	allow := append(append([]string(nil), envAllow...), t.Settings.EnvAllow...)
+	var out []string
+	for _, kv := range src {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || redact.SecretName(name) || !allowed(allow, name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "TERM=dumb", "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "BRIDLE_SANDBOX=1")
+}
+
+func allowed(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := filepath.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"time"
+
+	"github.com/bridle-dev/bridle/sandbox/box"
+)
+
+// Settings are the box's knobs; main fills them from the "sandbox" object
+// of settings.json. Zero values mean the defaults.
+type Settings struct {
+	Command CommandSettings `json:"command"`
+	Caps    ToolCaps        `json:"caps"`
+}
+
+// CommandSettings govern run_command.
+type CommandSettings struct {
+	// TimeoutSeconds is a command's default time limit (120).
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+	// MaxTimeoutSeconds bounds what a call may ask for (600).
+	MaxTimeoutSeconds int `json:"max_timeout_seconds,omitempty"`
+	// MemoryMB caps each process's address space (4096; -1: no cap, for
+	// tools like the race detector that reserve huge address ranges).
+	MemoryMB int `json:"memory_mb,omitempty"`
+	// Processes caps the processes and threads of one command (1024).
+	Processes int `json:"processes,omitempty"`
+	// AllowHosts may be reached through the box's proxy; empty: no
+	// network. "example.com", "*.example.com", "host:8080".
+	AllowHosts []string `json:"allow_hosts,omitempty"`
+	// EnvAllow adds environment variable names (or NAME_* prefixes)
+	// passed to commands besides the built-in list. Names that look
+	// secret are never passed.
+	EnvAllow []string `json:"env_allow,omitempty"`
+	// AllowUnixSockets lets commands create Unix sockets.
+	AllowUnixSockets bool `json:"allow_unix_sockets,omitempty"`
+}
+
+// ToolCaps bound what each tool returns at once.
+type ToolCaps struct {
+	ReadFileLines int `json:"read_file_lines,omitempty"` // 2000
+	ListEntries   int `json:"list_entries,omitempty"`    // 500
+	GlobResults   int `json:"glob_results,omitempty"`    // 500
+	GrepMatches   int `json:"grep_matches,omitempty"`    // 200
+	// CommandHeadLines/TailLines: what run_command shows of a long output
+	// (100 and 200 lines, at most 8 and 16 KiB).
+	CommandHeadLines int `json:"command_head_lines,omitempty"`
+	CommandTailLines int `json:"command_tail_lines,omitempty"`
+}
+
+func (c CommandSettings) timeout() time.Duration {
+	return time.Duration(orDefault(c.TimeoutSeconds, 120)) * time.Second
+}
+
+func (c CommandSettings) maxTimeout() time.Duration {
+	return max(time.Duration(orDefault(c.MaxTimeoutSeconds, 600))*time.Second, c.timeout())
+}
+
+func (c CommandSettings) memory() int64 {
+	if c.MemoryMB < 0 {
+		return 0
+	}
+	return int64(orDefault(c.MemoryMB, 4096)) << 20
+}
+
+// NewTools returns every built-in tool configured by s; run_command runs
+// in b.
+func NewTools(s Settings, b *box.Box) []Tool {
+	return []Tool{
+		ReadFile{MaxLines: s.Caps.ReadFileLines},
+		ListDir{MaxEntries: s.Caps.ListEntries},
+		Glob{MaxResults: s.Caps.GlobResults},
+		Grep{MaxMatches: s.Caps.GrepMatches},
+		ReadArtifact{},
+		EditFile{},
+		WriteFile{},
+		&RunCommand{Box: b, Settings: s.Command, Caps: Caps{
+			HeadLines: orDefault(s.Caps.CommandHeadLines, 100), HeadBytes: 8 << 10,
+			TailLines: orDefault(s.Caps.CommandTailLines, 200), TailBytes: 16 << 10,
+		}},
+		Remember{},
+	}
+}
+
+// DefaultTools returns every built-in tool with the default settings.
+func DefaultTools() []Tool { return NewTools(Settings{}, box.New(box.Options{})) }
+
+// MaybeRunHelper runs the box's helper when this process is one, and
+// exits; otherwise it returns at once. main must call it first thing.
+func MaybeRunHelper() { box.MaybeRunHelper() }
