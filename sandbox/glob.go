@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -64,7 +63,12 @@ func (t Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	pattern := strings.TrimPrefix(in.Pattern, "./")
 	dir := orDot(in.Path)
 	var found []string
-	err = walkFiles(ctx, env, dir, func(_ fs.FS, rel string, _ fs.DirEntry) error {
+	tree, err := openTree(env, dir)
+	if err != nil {
+		return Errorf("glob: %v", err)
+	}
+	defer tree.close()
+	err = tree.walk(ctx, func(rel string) error {
 		if ok, _ := doublestar.Match(pattern, rel); ok {
 			found = append(found, rel)
 		} else if !strings.Contains(pattern, "/") {

@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"path"
 	"regexp"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -115,12 +113,11 @@ func (t Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	st := &grepStats{}
 	// A single file is searched directly.
 	if fi, err := env.Root.Lstat(dir); err == nil && fi.Mode().IsRegular() {
-		f, _, err := env.Root.Open(dir)
+		data, err := env.Root.ReadFile(dir, t.maxFileBytes())
 		if err != nil {
 			return Errorf("grep: %v", err)
 		}
-		t.search(env, f, dir, re, in.FilesOnly, st)
-		f.Close()
+		t.search(env, data, dir, re, in.FilesOnly, st)
 	} else {
 		if err := t.walk(ctx, env, dir, in, re, st); err != nil {
 			return Errorf("grep: %v", err)
@@ -172,29 +169,35 @@ func (t Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 }
 
 func (t Grep) walk(ctx context.Context, env *Env, dir string, in grepInput, re *regexp.Regexp, st *grepStats) error {
-	type job struct {
-		fsys fs.FS
-		rel  string
+	tree, err := openTree(env, dir)
+	if err != nil {
+		return err
 	}
-	jobs := make(chan job, 256)
+	defer tree.close()
+	jobs := make(chan string, 256)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			for j := range jobs {
-				f, err := j.fsys.Open(j.rel)
-				if err != nil {
-					st.mu.Lock()
+			for rel := range jobs {
+				data, err := tree.read(rel, t.maxFileBytes())
+				st.mu.Lock()
+				switch {
+				case errors.Is(err, errLinked):
+					st.linked++
+				case errors.Is(err, errTooLarge):
+					st.large++
+				case err != nil:
 					st.unred++
-					st.mu.Unlock()
-					continue
 				}
-				t.search(env, f, joinRel(dir, j.rel), re, in.FilesOnly, st)
-				f.Close()
+				st.mu.Unlock()
+				if err == nil {
+					t.search(env, data, joinRel(dir, rel), re, in.FilesOnly, st)
+				}
 			}
 		})
 	}
 	glob := strings.TrimPrefix(in.Glob, "./")
-	err := walkFiles(ctx, env, dir, func(fsys fs.FS, rel string, _ fs.DirEntry) error {
+	err = tree.walk(ctx, func(rel string) error {
 		if glob != "" {
 			ok, _ := doublestar.Match(glob, rel)
 			if !ok && !strings.Contains(glob, "/") {
@@ -204,7 +207,7 @@ func (t Grep) walk(ctx context.Context, env *Env, dir string, in grepInput, re *
 				return nil
 			}
 		}
-		jobs <- job{fsys, rel}
+		jobs <- rel
 		return nil
 	})
 	close(jobs)
@@ -212,30 +215,12 @@ func (t Grep) walk(ctx context.Context, env *Env, dir string, in grepInput, re *
 	return err
 }
 
-// search looks for re in one open file and records what it found.
-func (t Grep) search(env *Env, f fs.File, name string, re *regexp.Regexp, filesOnly bool, st *grepStats) {
-	fi, err := f.Stat()
+// search looks for re in one file's content and records what it found.
+func (t Grep) search(env *Env, data []byte, name string, re *regexp.Regexp, filesOnly bool, st *grepStats) {
 	skip := func(n *int) {
 		st.mu.Lock()
 		*n++
 		st.mu.Unlock()
-	}
-	if err != nil {
-		skip(&st.unred)
-		return
-	}
-	if s, ok := fi.Sys().(*syscall.Stat_t); ok && s.Nlink > 1 {
-		skip(&st.linked)
-		return
-	}
-	if fi.Size() > t.maxFileBytes() {
-		skip(&st.large)
-		return
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		skip(&st.unred)
-		return
 	}
 	if bytes.IndexByte(data[:min(len(data), 8<<10)], 0) >= 0 {
 		skip(&st.binary)

@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	treeOnce sync.Once
+	treeDir  string
+	treeErr  error
+)
+
+// bigTree builds (once per run) a tree of 100,000 small source files in
+// 1,000 directories; one line in every 1,000 files matches the pattern.
+func bigTree(b *testing.B) string {
+	treeOnce.Do(func() {
+		treeDir, treeErr = os.MkdirTemp("", "bridle-grep-bench-")
+		if treeErr != nil {
+			return
+		}
+		body := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) { return }\n", 16)
+		for d := range 1000 {
+			dir := filepath.Join(treeDir, fmt.Sprintf("pkg%03d", d))
+			if treeErr = os.MkdirAll(dir, 0o755); treeErr != nil {
+				return
+			}
+			for f := range 100 {
+				text := body
+				if f == 0 && d%10 == 0 {
+					text += "// needle: the rare line\n"
+				}
+				if treeErr = os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.go", f)), []byte(text), 0o644); treeErr != nil {
+					return
+				}
+			}
+		}
+	})
+	if treeErr != nil {
+		b.Fatal(treeErr)
+	}
+	return treeDir
+}
+
+// BenchmarkGrep100k searches 100,000 files for a rare literal. Compare
+// with the Rg and GrepR sub-benchmarks (external tools on the same tree).
+func BenchmarkGrep100k(b *testing.B) {
+	dir := bigTree(b)
+	b.Cleanup(func() {})
+	root, err := OpenRoot(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	env := &Env{Root: root}
+	b.Run("bridle", func(b *testing.B) {
+		for b.Loop() {
+			res := Grep{}.Run(context.Background(), env, json.RawMessage(`{"pattern": "needle: the"}`))
+			if !strings.HasPrefix(res.Output, "100 matches in 100 files") {
+				b.Fatalf("unexpected result: %.200s", res.Output)
+			}
+		}
+	})
+	for _, tool := range []struct {
+		name, bin string
+		args      []string
+	}{
+		{"rg", "rg", []string{"-n", "needle: the", dir}},
+		{"grep-r", "grep", []string{"-rn", "needle: the", dir}},
+	} {
+		if _, err := exec.LookPath(tool.bin); err != nil {
+			continue
+		}
+		b.Run(tool.name, func(b *testing.B) {
+			for b.Loop() {
+				out, err := exec.Command(tool.bin, tool.args...).Output()
+				if err != nil || strings.Count(string(out), "\n") != 100 {
+					b.Fatalf("%s: %v (%d lines)", tool.bin, err, strings.Count(string(out), "\n"))
+				}
+			}
+		})
+	}
+}
