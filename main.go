@@ -7,6 +7,7 @@
 //	bridle sessions [--json]    list sessions
 //	bridle log SESSION [--json] print a session's event log
 //	bridle log --context SESSION  how each request filled the context window
+//	bridle doctor [--json]      show which sandbox layers this machine has
 //
 // Global flags: --db PATH (or BRIDLE_DB), --model provider/model-id (or
 // BRIDLE_MODEL). Logs go to stderr at the level in BRIDLE_LOG.
@@ -24,6 +25,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bridle-dev/bridle/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -36,6 +39,9 @@ var scenarioFiles embed.FS
 var demoWorkspace embed.FS
 
 func main() {
+	// bridle re-executes itself as the sandbox's first process; that
+	// process must do nothing else.
+	sandbox.MaybeRunHelper()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -88,6 +94,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = listSessions(ctx, g, rest, stdout)
 	case "log":
 		err = printLog(ctx, g, rest, stdout)
+	case "doctor":
+		err = doctor(rest, stdout)
 	case "help":
 		usage(stdout, fl)
 		return 0
@@ -137,6 +145,7 @@ Usage:
   bridle sessions [--json]             list sessions, newest first
   bridle log SESSION [--json]          print a session's event log
   bridle log --context SESSION [--json] how each request filled the context window
+  bridle doctor [--json]               show which sandbox layers this machine has
   bridle help                          show this help
 
 Flags:

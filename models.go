@@ -69,7 +69,10 @@ func (m *models) open(ctx context.Context, spec, cwd string) (provider.Provider,
 		return nil, &provider.Error{Provider: "bridle", Kind: provider.ErrNotConfigured, Message: resolve.NotConfiguredMessage}
 	}
 	p, _, err := r.Open(ctx, spec)
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	return maybeRecord(p), nil
 }
 
 // choices are models offered in the editor's model selector: the default

@@ -5,12 +5,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/rpc"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/store"
 )
@@ -28,9 +31,14 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	}
 	defer st.Close()
 
+	// One box for the process: it probes the machine once. The probe runs
+	// now, in the background; initialize reports its missing layers.
+	bx := box.New(box.Options{})
+	probe := sandbox.StartProbe(bx)
 	mods := g.models()
 	cwd, _ := os.Getwd()
-	opts := rpc.Options{Version: version, Logger: g.log, Unconfigured: mods.unconfigured(cwd), Models: mods.choices(cwd)}
+	opts := rpc.Options{Version: version, Logger: g.log, Unconfigured: mods.unconfigured(cwd), Models: mods.choices(cwd),
+		Meta: map[string]any{"sandbox": probe}}
 	fault, err := session.ParseFault(os.Getenv("BRIDLE_FAULT"))
 	if err != nil {
 		g.log.Error("bad fault injection setting", "err", err)
@@ -50,6 +58,8 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		Window:       win,
 		Logger:       g.log,
 		Fault:        fault,
+		Tools:        sandbox.NewTools(sandbox.Settings{}, bx),
+		DataDir:      filepath.Dir(g.db),
 	})
 	var closer io.Closer
 	if c, ok := stdin.(io.Closer); ok {

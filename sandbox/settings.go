@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/bridle-dev/bridle/sandbox/box"
@@ -87,3 +88,41 @@ func DefaultTools() []Tool { return NewTools(Settings{}, box.New(box.Options{}))
 // MaybeRunHelper runs the box's helper when this process is one, and
 // exits; otherwise it returns at once. main must call it first thing.
 func MaybeRunHelper() { box.MaybeRunHelper() }
+
+// Probe runs the box's doctor report in the background, so that
+// initialize can name the missing layers without waiting on a cold start
+// more than it must.
+type Probe struct {
+	done chan struct{}
+	rep  box.Report
+}
+
+// StartProbe starts probing b.
+func StartProbe(b *box.Box) *Probe {
+	p := &Probe{done: make(chan struct{})}
+	go func() {
+		p.rep = b.Report()
+		close(p.done)
+	}()
+	return p
+}
+
+// Report waits for the probe and returns its report.
+func (p *Probe) Report() box.Report {
+	<-p.done
+	return p.rep
+}
+
+// MarshalJSON renders the report for initialize's _meta: the layers, and
+// the missing ones with what bridle does without them.
+func (p *Probe) MarshalJSON() ([]byte, error) {
+	r := p.Report()
+	missing := r.MissingLayers()
+	if missing == nil {
+		missing = []string{}
+	}
+	return json.Marshal(struct {
+		Layers  []box.Layer `json:"layers"`
+		Missing []string    `json:"missing"`
+	}{r.Layers, missing})
+}

@@ -52,6 +52,9 @@ type Config struct {
 	Retry provider.RetryPolicy
 	// Tools are the built-in tools; each mode offers a subset.
 	Tools []sandbox.Tool
+	// DataDir holds per-session files: the artifacts that keep the whole
+	// of capped tool outputs. Empty: capped outputs are not kept.
+	DataDir string
 	// System is the system prompt; empty uses the built-in one.
 	System string
 	// MaxIterations bounds model calls in one turn.

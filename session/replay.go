@@ -43,7 +43,7 @@ func (s *Session) replayer() *replayer {
 	for _, t := range s.m.cfg.Tools {
 		tools[t.Name()] = t
 	}
-	return &replayer{sessionID: s.row.ID, tools: tools, env: &sandbox.Env{Root: s.root}}
+	return &replayer{sessionID: s.row.ID, tools: tools, env: s.env("")}
 }
 
 func (r *replayer) updates(e event.Event) []Update {

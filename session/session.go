@@ -3,12 +3,15 @@ package session
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
 )
@@ -17,6 +20,9 @@ import (
 type Session struct {
 	m    *Manager
 	root *sandbox.Root
+	// box is what every tool call gets: the workspace, the artifact store
+	// and the redactor; each call adds its key.
+	box sandbox.Env
 
 	mu     sync.Mutex
 	row    store.Session
@@ -27,9 +33,21 @@ type Session struct {
 }
 
 func newSession(m *Manager, row store.Session, events []event.Event) (*Session, error) {
-	root, err := sandbox.OpenRoot(row.Cwd)
+	root, err := sandbox.OpenRoot(row.Cwd, row.AdditionalDirs...)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", row.ID, err)
+	}
+	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ())}
+	for _, d := range root.Dirs() {
+		box.Redactor.LoadDotEnvFiles(d)
+	}
+	if m.cfg.DataDir != "" {
+		arts, err := sandbox.NewArtifacts(filepath.Join(m.cfg.DataDir, "artifacts", row.ID))
+		if err != nil {
+			root.Close()
+			return nil, fmt.Errorf("session %s: %w", row.ID, err)
+		}
+		box.Artifacts = arts
 	}
 	// The log, not the row, is the truth about pins that change.
 	for _, e := range events {
@@ -42,10 +60,17 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 			row.Model = v.To
 		}
 	}
-	return &Session{m: m, root: root, row: row, events: events}, nil
+	return &Session{m: m, root: root, box: box, row: row, events: events}, nil
 }
 
 func (s *Session) close() { s.root.Close() }
+
+// env returns the sandbox environment of the call with idempotency key.
+func (s *Session) env(key string) *sandbox.Env {
+	e := s.box
+	e.Key = key
+	return &e
+}
 
 // ID returns the session id.
 func (s *Session) ID() string { return s.row.ID }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
@@ -16,12 +15,16 @@ import (
 func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCall) error {
 	s := t.s
 	key := callKey(s.row.ID, seq, i)
-	tool, ok := t.reg.Get(c.Name)
-	if !ok {
-		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "unavailable",
-			Output: fmt.Sprintf("tool %q is not available in mode %s", c.Name, t.reg.Mode())})
+	tool, err := t.reg.Lookup(c.Name)
+	if err != nil {
+		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "unavailable", Output: err.Error()})
 	}
-	env := &sandbox.Env{Root: s.root, Key: key}
+	// Arguments that do not match the schema are the model's to fix: an
+	// error result it can read, never a crash.
+	if err := t.reg.Check(tool, c.Input); err != nil {
+		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
+	}
+	env := s.env(key)
 	preview, err := tool.Preview(env, c.Input)
 	if err != nil {
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
@@ -35,7 +38,15 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 			return nil
 		}
 	}
-	evs, err := s.append(ctx, event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name, Input: c.Input})
+	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name, Input: c.Input}
+	if p, ok := tool.(sandbox.Planner); ok {
+		// The file's hashes before and after, so that a restart can tell
+		// whether the edit already landed.
+		if fe, err := p.Plan(env, c.Input); err == nil {
+			started.Path, started.BeforeHash, started.AfterHash = fe.Path, fe.Before, fe.After
+		}
+	}
+	evs, err := s.append(ctx, started)
 	if err != nil {
 		return err
 	}
@@ -61,7 +72,29 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	for _, l := range res.Locations {
 		r.Locations = append(r.Locations, l.Path)
 	}
-	return t.result(ctx, key, r)
+	if err := t.result(ctx, key, r); err != nil {
+		return err
+	}
+	if res.Pin != nil && !res.IsError {
+		return t.pinFromModel(ctx, *res.Pin)
+	}
+	return nil
+}
+
+// pinFromModel records what the remember tool pinned.
+func (t *turn) pinFromModel(ctx context.Context, p sandbox.Pin) error {
+	var ev event.Payload = event.ConstraintPinned{Text: p.Text, Source: "model"}
+	if p.Kind == sandbox.PinDecision {
+		ev = event.DecisionRecorded{Text: p.Text, Source: "model"}
+	}
+	evs, err := t.s.append(ctx, ev)
+	if err != nil {
+		return err
+	}
+	for _, u := range t.s.replayer().updates(evs[0]) {
+		t.s.send(ctx, u)
+	}
+	return nil
 }
 
 // cancelCall closes a call that will not run because the turn was

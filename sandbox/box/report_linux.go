@@ -12,7 +12,7 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	if runErr != nil {
 		ls = append(ls, Layer{Name: "box", Detail: runErr.Error(), Without: "commands cannot run"})
 	}
-	ls = append(ls, Layer{Name: "user namespace", OK: m.userns, Detail: okOr(m.userns, "unprivileged user namespaces work", m.nsErr),
+	ls = append(ls, Layer{Name: "user namespace", OK: m.userns, Detail: okOr(m.userns, "user namespaces work for this user", m.nsErr),
 		Without: "network and PID namespaces need root; see those layers"})
 	netns := m.cloneflags != 0
 	ls = append(ls, Layer{Name: "network namespace", OK: netns, Detail: okOr(netns, "commands have no network; allowed hosts go through bridle's proxy", m.nsErr),
