@@ -178,7 +178,7 @@ func TestBoxThroughTheBinary(t *testing.T) {
 	text := strings.Join(all, "\n")
 	for _, want := range []string{
 		`"name":"edit_file"`, `"before_hash":"sha256:`, `"after_hash":"sha256:`, // hashes for crash-resume
-		`read_file: the arguments do not match its schema`,                       // bad input is a result
+		`read_file: the arguments do not match its schema`, // bad input is a result
 		`decision_recorded {"source":"model","text":"keep the token in config.yaml"`,
 		`not available in read-only mode`,
 		`read_artifact a`,
