@@ -172,6 +172,8 @@ func execCommand(cfg helperConfig) {
 			missing("RLIMIT_NPROC: " + err.Error())
 		} else if os.Getuid() != 0 {
 			applied(fmt.Sprintf("process cap %d (RLIMIT_NPROC)", cfg.Processes))
+		} else if !cfg.Namespaced {
+			missing("process cap: RLIMIT_NPROC does not bind root, and without a PID namespace there is no pid_max of its own")
 		}
 	}
 	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})

@@ -45,11 +45,15 @@ func (l *listener) port() int { return l.Addr().(*net.TCPAddr).Port }
 
 // requireNetns skips when the doctor report says the machine has no
 // network namespace, and says so.
-func requireNetns(t *testing.T, b *Box) {
+func requireNetns(t *testing.T, b *Box) { requireLayer(t, b, "network namespace") }
+
+// requireLayer skips when the doctor report says this box lacks a layer,
+// and says so in the test output.
+func requireLayer(t *testing.T, b *Box, name string) {
 	t.Helper()
 	for _, l := range b.Report().Layers {
-		if l.Name == "network namespace" && !l.OK {
-			t.Skipf("this machine has no network namespace (bridle doctor: %s); the network-namespace layer is not tested here", l.Detail)
+		if l.Name == name && !l.OK {
+			t.Skipf("this box has no %s (bridle doctor: %s; without it: %s): not tested here", name, l.Detail, l.Without)
 		}
 	}
 }
@@ -193,6 +197,7 @@ func TestReportNamesEveryLayer(t *testing.T) {
 		}
 	}
 	if os.Getuid() == 0 && !strings.Contains(text, "RLIMIT_NPROC does not bind root") {
+		// Root without namespaces has no process cap; the report must say so.
 		t.Errorf("root without namespaces has no process cap; the report must say so:\n%s", text)
 	}
 }

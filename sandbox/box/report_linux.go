@@ -23,8 +23,8 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	detail := pc
 	if !ok {
 		detail, _ = has(out.Missing, "process cap")
-		if os.Getuid() == 0 {
-			detail += " (RLIMIT_NPROC does not bind root)"
+		if detail == "" {
+			detail = "no process cap was applied"
 		}
 	}
 	ls = append(ls, Layer{Name: "process cap", OK: ok, Detail: detail,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -47,7 +48,14 @@ func (b *Box) probeMachine() {
 // sysProcAttr starts a helper in the given namespaces, mapped to the
 // caller's own user and group.
 func sysProcAttr(flags uintptr, userns bool) *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setsid: true, Cloneflags: flags, Pdeathsig: syscall.SIGKILL}
+	// If bridle dies, the helper dies too: a namespaced helper is the
+	// command (PID 1), and its death takes the whole box; a supervisor
+	// gets SIGTERM, on which it kills what it supervises.
+	death := syscall.SIGKILL
+	if flags == 0 {
+		death = syscall.SIGTERM
+	}
+	a := &syscall.SysProcAttr{Setsid: true, Cloneflags: flags, Pdeathsig: death}
 	if userns {
 		uid, gid := os.Getuid(), os.Getgid()
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
@@ -217,8 +225,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 
 	waitErr := cmd.Wait()
 	if !namespaced && cmd.Process != nil {
-		// Belt and braces: anything left in the helper's process group.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		// Belt and braces, should the supervisor have died before its
+		// work was done: kill every process group of the helper's session.
+		killSession(cmd.Process.Pid)
 	}
 	// The helper's end closes when it execs or exits; then the reader
 	// returns.
@@ -284,6 +293,34 @@ func (b *Box) machineMissing() []string {
 		out = append(out, "seccomp: the command can create Unix sockets and use kernel keyrings")
 	}
 	return out
+}
+
+// killSession kills the process groups of every process in session sid
+// until none is left. Only the box's processes are in it: the helper
+// started the session.
+func killSession(sid int) {
+	for range 100 {
+		groups := map[int]bool{}
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if s, err := unix.Getsid(pid); err == nil && s == sid {
+				if g, err := unix.Getpgid(pid); err == nil {
+					groups[g] = true
+				}
+			}
+		}
+		if len(groups) == 0 {
+			return
+		}
+		for g := range groups {
+			unix.Kill(-g, unix.SIGKILL)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // readReports collects what the helper says until it closes the socket:
