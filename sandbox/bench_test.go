@@ -8,52 +8,37 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
-var (
-	treeOnce sync.Once
-	treeDir  string
-	treeErr  error
-)
-
-// bigTree builds (once per run) a tree of 100,000 small source files in
-// 1,000 directories; one line in every 1,000 files matches the pattern.
+// bigTree builds a tree of 100,000 small source files in 1,000
+// directories; one file in every 1,000 has a line matching the pattern.
+// It is removed when the benchmark ends.
 func bigTree(b *testing.B) string {
-	treeOnce.Do(func() {
-		treeDir, treeErr = os.MkdirTemp("", "bridle-grep-bench-")
-		if treeErr != nil {
-			return
+	dir := b.TempDir()
+	body := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) { return }\n", 16)
+	for d := range 1000 {
+		sub := filepath.Join(dir, fmt.Sprintf("pkg%03d", d))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			b.Fatal(err)
 		}
-		body := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) { return }\n", 16)
-		for d := range 1000 {
-			dir := filepath.Join(treeDir, fmt.Sprintf("pkg%03d", d))
-			if treeErr = os.MkdirAll(dir, 0o755); treeErr != nil {
-				return
+		for f := range 100 {
+			text := body
+			if f == 0 && d%10 == 0 {
+				text += "// needle: the rare line\n"
 			}
-			for f := range 100 {
-				text := body
-				if f == 0 && d%10 == 0 {
-					text += "// needle: the rare line\n"
-				}
-				if treeErr = os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.go", f)), []byte(text), 0o644); treeErr != nil {
-					return
-				}
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d.go", f)), []byte(text), 0o644); err != nil {
+				b.Fatal(err)
 			}
 		}
-	})
-	if treeErr != nil {
-		b.Fatal(treeErr)
 	}
-	return treeDir
+	return dir
 }
 
 // BenchmarkGrep100k searches 100,000 files for a rare literal. Compare
 // with the Rg and GrepR sub-benchmarks (external tools on the same tree).
 func BenchmarkGrep100k(b *testing.B) {
 	dir := bigTree(b)
-	b.Cleanup(func() {})
 	root, err := OpenRoot(dir)
 	if err != nil {
 		b.Fatal(err)
