@@ -86,6 +86,7 @@ type Options struct {
 	NoNamespaces bool
 	NoLandlock   bool
 	NoSeccomp    bool
+	NoCgroup     bool
 }
 
 // Box runs commands. It probes the machine once, on first use.
@@ -101,6 +102,8 @@ func New(opts Options) *Box { return &Box{opts: opts} }
 
 // machine is what the probe found.
 type machine struct {
+	cgroup    *cgroupBase
+	cgroupErr string
 	// cloneflags are the namespace flags a helper can be started with.
 	cloneflags uintptr
 	userns     bool

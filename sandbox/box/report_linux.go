@@ -2,7 +2,6 @@ package box
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -38,12 +37,16 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	sc := m.seccomp && !b.opts.NoSeccomp
 	ls = append(ls, Layer{Name: "seccomp", OK: sc, Detail: okOr(sc, "keyrings, bpf, io_uring denied; Unix sockets denied unless allowed", "not available"),
 		Without: "commands can reach desktop daemons through Unix sockets (D-Bus, Docker) and the user's kernel keyrings"})
-	cg := cgroupV2()
-	ls = append(ls, Layer{Name: "cgroup v2", OK: cg == "", Detail: okOr(cg == "", "memory and pids controllers delegated", cg),
-		Without: "memory is capped per process (RLIMIT_AS), not for the command as a whole"})
+	cgOK := m.cgroup != nil
+	cgDetail := m.cgroupErr
+	if cgOK {
+		cgDetail = m.cgroup.describe()
+	}
+	ls = append(ls, Layer{Name: "cgroup v2", OK: cgOK && m.cgroup.memory && m.cgroup.pids, Detail: cgDetail,
+		Without: "memory is capped per process (RLIMIT_AS), not for the command as a whole; processes are capped and killed by the layers above"})
 	// Anything else the probe run reported missing.
 	for _, s := range out.Missing {
-		if !strings.HasPrefix(s, "process cap") && !strings.HasPrefix(s, "namespaces") && !strings.HasPrefix(s, "landlock") && !strings.HasPrefix(s, "seccomp") {
+		if !strings.HasPrefix(s, "process cap") && !strings.HasPrefix(s, "namespaces") && !strings.HasPrefix(s, "landlock") && !strings.HasPrefix(s, "seccomp") && !strings.HasPrefix(s, "cgroup") {
 			ls = append(ls, Layer{Name: "other", Detail: s, Without: s})
 		}
 	}
@@ -57,38 +60,3 @@ func okOr(ok bool, yes, no string) string {
 	return no
 }
 
-// cgroupV2 returns "" when this process's cgroup v2 can host a child with
-// the memory and pids controllers, or why not. bridle does not yet move
-// commands into cgroups; the report says so.
-func cgroupV2() string {
-	data, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "no /proc/self/cgroup"
-	}
-	var path string
-	for _, line := range strings.Split(string(data), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			path = p
-		}
-	}
-	if path == "" {
-		return "no cgroup v2 hierarchy for this process"
-	}
-	mounts, _ := os.ReadFile("/proc/self/mountinfo")
-	mnt := ""
-	for _, line := range strings.Split(string(mounts), "\n") {
-		if f := strings.Fields(line); len(f) > 8 && strings.Contains(line, " - cgroup2 ") {
-			mnt = f[4]
-		}
-	}
-	if mnt == "" {
-		return "cgroup2 is not mounted"
-	}
-	ctl, _ := os.ReadFile(mnt + path + "/cgroup.controllers")
-	for _, c := range []string{"memory", "pids"} {
-		if !strings.Contains(" "+strings.TrimSpace(string(ctl))+" ", " "+c+" ") {
-			return fmt.Sprintf("the %s controller is not available in %s%s (cgroup v1 or not delegated)", c, mnt, path)
-		}
-	}
-	return "delegated, but bridle does not use cgroups yet"
-}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -27,6 +28,11 @@ func (b *Box) probeMachine() {
 	m := machine{seccomp: seccompAvailable()}
 	if abi, err := ll.LandlockGetABIVersion(); err == nil {
 		m.landlock = abi
+	}
+	if b.opts.NoCgroup {
+		m.cgroupErr = "switched off"
+	} else {
+		m.cgroup, m.cgroupErr = findCgroup()
 	}
 	if !b.opts.NoNamespaces {
 		err := startProbe(nsFlags|unix.CLONE_NEWUSER, true)
@@ -199,6 +205,19 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	cmd.Stdout, cmd.Stderr = s.Output, s.Output
 	cmd.ExtraFiles = []*os.File{child, cfgFile}
 	cmd.SysProcAttr = sysProcAttr(m.cloneflags, m.userns)
+	var cg *boxCgroup
+	if m.cgroup != nil {
+		if cg, err = m.cgroup.newBoxCgroup(s.MemoryBytes, s.Processes); err != nil {
+			out.Missing = append(out.Missing, "cgroup: "+err.Error())
+		} else {
+			// Born in its cgroup (clone3 CLONE_INTO_CGROUP): nothing the
+			// command starts is ever outside it.
+			defer cg.destroy()
+			cmd.SysProcAttr.UseCgroupFD = true
+			cmd.SysProcAttr.CgroupFD = int(cg.fd.Fd())
+			out.Applied = append(out.Applied, "cgroup "+filepath.Base(cg.dir))
+		}
+	}
 	if namespaced {
 		// The helper became the command and is PID 1 of its namespace:
 		// killing it makes the kernel kill every process in the box.
@@ -224,6 +243,10 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	go func() { reports <- readReports(ctlFD, px) }()
 
 	waitErr := cmd.Wait()
+	if cg != nil {
+		// Everything left in the command's cgroup dies at once.
+		os.WriteFile(filepath.Join(cg.dir, "cgroup.kill"), []byte("1"), 0)
+	}
 	if !namespaced && cmd.Process != nil {
 		// Belt and braces, should the supervisor have died before its
 		// work was done: kill every process group of the helper's session.
@@ -233,8 +256,8 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	// returns.
 	rep := <-reports
 	out.Duration = time.Since(start)
-	out.Applied, out.Missing = rep.Applied, rep.Missing
-	out.Missing = append(b.machineMissing(), out.Missing...)
+	out.Applied = append(out.Applied, rep.Applied...)
+	out.Missing = append(append(b.machineMissing(), out.Missing...), rep.Missing...)
 	if namespaced {
 		out.Applied = append([]string{"namespaces (" + nsNames(m) + ")"}, out.Applied...)
 	}
