@@ -302,18 +302,23 @@ func nsNames(m machine) string {
 	return "network, pid, ipc"
 }
 
-// machineMissing names the layers this machine lacks for every command.
+// machineMissing names the layers this machine lacks for every command,
+// each with its consequence in a few words: every command's result
+// carries them.
 func (b *Box) machineMissing() []string {
 	m := b.caps
 	var out []string
 	if m.cloneflags == 0 {
-		out = append(out, "namespaces ("+m.nsErr+"): the command has the host's network, limited by Landlock to the proxy port where the kernel allows; orphans are killed by a supervisor instead of with a PID namespace")
+		out = append(out, "namespaces ("+m.nsErr+"): host network, limited by Landlock and seccomp; leftovers killed by a supervisor")
 	}
 	if m.landlock == 0 || b.opts.NoLandlock {
-		out = append(out, "landlock: the command can write anywhere this user can")
+		out = append(out, "landlock: writes are not confined to the workspace")
 	}
 	if !m.seccomp || b.opts.NoSeccomp {
-		out = append(out, "seccomp: the command can create Unix sockets and use kernel keyrings")
+		out = append(out, "seccomp: Unix sockets and kernel keyrings are reachable")
+	}
+	if m.cgroup == nil || !m.cgroup.memory || !m.cgroup.pids {
+		out = append(out, "cgroup v2 limits: memory is capped per process, not for the whole command")
 	}
 	return out
 }
