@@ -59,4 +59,3 @@ func okOr(ok bool, yes, no string) string {
 	}
 	return no
 }
-
