@@ -16,6 +16,7 @@ import (
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/workspace"
 )
 
 // serve speaks ACP on stdin/stdout until the editor goes away, sends LSP's
@@ -35,6 +36,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	// now, in the background; initialize reports its missing layers.
 	bx := box.New(box.Options{})
 	probe := sandbox.StartProbe(bx)
+	sbx := sandboxSettings(g)
 	mods := g.models()
 	cwd, _ := os.Getwd()
 	opts := rpc.Options{Version: version, Logger: g.log, Unconfigured: mods.unconfigured(cwd), Models: mods.choices(cwd),
@@ -58,7 +60,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		Window:       win,
 		Logger:       g.log,
 		Fault:        fault,
-		Tools:        sandbox.NewTools(sandbox.Settings{}, bx),
+		Tools:        sandbox.NewTools(sbx, bx),
 		DataDir:      filepath.Dir(g.db),
 	})
 	var closer io.Closer
@@ -92,4 +94,21 @@ func reuseScripted(open session.ModelOpener) session.ModelOpener {
 		}
 		return p, err
 	}
+}
+
+// sandboxSettings reads the "sandbox" settings from the user's settings
+// file (a project's file may not change them). Unusable settings are
+// logged and the defaults, the strictest, are used.
+func sandboxSettings(g globals) sandbox.Settings {
+	ws, err := workspace.LoadSettings(workspace.UserSettingsPath(os.Getenv), "")
+	if err != nil {
+		g.log.Error("settings not usable; the sandbox uses its defaults", "err", err)
+		return sandbox.Settings{}
+	}
+	s, err := sandbox.ParseSettings(ws.Sandbox)
+	if err != nil {
+		g.log.Error("the sandbox uses its defaults", "err", err)
+		return sandbox.Settings{}
+	}
+	return s
 }

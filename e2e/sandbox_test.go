@@ -36,6 +36,7 @@ var boxScenario = `{
         {"name": "run_command", "input": {"command": "seq 1 3000; cat id_ed25519 config.yaml; seq 1 3000"}},
         {"name": "edit_file", "input": {"path": "config.yaml", "old_string": "name: demo", "new_string": "name: prod"}},
         {"name": "read_file", "input": {"path": 5}},
+        {"name": "run_command", "input": {"command": "sleep 1", "timeout_seconds": 10}},
         {"name": "remember", "input": {"kind": "decision", "text": "keep the token in config.yaml"}}
       ]},
       {"text": "Done."}
@@ -55,8 +56,12 @@ func TestBoxThroughTheBinary(t *testing.T) {
 		"id_ed25519":  pem,
 	})
 	requests := filepath.Join(t.TempDir(), "requests.jsonl")
+	// The user's settings lower the longest command time limit.
+	config := t.TempDir()
+	os.MkdirAll(filepath.Join(config, "bridle"), 0o755)
+	os.WriteFile(filepath.Join(config, "bridle", "settings.json"), []byte(`{"sandbox": {"command": {"max_timeout_seconds": 5}}}`), 0o644)
 	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, boxScenario),
-		Env: []string{"MY_SERVICE_TOKEN=" + envSecret, "BRIDLE_RECORD_REQUESTS=" + requests}})
+		Env: []string{"MY_SERVICE_TOKEN=" + envSecret, "BRIDLE_RECORD_REQUESTS=" + requests, "XDG_CONFIG_HOME=" + config}})
 	init := a.Initialize()
 	var caps struct {
 		AgentCapabilities struct {

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/bridle-dev/bridle/sandbox/box"
@@ -125,4 +127,23 @@ func (p *Probe) MarshalJSON() ([]byte, error) {
 		Layers  []box.Layer `json:"layers"`
 		Missing []string    `json:"missing"`
 	}{r.Layers, missing})
+}
+
+// ParseSettings reads the "sandbox" object of a settings file; empty
+// means the defaults. Unknown keys are errors, so that a misspelt limit is
+// not silently ignored.
+func ParseSettings(raw []byte) (Settings, error) {
+	var s Settings
+	if len(raw) == 0 {
+		return s, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: %w (see the README's sandbox section)", err)
+	}
+	if s.Command.MaxTimeoutSeconds < 0 || s.Command.TimeoutSeconds < 0 || s.Command.Processes < 0 {
+		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: timeouts and processes must not be negative")
+	}
+	return s, nil
 }

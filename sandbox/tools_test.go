@@ -158,3 +158,16 @@ func TestBadArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSettings(t *testing.T) {
+	s, err := ParseSettings([]byte(`{"command": {"timeout_seconds": 30, "allow_hosts": ["proxy.golang.org"]}, "caps": {"grep_matches": 50}}`))
+	if err != nil || s.Command.timeout().Seconds() != 30 || s.Caps.GrepMatches != 50 || s.Command.AllowHosts[0] != "proxy.golang.org" {
+		t.Fatalf("%+v %v", s, err)
+	}
+	if _, err := ParseSettings([]byte(`{"command": {"timeout": 30}}`)); err == nil || !strings.Contains(err.Error(), `unknown field "timeout"`) {
+		t.Fatalf("misspelt key: %v", err)
+	}
+	if s, err := ParseSettings(nil); err != nil || s.Command.timeout().Seconds() != 120 || s.Command.memory() != 4<<30 {
+		t.Fatalf("defaults: %+v %v", s, err)
+	}
+}

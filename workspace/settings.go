@@ -30,6 +30,11 @@ type Settings struct {
 	// keyed by provider/model-id.
 	Models map[string]ModelSettings `json:"models,omitempty"`
 
+	// Sandbox is the "sandbox" object (sandbox.Settings reads it). Only
+	// the user's file may set it: a project's file is the repository
+	// author's, and must not loosen the box the user runs it in.
+	Sandbox json.RawMessage `json:"sandbox,omitempty"`
+
 	// Files lists the settings files that were read, user's first.
 	Files []string `json:"-"`
 	// Warnings name keys that no part of bridle reads (a misspelling,
@@ -193,6 +198,10 @@ func readSettings(path string, project bool) (map[string]any, []string, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, nil, invalid(err)
+	}
+	if _, ok := doc["sandbox"]; ok && project {
+		delete(doc, "sandbox")
+		unknown = append(unknown, fmt.Sprintf("%s: \"sandbox\" is ignored: only your own settings file (~/.config/bridle/settings.json) may change the sandbox", path))
 	}
 	return doc, unknown, nil
 }

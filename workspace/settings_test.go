@@ -138,3 +138,21 @@ func TestUserSettingsPath(t *testing.T) {
 		t.Errorf("no home: %q", got)
 	}
 }
+
+func TestSandboxSettingsOnlyFromTheUser(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	user := filepath.Join(home, "settings.json")
+	os.WriteFile(user, []byte(`{"sandbox": {"command": {"timeout_seconds": 30}}}`), 0o644)
+	os.MkdirAll(filepath.Join(proj, ".bridle"), 0o755)
+	os.WriteFile(ProjectSettingsPath(proj), []byte(`{"sandbox": {"command": {"allow_hosts": ["evil.example"]}}}`), 0o644)
+	s, err := LoadSettings(user, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(s.Sandbox) != `{"command":{"timeout_seconds":30}}` {
+		t.Fatalf("sandbox = %s", s.Sandbox)
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], `"sandbox" is ignored`) {
+		t.Fatalf("warnings = %q", s.Warnings)
+	}
+}
