@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
@@ -66,6 +68,8 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		DefaultModel: mods.defaultFor,
 		Window:       win,
 		Logger:       g.log,
+		Tools:        sandbox.NewTools(sandboxSettings(g), box.New(box.Options{})),
+		DataDir:      filepath.Dir(g.db),
 	})
 	defer mgr.Shutdown()
 	info, err := mgr.New(ctx, session.NewParams{Cwd: dir})

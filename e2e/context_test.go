@@ -10,7 +10,11 @@ import (
 	"github.com/bridle-dev/bridle/internal/acptest"
 )
 
-// longSurvey is a scripted session that outgrows a 12,000-token window:
+// surveyWindow is the model's window in longSurvey: small enough that the
+// session outgrows it, with room for the whole tool catalogue.
+const surveyWindow = 15_000
+
+// longSurvey is a scripted session that outgrows its window:
 // each call thinks aloud at length and reads a file; one file is far
 // larger than the window allows for a single output.
 func longSurvey(t *testing.T, calls int) string {
@@ -32,7 +36,7 @@ func longSurvey(t *testing.T, calls int) string {
 	cs = append(cs, map[string]any{"text": "Survey done."})
 	sc := map[string]any{
 		"sequential": true,
-		"model":      map[string]any{"window": 12_000, "max_output": 1_000, "tokenizer": "o200k_base"},
+		"model":      map[string]any{"window": surveyWindow, "max_output": 1_000, "tokenizer": "o200k_base"},
 		"turns":      []any{map[string]any{"calls": cs}, map[string]any{"calls": []any{map[string]any{"text": "Still on it."}}}},
 	}
 	var sums []any
@@ -91,7 +95,7 @@ func TestContextWindowThroughTheBinary(t *testing.T) {
 		}
 		usage++
 		used, size := u.Fields["used"].(float64), u.Fields["size"].(float64)
-		if size != 12_000 || used <= 0 || used+1_000 > size {
+		if size != surveyWindow || used <= 0 || used+1_000 > size {
 			t.Fatalf("usage_update used=%v size=%v: over the window less the answer's 1,000", used, size)
 		}
 	}
