@@ -4,9 +4,11 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
+	"os"
 
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/resolve"
+	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/workspace"
 )
 
@@ -83,4 +85,20 @@ func (m *models) choices(cwd string) []string {
 		return nil
 	}
 	return r.Choices()
+}
+
+// projectInstructions returns the AGENTS.md files that apply in cwd, for
+// the system prompt; secrets in them are redacted like tool output.
+func projectInstructions(cwd string) string {
+	w, err := workspace.Open(cwd, nil)
+	if err != nil {
+		return ""
+	}
+	text := workspace.Render(w.Instructions())
+	if text == "" {
+		return ""
+	}
+	r := redact.New(os.Environ())
+	r.LoadDotEnvFiles(cwd)
+	return r.Redact(text)
 }

@@ -70,6 +70,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		Logger:       g.log,
 		Tools:        sandbox.NewTools(sandboxSettings(g), box.New(box.Options{})),
 		DataDir:      filepath.Dir(g.db),
+		Project:      projectInstructions,
 	})
 	defer mgr.Shutdown()
 	info, err := mgr.New(ctx, session.NewParams{Cwd: dir})

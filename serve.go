@@ -62,6 +62,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		Fault:        fault,
 		Tools:        sandbox.NewTools(sbx, bx),
 		DataDir:      filepath.Dir(g.db),
+		Project:      projectInstructions,
 	})
 	var closer io.Closer
 	if c, ok := stdin.(io.Closer); ok {

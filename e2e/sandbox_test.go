@@ -54,6 +54,7 @@ func TestBoxThroughTheBinary(t *testing.T) {
 		".env":        "DB_PASSWORD=" + dotenvSecret + "\n",
 		"config.yaml": "token: " + fileToken + "\nname: demo\n",
 		"id_ed25519":  pem,
+		"AGENTS.md":   "Always run the tests with -count=1.\nThe deploy token is " + fileToken + "\n",
 	})
 	requests := filepath.Join(t.TempDir(), "requests.jsonl")
 	// The user's settings lower the longest command time limit.
@@ -129,6 +130,9 @@ func TestBoxThroughTheBinary(t *testing.T) {
 	}
 	if artifacts == 0 {
 		t.Errorf("the long command output was not spilled to an artifact: %v", keys(persisted))
+	}
+	if !bytes.Contains(persisted[requests], []byte("Always run the tests with -count=1.")) {
+		t.Errorf("the project's AGENTS.md did not reach the model")
 	}
 	if len(persisted[requests]) == 0 || !bytes.Contains(persisted[requests], []byte("REDACTED")) {
 		t.Errorf("the provider requests hold no redaction marker: %.500s", persisted[requests])
