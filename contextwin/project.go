@@ -16,9 +16,20 @@ import (
 // that every tool_use the model sees is answered.
 const CancelledResult = `{"error":"cancelled_by_user"}`
 
-// InterruptedNote ends the partial text of an interrupted response, so the
-// model never mistakes it for a finished thought.
+// InterruptedNote ends the partial text of a response the user stopped,
+// so the model never mistakes it for a finished thought.
 const InterruptedNote = "\n\n[interrupted: the user stopped this response here]"
+
+// interruptedNote says why a response ended early.
+func interruptedNote(reason string) string {
+	switch reason {
+	case "restart":
+		return "\n\n[interrupted: bridle restarted here; the rest of this response was lost]"
+	case "provider_error":
+		return "\n\n[interrupted: the model provider failed here]"
+	}
+	return InterruptedNote
+}
 
 // Project turns a session's events into the conversation the model sees:
 // only the events after the latest compaction, preceded by its summary. It
@@ -124,9 +135,9 @@ func (p *projector) add(e event.Event) {
 		p.user(provider.Part{Kind: provider.PartToolResult, ToolCallID: v.CallID, Text: out, IsError: v.IsError})
 	case event.Interrupted:
 		p.closePending()
-		if v.Text != "" || v.Thinking != "" {
-			p.assistant(provider.Part{Kind: provider.PartText, Text: v.Text + InterruptedNote})
-		}
+		// Even an empty one takes the model's turn: the prompt before it got
+		// no (full) answer, and the next prompt must not read as its sequel.
+		p.assistant(provider.Part{Kind: provider.PartText, Text: strings.TrimLeft(v.Text+interruptedNote(v.Reason), "\n")})
 	}
 }
 

@@ -96,6 +96,15 @@ func TestProject(t *testing.T) {
 			want: "user:text(write) / assistant:text(Once upon" + InterruptedNote + ") / user:text(again)",
 		},
 		{
+			name: "an empty interruption still answers its prompt",
+			events: []event.Event{
+				ev(1, prompt("write")),
+				ev(2, event.Interrupted{Reason: "restart"}),
+				ev(3, prompt("again")),
+			},
+			want: "user:text(write) / assistant:text([interrupted: bridle restarted here; the rest of this response was lost]) / user:text(again)",
+		},
+		{
 			name: "only events after the latest compaction, after its summary",
 			events: []event.Event{
 				ev(1, prompt("old")),
