@@ -10,6 +10,7 @@ package event
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -373,16 +374,21 @@ func decode[T Payload](data []byte) (Payload, error) {
 	return p, err
 }
 
+// Stamp returns p with its version field set to this bridle's Version.
+// Every payload type has an int field V.
+func Stamp(p Payload) Payload {
+	v := reflect.ValueOf(p)
+	c := reflect.New(v.Type()).Elem()
+	c.Set(v)
+	c.FieldByName("V").SetInt(Version)
+	return c.Interface().(Payload)
+}
+
 // Encode returns p's stored form, with its version set.
 func Encode(p Payload) ([]byte, error) {
-	b, err := json.Marshal(p)
+	b, err := json.Marshal(Stamp(p))
 	if err != nil {
 		return nil, fmt.Errorf("encode %s event: %w", p.Kind(), err)
-	}
-	// Every payload type has V first; stamping it here keeps callers from
-	// forgetting it.
-	if len(b) > 7 && string(b[:7]) == `{"v":0,` {
-		b = append([]byte(fmt.Sprintf(`{"v":%d,`, Version)), b[7:]...)
 	}
 	return b, nil
 }
