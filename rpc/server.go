@@ -97,6 +97,16 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	}
 	result, err := s.call(ctx, req)
 	s.reply(ctx, conn, req, result, err)
+	if err == nil && (req.Method == "session/load" || req.Method == "session/resume") {
+		// Questions a crashed process left unanswered are asked again once
+		// the editor has the session.
+		var p LoadSessionRequest
+		if decode(req.Params, &p) == nil {
+			if sess, err := s.mgr.Get(ctx, p.SessionID); err == nil {
+				sess.AskPending(ctx)
+			}
+		}
+	}
 }
 
 func (s *Server) reply(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, result any, err error) {

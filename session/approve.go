@@ -142,10 +142,7 @@ func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, p s
 		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
 			Output: fmt.Sprintf("the user declined %s calls on %s for this session", c.Name, sc.Label)})
 	}
-	summary := p.Command
-	if summary == "" {
-		summary = p.Title
-	}
+	summary := summaryOf(p)
 	if _, err := s.append(ctx, event.ApprovalRequest{CallID: c.ID, Key: key, Tool: c.Name, Summary: summary, Pattern: sc.Pattern,
 		Options: []string{optAllowOnce, optAllowAlways, optRejectOnce, optRejectAlways}}); err != nil {
 		return false, err

@@ -161,13 +161,15 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 		return Info{}, fmt.Errorf("create session: %w", err)
 	}
 	row.CreatedAt, row.UpdatedAt = recs[0].CreatedAt, recs[0].CreatedAt
+	m.cfg.Fault.committed(1)
 	if err := m.lease(ctx, id); err != nil {
 		return Info{}, err
 	}
-	s, err := m.open(row, []event.Event{{Seq: recs[0].Seq, Payload: started, Tokens: rec.Tokens}})
+	s, err := newSession(m, row, []event.Event{{Seq: recs[0].Seq, Payload: started, Tokens: rec.Tokens}})
 	if err != nil {
 		return Info{}, err
 	}
+	s = m.adopt(s)
 	m.log.Info("session created", "session", id, "cwd", p.Cwd, "model", model)
 	return s.Info(), nil
 }
@@ -227,7 +229,18 @@ func (m *Manager) Get(ctx context.Context, id string) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	return m.open(row, events)
+	s, err = newSession(m, row, events)
+	if err != nil {
+		return nil, err
+	}
+	s.muted = true
+	err = s.recover(ctx)
+	s.muted = false
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("session %s: recover the turn a restart cut short: %w", id, err)
+	}
+	return m.adopt(s), nil
 }
 
 // lease makes this process the one serving a session.
@@ -248,20 +261,16 @@ func (m *Manager) release(id string) {
 	}
 }
 
-// open makes a session live, or returns the one that won a race to do so.
-func (m *Manager) open(row store.Session, events []event.Event) (*Session, error) {
-	s, err := newSession(m, row, events)
-	if err != nil {
-		return nil, err
-	}
+// adopt makes a session live, or returns the one that won a race to do so.
+func (m *Manager) adopt(s *Session) *Session {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if other, ok := m.live[row.ID]; ok {
+	if other, ok := m.live[s.ID()]; ok {
 		s.close()
-		return other, nil
+		return other
 	}
-	m.live[row.ID] = s
-	return s, nil
+	m.live[s.ID()] = s
+	return s
 }
 
 // Load makes a session live and replays its whole history to the editor.

@@ -30,6 +30,12 @@ type Session struct {
 	// turn is the running turn's cancel and done; nil when idle.
 	cancel context.CancelFunc
 	done   chan struct{}
+	// pending says recovery left questions for AskPending; recovering says
+	// AskPending is asking them (and a prompt withdraws them).
+	pending, recovering bool
+	// muted drops updates while recovery writes the log before the editor
+	// has the session: the replay that follows shows them.
+	muted bool
 }
 
 func newSession(m *Manager, row store.Session, events []event.Event) (*Session, error) {
@@ -105,6 +111,8 @@ func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]even
 	model := s.Info().Model
 	recs := make([]store.Record, len(payloads))
 	for i, p := range payloads {
+		p = event.Stamp(p)
+		payloads[i] = p
 		r, err := s.m.record(model, p)
 		if err != nil {
 			return nil, err
@@ -139,6 +147,9 @@ func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 // send delivers an update to the editor. A failed delivery (the editor is
 // gone) is logged, not fatal: the log already holds the truth.
 func (s *Session) send(ctx context.Context, u Update) {
+	if s.muted {
+		return
+	}
 	if err := s.m.cfg.Client.Update(context.WithoutCancel(ctx), s.row.ID, u); err != nil {
 		s.m.log.Debug("update not delivered", "session", s.row.ID, "err", err)
 	}
@@ -166,6 +177,18 @@ func (s *Session) Cancel() {
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
+	}
+}
+
+// withdrawPending cancels the re-asking of recovered questions, if it
+// runs, and waits until that mini-turn has recorded how it ended.
+func (s *Session) withdrawPending() {
+	s.mu.Lock()
+	cancel, done, recovering := s.cancel, s.done, s.recovering
+	s.mu.Unlock()
+	if recovering {
+		cancel()
+		<-done
 	}
 }
 

@@ -10,8 +10,7 @@ import (
 )
 
 // runCall runs call index i of the assistant event at seq: checks the
-// mode, asks for approval if needed, records tool_started, runs the tool
-// and records its result with the call's idempotency record.
+// mode and the arguments, asks for approval if needed, then executes it.
 func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCall) error {
 	s := t.s
 	key := callKey(s.row.ID, seq, i)
@@ -24,8 +23,7 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	if err := t.reg.Check(tool, c.Input); err != nil {
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
-	env := s.env(key)
-	preview, err := tool.Preview(env, c.Input)
+	preview, err := tool.Preview(s.env(key), c.Input)
 	if err != nil {
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
@@ -38,13 +36,25 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 			return nil
 		}
 	}
+	return t.execute(ctx, key, c)
+}
+
+// execute records tool_started (with the file hashes an edit will change,
+// so a restart can tell whether it landed), runs the tool, and records its
+// result together with the call's idempotency record.
+func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall) error {
+	s := t.s
+	tool := s.tool(c.Name)
+	env := s.env(key)
 	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name, Input: c.Input}
 	if p, ok := tool.(sandbox.Planner); ok {
-		// The file's hashes before and after, so that a restart can tell
-		// whether the edit already landed.
-		if fe, err := p.Plan(env, c.Input); err == nil {
-			started.Path, started.BeforeHash, started.AfterHash = fe.Path, fe.Before, fe.After
+		fe, err := p.Plan(env, c.Input)
+		if err != nil {
+			// The edit cannot apply (text not found, not unique…): nothing
+			// happens, and the model reads why.
+			return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 		}
+		started.Path, started.BeforeHash, started.AfterHash = fe.Path, fe.Before, fe.After
 	}
 	evs, err := s.append(ctx, started)
 	if err != nil {
@@ -55,7 +65,18 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	}
 	res := tool.Run(ctx, env, c.Input)
 	s.m.cfg.Fault.toolRan()
-	r := event.ToolResult{CallID: c.ID, Name: c.Name, Output: res.Output, IsError: res.IsError, Status: "completed",
+	if err := t.result(ctx, key, resultOf(c.ID, key, c.Name, res, ctx)); err != nil {
+		return err
+	}
+	if res.Pin != nil && !res.IsError {
+		return t.pinFromModel(ctx, *res.Pin)
+	}
+	return nil
+}
+
+// resultOf turns what a tool returned into its result event.
+func resultOf(callID, key, name string, res sandbox.Result, ctx context.Context) event.ToolResult {
+	r := event.ToolResult{CallID: callID, Key: key, Name: name, Output: res.Output, IsError: res.IsError, Status: "completed",
 		Artifact: res.Artifact, Lines: res.Lines, Bytes: res.Bytes}
 	switch {
 	case ctx.Err() != nil:
@@ -72,13 +93,7 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	for _, l := range res.Locations {
 		r.Locations = append(r.Locations, l.Path)
 	}
-	if err := t.result(ctx, key, r); err != nil {
-		return err
-	}
-	if res.Pin != nil && !res.IsError {
-		return t.pinFromModel(ctx, *res.Pin)
-	}
-	return nil
+	return r
 }
 
 // pinFromModel records what the remember tool pinned.
@@ -97,10 +112,26 @@ func (t *turn) pinFromModel(ctx context.Context, p sandbox.Pin) error {
 	return nil
 }
 
+// tool returns a built-in tool by name, whatever the mode, or nil.
+func (s *Session) tool(name string) sandbox.Tool {
+	for _, t := range s.m.cfg.Tools {
+		if t.Name() == name {
+			return t
+		}
+	}
+	return nil
+}
+
+func summaryOf(p sandbox.Preview) string {
+	if p.Command != "" {
+		return p.Command
+	}
+	return p.Title
+}
+
 // cancelCall closes a call that will not run because the turn was
 // cancelled. The result is committed with the turn's end.
-func (t *turn) cancelCall(seq int64, i int, c provider.ToolCall) {
-	key := callKey(t.s.row.ID, seq, i)
+func (t *turn) cancelCall(key string, c provider.ToolCall) {
 	t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: key, Name: c.Name, IsError: true, Status: "cancelled",
 		Output: contextwin.CancelledResult})
 }

@@ -53,6 +53,7 @@ func (s *Session) Start(ctx context.Context, content []event.Content) (*Run, err
 		return nil, fmt.Errorf("%w: the prompt is empty", ErrInvalid)
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	s.withdrawPending()
 	s.mu.Lock()
 	if s.cancel != nil {
 		s.mu.Unlock()
@@ -128,7 +129,7 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 		}
 		for i, c := range resp.ToolCalls {
 			if ctx.Err() != nil {
-				t.cancelCall(asst.Seq, i, c)
+				t.cancelCall(callKey(s.row.ID, asst.Seq, i), c)
 				continue
 			}
 			if err := t.runCall(ctx, asst.Seq, i, c); err != nil {

@@ -1,0 +1,247 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// A process can die anywhere in a turn. When a session is next opened, its
+// log says how far the turn got, and recovery finishes what is safe to
+// finish without blindly repeating anything:
+//
+//   - a call that started and has no result: reads re-run; edits compare
+//     the file's hash with the hashes recorded in tool_started (already
+//     applied → record it; untouched → apply; changed by someone else →
+//     report the conflict); commands are recorded as "outcome unknown" for
+//     the model to decide;
+//   - a call that was approved but never started runs (nothing of it has
+//     happened yet, and the user said yes);
+//   - a call never reached is recorded as not run;
+//   - a question the user never answered is asked again once the editor
+//     has the session (AskPending), and the call then runs or is declined.
+//
+// The turn is then closed. bridle never restarts a turn on its own: the
+// model is not called again until the editor sends a prompt.
+
+// callState is what the log says about one call of an unfinished turn.
+type callState struct {
+	key      string
+	call     event.ToolCall
+	started  *event.ToolStarted
+	asked    bool
+	answered bool
+	granted  bool
+	result   bool
+}
+
+// unfinished returns the calls of the log's last turn if that turn never
+// finished, and whether it is unfinished at all.
+func unfinished(sessionID string, events []event.Event) ([]*callState, bool) {
+	start := -1
+	for i := len(events) - 1; i >= 0; i-- {
+		switch events[i].Payload.(type) {
+		case event.TurnFinished:
+			return nil, false
+		case event.UserMessage:
+			start = i
+		}
+		if start >= 0 {
+			break
+		}
+	}
+	if start < 0 {
+		return nil, false
+	}
+	var calls []*callState
+	byKey := map[string]*callState{}
+	for _, e := range events[start:] {
+		switch v := e.Payload.(type) {
+		case event.AssistantMessage:
+			calls = nil
+			for i, c := range v.ToolCalls {
+				cs := &callState{key: callKey(sessionID, e.Seq, i), call: c}
+				calls = append(calls, cs)
+				byKey[cs.key] = cs
+			}
+		case event.ApprovalRequest:
+			if cs := byKey[v.Key]; cs != nil {
+				cs.asked = true
+			}
+		case event.ApprovalGranted:
+			if cs := byKey[v.Key]; cs != nil {
+				cs.answered, cs.granted = true, true
+			}
+		case event.ApprovalDenied:
+			if cs := byKey[v.Key]; cs != nil {
+				cs.answered = true
+			}
+		case event.ToolStarted:
+			if cs := byKey[v.Key]; cs != nil {
+				st := v
+				cs.started = &st
+			}
+		case event.ToolResult:
+			if cs := byKey[v.Key]; cs != nil {
+				cs.result = true
+			}
+		}
+	}
+	return calls, true
+}
+
+// recover finishes what a dead process left of the session's last turn,
+// except questions, which wait for AskPending. It runs before the session
+// is live, so nothing else touches it.
+func (s *Session) recover(ctx context.Context) error {
+	calls, open := unfinished(s.row.ID, s.events)
+	if !open {
+		return nil
+	}
+	s.m.log.Info("recovering a turn cut short by a restart", "session", s.row.ID)
+	t := &turn{s: s}
+	pending := false
+	for _, cs := range calls {
+		switch {
+		case cs.result:
+		case cs.started != nil:
+			if err := t.result(ctx, cs.key, s.resolveStarted(ctx, cs)); err != nil {
+				return err
+			}
+		case cs.granted:
+			if err := t.execute(ctx, cs.key, toProviderCall(cs.call)); err != nil {
+				return err
+			}
+		case cs.asked && !cs.answered:
+			pending = true
+		default:
+			if err := t.result(ctx, cs.key, event.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, IsError: true, Status: "cancelled",
+				Output: "not run: bridle restarted before this call ran"}); err != nil {
+				return err
+			}
+		}
+	}
+	if pending {
+		s.pending = true // AskPending closes the turn once answered
+		return nil
+	}
+	_, err := s.append(ctx, event.Interrupted{Reason: "restart"}, event.TurnFinished{StopReason: "interrupted"})
+	return err
+}
+
+// resolveStarted decides the result of a call that started but whose
+// result was never recorded.
+func (s *Session) resolveStarted(ctx context.Context, cs *callState) event.ToolResult {
+	st := cs.started
+	r := event.ToolResult{CallID: st.CallID, Key: cs.key, Name: st.Name}
+	tool := s.tool(st.Name)
+	if tool == nil {
+		r.IsError, r.Status = true, "unknown"
+		r.Output = fmt.Sprintf("outcome unknown: bridle restarted while %s ran, and no longer offers that tool", st.Name)
+		return r
+	}
+	env := s.env(cs.key)
+	switch tool.Effect() {
+	case sandbox.EffectNone, sandbox.EffectRead:
+		res := tool.Run(ctx, env, st.Input)
+		r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
+		r.Output = "(run again after a restart)\n" + r.Output
+		return r
+	case sandbox.EffectEdit:
+		if st.AfterHash == "" && st.BeforeHash == "" {
+			break
+		}
+		now, err := sandbox.HashFile(env, st.Path)
+		switch {
+		case err != nil:
+			r.IsError, r.Status = true, "unknown"
+			r.Output = fmt.Sprintf("outcome unknown: bridle restarted during this edit and cannot read %s now: %v", st.Path, err)
+		case now == st.AfterHash:
+			r.Status = "completed"
+			r.Output = fmt.Sprintf("%s was edited (the edit was applied before bridle restarted)", st.Path)
+			r.Locations = []string{st.Path}
+		case now == st.BeforeHash:
+			res := tool.Run(ctx, env, st.Input)
+			r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
+			r.Output = "(applied after a restart)\n" + r.Output
+		default:
+			r.IsError, r.Status = true, "failed"
+			r.Output = fmt.Sprintf("not applied: %s changed after this edit was planned and before bridle restarted; read it again and redo the edit if it is still wanted", st.Path)
+		}
+		return r
+	}
+	r.IsError, r.Status = true, "unknown"
+	r.Output = "outcome unknown: interrupted by a restart while running. It may have run in part or in full; check its effects before running it again."
+	return r
+}
+
+// AskPending asks again the questions a dead process left unanswered, and
+// closes the recovered turn. The editor calls it (through rpc) once it has
+// the session; a prompt sent meanwhile withdraws the questions.
+func (s *Session) AskPending(ctx context.Context) {
+	s.mu.Lock()
+	if !s.pending || s.cancel != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.pending = false
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	s.cancel, s.done, s.recovering = cancel, done, true
+	s.mu.Unlock()
+	go func() {
+		defer func() {
+			cancel()
+			s.mu.Lock()
+			s.cancel, s.done, s.recovering = nil, nil, false
+			s.mu.Unlock()
+			close(done)
+		}()
+		t := &turn{s: s}
+		calls, _ := unfinished(s.row.ID, s.Events())
+		for _, cs := range calls {
+			if !cs.asked || cs.answered || cs.result {
+				continue
+			}
+			c := toProviderCall(cs.call)
+			if ctx.Err() != nil {
+				t.cancelCall(cs.key, c)
+				continue
+			}
+			tool := s.tool(c.Name)
+			if tool == nil {
+				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "unavailable",
+					Output: fmt.Sprintf("tool %q is no longer offered", c.Name)})
+				continue
+			}
+			p, err := tool.Preview(s.env(cs.key), c.Input)
+			if err != nil {
+				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
+				continue
+			}
+			ok, err := t.ask(ctx, cs.key, c, p, s.scopeOf(p), summaryOf(p))
+			if err != nil {
+				s.m.log.Error("recovering a question failed", "session", s.row.ID, "err", err)
+				return
+			}
+			if ok {
+				if err := t.execute(ctx, cs.key, c); err != nil {
+					s.m.log.Error("recovering a call failed", "session", s.row.ID, "err", err)
+					return
+				}
+			}
+		}
+		t.tail = append(t.tail, event.Interrupted{Reason: "restart"})
+		if _, err := t.finish(ctx, "interrupted", nil); err != nil {
+			s.m.log.Error("closing a recovered turn failed", "session", s.row.ID, "err", err)
+		}
+	}()
+}
+
+func toProviderCall(c event.ToolCall) provider.ToolCall {
+	return provider.ToolCall{ID: c.ID, Name: c.Name, Input: json.RawMessage(c.Input)}
+}
