@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
 )
@@ -78,6 +79,37 @@ func BenchmarkCancelStreaming(b *testing.B) {
 		a.WaitNote(func(m acptest.Msg) bool {
 			return strings.Contains(string(m.Params), sid) && strings.Contains(string(m.Params), "one ")
 		})
+		b.StartTimer()
+		a.Notify("session/cancel", map[string]string{"sessionId": sid})
+		res, _ := a.Wait(answer)
+		b.StopTimer()
+		if !strings.Contains(string(res), "cancelled") {
+			b.Fatalf("answer %s", res)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkCancelRunningCommand measures session/cancel → the prompt's
+// answer while a command and a child of it run (the group is killed).
+func BenchmarkCancelRunningCommand(b *testing.B) {
+	const scenario = `{"turns": [{"calls": [
+		{"tool_calls": [{"name": "run_command", "input": {"command": "sleep 300 & sleep 300; wait"}}]},
+		{"text": "never"}
+	]}]}`
+	ws := acptest.Workspace(b, nil)
+	a := acptest.Start(b, acptest.Options{Model: acptest.Scenario(b, scenario)})
+	a.Initialize()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		sid := a.NewSession(ws)
+		a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+		_, answer := a.Request("session/prompt", acptest.PromptParams(sid, "run"))
+		a.WaitNote(func(m acptest.Msg) bool {
+			return strings.Contains(string(m.Params), sid) && strings.Contains(string(m.Params), `"in_progress"`)
+		})
+		time.Sleep(20 * time.Millisecond) // let the shell start its children
 		b.StartTimer()
 		a.Notify("session/cancel", map[string]string{"sessionId": sid})
 		res, _ := a.Wait(answer)
