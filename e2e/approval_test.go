@@ -234,11 +234,20 @@ func TestRecoveredEditOverAChangedFileIsAConflict(t *testing.T) {
 		{"tool_calls": [{"name": "edit_file", "input": {"path": "f.txt", "old_string": "one", "new_string": "two"}}]},
 		{"text": "ok"}
 	]}]}`
-	ws := acptest.Workspace(t, map[string]string{"f.txt": "one\n"})
 	model := acptest.Scenario(t, scenario)
-	// Events: session_started, user_message, assistant_message,
-	// approval_request, approval_granted, tool_started — die right there.
-	a := acptest.Start(t, acptest.Options{Model: model, Env: []string{"BRIDLE_FAULT=event:6"}})
+	// A clean run says at which event the edit starts; die right there.
+	clean := acptest.Start(t, acptest.Options{Model: model})
+	clean.Initialize()
+	csid := clean.NewSession(acptest.Workspace(t, map[string]string{"f.txt": "one\n"}))
+	clean.Prompt(csid, "edit")
+	at := 0
+	for i, e := range acptest.Log(t, clean.DB, csid) {
+		if e["kind"] == "tool_started" {
+			at = i + 1
+		}
+	}
+	ws := acptest.Workspace(t, map[string]string{"f.txt": "one\n"})
+	a := acptest.Start(t, acptest.Options{Model: model, Env: []string{fmt.Sprint("BRIDLE_FAULT=event:", at)}})
 	a.Initialize()
 	sid := a.NewSession(ws)
 	a.Request("session/prompt", acptest.PromptParams(sid, "edit"))
