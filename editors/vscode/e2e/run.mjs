@@ -301,6 +301,30 @@ try {
     await shot("4-tool-card");
   });
 
+  await check("an edit asks for approval inline and as a notification; allowing it changes the file", async () => {
+    await sendPrompt("please edit notes.txt");
+    const card = chat().locator(".item.permission");
+    await card.waitFor({ timeout: 20000 });
+    const inline = await card.locator(".perm-options button").allTextContents();
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "bridle asks" });
+    await toast.waitFor({ timeout: 10000 });
+    await toast.locator(".monaco-button", { hasText: inline[0] }).first().waitFor({ timeout: 10000 });
+    await shot("5-approval");
+    const toastButtons = await toast.locator(".monaco-button").allTextContents();
+    for (const b of inline) if (!toastButtons.includes(b)) throw new Error(`notification lacks "${b}": ${JSON.stringify(toastButtons)} in ${await toast.innerHTML()}`);
+    const kinds = await card.locator(".perm-options button").evaluateAll((bs) => bs.map((b) => b.dataset.kind));
+    if (!kinds.includes("allow_once") || !kinds.some((k) => k.startsWith("reject"))) throw new Error(`option kinds: ${kinds}`);
+    // The proposed edit opens in VS Code's diff editor.
+    await page.locator(".tab", { hasText: "bridle's edit" }).first().waitFor({ timeout: 10000 });
+    await page.locator(".monaco-diff-editor .view-line", { hasText: "edited by bridle" }).first().waitFor({ timeout: 15000 });
+    await shot("5-approval-diff");
+    await card.locator('.perm-options button[data-kind="allow_once"]').click();
+    await chat().locator(".item.agent", { hasText: "The file is updated." }).waitFor({ timeout: 20000 });
+    const content = readFileSync(join(ws, "notes.txt"), "utf8");
+    if (content !== "edited by bridle\n") throw new Error(`notes.txt is ${JSON.stringify(content)}`);
+    await chat().locator(".item.tool.status-completed").first().waitFor({ timeout: 5000 });
+    await shot("6-edit-applied");
+  });
 } catch (err) {
   failed++;
   console.log(`FAIL setup: ${err.stack}`);
