@@ -47,19 +47,7 @@ func history(turns int) provider.Request {
 		})
 	}
 	req.Messages = append(req.Messages, provider.Message{Role: provider.RoleUser, Parts: []provider.Part{{Kind: provider.PartText, Text: "Fix the failing test in the parser package."}}, Cache: true})
-	for i := range turns {
-		id := fmt.Sprintf("toolu_%03d", i)
-		req.Messages = append(req.Messages,
-			provider.Message{Role: provider.RoleAssistant, Parts: []provider.Part{
-				{Kind: provider.PartText, Text: "Let me look at the next file."},
-				{Kind: provider.PartToolUse, ToolCallID: id, ToolName: "tool_1", Input: json.RawMessage(`{"path":"parser/parse.go"}`)},
-			}},
-			provider.Message{Role: provider.RoleUser, Parts: []provider.Part{
-				{Kind: provider.PartToolResult, ToolCallID: id, Text: strings.Repeat("func parse(line string) (Node, error) {\n", 80)},
-			}},
-		)
-	}
-	return req
+	return providertest.ToolHistory(req, "tool_1", turns)
 }
 
 // BenchmarkToolLoopGap measures the harness time in a tool loop between

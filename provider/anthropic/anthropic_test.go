@@ -19,31 +19,6 @@ func newClient(srv *providertest.Server) *Client {
 	return New(Config{APIKey: "sk-ant-test", BaseURL: srv.URL})
 }
 
-// collect runs a stream to its end and returns what it amounted to.
-func collect(t *testing.T, p provider.Provider, req provider.Request) (provider.Response, []provider.Delta, error) {
-	t.Helper()
-	var c provider.Collector
-	var deltas []provider.Delta
-	var err error
-	for d, e := range p.Stream(context.Background(), req) {
-		if e != nil {
-			err = e
-			break
-		}
-		c.Add(d)
-		deltas = append(deltas, d)
-	}
-	return c.Response(), deltas, err
-}
-
-func simpleRequest() provider.Request {
-	return provider.Request{
-		Model:     "claude-sonnet-4-5",
-		MaxTokens: 1024,
-		Messages:  []provider.Message{{Role: provider.RoleUser, Parts: []provider.Part{{Kind: provider.PartText, Text: "Hello"}}}},
-	}
-}
-
 func TestStreamDecodes(t *testing.T) {
 	tests := []struct {
 		file      string
@@ -82,7 +57,7 @@ func TestStreamDecodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			srv := providertest.NewServer(t, providertest.Reply{Body: providertest.Load(t, testdata+tt.file)})
-			resp, deltas, err := collect(t, newClient(srv), simpleRequest())
+			resp, deltas, err := providertest.Collect(t, newClient(srv), providertest.Hello("claude-sonnet-4-5"))
 			if err != nil {
 				t.Fatalf("stream failed: %v", err)
 			}
@@ -161,7 +136,7 @@ func TestRequestOnTheWire(t *testing.T) {
 			}, Cache: true},
 		},
 	}
-	if _, _, err := collect(t, newClient(srv), req); err != nil {
+	if _, _, err := providertest.Collect(t, newClient(srv), req); err != nil {
 		t.Fatal(err)
 	}
 	reqs := srv.Requests()
@@ -334,7 +309,7 @@ func TestHTTPErrors(t *testing.T) {
 				body = providertest.Load(t, testdata+tt.file)
 			}
 			srv := providertest.NewServer(t, providertest.Reply{Status: tt.status, Header: tt.header, Body: body})
-			_, deltas, err := collect(t, newClient(srv), simpleRequest())
+			_, deltas, err := providertest.Collect(t, newClient(srv), providertest.Hello("claude-sonnet-4-5"))
 			if len(deltas) != 0 {
 				t.Errorf("got %d deltas before the error", len(deltas))
 			}
@@ -374,7 +349,7 @@ func TestStreamFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := providertest.NewServer(t, tt.reply)
-			resp, _, err := collect(t, newClient(srv), simpleRequest())
+			resp, _, err := providertest.Collect(t, newClient(srv), providertest.Hello("claude-sonnet-4-5"))
 			pe, ok := provider.AsError(err)
 			if !ok {
 				t.Fatalf("error %v (%T) is not a provider.Error", err, err)
@@ -397,7 +372,7 @@ func TestCancelClosesStream(t *testing.T) {
 	defer cancel()
 	var c provider.Collector
 	var err error
-	for d, e := range newClient(srv).Stream(ctx, simpleRequest()) {
+	for d, e := range newClient(srv).Stream(ctx, providertest.Hello("claude-sonnet-4-5")) {
 		if e != nil {
 			err = e
 			break
@@ -424,7 +399,7 @@ func TestCancelClosesStream(t *testing.T) {
 // closes the connection too.
 func TestStopEarlyClosesStream(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.Reply{Body: providertest.Load(t, testdata+"text.sse"), HangAfter: 4})
-	for d, err := range newClient(srv).Stream(context.Background(), simpleRequest()) {
+	for d, err := range newClient(srv).Stream(context.Background(), providertest.Hello("claude-sonnet-4-5")) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -447,7 +422,7 @@ func TestConnectionRefused(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	c := New(Config{APIKey: "k", BaseURL: "http://" + addr})
-	_, _, err = collect(t, c, simpleRequest())
+	_, _, err = providertest.Collect(t, c, providertest.Hello("claude-sonnet-4-5"))
 	pe, ok := provider.AsError(err)
 	if !ok || pe.Kind != provider.ErrNetwork || !pe.Retryable || pe.Partial {
 		t.Fatalf("error = %#v, want a retryable network error", err)
@@ -460,7 +435,7 @@ func TestConnectionRefused(t *testing.T) {
 func TestAuthTokenForGateways(t *testing.T) {
 	srv := providertest.NewServer(t, providertest.Reply{Body: providertest.Load(t, testdata+"text.sse")})
 	c := New(Config{AuthToken: "gw-token", BaseURL: srv.URL, Headers: map[string]string{"X-Gateway": "yes"}})
-	if _, _, err := collect(t, c, simpleRequest()); err != nil {
+	if _, _, err := providertest.Collect(t, c, providertest.Hello("claude-sonnet-4-5")); err != nil {
 		t.Fatal(err)
 	}
 	h := srv.Requests()[0].Header

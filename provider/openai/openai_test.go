@@ -15,30 +15,6 @@ import (
 
 const testdata = "../../testdata/openai/"
 
-func collect(t *testing.T, p provider.Provider, req provider.Request) (provider.Response, []provider.Delta, error) {
-	t.Helper()
-	var c provider.Collector
-	var deltas []provider.Delta
-	var err error
-	for d, e := range p.Stream(context.Background(), req) {
-		if e != nil {
-			err = e
-			break
-		}
-		c.Add(d)
-		deltas = append(deltas, d)
-	}
-	return c.Response(), deltas, err
-}
-
-func simpleRequest() provider.Request {
-	return provider.Request{
-		Model:     "gpt-4.1",
-		MaxTokens: 1024,
-		Messages:  []provider.Message{{Role: provider.RoleUser, Parts: []provider.Part{{Kind: provider.PartText, Text: "Hello"}}}},
-	}
-}
-
 func TestStreamDecodes(t *testing.T) {
 	tests := []struct {
 		file     string
@@ -84,7 +60,7 @@ func TestStreamDecodes(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			srv := providertest.NewServer(t, providertest.Reply{Body: providertest.Load(t, testdata+tt.file)})
 			c := New(Config{Name: tt.name, APIKey: "sk-test", BaseURL: srv.URL + "/v1"})
-			resp, deltas, err := collect(t, c, simpleRequest())
+			resp, deltas, err := providertest.Collect(t, c, providertest.Hello("gpt-4.1"))
 			if err != nil {
 				t.Fatalf("stream failed: %v", err)
 			}
@@ -149,7 +125,7 @@ func TestRequestOnTheWire(t *testing.T) {
 		},
 	}
 	c := New(Config{APIKey: "sk-test", BaseURL: srv.URL + "/v1", Organization: "org-1"})
-	if _, _, err := collect(t, c, req); err != nil {
+	if _, _, err := providertest.Collect(t, c, req); err != nil {
 		t.Fatal(err)
 	}
 	got := srv.Requests()[0]
@@ -234,7 +210,7 @@ func TestLocalServerRequest(t *testing.T) {
 	t.Setenv("OPENAI_ORG_ID", "org-must-not-leak")
 	srv := providertest.NewServer(t, providertest.Reply{Body: providertest.Load(t, testdata+"text.sse")})
 	c := New(Config{Name: "ollama", BaseURL: srv.URL + "/v1", LegacyMaxTokens: true})
-	if _, _, err := collect(t, c, simpleRequest()); err != nil {
+	if _, _, err := providertest.Collect(t, c, providertest.Hello("gpt-4.1")); err != nil {
 		t.Fatal(err)
 	}
 	got := srv.Requests()[0]
@@ -280,7 +256,7 @@ func TestHTTPErrors(t *testing.T) {
 			}
 			srv := providertest.NewServer(t, providertest.Reply{Status: tt.status, Header: tt.header, Body: body})
 			c := New(Config{Name: tt.provider, APIKey: "sk-test", BaseURL: srv.URL + "/v1"})
-			_, _, err := collect(t, c, simpleRequest())
+			_, _, err := providertest.Collect(t, c, providertest.Hello("gpt-4.1"))
 			pe, ok := provider.AsError(err)
 			if !ok {
 				t.Fatalf("error %v (%T) is not a provider.Error", err, err)
@@ -314,7 +290,7 @@ func TestStreamFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := providertest.NewServer(t, tt.reply)
-			resp, _, err := collect(t, New(Config{APIKey: "k", BaseURL: srv.URL + "/v1"}), simpleRequest())
+			resp, _, err := providertest.Collect(t, New(Config{APIKey: "k", BaseURL: srv.URL + "/v1"}), providertest.Hello("gpt-4.1"))
 			pe, ok := provider.AsError(err)
 			if !ok {
 				t.Fatalf("error %v (%T) is not a provider.Error", err, err)
@@ -335,7 +311,7 @@ func TestCancelClosesStream(t *testing.T) {
 	defer cancel()
 	var c provider.Collector
 	var err error
-	for d, e := range New(Config{BaseURL: srv.URL + "/v1"}).Stream(ctx, simpleRequest()) {
+	for d, e := range New(Config{BaseURL: srv.URL + "/v1"}).Stream(ctx, providertest.Hello("gpt-4.1")) {
 		if e != nil {
 			err = e
 			break
@@ -366,7 +342,7 @@ func TestOllamaNotRunning(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	c := New(Config{Name: "ollama", BaseURL: "http://" + addr + "/v1"})
-	_, _, err = collect(t, c, simpleRequest())
+	_, _, err = providertest.Collect(t, c, providertest.Hello("gpt-4.1"))
 	pe, ok := provider.AsError(err)
 	if !ok || pe.Kind != provider.ErrNetwork || !pe.Retryable {
 		t.Fatalf("error = %v, want a retryable network error", err)
