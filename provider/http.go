@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -108,4 +111,24 @@ func Release(body io.ReadCloser, done func()) {
 		body.Close()
 		done()
 	}()
+}
+
+// BodyEncoder encodes request bodies as JSON without HTML escaping (code
+// is full of < and >), into a buffer sized from the previous body: a
+// session's history only grows, and growing the buffer as it encodes
+// would copy a 100 KB body several times on every call.
+type BodyEncoder struct{ last atomic.Int64 }
+
+// Encode returns v's JSON encoding.
+func (e *BodyEncoder) Encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(int(e.last.Load()) + 4<<10)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	e.last.Store(int64(len(b)))
+	return b, nil
 }

@@ -41,6 +41,7 @@ type Client struct {
 	name    string
 	baseURL string
 	sdk     sdk.Client
+	enc     provider.BodyEncoder
 }
 
 // New returns a client for cfg.
@@ -82,7 +83,7 @@ func (c *Client) Name() string { return c.name }
 // Stream implements provider.Provider.
 func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	return func(yield func(provider.Delta, error) bool) {
-		b, err := body(req)
+		b, err := c.body(req)
 		if err != nil {
 			yield(provider.Delta{}, &provider.Error{Provider: c.name, Kind: provider.ErrBadRequest, Message: err.Error(), Err: err})
 			return

@@ -253,7 +253,7 @@ func TestBreakpointLimit(t *testing.T) {
 			Cache: true,
 		})
 	}
-	raw, err := body(req)
+	raw, err := New(Config{}).body(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,14 @@ func BenchmarkRequestBody(b *testing.B) {
 	req := provider.Request{Model: "m", System: []provider.SystemBlock{{Text: "system", Cache: true}}}
 	req = providertest.ToolHistory(req, "read_file", 30)
 	req.Messages[len(req.Messages)-1].Cache = true
-	out, err := body(req)
+	c := New(Config{})
+	out, err := c.body(req)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for range b.N {
-		body(req)
+		c.body(req)
 	}
 }

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -72,24 +71,12 @@ type (
 var ephemeral = &cacheControl{Type: "ephemeral"}
 
 // body encodes a provider-neutral request for the Messages API.
-func body(req provider.Request) ([]byte, error) {
+func (c *Client) body(req provider.Request) ([]byte, error) {
 	w, err := wire(req)
 	if err != nil {
 		return nil, err
 	}
-	return encode(w)
-}
-
-// encode writes v without HTML escaping (the API reads JSON, not HTML,
-// and code is full of < and >).
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return c.enc.Encode(w)
 }
 
 func wire(req provider.Request) (wireRequest, error) {

@@ -53,6 +53,7 @@ type Client struct {
 	baseURL         string
 	legacyMaxTokens bool
 	sdk             sdk.Client
+	enc             provider.BodyEncoder
 }
 
 // New returns a client for cfg.

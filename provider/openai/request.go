@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -95,13 +94,7 @@ func (c *Client) body(req provider.Request) ([]byte, error) {
 		}
 		w.Messages = append(w.Messages, msgs...)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // code is full of < and >
-	if err := enc.Encode(w); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return c.enc.Encode(w)
 }
 
 func ptr(s string) *string { return &s }
