@@ -32,10 +32,11 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	}
 	defer st.Close()
 
-	// One box for the process: it probes the machine once. The probe runs
-	// now, in the background; initialize reports its missing layers.
+	// One box for the process: it probes the machine once per boot (the
+	// answer is cached). The probe runs in the background; initialize
+	// reports its missing layers.
 	bx := box.New(box.Options{})
-	probe := sandbox.StartProbe(bx)
+	probe := sandbox.StartProbeCached(bx, cacheDir())
 	sbx := sandboxSettings(g)
 	mods := g.models()
 	cwd, _ := os.Getwd()
@@ -112,4 +113,17 @@ func sandboxSettings(g globals) sandbox.Settings {
 		return sandbox.Settings{}
 	}
 	return s
+}
+
+// cacheDir is $XDG_CACHE_HOME/bridle (default ~/.cache/bridle), or "" if
+// there is no home to put it in.
+func cacheDir() string {
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "bridle")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".cache", "bridle")
 }

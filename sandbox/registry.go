@@ -3,13 +3,11 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Mode names a tool registry. A tool absent from a mode's registry is
@@ -63,10 +61,11 @@ const (
 
 // Registry is the set of tools one mode offers.
 type Registry struct {
-	mode    Mode
-	tools   []Tool
-	schemas map[string]*jsonschema.Schema
-	bad     map[string]error // tools whose schema does not compile
+	mode  Mode
+	tools []Tool
+
+	mu      sync.Mutex
+	schemas map[string]*jsonschema.Resolved // compiled on first Check
 }
 
 // NewRegistry returns the registry of mode over the given tools: the tools
@@ -74,36 +73,40 @@ type Registry struct {
 // read; the other modes offer every tool and differ in what needs
 // approval (Decide).
 func NewRegistry(mode Mode, tools []Tool) *Registry {
-	r := &Registry{mode: mode, schemas: map[string]*jsonschema.Schema{}, bad: map[string]error{}}
+	r := &Registry{mode: mode, schemas: map[string]*jsonschema.Resolved{}}
 	for _, t := range tools {
 		if mode == ModeReadOnly && t.Effect() > EffectRead {
 			continue
 		}
 		r.tools = append(r.tools, t)
-		sch, err := compileSchema(t)
-		if err != nil {
-			r.bad[t.Name()] = err
-			continue
-		}
-		r.schemas[t.Name()] = sch
 	}
 	return r
 }
 
-func compileSchema(t Tool) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.Schema()))
+func compileSchema(t Tool) (*jsonschema.Resolved, error) {
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(t.Schema(), &sch); err != nil {
+		return nil, fmt.Errorf("tool %s has an invalid schema: %w", t.Name(), err)
+	}
+	res, err := sch.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("tool %s has an invalid schema: %w", t.Name(), err)
 	}
-	c := jsonschema.NewCompiler()
-	url := "bridle:tool/" + t.Name()
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("tool %s has an invalid schema: %w", t.Name(), err)
+	return res, nil
+}
+
+// schema returns t's compiled schema, compiling it once.
+func (r *Registry) schema(t Tool) (*jsonschema.Resolved, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sch, ok := r.schemas[t.Name()]; ok {
+		return sch, nil
 	}
-	sch, err := c.Compile(url)
+	sch, err := compileSchema(t)
 	if err != nil {
-		return nil, fmt.Errorf("tool %s has an invalid schema: %w", t.Name(), err)
+		return nil, err
 	}
+	r.schemas[t.Name()] = sch
 	return sch, nil
 }
 
@@ -140,50 +143,29 @@ func (r *Registry) Lookup(name string) (Tool, error) {
 // Check validates a call's input against the tool's schema. The error is
 // worded for the model, which gets it as the call's result.
 func (r *Registry) Check(t Tool, input json.RawMessage) error {
-	if err, ok := r.bad[t.Name()]; ok {
+	sch, err := r.schema(t)
+	if err != nil {
 		return err
-	}
-	sch, ok := r.schemas[t.Name()]
-	if !ok {
-		var err error
-		if sch, err = compileSchema(t); err != nil {
-			return err
-		}
 	}
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage("{}")
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
-	if err != nil {
+	var inst any
+	if err := json.Unmarshal(input, &inst); err != nil {
 		return fmt.Errorf("%s: the arguments are not valid JSON (%v); send an object matching the tool's schema", t.Name(), err)
 	}
 	if err := sch.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("%s: the arguments do not match its schema:%s", t.Name(), describe(ve))
-		}
-		return fmt.Errorf("%s: the arguments do not match its schema: %v", t.Name(), err)
+		return fmt.Errorf("%s: the arguments do not match its schema: %s", t.Name(), describe(err))
 	}
 	return nil
 }
 
 // describe lists the leaf failures of a validation error, one per line.
-func describe(ve *jsonschema.ValidationError) string {
-	p := message.NewPrinter(language.English)
-	var b strings.Builder
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			at := "/" + strings.Join(e.InstanceLocation, "/")
-			fmt.Fprintf(&b, "\n- at %s: %s", at, e.ErrorKind.LocalizedString(p))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	return b.String()
+// describe rewords the validator's message for the model: "validating
+// /properties/path: type: 5 has type …" says where and what.
+func describe(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "validating root: ")
+	return strings.ReplaceAll(msg, "validating /properties/", "at /")
 }
 
 // Decide says whether a call to t may run at once or needs approval.
