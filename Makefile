@@ -34,7 +34,7 @@ test-editors: build
 
 # Speed and memory targets (figures are reported in the issue notes).
 bench: build
-	BRIDLE_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -benchtime 20x ./...
+	BRIDLE_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem ./...
 
 # The context window's fidelity benchmark (issue 6): 200 randomized long
 # sessions through the real session loop, checked against the exact

@@ -132,19 +132,22 @@ func TestOversizedFrameIsSkippedWithBoundedMemory(t *testing.T) {
 }
 
 // peakRSS reads a process's high-water resident set size.
-func peakRSS(t testing.TB, pid int) int64 {
+func peakRSS(t testing.TB, pid int) int64 { return procStatus(t, pid, "VmHWM") }
+
+// procStatus reads one size field (kB) of /proc/PID/status, in bytes.
+func procStatus(t testing.TB, pid int, field string) int64 {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
+		if strings.HasPrefix(line, field+":") {
 			f := strings.Fields(line)
 			kb, _ := strconv.ParseInt(f[1], 10, 64)
 			return kb << 10
 		}
 	}
-	t.Fatal("no VmHWM in /proc status")
+	t.Fatalf("no %s in /proc status", field)
 	return 0
 }
