@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // minSecretLen keeps short values ("1", "true") from being treated as
@@ -140,24 +141,29 @@ type pattern struct {
 	hint []string
 }
 
-var patterns = []pattern{
-	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), hint: []string{"private key"}},
-	{kind: "aws-access-key", re: regexp.MustCompile(`\b(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`), hint: []string{"akia", "asia", "abia", "acca"}},
-	{kind: "github-token", re: regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), hint: []string{"gh", "github_pat_"}},
-	{kind: "slack-token", re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), hint: []string{"xox"}},
-	{kind: "slack-webhook", re: regexp.MustCompile(`https://hooks\.slack\.com/(services|workflows)/[A-Za-z0-9/_-]+`), hint: []string{"hooks.slack.com"}},
-	{kind: "anthropic-key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), hint: []string{"sk-ant-"}},
-	{kind: "openai-key", re: regexp.MustCompile(`\bsk-(proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), hint: []string{"sk-"}},
-	{kind: "google-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), hint: []string{"aiza"}},
-	{kind: "stripe-key", re: regexp.MustCompile(`\b(sk|rk)_(live|test)_[0-9A-Za-z]{16,}`), hint: []string{"_live_", "_test_"}},
-	{kind: "jwt", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), hint: []string{"eyj"}},
-	{kind: "bearer", re: regexp.MustCompile(`(?i)\b(?:authorization:\s*(?:bearer|basic|token)|bearer)\s+([A-Za-z0-9._~+/=-]{16,})`), group: 1, hint: []string{"bearer", "authorization"}},
-	{kind: "url-password", re: regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]{3,})@`), group: 1, hint: []string{"://"}},
-	// NAME=value, NAME: "value", "name": "value" where NAME looks secret
-	// and the value looks like a literal secret rather than code (see
-	// literalSecret).
-	{kind: "assignment", re: regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:key|token|secret|passw(?:or)?d|passphrase|credential|auth|cookie|private)[a-z0-9_.-]*)["']?\s*(?::=|[:=])\s*["']?([^\s'"()\[\]{}<>,;` + "`" + `]{8,})`), group: 2, hint: []string{"key", "token", "secret", "passw", "passphrase", "credential", "auth", "cookie", "private"}},
-}
+// patterns are compiled on first use: bridle re-executes itself as the
+// first process of every sandboxed command, and that process never
+// redacts, so package initialisation must stay cheap.
+var patterns = sync.OnceValue(func() []pattern {
+	return []pattern{
+		{kind: "private-key", re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), hint: []string{"private key"}},
+		{kind: "aws-access-key", re: regexp.MustCompile(`\b(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`), hint: []string{"akia", "asia", "abia", "acca"}},
+		{kind: "github-token", re: regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), hint: []string{"gh", "github_pat_"}},
+		{kind: "slack-token", re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), hint: []string{"xox"}},
+		{kind: "slack-webhook", re: regexp.MustCompile(`https://hooks\.slack\.com/(services|workflows)/[A-Za-z0-9/_-]+`), hint: []string{"hooks.slack.com"}},
+		{kind: "anthropic-key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), hint: []string{"sk-ant-"}},
+		{kind: "openai-key", re: regexp.MustCompile(`\bsk-(proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), hint: []string{"sk-"}},
+		{kind: "google-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), hint: []string{"aiza"}},
+		{kind: "stripe-key", re: regexp.MustCompile(`\b(sk|rk)_(live|test)_[0-9A-Za-z]{16,}`), hint: []string{"_live_", "_test_"}},
+		{kind: "jwt", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), hint: []string{"eyj"}},
+		{kind: "bearer", re: regexp.MustCompile(`(?i)\b(?:authorization:\s*(?:bearer|basic|token)|bearer)\s+([A-Za-z0-9._~+/=-]{16,})`), group: 1, hint: []string{"bearer", "authorization"}},
+		{kind: "url-password", re: regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]{3,})@`), group: 1, hint: []string{"://"}},
+		// NAME=value, NAME: "value", "name": "value" where NAME looks secret
+		// and the value looks like a literal secret rather than code (see
+		// literalSecret).
+		{kind: "assignment", re: regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:key|token|secret|passw(?:or)?d|passphrase|credential|auth|cookie|private)[a-z0-9_.-]*)["']?\s*(?::=|[:=])\s*["']?([^\s'"()\[\]{}<>,;` + "`" + `]{8,})`), group: 2, hint: []string{"key", "token", "secret", "passw", "passphrase", "credential", "auth", "cookie", "private"}},
+	}
+})
 
 // Redact returns s with every secret replaced. The number of lines is
 // kept: a multi-line secret becomes a marker followed by empty lines.
@@ -170,7 +176,7 @@ func (r *Redactor) Redact(s string) string {
 		}
 	}
 	lower := strings.ToLower(s)
-	for _, p := range patterns {
+	for _, p := range patterns() {
 		if !containsAny(lower, p.hint) {
 			continue
 		}
