@@ -58,10 +58,41 @@ func listSessions(ctx context.Context, g globals, args []string, w io.Writer) er
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tUPDATED\tMODEL\tMODE\tCWD\tTITLE")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, time.UnixMilli(r.UpdatedAt).Format("2006-01-02 15:04"), r.Model, r.Mode, r.Cwd, r.Title)
+	for _, r := range tree(rows) {
+		id := r.ID
+		if r.ParentID != "" {
+			id = "  └ " + id // a subagent's session, under its parent
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, time.UnixMilli(r.UpdatedAt).Format("2006-01-02 15:04"), r.Model, r.Mode, r.Cwd, r.Title)
 	}
 	return tw.Flush()
+}
+
+// tree orders sessions so that each subagent's follows its parent's;
+// parents keep their order (newest first), and so do children.
+func tree(rows []store.Session) []store.Session {
+	children := map[string][]store.Session{}
+	ids := map[string]bool{}
+	for _, r := range rows {
+		ids[r.ID] = true
+		if r.ParentID != "" {
+			children[r.ParentID] = append(children[r.ParentID], r)
+		}
+	}
+	var out []store.Session
+	var add func(r store.Session)
+	add = func(r store.Session) {
+		out = append(out, r)
+		for _, c := range children[r.ID] {
+			add(c)
+		}
+	}
+	for _, r := range rows {
+		if r.ParentID == "" || !ids[r.ParentID] {
+			add(r)
+		}
+	}
+	return out
 }
 
 // printLog prints one session's events.

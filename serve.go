@@ -64,6 +64,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		Tools:        sandbox.NewTools(sbx, bx),
 		DataDir:      filepath.Dir(g.db),
 		Project:      projectInstructions,
+		Version:      version,
 	})
 	var closer io.Closer
 	if c, ok := stdin.(io.Closer); ok {

@@ -97,7 +97,8 @@ func (r *AuthenticateRequest) validate() error {
 	return nil
 }
 
-// MCPServer is a server the client wants the session connected to.
+// MCPServer is a server the client wants the session connected to: stdio
+// (no type), or "http" with a URL.
 type MCPServer struct {
 	Type    string        `json:"type,omitempty"`
 	Name    string        `json:"name"`
@@ -105,6 +106,12 @@ type MCPServer struct {
 	Args    []string      `json:"args,omitempty"`
 	Env     []EnvVariable `json:"env,omitempty"`
 	URL     string        `json:"url,omitempty"`
+	Headers []HTTPHeader  `json:"headers,omitempty"`
+}
+
+type HTTPHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 type EnvVariable struct {

@@ -16,6 +16,7 @@ import (
 	lsp "go.lsp.dev/protocol"
 
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/mcp"
 	"github.com/bridle-dev/bridle/session"
 )
 
@@ -97,15 +98,30 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	}
 	result, err := s.call(ctx, req)
 	s.reply(ctx, conn, req, result, err)
-	if err == nil && (req.Method == "session/load" || req.Method == "session/resume") {
-		// Questions a crashed process left unanswered are asked again once
-		// the editor has the session.
+	if err == nil {
+		s.opened(ctx, req, result)
+	}
+}
+
+// opened tells a session the editor has it, once the answer that names it
+// is sent: notices held back (an MCP server that failed) go out, and
+// questions a crashed process left unanswered are asked again.
+func (s *Server) opened(ctx context.Context, req *jsonrpc2.Request, result any) {
+	var id string
+	switch req.Method {
+	case "session/new":
+		id = result.(NewSessionResponse).SessionID
+	case "session/load", "session/resume":
 		var p LoadSessionRequest
-		if decode(req.Params, &p) == nil {
-			if sess, err := s.mgr.Get(ctx, p.SessionID); err == nil {
-				sess.AskPending(ctx)
-			}
+		if decode(req.Params, &p) != nil {
+			return
 		}
+		id = p.SessionID
+	default:
+		return
+	}
+	if sess, err := s.mgr.Get(ctx, id); err == nil {
+		sess.Ready(ctx)
 	}
 }
 
@@ -235,7 +251,7 @@ func (s *Server) call(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		if err := decode(req.Params, &p); err != nil {
 			return nil, err
 		}
-		info, err := s.mgr.New(ctx, session.NewParams{Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories})
+		info, err := s.mgr.New(ctx, session.NewParams{Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories, MCPServers: mcpServers(p.MCPServers)})
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +266,7 @@ func (s *Server) call(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		if req.Method == "session/load" {
 			load = s.mgr.Load
 		}
-		sess, err := load(ctx, p.SessionID, p.Cwd)
+		sess, err := load(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: mcpServers(p.MCPServers)})
 		if err != nil {
 			return nil, err
 		}
@@ -338,6 +354,7 @@ func (s *Server) initialize(p InitializeRequest) InitializeResponse {
 		AgentCapabilities: AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: PromptCapabilities{EmbeddedContext: true},
+			MCPCapabilities:    MCPCapabilities{HTTP: true},
 			SessionCapabilities: SessionCapabilities{
 				List: &empty{}, Resume: &empty{}, Close: &empty{}, Delete: &empty{},
 				AdditionalDirectories: &empty{},
@@ -429,4 +446,20 @@ func sessionInfo(in session.Info) SessionInfo {
 	}
 	si.Meta = Meta{"bridle": map[string]any{"model": in.Model, "mode": in.Mode}}
 	return si
+}
+
+// mcpServers converts ACP's mcpServers entries; Manager checks them.
+func mcpServers(in []MCPServer) []mcp.Server {
+	out := make([]mcp.Server, 0, len(in))
+	for _, m := range in {
+		sv := mcp.Server{Name: m.Name, Type: m.Type, Command: m.Command, Args: m.Args, URL: m.URL}
+		for _, e := range m.Env {
+			sv.Env = append(sv.Env, mcp.Var{Name: e.Name, Value: e.Value})
+		}
+		for _, h := range m.Headers {
+			sv.Headers = append(sv.Headers, mcp.Var{Name: h.Name, Value: h.Value})
+		}
+		out = append(out, sv)
+	}
+	return out
 }

@@ -135,7 +135,7 @@ func standing(events []event.Event, tool string, call scope) string {
 func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, p sandbox.Preview) (bool, error) {
 	s := t.s
 	sc := s.scopeOf(p)
-	switch standing(s.Events(), c.Name, sc) {
+	switch standing(s.approvals(), c.Name, sc) {
 	case optAllowAlways:
 		return true, nil
 	case optRejectAlways:
@@ -163,7 +163,7 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandb
 	if p.Diff != nil {
 		view.Diff = &Diff{Path: s.replayer().abs(p.Diff.Path), OldText: p.Diff.OldText, NewText: p.Diff.NewText}
 	}
-	ans, err := s.m.cfg.Client.RequestPermission(ctx, s.row.ID, Question{Tool: view, Options: options})
+	ans, err := s.client().RequestPermission(ctx, s.row.ID, Question{Tool: view, Options: options})
 	if err != nil || ans.Cancelled || ctx.Err() != nil {
 		if err != nil && ctx.Err() == nil {
 			s.m.log.Warn("permission request failed", "session", s.row.ID, "err", err)
@@ -180,6 +180,9 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandb
 			g.Scope, g.Pattern = "session", sc.Pattern
 		}
 		_, err := s.append(ctx, g)
+		if err == nil && g.Scope == "session" {
+			err = s.standInParent(ctx, g)
+		}
 		return err == nil, err
 	default:
 		d := event.ApprovalDenied{CallID: c.ID, Key: key, Tool: c.Name, Scope: "once"}
@@ -189,7 +192,35 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandb
 		if _, err := s.append(ctx, d); err != nil {
 			return false, err
 		}
+		if d.Scope == "session" {
+			if err := s.standInParent(ctx, d); err != nil {
+				return false, err
+			}
+		}
 		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
 			Output: "the user declined: " + summary})
 	}
+}
+
+// approvals is the log that standing answers are read from: a child's
+// own, after its parent's (the user answers a child's questions in the
+// parent's conversation, and a session-wide answer there covers the
+// child's calls too).
+func (s *Session) approvals() []event.Event {
+	if s.parent == nil {
+		return s.Events()
+	}
+	return append(s.parent.approvals(), s.Events()...)
+}
+
+// standInParent records a child's session-wide answer in the parent's log
+// as well: the user gave it in the parent's conversation, so it stands
+// for the rest of that session, other subagents included. The child's own
+// log keeps it too, for the call's state machine.
+func (s *Session) standInParent(ctx context.Context, answer event.Payload) error {
+	if s.parent == nil {
+		return nil
+	}
+	_, err := s.parent.append(ctx, answer)
+	return err
 }

@@ -44,6 +44,7 @@ func (t *turn) assemble(ctx context.Context) (contextwin.Assembly, error) {
 	if err != nil {
 		return a, err
 	}
+	t.sent = a.Occupancy.Used()
 	for _, u := range s.replayer().updates(evs[0]) {
 		s.send(ctx, u)
 	}
@@ -57,7 +58,7 @@ func (t *turn) input() contextwin.Input {
 	in := contextwin.Input{
 		Spec:   info.Model,
 		Model:  modelID(info.Model),
-		System: s.m.cfg.System,
+		System: s.system(),
 		Tools:  catalogue(t.reg),
 		Events: s.Events(),
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/mcp"
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
 )
@@ -71,6 +72,8 @@ type Config struct {
 	Logger      *slog.Logger
 	// Fault, for crash tests only, kills the process at a chosen point.
 	Fault *Fault
+	// Version is bridle's, told to MCP servers in their handshake.
+	Version string
 }
 
 // Manager owns the sessions this process is serving.
@@ -130,6 +133,18 @@ type NewParams struct {
 	AdditionalDirs []string
 	// Model overrides the default model; empty uses it.
 	Model string
+	// MCPServers are started for the session and stopped with it.
+	MCPServers []mcp.Server
+}
+
+// OpenParams are the inputs of Load and Resume.
+type OpenParams struct {
+	ID string
+	// Cwd, if given, must be the session's.
+	Cwd string
+	// MCPServers are the servers the editor wants this time; they replace
+	// those of a session that is live already, unless they are the same.
+	MCPServers []mcp.Server
 }
 
 // New starts a session in cwd and pins its model.
@@ -141,6 +156,9 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 		if err := checkDir(d, "additionalDirectories"); err != nil {
 			return Info{}, err
 		}
+	}
+	if err := mcp.Check(p.MCPServers); err != nil {
+		return Info{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	model := p.Model
 	if model == "" && m.cfg.DefaultModel != nil {
@@ -169,6 +187,7 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
+	s.startMCP(p.MCPServers)
 	s = m.adopt(s)
 	m.log.Info("session created", "session", id, "cwd", p.Cwd, "model", model)
 	return s.Info(), nil
@@ -203,10 +222,20 @@ func newID() (string, error) {
 // Get returns a live session, loading it from the store if needed, without
 // replaying it to the editor.
 func (m *Manager) Get(ctx context.Context, id string) (*Session, error) {
+	return m.open(ctx, id, nil)
+}
+
+// open is Get that, for a session it loads, starts servers (when not nil)
+// before recovery, so that an interrupted read-only MCP call can run
+// again; a live session is given the servers instead.
+func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*Session, error) {
 	m.mu.Lock()
 	s, ok := m.live[id]
 	m.mu.Unlock()
 	if ok {
+		if servers != nil {
+			s.useMCP(servers)
+		}
 		return s, nil
 	}
 	row, err := m.cfg.Store.Session(ctx, id)
@@ -232,6 +261,12 @@ func (m *Manager) Get(ctx context.Context, id string) (*Session, error) {
 	s, err = newSession(m, row, events)
 	if err != nil {
 		return nil, err
+	}
+	s.startMCP(servers)
+	if _, open := unfinished(id, events); open {
+		wctx, cancel := context.WithTimeout(ctx, recoveryMCPWait)
+		s.mcpSet().Ready(wctx)
+		cancel()
 	}
 	s.muted = true
 	err = s.recover(ctx)
@@ -274,9 +309,8 @@ func (m *Manager) adopt(s *Session) *Session {
 }
 
 // Load makes a session live and replays its whole history to the editor.
-// cwd, if given, must be the session's.
-func (m *Manager) Load(ctx context.Context, id, cwd string) (*Session, error) {
-	s, err := m.Resume(ctx, id, cwd)
+func (m *Manager) Load(ctx context.Context, p OpenParams) (*Session, error) {
+	s, err := m.Resume(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -287,15 +321,23 @@ func (m *Manager) Load(ctx context.Context, id, cwd string) (*Session, error) {
 }
 
 // Resume makes a session live without replaying it.
-func (m *Manager) Resume(ctx context.Context, id, cwd string) (*Session, error) {
-	s, err := m.Get(ctx, id)
-	if err != nil {
-		return nil, err
+func (m *Manager) Resume(ctx context.Context, p OpenParams) (*Session, error) {
+	if err := mcp.Check(p.MCPServers); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if cwd != "" && filepath.Clean(cwd) != filepath.Clean(s.row.Cwd) {
-		return nil, fmt.Errorf("%w: session %s belongs to %s, not %s; open it from that directory", ErrInvalid, id, s.row.Cwd, cwd)
+	if p.Cwd != "" {
+		// Checked before anything starts: servers are not started for a
+		// session opened from the wrong directory.
+		row, err := m.cfg.Store.Session(ctx, p.ID)
+		if err == nil && filepath.Clean(p.Cwd) != filepath.Clean(row.Cwd) {
+			return nil, fmt.Errorf("%w: session %s belongs to %s, not %s; open it from that directory", ErrInvalid, p.ID, row.Cwd, p.Cwd)
+		}
 	}
-	return s, nil
+	servers := p.MCPServers
+	if servers == nil {
+		servers = []mcp.Server{}
+	}
+	return m.open(ctx, p.ID, servers)
 }
 
 // Close cancels a session's turn and forgets it until it is loaded again.

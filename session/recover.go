@@ -23,7 +23,16 @@ import (
 //     happened yet, and the user said yes);
 //   - a call never reached is recorded as not run;
 //   - a question the user never answered is asked again once the editor
-//     has the session (AskPending), and the call then runs or is declined.
+//     has the session (AskPending), and the call then runs or is declined;
+//     in a subagent's session, which no one will open to answer, it is
+//     recorded as not run;
+//   - a task call (a subagent) is never run again: the child's log is
+//     recovered by these same rules and says how far it got, and the call's
+//     result is the child's answer if it had finished, or else what it
+//     had said, its calls and a mark that a restart cut it short;
+//   - an MCP call is a command unless its tool is annotated read-only,
+//     and a read-only one re-runs only if its server is connected again
+//     (the editor names the servers when it loads the session).
 //
 // The turn is then closed. bridle never restarts a turn on its own: the
 // model is not called again until the editor sends a prompt.
@@ -116,11 +125,15 @@ func (s *Session) recover(ctx context.Context) error {
 			if err := t.execute(ctx, cs.key, toProviderCall(cs.call)); err != nil {
 				return err
 			}
-		case cs.asked && !cs.answered:
+		case cs.asked && !cs.answered && s.Info().ParentID == "":
 			pending = true
 		default:
+			why := "not run: bridle restarted before this call ran"
+			if cs.asked && !cs.answered {
+				why = "not run: bridle restarted before the user answered whether it may run"
+			}
 			if err := t.result(ctx, cs.key, event.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, IsError: true, Status: "cancelled",
-				Output: "not run: bridle restarted before this call ran"}); err != nil {
+				Output: why}); err != nil {
 				return err
 			}
 		}
@@ -137,6 +150,9 @@ func (s *Session) recover(ctx context.Context) error {
 // result was never recorded.
 func (s *Session) resolveStarted(ctx context.Context, cs *callState) event.ToolResult {
 	st := cs.started
+	if st.Name == taskName && s.task != nil {
+		return s.resolveTask(ctx, cs)
+	}
 	r := event.ToolResult{CallID: st.CallID, Key: cs.key, Name: st.Name}
 	tool := s.tool(st.Name)
 	if tool == nil {

@@ -40,7 +40,7 @@ type replayer struct {
 
 func (s *Session) replayer() *replayer {
 	tools := map[string]sandbox.Tool{}
-	for _, t := range s.m.cfg.Tools {
+	for _, t := range s.tools() {
 		tools[t.Name()] = t
 	}
 	return &replayer{sessionID: s.row.ID, tools: tools, env: s.env("")}

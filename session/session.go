@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/mcp"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
@@ -36,6 +38,23 @@ type Session struct {
 	// muted drops updates while recovery writes the log before the editor
 	// has the session: the replay that follows shows them.
 	muted bool
+	// mcp is the session's MCP servers (nil: none); guarded by mu.
+	mcp *mcp.Set
+	// ready says the editor has the session: notices are sent, not held.
+	ready   bool
+	notices []string
+	// task is the tool that starts subagents (nil in a child).
+	task sandbox.Tool
+
+	// A child (a subagent's session) runs inside its parent's task call:
+	// its tools are the parent's named in allowed, its mode the parent's,
+	// and it reaches the editor through cl, which shows its progress on
+	// the parent's call.
+	parent  *Session
+	allowed []string
+	cl      Client
+
+	closeOnce sync.Once
 }
 
 func newSession(m *Manager, row store.Session, events []event.Event) (*Session, error) {
@@ -66,10 +85,50 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 			row.Model = v.To
 		}
 	}
-	return &Session{m: m, root: root, box: box, row: row, events: events}, nil
+	s := &Session{m: m, root: root, box: box, row: row, events: events}
+	if row.ParentID == "" {
+		s.task = &taskTool{s: s}
+	}
+	return s, nil
 }
 
-func (s *Session) close() { s.root.Close() }
+// close stops the session's MCP servers and releases its workspace. It
+// may be called more than once.
+func (s *Session) close() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		set := s.mcp
+		s.mu.Unlock()
+		set.Close()
+		s.root.Close()
+	})
+}
+
+// client is how the session reaches the editor: directly, or for a
+// running child through its parent's task call.
+func (s *Session) client() Client {
+	if s.cl != nil {
+		return s.cl
+	}
+	return s.m.cfg.Client
+}
+
+// tools returns every tool the session may offer, whatever the mode: the
+// built-ins, task and the MCP servers' tools; a child's are the parent's
+// it was given.
+func (s *Session) tools() []sandbox.Tool {
+	if s.parent != nil {
+		return s.parent.childTools(s.allowed)
+	}
+	s.mu.Lock()
+	set := s.mcp
+	s.mu.Unlock()
+	out := slices.Clone(s.m.cfg.Tools)
+	if s.task != nil {
+		out = append(out, s.task)
+	}
+	return append(out, set.Tools()...)
+}
 
 // env returns the sandbox environment of the call with idempotency key.
 func (s *Session) env(key string) *sandbox.Env {
@@ -95,8 +154,11 @@ func (s *Session) Events() []event.Event {
 	return append([]event.Event(nil), s.events...)
 }
 
-// Mode returns the current mode.
+// Mode returns the current mode; a running child's is its parent's.
 func (s *Session) Mode() sandbox.Mode {
+	if s.parent != nil {
+		return s.parent.Mode()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return sandbox.Mode(s.row.Mode)
@@ -150,7 +212,7 @@ func (s *Session) send(ctx context.Context, u Update) {
 	if s.muted {
 		return
 	}
-	if err := s.m.cfg.Client.Update(context.WithoutCancel(ctx), s.row.ID, u); err != nil {
+	if err := s.client().Update(context.WithoutCancel(ctx), s.row.ID, u); err != nil {
 		s.m.log.Debug("update not delivered", "session", s.row.ID, "err", err)
 	}
 }

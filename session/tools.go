@@ -6,6 +6,7 @@ import (
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/mcp"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -16,7 +17,12 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	key := callKey(s.row.ID, seq, i)
 	tool, err := t.reg.Lookup(c.Name)
 	if err != nil {
-		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "unavailable", Output: err.Error()})
+		msg := err.Error()
+		if mcp.IsToolName(c.Name) && s.tool(c.Name) == nil {
+			// Not a question of mode: the server is gone or never had it.
+			msg = s.mcpSet().Why(c.Name)
+		}
+		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "unavailable", Output: msg})
 	}
 	// Arguments that do not match the schema are the model's to fix: an
 	// error result it can read, never a crash.
@@ -112,9 +118,10 @@ func (t *turn) pinFromModel(ctx context.Context, p sandbox.Pin) error {
 	return nil
 }
 
-// tool returns a built-in tool by name, whatever the mode, or nil.
+// tool returns one of the session's tools by name, whatever the mode, or
+// nil.
 func (s *Session) tool(name string) sandbox.Tool {
-	for _, t := range s.m.cfg.Tools {
+	for _, t := range s.tools() {
 		if t.Name() == name {
 			return t
 		}

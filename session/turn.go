@@ -52,6 +52,9 @@ func (s *Session) Start(ctx context.Context, content []event.Content) (*Run, err
 	if len(content) == 0 {
 		return nil, fmt.Errorf("%w: the prompt is empty", ErrInvalid)
 	}
+	if p := s.Info().ParentID; p != "" {
+		return nil, fmt.Errorf("%w: session %s is a subagent's (started by session %s): its log can be read and replayed, but prompts go to the parent session", ErrInvalid, s.row.ID, p)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	s.withdrawPending()
 	s.mu.Lock()
@@ -82,11 +85,27 @@ type turn struct {
 	// tail holds events that finish commits together with turn_finished,
 	// so ending a turn costs one commit.
 	tail []event.Payload
+	// budget bounds a subagent's turn; zero fields: the Manager's limit
+	// and no token limit.
+	budget budget
+	// iters and used count model calls and the tokens they processed.
+	iters, used int
+	// spent says the turn stopped because its budget ran out.
+	spent bool
+	// sent is the size of the last request, as assembled.
+	sent int
+}
+
+// budget bounds one turn.
+type budget struct {
+	// Turns bounds the model calls, Tokens the tokens they process (input,
+	// cached input and output, as the provider reports them).
+	Turns, Tokens int
 }
 
 func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, error) {
 	s := t.s
-	if p, ok := command(content); ok {
+	if p, ok := command(content); ok && s.parent == nil {
 		return t.pin(ctx, p)
 	}
 	if _, err := s.append(ctx, event.UserMessage{Content: content}); err != nil {
@@ -104,11 +123,29 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 		return t.finish(ctx, "", err)
 	}
 	t.prov = prov
-	for iter := 1; iter <= s.m.cfg.MaxIterations; iter++ {
-		t.reg = sandbox.NewRegistry(s.Mode(), s.m.cfg.Tools)
+	// The first request's catalogue includes the MCP servers' tools.
+	if err := s.mcpSet().Ready(ctx); err != nil {
+		return t.finish(ctx, StopCancelled, nil)
+	}
+	maxIter := s.m.cfg.MaxIterations
+	if t.budget.Turns > 0 && t.budget.Turns < maxIter {
+		maxIter = t.budget.Turns
+	}
+	for iter := 1; iter <= maxIter; iter++ {
+		if t.budget.Tokens > 0 && t.used >= t.budget.Tokens {
+			t.spent = true
+			return t.finish(ctx, StopMaxTokens, nil)
+		}
+		t.reg = sandbox.NewRegistry(s.Mode(), s.tools())
 		resp, err := t.call(ctx)
+		t.iters++
 		if err != nil {
 			return t.finish(ctx, "", err)
+		}
+		t.used += resp.Usage.InputTokens + resp.Usage.CacheReadTokens + resp.Usage.CacheWriteTokens + resp.Usage.OutputTokens
+		if resp.Usage.InputTokens+resp.Usage.CacheReadTokens+resp.Usage.CacheWriteTokens == 0 {
+			// The provider did not say what it read: count what was sent.
+			t.used += t.sent
 		}
 		evs, err := s.append(ctx, event.AssistantMessage{
 			Text: resp.Text, Thinking: resp.Thinking, Signature: resp.Signature,
@@ -140,6 +177,7 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 			return t.finish(ctx, StopCancelled, nil)
 		}
 	}
+	t.spent = t.budget.Turns > 0
 	return t.finish(ctx, StopMaxTurnRequests, nil)
 }
 
@@ -231,14 +269,14 @@ func (t *turn) finish(ctx context.Context, stop StopReason, err error) (StopReas
 		if e, ok := provider.AsError(err); ok {
 			pe = event.ProviderError{Provider: e.Provider, ErrKind: string(e.Kind), Status: e.Status, Message: e.Error(), Retryable: e.Retryable, Final: true}
 		}
-		evs, aerr := s.append(ctx, append(t.tail, pe, event.TurnFinished{StopReason: "error"})...)
+		evs, aerr := s.append(ctx, append(t.tail, pe, event.TurnFinished{StopReason: "error", Iterations: t.iters})...)
 		if aerr != nil {
 			return "", errors.Join(err, aerr)
 		}
 		t.announce(ctx, evs)
 		return "", err
 	}
-	evs, aerr := s.append(ctx, append(t.tail, event.TurnFinished{StopReason: string(stop)})...)
+	evs, aerr := s.append(ctx, append(t.tail, event.TurnFinished{StopReason: string(stop), Iterations: t.iters})...)
 	if aerr != nil {
 		return "", aerr
 	}

@@ -235,7 +235,7 @@ func TestFailuresAreReportedAndTheRestWorks(t *testing.T) {
 	crash := find(s, "mcp__good__crash")
 	echo := find(s, "mcp__good__echo")
 	res := crash.Run(context.Background(), env(t, "k/1/0", nil), nil)
-	if !res.IsError {
+	if !res.IsError || !strings.Contains(res.Output, "stopped during the call") {
 		t.Errorf("crash call = %+v", res)
 	}
 	err := n.wait(t, "good")

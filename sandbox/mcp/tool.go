@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -119,7 +120,7 @@ func (t *Tool) Run(ctx context.Context, env *sandbox.Env, input json.RawMessage)
 			return sandbox.Errorf("%s: no answer within %s; the call was abandoned", t.name, t.c.set.opts.CallTimeout)
 		case ctx.Err() != nil:
 			return sandbox.Errorf("%s: cancelled", t.name)
-		case errors.Is(err, sdk.ErrConnectionClosed):
+		case errors.Is(err, sdk.ErrConnectionClosed), errors.Is(err, io.EOF):
 			return sandbox.Errorf("%s: MCP server %q stopped during the call; whether the call took effect is unknown", t.name, t.c.spec.Name)
 		}
 		return sandbox.Errorf("%s: MCP server %q answered with an error: %v", t.name, t.c.spec.Name, err)

@@ -287,21 +287,38 @@ type FileChanged struct {
 	Path string `json:"path"`
 }
 
-// SubagentStarted links a child session to the call that started it.
+// SubagentStarted links a child session to the task call that starts it.
+// It is committed before the child session is created, so a restart
+// always knows which child a call had.
 type SubagentStarted struct {
 	V       int    `json:"v"`
 	CallID  string `json:"call_id"`
 	ChildID string `json:"child_id"`
 	Prompt  string `json:"prompt"`
+	// Key is the task call's idempotency key.
+	Key         string `json:"key,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Tools are the names the child may use (its mode is the parent's).
+	Tools []string `json:"tools,omitempty"`
+	// MaxTurns and MaxTokens are its budget: model calls and tokens.
+	MaxTurns  int `json:"max_turns,omitempty"`
+	MaxTokens int `json:"max_tokens,omitempty"`
 }
 
-// SubagentFinished records the child's final answer.
+// SubagentFinished records the child's final answer, as the parent's
+// model reads it in the task call's result.
 type SubagentFinished struct {
 	V       int    `json:"v"`
 	CallID  string `json:"call_id"`
 	ChildID string `json:"child_id"`
 	Answer  string `json:"answer"`
-	Status  string `json:"status"`
+	// Status is completed, budget_exhausted, cancelled, failed or
+	// interrupted (by a restart).
+	Status string `json:"status"`
+	Key    string `json:"key,omitempty"`
+	// Turns and Tokens are what the child used of its budget.
+	Turns  int `json:"turns,omitempty"`
+	Tokens int `json:"tokens,omitempty"`
 }
 
 // TurnFinished closes a prompt.

@@ -1,0 +1,137 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// progress is a running child's Client. The editor sees the subagent as
+// one tool call, the parent's task call: the child's tool calls become
+// lines of that call's content, updated as they go, and the child's
+// questions are put to the user through the parent's
+// session/request_permission, on the task call, naming the subagent.
+// Progress is not replayed by session/load (like streamed text): the
+// call's result, the child's answer, replaces it in the end either way.
+type progress struct {
+	parent  *Session
+	callID  string // the task call's id in the editor
+	desc    string
+	childID string
+	input   json.RawMessage
+
+	mu    sync.Mutex
+	steps []step
+	text  strings.Builder // the child's message being streamed
+	said  string          // the last line of its latest message
+}
+
+type step struct{ id, title, status string }
+
+// maxSteps bounds the lines shown; earlier ones are counted.
+const maxSteps = 12
+
+func newProgress(parent *Session, key, desc, childID string) *progress {
+	p := &progress{parent: parent, callID: toolCallID(key), desc: desc, childID: childID}
+	if c, ok := parent.callOf(key); ok {
+		p.input = c.Input
+	}
+	return p
+}
+
+// Update implements Client.
+func (p *progress) Update(ctx context.Context, _ string, u Update) error {
+	p.mu.Lock()
+	switch u.Kind {
+	case UpdateAgentText:
+		p.text.WriteString(u.Text)
+		p.mu.Unlock()
+		return nil // shown with the next step
+	case UpdateToolCall:
+		p.said = lastLine(p.text.String())
+		p.text.Reset()
+		p.steps = append(p.steps, step{id: u.Tool.ID, title: u.Tool.Title, status: "pending"})
+	case UpdateToolCallDone:
+		if !p.set(u.Tool.ID, u.Tool.Status) {
+			p.mu.Unlock()
+			return nil
+		}
+	default:
+		p.mu.Unlock()
+		return nil
+	}
+	view := p.view()
+	p.mu.Unlock()
+	p.parent.send(ctx, Update{Kind: UpdateToolCallDone, Tool: &view})
+	return nil
+}
+
+// RequestPermission implements Client: the question goes to the editor
+// on the task call, titled with the subagent's description.
+func (p *progress) RequestPermission(ctx context.Context, _ string, q Question) (Answer, error) {
+	p.mu.Lock()
+	p.set(q.Tool.ID, "waiting for your approval")
+	p.mu.Unlock()
+	q.Tool.ID = p.callID
+	q.Tool.Title = fmt.Sprintf("Subagent %q: %s", p.desc, q.Tool.Title)
+	q.Tool.Status = ""
+	ans, err := p.parent.client().RequestPermission(ctx, p.parent.ID(), q)
+	// The question updated the task call's card; put the card back.
+	p.mu.Lock()
+	view := p.view()
+	p.mu.Unlock()
+	p.parent.send(ctx, Update{Kind: UpdateToolCallDone, Tool: &view})
+	return ans, err
+}
+
+// set changes a step's status; false if nothing changed.
+func (p *progress) set(id, status string) bool {
+	for i := range p.steps {
+		if p.steps[i].id == id && status != "" && p.steps[i].status != status {
+			p.steps[i].status = status
+			return true
+		}
+	}
+	return false
+}
+
+// view renders the progress as the task call's content. Called with mu.
+func (p *progress) view() ToolView {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Subagent %q at work (session %s)\n", p.desc, p.childID)
+	steps := p.steps
+	if n := len(steps) - maxSteps; n > 0 {
+		fmt.Fprintf(&b, "(%d earlier steps)\n", n)
+		steps = steps[n:]
+	}
+	for _, s := range steps {
+		mark := "…"
+		switch s.status {
+		case "completed":
+			mark = "✓"
+		case "failed":
+			mark = "✗"
+		}
+		fmt.Fprintf(&b, "%s %s", mark, s.title)
+		if mark == "…" {
+			fmt.Fprintf(&b, " (%s)", strings.ReplaceAll(s.status, "_", " "))
+		}
+		b.WriteByte('\n')
+	}
+	if p.said != "" {
+		fmt.Fprintf(&b, "> %s\n", p.said)
+	}
+	return ToolView{ID: p.callID, Title: "Subagent: " + p.desc, Kind: "think", Status: "in_progress", Input: p.input, Output: strings.TrimSpace(b.String())}
+}
+
+// lastLine returns the last non-empty line of s, clipped.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if r := []rune(l); len(r) > 160 {
+		l = string(r[:159]) + "…"
+	}
+	return l
+}
