@@ -243,10 +243,12 @@ func TestMCPServerFailuresAreReported(t *testing.T) {
 		t.Fatalf("stop = %s", stop)
 	}
 	res := toolResults(t, a.DB, sid)
-	if res[0]["status"] != "failed" || !strings.Contains(res[0]["output"].(string), "stopped during the call") {
+	if res[0]["status"] != "failed" || !strings.Contains(res[0]["output"].(string), "the call was cut short") {
 		t.Errorf("the crashing call = %v", res[0])
 	}
-	if res[1]["status"] != "unavailable" || !strings.Contains(res[1]["output"].(string), `MCP server "files" stopped (exit status 3)`) {
+	// Usually the tool is gone from the catalogue by then; if the model's
+	// request raced the server's death, the call itself says why.
+	if st := res[1]["status"]; (st != "unavailable" && st != "failed") || !strings.Contains(res[1]["output"].(string), `MCP server "files" stopped (exit status 3)`) {
 		t.Errorf("a call after the crash = %v", res[1])
 	}
 	a.WaitNote(func(m acptest.Msg) bool { return strings.Contains(string(m.Params), `MCP server \"files\" stopped`) })

@@ -113,6 +113,17 @@ func TestSubagentAnswersThroughOneToolCall(t *testing.T) {
 		t.Errorf("the child's prompt is not the task's: %v", payloads(clog, "user_message"))
 	}
 
+	// A replay shows the same single call, ending with the answer.
+	before := len(a.Updates(sid))
+	a.MustCall("session/close", map[string]any{"sessionId": sid}, nil)
+	a.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	replay := acptest.Transcript(a.Updates(sid)[before:], "usage_update", "available_commands_update")
+	joined := strings.Join(replay, "\n")
+	if strings.Count(joined, `"sessionUpdate":"tool_call"`) != 1 || !strings.Contains(joined, `"title":"Subagent: find the greeting"`) ||
+		!strings.Contains(joined, `{"content":[{"content":{"text":"The greeting is: hello","type":"text"},"type":"content"}],"sessionUpdate":"tool_call_update","status":"completed"`) {
+		t.Errorf("replay:\n%s", joined)
+	}
+
 	// The child is not listed to the editor, and cannot be prompted.
 	var list struct{ Sessions []map[string]any }
 	a.MustCall("session/list", map[string]any{}, &list)

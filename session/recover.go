@@ -122,7 +122,15 @@ func (s *Session) recover(ctx context.Context) error {
 				return err
 			}
 		case cs.granted:
-			if err := t.execute(ctx, cs.key, toProviderCall(cs.call)); err != nil {
+			tool := s.tool(cs.call.Name)
+			if tool == nil {
+				if err := t.result(ctx, cs.key, event.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, IsError: true, Status: "unavailable",
+					Output: fmt.Sprintf("not run: approved, but bridle restarted before it ran and no longer offers %s", cs.call.Name)}); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := t.execute(ctx, cs.key, toProviderCall(cs.call), tool); err != nil {
 				return err
 			}
 		case cs.asked && !cs.answered && s.Info().ParentID == "":
@@ -245,7 +253,7 @@ func (s *Session) AskPending(ctx context.Context) {
 				return
 			}
 			if ok {
-				if err := t.execute(ctx, cs.key, c); err != nil {
+				if err := t.execute(ctx, cs.key, c, tool); err != nil {
 					s.m.log.Error("recovering a call failed", "session", s.row.ID, "err", err)
 					return
 				}

@@ -87,7 +87,10 @@ func (t *taskTool) Kind() sandbox.Kind { return sandbox.KindThink }
 // is decided call by call, by the parent's mode, in the child.
 func (t *taskTool) Effect() sandbox.Effect { return sandbox.EffectNone }
 
-func (t *taskTool) parse(input json.RawMessage) (taskInput, []string, error) {
+// parse reads a call's input. The tool set is checked by Run, against
+// the mode of the moment: Preview also titles the call on replay, when the
+// mode may have changed since.
+func (t *taskTool) parse(input json.RawMessage) (taskInput, error) {
 	var in taskInput
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage("{}")
@@ -95,10 +98,10 @@ func (t *taskTool) parse(input json.RawMessage) (taskInput, []string, error) {
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return in, nil, fmt.Errorf("task: the arguments do not match its schema: %v", err)
+		return in, fmt.Errorf("task: the arguments do not match its schema: %v", err)
 	}
 	if strings.TrimSpace(in.Prompt) == "" {
-		return in, nil, fmt.Errorf("task: prompt is empty: say what the subagent should do")
+		return in, fmt.Errorf("task: prompt is empty: say what the subagent should do")
 	}
 	if in.MaxTurns <= 0 {
 		in.MaxTurns = defaultTaskTurns
@@ -107,12 +110,11 @@ func (t *taskTool) parse(input json.RawMessage) (taskInput, []string, error) {
 	if in.MaxTokens <= 0 {
 		in.MaxTokens = defaultTaskTokens
 	}
-	names, err := t.s.childToolNames(in.Tools)
-	return in, names, err
+	return in, nil
 }
 
 func (t *taskTool) Preview(_ *sandbox.Env, input json.RawMessage) (sandbox.Preview, error) {
-	in, _, err := t.parse(input)
+	in, err := t.parse(input)
 	if err != nil {
 		return sandbox.Preview{}, err
 	}
@@ -120,7 +122,11 @@ func (t *taskTool) Preview(_ *sandbox.Env, input json.RawMessage) (sandbox.Previ
 }
 
 func (t *taskTool) Run(ctx context.Context, env *sandbox.Env, input json.RawMessage) sandbox.Result {
-	in, names, err := t.parse(input)
+	in, err := t.parse(input)
+	if err != nil {
+		return sandbox.Errorf("%v", err)
+	}
+	names, err := t.s.childToolNames(in.Tools)
 	if err != nil {
 		return sandbox.Errorf("%v", err)
 	}

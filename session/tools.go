@@ -42,15 +42,16 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 			return nil
 		}
 	}
-	return t.execute(ctx, key, c)
+	return t.execute(ctx, key, c, tool)
 }
 
 // execute records tool_started (with the file hashes an edit will change,
 // so a restart can tell whether it landed), runs the tool, and records its
-// result together with the call's idempotency record.
-func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall) error {
+// result together with the call's idempotency record. The caller passes
+// the tool it checked: an MCP server's tools can vanish meanwhile, and
+// the call then still reaches the tool, which says its server is gone.
+func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool sandbox.Tool) error {
 	s := t.s
-	tool := s.tool(c.Name)
 	env := s.env(key)
 	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name, Input: c.Input}
 	if p, ok := tool.(sandbox.Planner); ok {

@@ -235,7 +235,7 @@ func TestFailuresAreReportedAndTheRestWorks(t *testing.T) {
 	crash := find(s, "mcp__good__crash")
 	echo := find(s, "mcp__good__echo")
 	res := crash.Run(context.Background(), env(t, "k/1/0", nil), nil)
-	if !res.IsError || !strings.Contains(res.Output, "stopped during the call") {
+	if !res.IsError || !strings.Contains(res.Output, "the call was cut short") {
 		t.Errorf("crash call = %+v", res)
 	}
 	err := n.wait(t, "good")

@@ -78,7 +78,7 @@ func Start(servers []Server, o Options) *Set {
 	s := &Set{opts: o, servers: slices.Clone(servers), ready: make(chan struct{}), ctx: ctx, cancel: cancel}
 	var wg sync.WaitGroup
 	for _, sv := range servers {
-		c := &conn{set: s, spec: sv, id: sanitize(sv.Name), stderr: &tail{max: 4 << 10}}
+		c := &conn{set: s, spec: sv, id: sanitize(sv.Name), stderr: &tail{max: 4 << 10}, dead: make(chan struct{})}
 		s.conns = append(s.conns, c)
 		wg.Go(c.connect)
 	}
@@ -166,6 +166,9 @@ type conn struct {
 	spec   Server
 	id     string // the sanitized name used in tool names
 	stderr *tail
+
+	// dead is closed once failed is set.
+	dead chan struct{}
 
 	mu      sync.Mutex
 	cs      *sdk.ClientSession
@@ -296,11 +299,22 @@ func (c *conn) fail(err error) {
 	}
 	c.failed = err
 	c.tools = nil
+	close(c.dead)
 	c.mu.Unlock()
 	c.log().Warn("MCP server unusable", "err", err)
 	if n := c.set.opts.Notify; n != nil {
 		n(c.spec.Name, err)
 	}
+}
+
+// deadErr waits a little for the watcher to record why the connection
+// ended (it reaps the process first), and returns it.
+func (c *conn) deadErr() error {
+	select {
+	case <-c.dead:
+	case <-time.After(3 * time.Second):
+	}
+	return c.failure()
 }
 
 func (c *conn) failure() error {

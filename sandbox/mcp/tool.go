@@ -121,7 +121,11 @@ func (t *Tool) Run(ctx context.Context, env *sandbox.Env, input json.RawMessage)
 		case ctx.Err() != nil:
 			return sandbox.Errorf("%s: cancelled", t.name)
 		case errors.Is(err, sdk.ErrConnectionClosed), errors.Is(err, io.EOF):
-			return sandbox.Errorf("%s: MCP server %q stopped during the call; whether the call took effect is unknown", t.name, t.c.spec.Name)
+			why := "stopped"
+			if err := t.c.deadErr(); err != nil {
+				why = err.Error()
+			}
+			return sandbox.Errorf("%s: the call was cut short, so whether it took effect is unknown: MCP server %q %s", t.name, t.c.spec.Name, why)
 		}
 		return sandbox.Errorf("%s: MCP server %q answered with an error: %v", t.name, t.c.spec.Name, err)
 	}
