@@ -205,6 +205,9 @@ func (c *conn) connect() {
 		// SIGKILL if bridle dies without closing it (a server also exits
 		// when its stdin, bridle's pipe, closes).
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		// A process the server started may hold its stderr open after it
+		// exits; Wait must not wait for that one too.
+		cmd.WaitDelay = 250 * time.Millisecond
 		c.mu.Lock()
 		c.cmd = cmd
 		c.mu.Unlock()

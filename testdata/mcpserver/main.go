@@ -136,6 +136,7 @@ func newServer(metaLog string) *mcp.Server {
 		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			record(metaLog, "spawn", req, "")
 			cmd := exec.Command("sleep", "300")
+			cmd.Stderr = os.Stderr // held open after the server exits, as real servers' children do
 			if err := cmd.Start(); err != nil {
 				return nil, nil, err
 			}
