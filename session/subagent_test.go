@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
 )
 
 // poke is a tool with the edit effect that changes nothing.
@@ -169,5 +172,43 @@ func TestOutcomes(t *testing.T) {
 	done := append(append([]event.Event(nil), said...), event.Event{Payload: event.TurnFinished{StopReason: "end_turn"}})
 	if o := recoveredOutcome(st, done); o.status != "completed" || o.answer != "Found it: 42." {
 		t.Errorf("a child that finished before the restart: %+v", o)
+	}
+}
+
+// BenchmarkTask measures a prompt whose one call is a task, end to end
+// with an offline model (the child's session row, lease, log and window,
+// one model call, the answer back in the parent's log), beside the same
+// prompt answered directly.
+func BenchmarkTask(b *testing.B) {
+	task := scripted.Call{ToolCalls: []scripted.ToolCall{{Name: "task", Input: json.RawMessage(`{"description":"d","prompt":"CHILD"}`)}}}
+	sc := &scripted.Scenario{Turns: []scripted.Turn{
+		{Match: "with task", Calls: []scripted.Call{task, {Text: scripted.Chunks{"ok"}}}},
+		{Match: "without task", Calls: []scripted.Call{{Text: scripted.Chunks{"ok"}}}},
+		{Match: "CHILD", Calls: []scripted.Call{{Text: scripted.Chunks{"answer"}}}},
+	}}
+	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "bridle.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	p := scripted.New(sc)
+	m := NewManager(Config{Store: st, Client: &recorder{}, DefaultModel: func(string) string { return "scripted/test" }, Tools: []sandbox.Tool{dump{}},
+		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil }})
+	defer m.Shutdown()
+	dir := b.TempDir()
+	for _, name := range []string{"with task", "without task"} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				// A fresh session each time keeps the parent's window small.
+				info, err := m.New(context.Background(), NewParams{Cwd: dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, _ := m.Get(context.Background(), info.ID)
+				if stop, err := s.Prompt(context.Background(), []event.Content{{Type: "text", Text: name}}); err != nil || stop != StopEndTurn {
+					b.Fatal(stop, err)
+				}
+			}
+		})
 	}
 }

@@ -27,7 +27,7 @@ var (
 )
 
 // testServer builds testdata/mcpserver once per test process.
-func testServer(t *testing.T) string {
+func testServer(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		_, file, _, _ := runtime.Caller(0)
@@ -369,5 +369,49 @@ func TestToolName(t *testing.T) {
 	other := ToolName(strings.Repeat("s", 40), strings.Repeat("t", 41))
 	if len(long) > maxName || long == other {
 		t.Errorf("long names: %q (%d), %q", long, len(long), other)
+	}
+}
+
+// BenchmarkCall measures one read-only call's round trip through the
+// SDK and the test server, output capping and redaction included.
+func BenchmarkCall(b *testing.B) {
+	bin := testServer(b)
+	s := Start([]Server{{Name: "b", Command: bin}}, Options{Dir: b.TempDir()})
+	defer s.Close()
+	if err := s.Ready(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	var echo sandbox.Tool
+	for _, tool := range s.Tools() {
+		if tool.Name() == "mcp__b__echo" {
+			echo = tool
+		}
+	}
+	if echo == nil {
+		b.Fatal("no echo tool")
+	}
+	e := &sandbox.Env{Key: "k/1/0"}
+	in := json.RawMessage(`{"text":"hello"}`)
+	b.ResetTimer()
+	for b.Loop() {
+		if res := echo.Run(context.Background(), e, in); res.IsError {
+			b.Fatal(res.Output)
+		}
+	}
+}
+
+// BenchmarkStartAndClose measures starting a stdio server (process, SDK
+// handshake, tools listed) and stopping it.
+func BenchmarkStartAndClose(b *testing.B) {
+	bin := testServer(b)
+	for b.Loop() {
+		s := Start([]Server{{Name: "b", Command: bin}}, Options{Dir: b.TempDir()})
+		if err := s.Ready(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if len(s.Tools()) == 0 {
+			b.Fatal("no tools")
+		}
+		s.Close()
 	}
 }
