@@ -27,9 +27,9 @@ type fake struct {
 	model string
 	env   func(url string) []string
 	// files of the recorded streams, by role
-	toolCall, text, cutText string
-	overloaded              providertest.Reply
-	overloadedAgain         providertest.Reply
+	toolCall, text  string
+	overloaded      providertest.Reply
+	overloadedAgain providertest.Reply
 }
 
 func fakes(t *testing.T) []fake {

@@ -121,13 +121,6 @@ func (t EditFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
 	return p, nil
 }
 
-func derefOr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	in, err := parseInput[editFileInput](t.Name(), input)
 	if err != nil {

@@ -31,7 +31,6 @@ type observer struct {
 	sizes      []int // exact size of each agent request, in order
 	fixed      int   // system prompt and tool catalogue, as measured
 	res        Result
-	failed     string
 }
 
 func (o *observer) open(context.Context, string, string) (provider.Provider, error) { return o, nil }

@@ -91,10 +91,9 @@ type Options struct {
 
 // Box runs commands. It probes the machine once, on first use.
 type Box struct {
-	opts  Options
-	once  sync.Once
-	caps  machine
-	probe error
+	opts Options
+	once sync.Once
+	caps machine
 }
 
 // New returns a box.
