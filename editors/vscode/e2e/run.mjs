@@ -277,9 +277,10 @@ try {
     await runCommand("bridle: New Chat");
     await chat().locator(".item.user").first().waitFor({ state: "detached", timeout: 20000 });
     await runCommand("bridle: Resume Session");
-    const input = page.locator(".quick-input-widget input");
-    await page.locator(".quick-input-list .monaco-list-row").first().waitFor({ timeout: 20000 });
-    await input.fill(sessionId);
+    // Wait for the session pick itself, not the palette's rows fading out.
+    const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "bridle: Resume Session" }) });
+    await pick.locator(".quick-input-list .monaco-list-row").first().waitFor({ timeout: 20000 });
+    await pick.locator("input").fill(sessionId, { timeout: 10000 });
     await page.locator(".quick-input-list .monaco-list-row", { hasText: sessionId }).first().waitFor({ timeout: 10000 });
     await page.keyboard.press("Enter");
     await chat().locator(".item.notice", { hasText: `Resumed session ${sessionId}` }).waitFor({ timeout: 20000 });

@@ -329,7 +329,9 @@ export class Controller implements vscode.Disposable {
             detail: s.sessionId === this.sessionId ? `${s.sessionId} (open)` : s.sessionId,
             id: s.sessionId,
           })),
-          { title: "bridle: Resume Session", placeHolder: "Pick a session to reopen", matchOnDetail: true },
+          // The view is focused just before this opens, and a webview may take
+          // focus back a moment later: without ignoreFocusOut that closes the pick.
+          { title: "bridle: Resume Session", placeHolder: "Pick a session to reopen", matchOnDetail: true, ignoreFocusOut: true },
         );
         if (!pick) return false;
         sessionId = pick.id;
