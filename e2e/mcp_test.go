@@ -1,48 +1,18 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
+	"github.com/bridle-dev/bridle/internal/mcptest"
 )
-
-var (
-	mcpOnce sync.Once
-	mcpBin  string
-	mcpErr  error
-)
-
-// mcpServer builds the test MCP server (testdata/mcpserver) once.
-func mcpServer(t *testing.T) string {
-	t.Helper()
-	mcpOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "bridle-mcpserver-")
-		if err != nil {
-			mcpErr = err
-			return
-		}
-		mcpBin = filepath.Join(dir, "mcpserver")
-		cmd := exec.Command("go", "build", "-o", mcpBin, "./testdata/mcpserver")
-		cmd.Dir = acptest.Root()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			mcpErr = fmt.Errorf("build the test MCP server: %v\n%s", err, out)
-		}
-	})
-	if mcpErr != nil {
-		t.Fatal(mcpErr)
-	}
-	return mcpBin
-}
 
 // stdioServer is an ACP mcpServers entry for the test server; tag marks
 // its command line so a test can find the process.
@@ -51,7 +21,7 @@ func stdioServer(t *testing.T, name, tag, metaLog string, extra ...string) map[s
 	if metaLog != "" {
 		args = append(args, "-meta", metaLog)
 	}
-	return map[string]any{"name": name, "command": mcpServer(t), "args": append(args, extra...),
+	return map[string]any{"name": name, "command": mcptest.Binary(t), "args": append(args, extra...),
 		"env": []map[string]string{{"name": "MCP_TEST_TOKEN", "value": "tok-from-the-editor-42"}}}
 }
 
@@ -372,22 +342,11 @@ func TestMCPCallsAfterACrash(t *testing.T) {
 }
 
 func TestMCPOverHTTP(t *testing.T) {
-	cmd := exec.Command(mcpServer(t), "-http")
-	cmd.Env = append(os.Environ(), "MCP_TEST_HEADER=let-me-in")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	url, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
+	url := mcptest.StartHTTP(t, "let-me-in")
 	scenario := `{"turns": [{"match": "go", "calls": [{"tool_calls": [` + call("mcp__web__echo", `{"text": "over http"}`) + `]}, {"text": "ok"}]}]}`
 	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
 	a.Initialize()
-	sid := newSessionWith(t, a, acptest.Workspace(t, nil), map[string]any{"type": "http", "name": "web", "url": strings.TrimSpace(url),
+	sid := newSessionWith(t, a, acptest.Workspace(t, nil), map[string]any{"type": "http", "name": "web", "url": url,
 		"headers": []map[string]string{{"name": "X-Test-Auth", "value": "let-me-in"}}})
 	a.Prompt(sid, "go")
 	if res := toolResults(t, a.DB, sid); len(res) != 1 || res[0]["output"] != "echo: over http" {

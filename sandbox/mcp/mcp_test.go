@@ -1,14 +1,11 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,39 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridle-dev/bridle/internal/mcptest"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 )
-
-var (
-	buildOnce sync.Once
-	serverBin string
-	buildErr  error
-)
-
-// testServer builds testdata/mcpserver once per test process.
-func testServer(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
-		dir, err := os.MkdirTemp("", "bridle-mcpserver-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		serverBin = filepath.Join(dir, "mcpserver")
-		cmd := exec.Command("go", "build", "-o", serverBin, "./testdata/mcpserver")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build the test MCP server: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return serverBin
-}
 
 // notes collects what a Set reports.
 type notes struct {
@@ -120,7 +88,7 @@ func env(t *testing.T, key string, r *redact.Redactor) *sandbox.Env {
 }
 
 func TestToolsCallsAndMeta(t *testing.T) {
-	bin := testServer(t)
+	bin := mcptest.Binary(t)
 	meta := filepath.Join(t.TempDir(), "meta.jsonl")
 	n := newNotes()
 	s := start(t, n, Server{Name: "test srv", Command: bin, Args: []string{"-meta", meta},
@@ -208,7 +176,7 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestFailuresAreReportedAndTheRestWorks(t *testing.T) {
-	bin := testServer(t)
+	bin := mcptest.Binary(t)
 	n := newNotes()
 	s := start(t, n,
 		Server{Name: "good", Command: bin},
@@ -251,7 +219,7 @@ func TestFailuresAreReportedAndTheRestWorks(t *testing.T) {
 }
 
 func TestCloseLeavesNoProcess(t *testing.T) {
-	bin := testServer(t)
+	bin := mcptest.Binary(t)
 	tag := "close-" + strconv.Itoa(os.Getpid())
 	n := newNotes()
 	s := start(t, n, Server{Name: "a", Command: bin, Args: []string{"-tag", tag}})
@@ -306,20 +274,7 @@ func mustAtoi(s string) int {
 }
 
 func TestHTTPServerWithHeaders(t *testing.T) {
-	bin := testServer(t)
-	cmd := exec.Command(bin, "-http")
-	cmd.Env = append(os.Environ(), "MCP_TEST_HEADER=let-me-in")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	url, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url = strings.TrimSpace(url)
+	url := mcptest.StartHTTP(t, "let-me-in")
 
 	n := newNotes()
 	s := start(t, n,
@@ -375,7 +330,7 @@ func TestToolName(t *testing.T) {
 // BenchmarkCall measures one read-only call's round trip through the
 // SDK and the test server, output capping and redaction included.
 func BenchmarkCall(b *testing.B) {
-	bin := testServer(b)
+	bin := mcptest.Binary(b)
 	s := Start([]Server{{Name: "b", Command: bin}}, Options{Dir: b.TempDir()})
 	defer s.Close()
 	if err := s.Ready(context.Background()); err != nil {
@@ -403,7 +358,7 @@ func BenchmarkCall(b *testing.B) {
 // BenchmarkStartAndClose measures starting a stdio server (process, SDK
 // handshake, tools listed) and stopping it.
 func BenchmarkStartAndClose(b *testing.B) {
-	bin := testServer(b)
+	bin := mcptest.Binary(b)
 	for b.Loop() {
 		s := Start([]Server{{Name: "b", Command: bin}}, Options{Dir: b.TempDir()})
 		if err := s.Ready(context.Background()); err != nil {
