@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,6 +73,16 @@ func TestSessionLifecycleSpeaksValidACP(t *testing.T) {
 			}
 			a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "read-only"}, nil)
 			a.MustCall("session/set_config_option", map[string]any{"sessionId": sid, "configId": "mode", "value": "auto-edit"}, nil)
+			var modes []string
+			for _, e := range acptest.Log(t, a.DB, sid) {
+				if e["kind"] == "mode_changed" {
+					p := e["payload"].(map[string]any)
+					modes = append(modes, fmt.Sprint(p["from"], "->", p["to"]))
+				}
+			}
+			if want := []string{"ask->read-only", "read-only->auto-edit"}; !slices.Equal(modes, want) {
+				t.Fatalf("mode_changed events %v, want %v", modes, want)
+			}
 			a.MustCall("session/resume", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
 			a.MustCall("session/close", map[string]any{"sessionId": sid}, nil)
 			a.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)

@@ -182,3 +182,34 @@ func TestRemember(t *testing.T) {
 		t.Fatalf("remember: %+v", res)
 	}
 }
+
+// TestListingCaps: list_dir and glob stop at their cap, say how many there
+// are and how to see the rest, and page on from an offset.
+func TestListingCaps(t *testing.T) {
+	env := testEnv(t)
+	for i := range 12 {
+		write(t, filepath.Join(env.Root.Dir(), "d", fmt.Sprintf("f%02d.txt", i)), "x")
+	}
+	tests := []struct {
+		tool  Tool
+		input string
+		want  string
+	}{
+		{ListDir{MaxEntries: 5}, `{"path": "d"}`,
+			"f00.txt  (1 bytes)\nf01.txt  (1 bytes)\nf02.txt  (1 bytes)\nf03.txt  (1 bytes)\nf04.txt  (1 bytes)\n[entries 1-5 of 12 shown; list on with offset 6]\n"},
+		{ListDir{MaxEntries: 5}, `{"path": "d", "offset": 11}`, "f10.txt  (1 bytes)\nf11.txt  (1 bytes)\n"},
+		{ListDir{MaxEntries: 5}, `{"path": "d", "offset": 13}`, "list_dir: d has 12 entries; offset 13 is past the end"},
+		{Glob{MaxResults: 4}, `{"pattern": "*.txt"}`,
+			"d/f00.txt\nd/f01.txt\nd/f02.txt\nd/f03.txt\n[1-4 of 12 files shown; see more with offset 5, or narrow the pattern]\n"},
+		{Glob{MaxResults: 4}, `{"pattern": "d/*.txt", "offset": 9}`,
+			"d/f08.txt\nd/f09.txt\nd/f10.txt\nd/f11.txt\n"},
+		{Glob{MaxResults: 4}, `{"pattern": "*.md"}`, "[no files match *.md in .]\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool.Name()+" "+tt.input, func(t *testing.T) {
+			if res := call(t, tt.tool, env, tt.input); res.Output != tt.want {
+				t.Fatalf("output:\n%s\nwant:\n%s", res.Output, tt.want)
+			}
+		})
+	}
+}

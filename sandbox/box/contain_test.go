@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // modes are the two ways a box runs: with namespaces (this machine's
@@ -167,6 +171,112 @@ func TestWritesConfined(t *testing.T) {
 				t.Fatalf("output %q", out)
 			}
 		})
+	}
+}
+
+// TestSharedMemoryPrivate: the machine's /dev/shm is outside the
+// workspace, so the box must not write it; with namespaces the box gets a
+// /dev/shm of its own that POSIX shared memory can use.
+func TestSharedMemoryPrivate(t *testing.T) {
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("this machine has no /dev/shm")
+	}
+	for mode, b := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			name := fmt.Sprintf("bridle-test-%d-%s", os.Getpid(), mode)
+			host := filepath.Join("/dev/shm", name)
+			t.Cleanup(func() { os.Remove(host) })
+			o, out := marked(t, b, context.Background(), `echo x > /dev/shm/`+name+` && cat /dev/shm/`+name+` && echo WROTE`, nil)
+			if _, err := os.Stat(host); err == nil {
+				t.Fatalf("wrote the machine's /dev/shm: %+v %q", o, out)
+			}
+			own := slices.Contains(o.Applied, "private /dev/shm")
+			if mode == "namespaces" && !own {
+				t.Fatalf("no private /dev/shm with namespaces: applied %v, missing %v", o.Applied, o.Missing)
+			}
+			if own != strings.Contains(out, "WROTE") {
+				t.Fatalf("private /dev/shm %v but output %q", own, out)
+			}
+			if own {
+				// What uses it in practice: a multiprocessing lock is a POSIX semaphore.
+				_, out := marked(t, b, context.Background(), `/usr/bin/python3 -c "import multiprocessing; multiprocessing.Lock(); print('locked')"`, nil)
+				if !strings.Contains(out, "locked") {
+					t.Errorf("multiprocessing.Lock on the private /dev/shm: %q", out)
+				}
+			}
+			if !own && !slices.ContainsFunc(o.Missing, func(m string) bool { return strings.Contains(m, "/dev/shm") }) {
+				t.Errorf("no private /dev/shm and the result does not say so: missing %v", o.Missing)
+			}
+		})
+	}
+}
+
+// TestNoTerminalNoInput: a command that waits for input or a terminal
+// (a pager, a password prompt) gets end of file at once, not a hang, even
+// when bridle itself has one. The test runs itself again on a
+// pseudo-terminal that is its controlling terminal and its stdin.
+func TestNoTerminalNoInput(t *testing.T) {
+	if os.Getenv("BRIDLE_TEST_ON_PTY") == "" {
+		onPTY(t, "^TestNoTerminalNoInput$")
+		return
+	}
+	if !isTerminal(0) {
+		t.Fatal("the re-run test has no terminal on stdin")
+	}
+	if f, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err != nil {
+		t.Fatalf("the re-run test has no controlling terminal: %v", err)
+	} else {
+		f.Close()
+	}
+	for mode, b := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			o, out := marked(t, b, context.Background(),
+				`readlink /proc/self/fd/0; if read line; then echo GOT; else echo EOF; fi; tty; echo x > /dev/tty || echo NOTTY`, nil)
+			if o.TimedOut || !strings.HasPrefix(out, "/dev/null\nEOF\nnot a tty\n") || !strings.Contains(out, "NOTTY") {
+				t.Fatalf("outcome %+v output %q", o, out)
+			}
+		})
+	}
+}
+
+func isTerminal(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	return err == nil
+}
+
+// onPTY runs the named tests of this binary again in a new session whose
+// controlling terminal is a fresh pseudo-terminal, and fails if they fail.
+func onPTY(t *testing.T, run string) {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlock the pseudo-terminal: %v", err)
+	}
+	n, err := unix.IoctlGetUint32(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("name the pseudo-terminal: %v", err)
+	}
+	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open the pseudo-terminal: %v", err)
+	}
+	defer pts.Close()
+	var out bytes.Buffer
+	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "BRIDLE_TEST_ON_PTY=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	// Drain what the child might echo to the terminal.
+	go io.Copy(io.Discard, ptmx)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("on a terminal: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "--- PASS") {
+		t.Fatalf("on a terminal, no test passed:\n%s", out.String())
 	}
 }
 

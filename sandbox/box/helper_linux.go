@@ -130,6 +130,7 @@ func execCommand(cfg helperConfig) {
 	missing := func(s string) { rep.Missing = append(rep.Missing, s) }
 	env := append([]string(nil), cfg.Env...)
 	listenFD := -1
+	ownShm := false
 
 	if cfg.Namespaced {
 		// Local servers (a test suite's) need the box's own loopback.
@@ -144,6 +145,12 @@ func execCommand(cfg helperConfig) {
 			listenFD, rep.ProxyPort = fd, port
 			env = append(env, proxyEnv(port)...)
 		}
+		if err := privateShm(cfg.MemoryBytes); err != nil {
+			missing("private /dev/shm (POSIX shared memory and semaphores are unavailable): " + err.Error())
+		} else {
+			ownShm = true
+			applied("private /dev/shm")
+		}
 		if cfg.Processes > 0 {
 			// A PID namespace's own pid_max (Linux 6.14+) caps its
 			// processes for any user, root included. Only inside a user
@@ -157,8 +164,11 @@ func execCommand(cfg helperConfig) {
 				applied(fmt.Sprintf("process cap %d (pid_max)", max(cfg.Processes, 300)))
 			}
 		}
-	} else if cfg.ProxyPort > 0 {
-		env = append(env, proxyEnv(cfg.ProxyPort)...)
+	} else {
+		missing("private /dev/shm: no mount namespace, so /dev/shm is read-only (no POSIX shared memory or semaphores)")
+		if cfg.ProxyPort > 0 {
+			env = append(env, proxyEnv(cfg.ProxyPort)...)
+		}
 	}
 
 	if cfg.Processes > 0 {
@@ -185,7 +195,7 @@ func execCommand(cfg helperConfig) {
 		fail(rep, "drop capabilities: %v", err)
 	}
 	if cfg.Landlock {
-		if abi, err := restrictLandlock(cfg); err != nil {
+		if abi, err := restrictLandlock(cfg, ownShm); err != nil {
 			missing("landlock: " + err.Error())
 		} else {
 			applied(fmt.Sprintf("landlock ABI %d", abi))
@@ -321,9 +331,28 @@ func dropCapabilities() error {
 	return unix.Capset(&hdr, &data[0])
 }
 
+// privateShm mounts a tmpfs of the box's own on /dev/shm, in the box's
+// mount namespace, after making every mount private so nothing propagates
+// back to the machine. Its size is the memory cap, or 64 MiB without one.
+func privateShm(memory int64) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	size := memory
+	if size <= 0 {
+		size = 64 << 20
+	}
+	opts := fmt.Sprintf("size=%d,mode=1777", size)
+	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
+		return fmt.Errorf("mount tmpfs: %w", err)
+	}
+	return nil
+}
+
 // restrictLandlock lets the command read and execute everywhere but write
-// only in its writable directories and a few device files.
-func restrictLandlock(cfg helperConfig) (int, error) {
+// only in its writable directories, a few device files and, when the box
+// has its own (ownShm), /dev/shm.
+func restrictLandlock(cfg helperConfig, ownShm bool) (int, error) {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		return 0, fmt.Errorf("not available (%v)", err)
@@ -344,8 +373,11 @@ func restrictLandlock(cfg helperConfig) (int, error) {
 		landlock.RODirs("/"),
 		rw,
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing(),
-		// POSIX semaphores and shared memory (Python's multiprocessing).
-		landlock.RWDirs("/dev/shm").IgnoreIfMissing(),
+	}
+	if ownShm {
+		// POSIX semaphores and shared memory (Python's multiprocessing),
+		// on the box's own tmpfs: the desktop's /dev/shm stays read-only.
+		rules = append(rules, landlock.RWDirs("/dev/shm"))
 	}
 	if cfg.LandlockNet && abi >= 4 && cfg.ProxyPort > 0 {
 		rules = append(rules, landlock.ConnectTCP(uint16(cfg.ProxyPort)))

@@ -185,7 +185,7 @@ func TestProxyAllowsOnlyListedHosts(t *testing.T) {
 func TestReportNamesEveryLayer(t *testing.T) {
 	r := New(Options{NoNamespaces: true, NoSeccomp: true}).Report()
 	text := r.String()
-	for _, name := range []string{"user namespace", "network namespace", "pid namespace", "process cap", "landlock", "seccomp", "cgroup v2"} {
+	for _, name := range []string{"user namespace", "network namespace", "pid namespace", "mount namespace", "process cap", "landlock", "seccomp", "cgroup v2"} {
 		if !strings.Contains(text, name) {
 			t.Errorf("report lacks %s:\n%s", name, text)
 		}

@@ -18,6 +18,15 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 		Without: "commands share the host network; Landlock (ABI 4+) limits TCP connects to the proxy port and seccomp blocks UDP and raw sockets"})
 	ls = append(ls, Layer{Name: "pid namespace", OK: netns, Detail: okOr(netns, "the box dies whole with its first process", m.nsErr),
 		Without: "a subreaper supervisor kills every process left behind; a process that gets out of its tree is missed"})
+	shm, shmOK := has(out.Applied, "private /dev/shm")
+	if !shmOK {
+		shm, _ = has(out.Missing, "private /dev/shm")
+		if shm == "" {
+			shm = "no private /dev/shm was mounted"
+		}
+	}
+	ls = append(ls, Layer{Name: "mount namespace", OK: shmOK, Detail: shm,
+		Without: "/dev/shm is read-only to commands; POSIX shared memory and semaphores (Python multiprocessing locks) fail"})
 	pc, ok := has(out.Applied, "process cap")
 	detail := pc
 	if !ok {
@@ -46,7 +55,7 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 		Without: "memory is capped per process (RLIMIT_AS), not for the command as a whole; processes are capped and killed by the layers above"})
 	// Anything else the probe run reported missing.
 	for _, s := range out.Missing {
-		if !strings.HasPrefix(s, "process cap") && !strings.HasPrefix(s, "namespaces") && !strings.HasPrefix(s, "landlock") && !strings.HasPrefix(s, "seccomp") && !strings.HasPrefix(s, "cgroup") {
+		if !strings.HasPrefix(s, "process cap") && !strings.HasPrefix(s, "private /dev/shm") && !strings.HasPrefix(s, "namespaces") && !strings.HasPrefix(s, "landlock") && !strings.HasPrefix(s, "seccomp") && !strings.HasPrefix(s, "cgroup") {
 			ls = append(ls, Layer{Name: "other", Detail: s, Without: s})
 		}
 	}

@@ -19,9 +19,10 @@ import (
 )
 
 // nsFlags are the namespaces a box gets: network (no network), PID (the
-// box dies whole with its first process) and IPC (no shared memory with
-// the desktop).
-const nsFlags = unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC
+// box dies whole with its first process), IPC (no shared memory with the
+// desktop) and mount (a /dev/shm of its own, so POSIX shared memory works
+// without a writable directory outside the workspace).
+const nsFlags = unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWNS
 
 // probeMachine finds which namespaces a helper can be started in.
 func (b *Box) probeMachine() {
