@@ -298,9 +298,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 
 func nsNames(m machine) string {
 	if m.userns {
-		return "user, network, pid, ipc"
+		return "user, network, pid, ipc, mount"
 	}
-	return "network, pid, ipc"
+	return "network, pid, ipc, mount"
 }
 
 // machineMissing names the layers this machine lacks for every command,
