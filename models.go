@@ -87,14 +87,20 @@ func (m *models) choices(cwd string) []string {
 	return r.Choices()
 }
 
-// projectInstructions returns the AGENTS.md files that apply in cwd, for
-// the system prompt; secrets in them are redacted like tool output.
-func projectInstructions(cwd string) string {
-	w, err := workspace.Open(cwd, nil)
-	if err != nil {
-		return ""
+// projectInstructions returns what the project and the user tell the
+// model in cwd: the AGENTS.md files that apply, then the "instructions" of
+// the settings files. Secrets in them are redacted like tool output.
+func (m *models) projectInstructions(cwd string) string {
+	var docs []workspace.Doc
+	if w, err := workspace.Open(cwd, nil); err == nil {
+		docs = w.Instructions()
 	}
-	text := workspace.Render(w.Instructions())
+	if s, err := workspace.LoadSettings(workspace.UserSettingsPath(m.getenv), cwd); err == nil {
+		docs = append(docs, s.Instructions...)
+	} else {
+		m.log.Warn("settings not usable; their instructions are left out", "err", err)
+	}
+	text := workspace.Render(docs)
 	if text == "" {
 		return ""
 	}

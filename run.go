@@ -56,7 +56,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		return err
 	}
 	defer st.Close()
-	win, err := contextWindow(os.Getenv("BRIDLE_CONTEXT"), mods.window(dir))
+	win, err := contextWindow(mods.contextSettings(dir), os.Getenv("BRIDLE_CONTEXT"), mods.window(dir))
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		Logger:       g.log,
 		Tools:        sandbox.NewTools(sandboxSettings(g), box.New(box.Options{})),
 		DataDir:      filepath.Dir(g.db),
-		Project:      projectInstructions,
+		Project:      mods.projectInstructions,
 	})
 	defer mgr.Shutdown()
 	info, err := mgr.New(ctx, session.NewParams{Cwd: dir})

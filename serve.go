@@ -47,7 +47,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		g.log.Error("bad fault injection setting", "err", err)
 		return 2
 	}
-	win, err := contextWindow(os.Getenv("BRIDLE_CONTEXT"), mods.window(cwd))
+	win, err := contextWindow(mods.contextSettings(cwd), os.Getenv("BRIDLE_CONTEXT"), mods.window(cwd))
 	if err != nil {
 		g.log.Error("cannot configure the context window", "err", err)
 		return 1
@@ -63,7 +63,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		Fault:        fault,
 		Tools:        sandbox.NewTools(sbx, bx),
 		DataDir:      filepath.Dir(g.db),
-		Project:      projectInstructions,
+		Project:      mods.projectInstructions,
 		Version:      version,
 	})
 	var closer io.Closer

@@ -7,21 +7,40 @@ import (
 
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/workspace"
 )
 
-// contextWindow builds the context window from BRIDLE_CONTEXT, a JSON
-// object of contextwin.Config fields ({"drop":0.7,"compact":0.9,
-// "low_water":0.5,"keep_turns":3,"reserve":0}); empty takes the defaults.
-func contextWindow(conf string, models contextwin.Models) (*contextwin.Window, error) {
+// contextWindow builds the context window from the "context" object of
+// the settings and then BRIDLE_CONTEXT (env), each a JSON object of
+// contextwin.Config fields ({"drop":0.7,"compact":0.9,"low_water":0.5,
+// "keep_turns":3,"reserve":0}); a key the environment sets overrides the
+// settings' one, and what neither sets takes the defaults.
+func contextWindow(settings json.RawMessage, env string, models contextwin.Models) (*contextwin.Window, error) {
 	var cfg contextwin.Config
-	if strings.TrimSpace(conf) != "" {
-		dec := json.NewDecoder(strings.NewReader(conf))
+	for _, src := range []struct{ name, conf string }{
+		{`the "context" setting`, string(settings)},
+		{"BRIDLE_CONTEXT", env},
+	} {
+		if strings.TrimSpace(src.conf) == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(src.conf))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&cfg); err != nil {
-			return nil, fmt.Errorf("BRIDLE_CONTEXT is not a JSON object of drop, compact, low_water, keep_turns and reserve: %w", err)
+			return nil, fmt.Errorf("%s is not a JSON object of drop, compact, low_water, keep_turns and reserve: %w", src.name, err)
 		}
 	}
 	return contextwin.New(cfg, models)
+}
+
+// contextSettings is the "context" object of the settings that apply in
+// cwd; unusable settings were already reported where models are resolved.
+func (m *models) contextSettings(cwd string) json.RawMessage {
+	s, err := workspace.LoadSettings(workspace.UserSettingsPath(m.getenv), cwd)
+	if err != nil {
+		return nil
+	}
+	return s.Context
 }
 
 // window tells the context window about a model: the catalogue's figures

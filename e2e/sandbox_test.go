@@ -55,6 +55,8 @@ func TestBoxThroughTheBinary(t *testing.T) {
 		"config.yaml": "token: " + fileToken + "\nname: demo\n",
 		"id_ed25519":  pem,
 		"AGENTS.md":   "Always run the tests with -count=1.\nThe deploy token is " + fileToken + "\n",
+		// The project's settings add instructions of their own.
+		".bridle/settings.json": `{"instructions": ["Prefer small commits."]}`,
 	})
 	requests := filepath.Join(t.TempDir(), "requests.jsonl")
 	// The user's settings lower the longest command time limit.
@@ -133,6 +135,9 @@ func TestBoxThroughTheBinary(t *testing.T) {
 	}
 	if !bytes.Contains(persisted[requests], []byte("Always run the tests with -count=1.")) {
 		t.Errorf("the project's AGENTS.md did not reach the model")
+	}
+	if !bytes.Contains(persisted[requests], []byte("- Prefer small commits.")) {
+		t.Errorf("the instructions of .bridle/settings.json did not reach the model")
 	}
 	if len(persisted[requests]) == 0 || !bytes.Contains(persisted[requests], []byte("REDACTED")) {
 		t.Errorf("the provider requests hold no redaction marker: %.500s", persisted[requests])

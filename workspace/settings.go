@@ -35,6 +35,16 @@ type Settings struct {
 	// author's, and must not loosen the box the user runs it in.
 	Sandbox json.RawMessage `json:"sandbox,omitempty"`
 
+	// Context is the "context" object: the context window's thresholds
+	// ({"drop":0.7,"compact":0.9,...}, contextwin.Config reads it).
+	Context json.RawMessage `json:"context,omitempty"`
+
+	// Instructions are the "instructions" of each file that has some (a
+	// string, or a list of strings), the user's first. They are not
+	// merged like the other keys: both apply, and the project's reach the
+	// model next to its AGENTS.md.
+	Instructions []Doc `json:"-"`
+
 	// Files lists the settings files that were read, user's first.
 	Files []string `json:"-"`
 	// Warnings name keys that no part of bridle reads (a misspelling,
@@ -92,6 +102,7 @@ func ProjectSettingsPath(root string) string {
 func LoadSettings(userPath, projectRoot string) (Settings, error) {
 	merged := map[string]any{}
 	var files []string
+	var instructions []Doc
 	unknownKeys := map[string][]string{}
 	for _, f := range []struct {
 		path    string
@@ -100,7 +111,7 @@ func LoadSettings(userPath, projectRoot string) (Settings, error) {
 		if f.path == "" {
 			continue
 		}
-		doc, unknown, err := readSettings(f.path, f.project)
+		doc, unknown, text, err := readSettings(f.path, f.project)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -109,6 +120,9 @@ func LoadSettings(userPath, projectRoot string) (Settings, error) {
 		}
 		files = append(files, f.path)
 		unknownKeys[f.path] = unknown
+		if text != "" {
+			instructions = append(instructions, Doc{Path: f.path, Text: text})
+		}
 		mergeInto(merged, doc)
 	}
 	var s Settings
@@ -123,7 +137,7 @@ func LoadSettings(userPath, projectRoot string) (Settings, error) {
 			return Settings{}, fmt.Errorf("settings (%s): %w", strings.Join(files, ", "), err)
 		}
 	}
-	s.Files, s.Warnings = files, warnings
+	s.Files, s.Warnings, s.Instructions = files, warnings, instructions
 	return s, nil
 }
 
@@ -139,28 +153,28 @@ func projectSettingsOrEmpty(root string) string {
 // sections this file defines, unknown keys are errors naming the file, so
 // a misspelt "base_ulr" is reported rather than ignored; unknown
 // top-level keys are only warnings, since other parts of bridle add
-// their own sections.
-func readSettings(path string, project bool) (map[string]any, []string, error) {
+// their own sections. The file's "instructions" come back apart, as text.
+func readSettings(path string, project bool) (doc map[string]any, unknown []string, instructions string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
-		return nil, nil, fmt.Errorf("read settings: %w", err)
+		return nil, nil, "", fmt.Errorf("read settings: %w", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return map[string]any{}, nil, nil
+		return map[string]any{}, nil, "", nil
 	}
 	invalid := func(err error) error {
 		return fmt.Errorf("settings file %s is not valid: %w (see the README's \"Configuring model providers\")", path, err)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, nil, invalid(err)
+		return nil, nil, "", invalid(err)
 	}
 	var s Settings
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, nil, invalid(err)
+		return nil, nil, "", invalid(err)
 	}
 	strict := func(key string, v any) error {
 		raw, ok := top[key]
@@ -175,13 +189,17 @@ func readSettings(path string, project bool) (map[string]any, []string, error) {
 		return nil
 	}
 	if err := strict("providers", &map[string]ProviderSettings{}); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if err := strict("models", &map[string]ModelSettings{}); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
+	}
+	if raw, ok := top["instructions"]; ok {
+		if instructions, err = instructionText(raw); err != nil {
+			return nil, nil, "", invalid(err)
+		}
 	}
 	known := knownKeys()
-	var unknown []string
 	for k := range top {
 		if !known[k] {
 			unknown = append(unknown, fmt.Sprintf("%s: unknown setting %q is ignored", path, k))
@@ -191,19 +209,39 @@ func readSettings(path string, project bool) (map[string]any, []string, error) {
 	if project {
 		for name, p := range s.Providers {
 			if p.APIKey != "" {
-				return nil, nil, fmt.Errorf("settings file %s sets providers.%s.api_key: a project's settings are usually committed, so keys do not belong there; put the key in the environment, name the variable with api_key_env, or move it to ~/.config/bridle/settings.json", path, name)
+				return nil, nil, "", fmt.Errorf("settings file %s sets providers.%s.api_key: a project's settings are usually committed, so keys do not belong there; put the key in the environment, name the variable with api_key_env, or move it to ~/.config/bridle/settings.json", path, name)
 			}
 		}
 	}
-	var doc map[string]any
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, nil, invalid(err)
+		return nil, nil, "", invalid(err)
 	}
+	delete(doc, "instructions")
 	if _, ok := doc["sandbox"]; ok && project {
 		delete(doc, "sandbox")
 		unknown = append(unknown, fmt.Sprintf("%s: \"sandbox\" is ignored: only your own settings file (~/.config/bridle/settings.json) may change the sandbox", path))
 	}
-	return doc, unknown, nil
+	return doc, unknown, instructions, nil
+}
+
+// instructionText reads "instructions": one string, or a list of strings
+// that become one line each.
+func instructionText(raw json.RawMessage) (string, error) {
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return strings.TrimSpace(one), nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return "", errors.New(`"instructions" must be a string or a list of strings`)
+	}
+	var b strings.Builder
+	for _, l := range list {
+		if l = strings.TrimSpace(l); l != "" {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // knownKeys lists the top-level keys of Settings, so that sections added
@@ -217,6 +255,7 @@ func knownKeys() map[string]bool {
 			keys[name] = true
 		}
 	}
+	keys["instructions"] = true
 	return keys
 }
 

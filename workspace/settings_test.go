@@ -80,6 +80,23 @@ func TestLoadSettings(t *testing.T) {
 			err:     "sets providers.openai.api_key",
 		},
 		{
+			name:    "instructions from both files, the user's first, not merged",
+			user:    `{"instructions":"Answer in British English."}`,
+			project: `{"instructions":["Never touch vendor/.", "  ", "Run make lint before you say done."],"context":{"drop":0.6}}`,
+			want: Settings{
+				Instructions: []Doc{
+					{Path: "user", Text: "Answer in British English."},
+					{Path: "project", Text: "- Never touch vendor/.\n- Run make lint before you say done."},
+				},
+				Context: []byte(`{"drop":0.6}`),
+			},
+		},
+		{
+			name:    "instructions of the wrong type",
+			project: `{"instructions":{"a":1}}`,
+			err:     `"instructions" must be a string or a list of strings`,
+		},
+		{
 			name: "not JSON",
 			user: `model = "x"`,
 			err:  "user.json is not valid",
@@ -119,6 +136,9 @@ func TestLoadSettings(t *testing.T) {
 			}
 			tt.want.Files = files
 			got.Warnings = nil
+			for i, d := range tt.want.Instructions {
+				tt.want.Instructions[i].Path = map[string]string{"user": userPath, "project": ProjectSettingsPath(root)}[d.Path]
+			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
 			}

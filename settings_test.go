@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/contextwin"
+)
+
+func TestContextWindowSettings(t *testing.T) {
+	tests := []struct {
+		name     string
+		settings string
+		env      string
+		want     contextwin.Config
+		err      string
+	}{
+		{name: "defaults", want: contextwin.DefaultConfig},
+		{name: "settings", settings: `{"drop":0.6,"compact":0.8,"low_water":0.5}`,
+			want: contextwin.Config{Drop: 0.6, Compact: 0.8, LowWater: 0.5, KeepTurns: 3}},
+		{name: "the environment overrides the settings key by key", settings: `{"drop":0.6,"compact":0.8,"low_water":0.5}`, env: `{"compact":0.85}`,
+			want: contextwin.Config{Drop: 0.6, Compact: 0.85, LowWater: 0.5, KeepTurns: 3}},
+		{name: "misspelt key in the settings", settings: `{"dorp":0.6}`, err: `the "context" setting is not a JSON object`},
+		{name: "thresholds in the wrong order", settings: `{"drop":0.95}`, err: "must be below the compaction threshold"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := contextWindow(json.RawMessage(tt.settings), tt.env, func(string) contextwin.Model { return contextwin.DefaultModel })
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error = %v, want one saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := w.Config(); got != tt.want {
+				t.Errorf("config = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestProjectInstructions checks what reaches the project-config block:
+// AGENTS.md first, then the instructions of the user's and the project's
+// settings, with secrets redacted.
+func TestProjectInstructions(t *testing.T) {
+	root := t.TempDir()
+	config := t.TempDir()
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/main\n")
+	write(filepath.Join(root, "AGENTS.md"), "Use table tests.\n")
+	write(filepath.Join(root, ".bridle", "settings.json"), `{"instructions":["Never touch vendor/.","The staging key is ghp_abcdefghijklmnopqrstuvwxyz0123456789"]}`)
+	write(filepath.Join(config, "bridle", "settings.json"), `{"instructions":"Answer briefly."}`)
+	m := &models{getenv: func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return config
+		}
+		return ""
+	}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	got := m.projectInstructions(root)
+	var at []int
+	for _, want := range []string{"Use table tests.", "Answer briefly.", "- Never touch vendor/."} {
+		i := strings.Index(got, want)
+		if i < 0 {
+			t.Fatalf("the project block lacks %q:\n%s", want, got)
+		}
+		at = append(at, i)
+	}
+	if at[0] > at[1] || at[1] > at[2] {
+		t.Errorf("want AGENTS.md, then the user's, then the project's instructions:\n%s", got)
+	}
+	if strings.Contains(got, "ghp_abcdefghijklmnopqrstuvwxyz0123456789") {
+		t.Errorf("a token in the settings' instructions was not redacted:\n%s", got)
+	}
+	if !strings.Contains(got, filepath.Join(".bridle", "settings.json")) {
+		t.Errorf("the block does not name the settings file it quotes:\n%s", got)
+	}
+}
