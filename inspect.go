@@ -185,7 +185,7 @@ func decodeRecords(recs []store.Record) ([]event.Event, []error) {
 		events[i] = event.Event{Seq: r.Seq, Time: time.UnixMilli(r.CreatedAt), Tokens: r.Tokens, Payload: p}
 		if err != nil {
 			errs[i] = err
-			events[i].Payload = event.FileChanged{} // never projected
+			events[i].Payload = event.ModeChanged{} // never projected
 		}
 	}
 	return events, errs
@@ -273,7 +273,11 @@ func summarize(p event.Payload) string {
 	case event.ModelChanged:
 		return v.From + " → " + v.To
 	case event.FileChanged:
-		return v.Path
+		what := "changed"
+		if v.Version == "" {
+			what = "deleted"
+		}
+		return fmt.Sprintf("%s %s on disk after the read at turn %d", v.Path, what, v.Turn)
 	case event.SubagentStarted:
 		return fmt.Sprintf("child=%s %s", v.ChildID, quote(v.Prompt))
 	case event.SubagentFinished:

@@ -109,10 +109,23 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 		outputs += it.address - it.full
 		newly = append(newly, it.seq)
 	}
-	// From the first threshold: old outputs go, oldest first, in one batch
-	// down to the low-water mark.
+	// Outputs showing a file that changed on disk since go first, then
+	// the rest, oldest first.
+	order := make([]int, 0, len(items))
+	for i, it := range items {
+		if st.stale[it.seq] {
+			order = append(order, i)
+		}
+	}
+	for i, it := range items {
+		if !st.stale[it.seq] {
+			order = append(order, i)
+		}
+	}
+	// From the first threshold: old outputs go, in one batch down to the
+	// low-water mark.
 	if used() >= b.drop {
-		for i := range items {
+		for _, i := range order {
 			if used() <= b.low {
 				break
 			}
@@ -134,7 +147,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 		limit = int(float64(b.input) / (1 + uncertainty))
 	}
 	if used() > limit {
-		for i := range items {
+		for _, i := range order {
 			if used() <= min(limit, b.low) {
 				break
 			}

@@ -1,6 +1,7 @@
 package contextwin
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -466,5 +467,43 @@ func TestAddressesNameTheirOwnCallWhenIdsRepeat(t *testing.T) {
 	text := requestText(a.Request)
 	if !strings.Contains(text, "[output of `run {\"command\":\"step 0\"}`") || !strings.Contains(text, "[output of `run {\"command\":\"step 1\"}`") {
 		t.Fatalf("addresses do not name their calls:\n%s", text)
+	}
+}
+
+// TestChangedFilesAreNotedAndTheirOutputsDropFirst: a file the model read
+// changed on disk; the request says so, and the output showing the old
+// content is the first to go when the window fills.
+func TestChangedFilesAreNotedAndTheirOutputsDropFirst(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("read the package")
+	var results []event.Event
+	read := func(i int) event.Event {
+		l.calls++
+		id := fmt.Sprintf("call_%d", l.calls)
+		path := fmt.Sprintf("/w/src/f%d.go", i)
+		l.add(event.AssistantMessage{Text: "reading", ToolCalls: []event.ToolCall{{ID: id, Name: "read_file", Input: json.RawMessage(fmt.Sprintf(`{"path":"src/f%d.go"}`, i))}}})
+		return l.add(event.ToolResult{CallID: id, Name: "read_file", Output: lines(25, "line"), Status: "completed",
+			Locations: []string{path}, Seen: []event.FileSeen{{Path: path, Version: "1:1:1"}}})
+	}
+	results = append(results, read(0), read(1), read(2))
+	l.assemble()
+	l.add(event.FileChanged{Path: "/w/src/f2.go", Shown: "src/f2.go", Turn: 1, Version: "2:2:1"})
+	a := l.assemble()
+	note := "src/f2.go changed on disk after you read it at turn 1"
+	if !strings.Contains(requestText(a.Request), note) {
+		t.Fatalf("the request lacks the note %q", note)
+	}
+	for i := 3; a.Occupancy.Action != ActionDrop; i++ {
+		results = append(results, read(i))
+		a = l.assemble()
+		if i > 20 {
+			t.Fatal("never dropped")
+		}
+	}
+	if len(a.Occupancy.Dropped) == 0 || a.Occupancy.Dropped[0] != results[2].Seq {
+		t.Fatalf("dropped %v: want the stale read of f2.go (seq %d) first, then the oldest", a.Occupancy.Dropped, results[2].Seq)
+	}
+	if len(a.Occupancy.Dropped) > 1 && a.Occupancy.Dropped[1] != results[0].Seq {
+		t.Fatalf("dropped %v: after the stale output, the oldest (seq %d)", a.Occupancy.Dropped, results[0].Seq)
 	}
 }

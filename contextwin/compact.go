@@ -157,6 +157,8 @@ func renderForSummary(c tokens.Counter, e event.Event) (string, int) {
 		s = head + "]\n" + out + "\n"
 	case event.Interrupted:
 		s = fmt.Sprintf("[#%d assistant, interrupted]\n%s\n", e.Seq, v.Text)
+	case event.FileChanged:
+		s = fmt.Sprintf("[#%d note] %s\n", e.Seq, FileChangedNote(v))
 	case event.ConstraintPinned:
 		s, n = fmt.Sprintf("[#%d constraint pinned by %s] %s\n", e.Seq, v.Source, v.Text), e.Tokens+8
 	case event.DecisionRecorded:

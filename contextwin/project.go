@@ -5,6 +5,7 @@ package contextwin
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/bridle-dev/bridle/provider"
@@ -29,6 +30,24 @@ func interruptedNote(reason string) string {
 		return "\n\n[interrupted: the model provider failed here]"
 	}
 	return InterruptedNote
+}
+
+// FileChangedNote is what the model reads where a file it had read changed
+// on disk: the user edited it, or a command rewrote it.
+func FileChangedNote(v event.FileChanged) string {
+	what := "changed on disk"
+	if v.Version == "" {
+		what = "was deleted"
+	}
+	shown := v.Shown
+	if shown == "" {
+		shown = v.Path
+	}
+	when := ""
+	if v.Turn > 0 {
+		when = fmt.Sprintf(" at turn %d", v.Turn)
+	}
+	return fmt.Sprintf("[note from bridle: %s %s after you read it%s; what you saw of it is stale, read it again before relying on it]", shown, what, when)
 }
 
 // Project turns a session's events into the conversation the model sees:
@@ -133,6 +152,9 @@ func (p *projector) add(e event.Event) {
 		}
 		p.shown = append(p.shown, e)
 		p.user(provider.Part{Kind: provider.PartToolResult, ToolCallID: v.CallID, Text: out, IsError: v.IsError})
+	case event.FileChanged:
+		// Appended between model calls, when every call has its result.
+		p.user(provider.Part{Kind: provider.PartText, Text: FileChangedNote(v)})
 	case event.Interrupted:
 		p.closePending()
 		// Even an empty one takes the model's turn: the prompt before it got

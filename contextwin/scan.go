@@ -25,6 +25,9 @@ type logState struct {
 	// describe a dropped output. Ids are not enough: some models reuse
 	// them from one message to the next.
 	calls map[int64]event.ToolCall
+	// stale holds the tool results that showed a file which changed on
+	// disk since: they are the first to drop.
+	stale map[int64]bool
 }
 
 // Pins are the constraints and decisions in force, in the order given.
@@ -59,7 +62,8 @@ func (p Pins) Empty() bool { return len(p.Constraints) == 0 && len(p.Decisions) 
 func PinsOf(events []event.Event) Pins { return scan(events).pins }
 
 func scan(events []event.Event) logState {
-	st := logState{dropped: map[int64]bool{}, calls: map[int64]event.ToolCall{}}
+	st := logState{dropped: map[int64]bool{}, calls: map[int64]event.ToolCall{}, stale: map[int64]bool{}}
+	showed := map[string][]int64{} // file → results that showed it
 	lastRaw := 0
 	var asked []event.ToolCall // the latest model message's calls
 	for i := range events {
@@ -86,7 +90,15 @@ func scan(events []event.Event) logState {
 				st.dropped[s] = true
 			}
 			lastRaw = v.Raw
+		case event.FileChanged:
+			for _, seq := range showed[v.Path] {
+				st.stale[seq] = true
+			}
+			delete(showed, v.Path)
 		case event.ToolResult:
+			for _, f := range v.Seen {
+				showed[f.Path] = append(showed[f.Path], e.Seq)
+			}
 			for _, c := range asked {
 				if c.ID == v.CallID {
 					st.calls[e.Seq] = c
@@ -129,7 +141,7 @@ func clampRatio(r float64) float64 {
 // projected reports whether the model sees e.
 func projected(e event.Event) bool {
 	switch e.Payload.(type) {
-	case event.UserMessage, event.AssistantMessage, event.ToolResult, event.Interrupted:
+	case event.UserMessage, event.AssistantMessage, event.ToolResult, event.Interrupted, event.FileChanged:
 		return true
 	}
 	return false

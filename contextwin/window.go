@@ -232,6 +232,8 @@ func countPayload(c tokens.Counter, p event.Payload) int {
 		return c.Count(v.Output) + 2*partOverhead
 	case event.Interrupted:
 		return c.Count(v.Text+InterruptedNote) + partOverhead
+	case event.FileChanged:
+		return c.Count(FileChangedNote(v)) + partOverhead
 	case event.Compaction:
 		return c.Count(SummaryText(v)) + partOverhead
 	case event.ConstraintPinned:

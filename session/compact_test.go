@@ -58,7 +58,7 @@ func (dump) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbo
 }
 
 // newTestManager runs sessions on sc with a 10,000-token window.
-func newTestManager(t *testing.T, sc *scripted.Scenario) (*Manager, *recorder) {
+func newTestManager(t testing.TB, sc *scripted.Scenario) (*Manager, *recorder) {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "bridle.db"))
 	if err != nil {

@@ -84,6 +84,16 @@ type Manager struct {
 	holder string
 	mu     sync.Mutex
 	live   map[string]*Session
+	// watchWarned says the watcher's fallback was logged: once per process.
+	watchWarned sync.Once
+}
+
+// watchProblem logs, once, that changes on disk are found by checking
+// modification times rather than by the watcher.
+func (m *Manager) watchProblem(reason string) {
+	m.watchWarned.Do(func() {
+		m.log.Warn("file watcher: falling back to checking modification times", "reason", reason)
+	})
 }
 
 // NewManager returns a manager over cfg.

@@ -54,6 +54,11 @@ type Session struct {
 	allowed []string
 	cl      Client
 
+	// fs is the watcher, the tool-output cache and the files the model
+	// has seen, started on first use (files()); guarded by mu.
+	fs        *files
+	filesOnce sync.Once
+
 	closeOnce sync.Once
 }
 
@@ -100,6 +105,16 @@ func (s *Session) close() {
 		set := s.mcp
 		s.mu.Unlock()
 		set.Close()
+		// A call that comes after the close gets no watcher.
+		s.filesOnce.Do(func() {
+			s.mu.Lock()
+			s.fs = unwatched()
+			s.mu.Unlock()
+		})
+		s.mu.Lock()
+		fs := s.fs
+		s.mu.Unlock()
+		fs.close()
 		s.root.Close()
 	})
 }

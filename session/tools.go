@@ -54,6 +54,7 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	s := t.s
 	env := s.env(key)
 	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name, Input: c.Input}
+	var plan *sandbox.FileEdit
 	if p, ok := tool.(sandbox.Planner); ok {
 		fe, err := p.Plan(env, c.Input)
 		if err != nil {
@@ -62,6 +63,7 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 			return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 		}
 		started.Path, started.BeforeHash, started.AfterHash = fe.Path, fe.Before, fe.After
+		plan = &fe
 	}
 	evs, err := s.append(ctx, started)
 	if err != nil {
@@ -70,15 +72,51 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	for _, u := range s.replayer().updates(evs[0]) {
 		s.send(ctx, u)
 	}
-	res := tool.Run(ctx, env, c.Input)
+	fs := s.files()
+	turn := s.turnNumber()
+	res, seen, cached := fs.run(ctx, env, tool, c.Input, plan)
 	s.m.cfg.Fault.toolRan()
-	if err := t.result(ctx, key, resultOf(c.ID, key, c.Name, res, ctx)); err != nil {
+	r := resultOf(c.ID, key, c.Name, res, ctx)
+	r.Cached, r.Seen = cached, seen
+	if err := t.result(ctx, key, r); err != nil {
 		return err
 	}
+	fs.saw(seen, turn, s.root.Show)
 	if res.Pin != nil && !res.IsError {
 		return t.pinFromModel(ctx, *res.Pin)
 	}
 	return nil
+}
+
+// turnNumber is the prompt the session is in, counted from 1.
+func (s *Session) turnNumber() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, e := range s.events {
+		if e.Kind() == event.KindUserMessage {
+			n++
+		}
+	}
+	return n
+}
+
+// noteChanges appends a file_changed event for each file the model saw
+// that changed on disk since, so that the next request says so.
+func (t *turn) noteChanges(ctx context.Context) error {
+	s := t.s
+	if s.parent != nil {
+		return nil // a child lives for one task call: notes are for the parent's window
+	}
+	var evs []event.Payload
+	for _, c := range s.files().check() {
+		evs = append(evs, c)
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	_, err := s.append(ctx, evs...)
+	return err
 }
 
 // resultOf turns what a tool returned into its result event.

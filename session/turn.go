@@ -137,6 +137,9 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 			return t.finish(ctx, StopMaxTokens, nil)
 		}
 		t.reg = sandbox.NewRegistry(s.Mode(), s.tools())
+		if err := t.noteChanges(ctx); err != nil {
+			return "", err
+		}
 		resp, err := t.call(ctx)
 		t.iters++
 		if err != nil {

@@ -1,5 +1,3 @@
-// Package workspace holds what bridle knows about the project it works in
-// and the user it works for: settings, project configuration, files.
 package workspace
 
 import (

@@ -1,7 +1,8 @@
 // Package workspace knows the directories a session works in and the
-// project's own configuration in them: AGENTS.md instructions and
-// .gitignore rules. (The settings file is read by settings.go; the file
-// watcher comes later.)
+// project's own configuration in them: AGENTS.md instructions, .gitignore
+// rules and the settings files (settings.go); it watches them for changes
+// (watch.go) and keeps the tool-output cache those changes invalidate
+// (cache.go).
 package workspace
 
 import (

@@ -171,6 +171,21 @@ type ToolResult struct {
 	// Lines and Bytes measure the whole output, before any cap.
 	Lines int `json:"lines,omitempty"`
 	Bytes int `json:"bytes,omitempty"`
+	// Cached says the output was served from the tool-output cache: the
+	// files it depended on had not changed since the call that made it.
+	Cached bool `json:"cached,omitempty"`
+	// Seen lists the files whose content the model now knows (the file it
+	// read, the one it edited), each with its version then, so that a
+	// change on disk can be told apart from what the model saw, across
+	// restarts too.
+	Seen []FileSeen `json:"seen,omitempty"`
+}
+
+// FileSeen is a file the model knows, at a version (size, modification
+// time and inode).
+type FileSeen struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
 }
 
 // ApprovalRequest records a question put to the user.
@@ -281,10 +296,19 @@ type ModelChanged struct {
 	To   string `json:"to"`
 }
 
-// FileChanged notes that a file changed on disk outside the agent.
+// FileChanged notes that a file the model had read changed on disk
+// afterwards, by the user or by a command: the model sees a note, and its
+// stale outputs are the first to drop.
 type FileChanged struct {
-	V    int    `json:"v"`
-	Path string `json:"path"`
+	V int `json:"v"`
+	// Path is absolute; Shown is how the model knows it (relative to the
+	// session's directory).
+	Path  string `json:"path"`
+	Shown string `json:"shown,omitempty"`
+	// Turn is the prompt (counted from 1) in which the model read it.
+	Turn int `json:"turn,omitempty"`
+	// Version is the file's version now; "" when it was deleted.
+	Version string `json:"version,omitempty"`
 }
 
 // SubagentStarted links a child session to the task call that starts it.

@@ -1,0 +1,205 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/workspace"
+)
+
+// files is what a session knows of its workspace's files: the watcher, the
+// cache of tool outputs it invalidates, and the files whose content the
+// model has seen, so that a change on disk can be noted.
+type files struct {
+	w     *workspace.Watcher // nil when the OS gave no watcher
+	cache *workspace.Cache[sandbox.Result]
+
+	mu sync.Mutex
+	// changed holds what the watcher reported since the last check;
+	// checkAll says every known file must be looked at (at start, after
+	// an event overflow, or without a trustworthy watcher).
+	changed  []string
+	checkAll bool
+	known    map[string]*seenFile
+}
+
+type seenFile struct {
+	version string
+	turn    int
+	shown   string
+}
+
+// openFiles starts watching the session's directories and rebuilds from
+// the log what the model has seen.
+func (s *Session) openFiles() *files {
+	f := unwatched()
+	f.checkAll = true
+	w, err := workspace.Watch(s.root.Dirs(), workspace.WatchOptions{OnChange: f.onChange, OnDegraded: s.m.watchProblem})
+	if err != nil {
+		s.m.watchProblem(err.Error())
+	} else {
+		f.w = w
+	}
+	turn := 0
+	for _, e := range s.Events() {
+		switch v := e.Payload.(type) {
+		case event.UserMessage:
+			turn++
+		case event.ToolResult:
+			for _, seen := range v.Seen {
+				f.known[seen.Path] = &seenFile{version: seen.Version, turn: turn, shown: s.root.Show(seen.Path)}
+			}
+		case event.FileChanged:
+			if k := f.known[v.Path]; k != nil {
+				k.version = v.Version
+			}
+		}
+	}
+	return f
+}
+
+// unwatched is files without a watcher: every known file is looked at,
+// and no listing or search is cached.
+func unwatched() *files {
+	f := &files{known: map[string]*seenFile{}}
+	f.cache = workspace.NewCache[sandbox.Result](f.trusted)
+	return f
+}
+
+// trusted reports whether every change under the roots is reported.
+func (f *files) trusted() bool { return f.w != nil && f.w.Trustworthy() }
+
+func (f *files) onChange(paths []string) {
+	f.cache.Invalidate(paths)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if paths == nil {
+		f.checkAll = true
+		return
+	}
+	f.changed = append(f.changed, paths...)
+}
+
+func (f *files) close() {
+	if f != nil && f.w != nil {
+		f.w.Close()
+	}
+}
+
+// files returns the session's files, started on first use; a child uses
+// its parent's cache.
+func (s *Session) files() *files {
+	if s.parent != nil {
+		return s.parent.files()
+	}
+	s.filesOnce.Do(func() {
+		f := s.openFiles()
+		s.mu.Lock()
+		s.fs = f
+		s.mu.Unlock()
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fs
+}
+
+// run runs tool, serving a cacheable one from the cache when what it
+// depends on has not changed. It returns the result, the files the model
+// now knows, and whether the result came from the cache.
+func (f *files) run(ctx context.Context, env *sandbox.Env, tool sandbox.Tool, input json.RawMessage, plan *sandbox.FileEdit) (sandbox.Result, []event.FileSeen, bool) {
+	ct, cacheable := tool.(sandbox.Cacheable)
+	if !cacheable {
+		res := tool.Run(ctx, env, input)
+		if tool.Effect() >= sandbox.EffectEdit {
+			// A listing or a search may be stale before the watcher says so.
+			f.cache.DropTrees()
+		}
+		var seen []event.FileSeen
+		if plan != nil && !res.IsError {
+			seen = append(seen, event.FileSeen{Path: plan.Path, Version: workspace.FileVersion(plan.Path)})
+		}
+		return res, seen, false
+	}
+	deps := ct.Depends(env, input)
+	var seen []event.FileSeen
+	for _, d := range deps {
+		if !d.Tree {
+			seen = append(seen, event.FileSeen{Path: d.Path, Version: workspace.FileVersion(d.Path)})
+		}
+	}
+	key := cacheKey(tool.Name(), input)
+	if res, ok := f.cache.Get(key); ok {
+		return res, seen, true
+	}
+	since := time.Now()
+	res := tool.Run(ctx, env, input)
+	if res.IsError || ctx.Err() != nil {
+		return res, nil, false
+	}
+	f.cache.Put(key, res, deps, since)
+	return res, seen, false
+}
+
+func cacheKey(tool string, input json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, input) != nil {
+		return tool + "\x00" + string(input)
+	}
+	return tool + "\x00" + b.String()
+}
+
+// saw records the files the model now knows, read or written in turn.
+func (f *files) saw(seen []event.FileSeen, turn int, show func(string) string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range seen {
+		f.known[s.Path] = &seenFile{version: s.Version, turn: turn, shown: show(s.Path)}
+	}
+}
+
+// check returns a file_changed event for each file the model has seen
+// that is no longer as it saw it. Without a trustworthy watcher every
+// known file is looked at; with one, those under what it reported.
+func (f *files) check() []event.FileChanged {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// Looking at a few hundred files costs less than a millisecond, and
+	// sees an edit the watcher has not delivered yet (it debounces).
+	all := f.checkAll || !f.trusted() || len(f.known) <= statAll
+	changed := f.changed
+	f.changed, f.checkAll = nil, false
+	var out []event.FileChanged
+	for _, path := range slices.Sorted(maps.Keys(f.known)) {
+		k := f.known[path]
+		if !all && !touched(path, changed) {
+			continue
+		}
+		v := workspace.FileVersion(path)
+		if v == k.version {
+			continue
+		}
+		k.version = v
+		out = append(out, event.FileChanged{Path: path, Shown: k.shown, Turn: k.turn, Version: v})
+	}
+	return out
+}
+
+// statAll is how many known files are looked at on every check; past it,
+// only those under what the watcher reported.
+const statAll = 2000
+
+func touched(path string, changed []string) bool {
+	for _, c := range changed {
+		if c == path || workspace.Within(path, c) {
+			return true
+		}
+	}
+	return false
+}

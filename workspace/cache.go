@@ -1,0 +1,192 @@
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Dep is something a tool's output depended on.
+type Dep struct {
+	// Path is absolute.
+	Path string
+	// Tree says the output depended on everything under Path (a listing,
+	// a glob, a search); otherwise on the one file at Path.
+	Tree bool
+}
+
+// FileVersion identifies the content of the file at path without reading
+// it: size, modification time and inode. It is "" when there is no file.
+func FileVersion(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	ino := uint64(0)
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = uint64(st.Ino)
+	}
+	return fmt.Sprintf("%d:%d:%d", fi.Size(), fi.ModTime().UnixNano(), ino)
+}
+
+// Cache keeps tool outputs keyed by tool and arguments, each with what it
+// depended on. A file dependency is checked against the file's version on
+// every Get, so a cached read is never older than the file, whatever the
+// watcher has seen yet; a tree dependency is trusted only while trees()
+// says a change anywhere would have been reported through Invalidate.
+type Cache[V any] struct {
+	trees func() bool
+
+	mu           sync.Mutex
+	entries      map[string]*cacheEntry[V]
+	hits, misses int
+}
+
+type cacheEntry[V any] struct {
+	v    V
+	deps []Dep
+	// vers holds each file dependency's version when it was read.
+	vers []string
+}
+
+// NewCache returns an empty cache; trees reports whether tree
+// dependencies can be trusted (the watcher is ready and not degraded).
+func NewCache[V any](trees func() bool) *Cache[V] {
+	return &Cache[V]{trees: trees, entries: map[string]*cacheEntry[V]{}}
+}
+
+// racyWindow is the modification-time granularity allowed for: a file
+// changed this close to the read may have changed during it without its
+// time showing it, so the read is not cached.
+const racyWindow = 10 * time.Millisecond
+
+// Put keeps v under key. since is when the tool started reading: a file
+// modified after it (or just before) may not be what v holds, so v is not
+// kept. Outputs with no dependencies, or with tree dependencies that
+// cannot be trusted now, are not kept either.
+func (c *Cache[V]) Put(key string, v V, deps []Dep, since time.Time) {
+	if len(deps) == 0 {
+		return
+	}
+	e := &cacheEntry[V]{v: v, deps: deps}
+	for _, d := range deps {
+		if d.Tree {
+			if !c.trees() {
+				return
+			}
+			continue
+		}
+		fi, err := os.Stat(d.Path)
+		if err != nil || !fi.ModTime().Before(since.Add(-racyWindow)) {
+			return
+		}
+		e.vers = append(e.vers, FileVersion(d.Path))
+	}
+	c.mu.Lock()
+	c.entries[key] = e
+	c.mu.Unlock()
+}
+
+// Get returns the output kept under key if nothing it depended on has
+// changed.
+func (c *Cache[V]) Get(key string) (V, bool) {
+	c.mu.Lock()
+	e := c.entries[key]
+	c.mu.Unlock()
+	var zero V
+	if e == nil || !c.valid(e) {
+		c.mu.Lock()
+		if e != nil && c.entries[key] == e {
+			delete(c.entries, key)
+		}
+		c.misses++
+		c.mu.Unlock()
+		return zero, false
+	}
+	c.mu.Lock()
+	c.hits++
+	c.mu.Unlock()
+	return e.v, true
+}
+
+func (c *Cache[V]) valid(e *cacheEntry[V]) bool {
+	i := 0
+	for _, d := range e.deps {
+		if d.Tree {
+			if !c.trees() {
+				return false
+			}
+			continue
+		}
+		if FileVersion(d.Path) != e.vers[i] {
+			return false
+		}
+		i++
+	}
+	return true
+}
+
+// Invalidate drops every entry that depended on one of paths (or on
+// something under them: a directory removed or renamed). Nil drops all.
+func (c *Cache[V]) Invalidate(paths []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if paths == nil {
+		clear(c.entries)
+		return
+	}
+	for key, e := range c.entries {
+		if dependsOn(e.deps, paths) {
+			delete(c.entries, key)
+		}
+	}
+}
+
+// DropTrees drops the entries with tree dependencies: after the agent's
+// own edit or command, before the watcher has reported what changed.
+func (c *Cache[V]) DropTrees() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, e := range c.entries {
+		for _, d := range e.deps {
+			if d.Tree {
+				delete(c.entries, key)
+				break
+			}
+		}
+	}
+}
+
+// Stats returns how many Gets were served and how many were not.
+func (c *Cache[V]) Stats() (hits, misses int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.misses
+}
+
+// Len returns the number of entries kept.
+func (c *Cache[V]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+func dependsOn(deps []Dep, paths []string) bool {
+	for _, d := range deps {
+		for _, p := range paths {
+			if p == d.Path || Within(d.Path, p) || (d.Tree && Within(p, d.Path)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Within reports whether p is strictly under dir.
+func Within(p, dir string) bool {
+	return strings.HasPrefix(p, dir+string(filepath.Separator)) || (dir == string(filepath.Separator) && p != dir)
+}

@@ -1,0 +1,267 @@
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recorder collects what a watcher delivers.
+type recorder struct {
+	mu      sync.Mutex
+	batches [][]string
+	all     map[string]bool
+	resets  int
+}
+
+func (r *recorder) onChange(paths []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if paths == nil {
+		r.resets++
+		return
+	}
+	r.batches = append(r.batches, paths)
+	for _, p := range paths {
+		r.all[p] = true
+	}
+}
+
+// waitFor waits until every path in want was reported.
+func (r *recorder) waitFor(t *testing.T, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.mu.Lock()
+		missing := slices.DeleteFunc(slices.Clone(want), func(p string) bool { return r.all[p] })
+		r.mu.Unlock()
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no change reported for %v", missing)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (r *recorder) seen(p string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.all[p]
+}
+
+func startWatch(t *testing.T, opts WatchOptions, roots ...string) (*Watcher, *recorder) {
+	t.Helper()
+	r := &recorder{all: map[string]bool{}}
+	opts.OnChange = r.onChange
+	w, err := Watch(roots, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	deadline := time.Now().Add(10 * time.Second)
+	for !w.Ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher never got ready")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return w, r
+}
+
+// tree makes a workspace: a repository with an ignored directory.
+func tree(t *testing.T) string {
+	root := t.TempDir()
+	for p, body := range map[string]string{
+		".git/HEAD":            "ref: refs/heads/main\n",
+		".gitignore":           "build/\n*.log\n",
+		"src/a.go":             "package a\n",
+		"src/b.go":             "package a\n",
+		"build/out.bin":        "x",
+		"node_modules/m/i.js":  "1",
+		"docs/guide/intro.md":  "# intro\n",
+		"docs/guide/.gitkeep":  "",
+		"docs/guide/notes.log": "log\n",
+	} {
+		write(t, filepath.Join(root, p), body)
+	}
+	return root
+}
+
+func TestWatcherReportsChanges(t *testing.T) {
+	root := tree(t)
+	outside := t.TempDir()
+	w, r := startWatch(t, WatchOptions{}, root)
+	if d := w.Degraded(); d != "" {
+		t.Fatalf("degraded on a small tree: %s", d)
+	}
+	src := filepath.Join(root, "src")
+	steps := []struct {
+		name string
+		do   func()
+		want []string
+	}{
+		{"edit", func() { write(t, filepath.Join(src, "a.go"), "package a // edited\n") }, []string{filepath.Join(src, "a.go")}},
+		{"create", func() { write(t, filepath.Join(src, "c.go"), "package a\n") }, []string{filepath.Join(src, "c.go")}},
+		{"delete", func() { os.Remove(filepath.Join(src, "b.go")) }, []string{filepath.Join(src, "b.go")}},
+		{"rename", func() { os.Rename(filepath.Join(src, "c.go"), filepath.Join(src, "d.go")) },
+			[]string{filepath.Join(src, "c.go"), filepath.Join(src, "d.go")}},
+		{"new directory with a file, then a file in it", func() {
+			write(t, filepath.Join(root, "pkg", "x", "x.go"), "package x\n")
+			time.Sleep(100 * time.Millisecond) // the watch on pkg/x is in place
+			write(t, filepath.Join(root, "pkg", "x", "y.go"), "package x\n")
+		}, []string{filepath.Join(root, "pkg", "x", "x.go"), filepath.Join(root, "pkg", "x", "y.go")}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			s.do()
+			r.waitFor(t, s.want...)
+		})
+	}
+
+	// Ignored and outside paths: a marker change after them is reported,
+	// and they never are.
+	write(t, filepath.Join(root, "build", "out.bin"), "changed")
+	write(t, filepath.Join(root, "build", "new.bin"), "new")
+	write(t, filepath.Join(root, "node_modules", "m", "i.js"), "2")
+	write(t, filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/other\n")
+	write(t, filepath.Join(root, "docs", "guide", "notes.log"), "more\n")
+	write(t, filepath.Join(outside, "elsewhere.go"), "package e\n")
+	marker := filepath.Join(root, "docs", "guide", "intro.md")
+	write(t, marker, "# intro, edited\n")
+	r.waitFor(t, marker)
+	time.Sleep(100 * time.Millisecond)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for p := range r.all {
+		if strings.Contains(p, "build") || strings.Contains(p, "node_modules") || strings.Contains(p, ".git"+string(filepath.Separator)) ||
+			strings.HasSuffix(p, ".log") || strings.HasPrefix(p, outside) {
+			t.Errorf("reported a change nobody should see: %s", p)
+		}
+	}
+}
+
+func TestWatcherDebouncesABurst(t *testing.T) {
+	root := tree(t)
+	_, r := startWatch(t, WatchOptions{Debounce: 50 * time.Millisecond, MaxDelay: time.Second}, root)
+	var want []string
+	for i := range 1000 {
+		p := filepath.Join(root, "src", fmt.Sprintf("gen_%03d.go", i%100))
+		if i < 100 {
+			want = append(want, p)
+		}
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("package a // %d\n", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.waitFor(t, want...)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// 1,000 writes to 100 files arrive as a few batches of distinct paths,
+	// not 1,000 calls.
+	if len(r.batches) > 10 {
+		t.Errorf("a burst of 1,000 writes came in %d batches", len(r.batches))
+	}
+	for _, b := range r.batches {
+		if len(slices.Compact(slices.Clone(b))) != len(b) {
+			t.Errorf("a batch repeats paths: %d entries", len(b))
+		}
+	}
+}
+
+// TestWatcherLimit checks the fallback: past the watch limit the watcher
+// says so, and the cache stops trusting tree dependencies.
+func TestWatcherLimit(t *testing.T) {
+	root := tree(t)
+	w, _ := startWatch(t, WatchOptions{Limit: 2}, root)
+	d := w.Degraded()
+	if !strings.Contains(d, "limit of 2 directories") || !strings.Contains(d, "modification times") {
+		t.Fatalf("degraded = %q", d)
+	}
+	if w.Trustworthy() {
+		t.Fatal("a degraded watcher says it sees everything")
+	}
+	c := NewCache[string](w.Trustworthy)
+	file := filepath.Join(root, "src", "a.go")
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(file, old, old)
+	c.Put("grep", "listing", []Dep{{Path: root, Tree: true}}, time.Now())
+	c.Put("read", "package a\n", []Dep{{Path: file}}, time.Now())
+	if _, ok := c.Get("grep"); ok {
+		t.Error("a tree output was cached with a degraded watcher")
+	}
+	if v, ok := c.Get("read"); !ok || v != "package a\n" {
+		t.Error("a file read is not cached with a degraded watcher: its modification time is checked instead")
+	}
+	write(t, file, "package a // changed, unseen by the watcher\n")
+	if _, ok := c.Get("read"); ok {
+		t.Error("a changed file was served from the cache")
+	}
+}
+
+func TestCache(t *testing.T) {
+	root := tree(t)
+	w, r := startWatch(t, WatchOptions{}, root)
+	c := NewCache[string](w.Trustworthy)
+	a := filepath.Join(root, "src", "a.go")
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(a, old, old)
+
+	c.Put("read a", "package a\n", []Dep{{Path: a}}, time.Now())
+	c.Put("grep src", "src/a.go:1", []Dep{{Path: filepath.Join(root, "src"), Tree: true}}, time.Now())
+	c.Put("grep docs", "docs/guide/intro.md:1", []Dep{{Path: filepath.Join(root, "docs"), Tree: true}}, time.Now())
+	for _, k := range []string{"read a", "read a", "grep src", "grep docs"} {
+		if _, ok := c.Get(k); !ok {
+			t.Fatalf("%s not served from the cache", k)
+		}
+	}
+	if h, m := c.Stats(); h != 4 || m != 0 {
+		t.Fatalf("stats = %d hits, %d misses", h, m)
+	}
+
+	// A read just after the file changed is not kept: it may be torn.
+	b := filepath.Join(root, "src", "b.go")
+	write(t, b, "package a // fresh\n")
+	c.Put("read b", "package a // fresh\n", []Dep{{Path: b}}, time.Now())
+	if _, ok := c.Get("read b"); ok {
+		t.Error("a read of a file modified during it was kept")
+	}
+
+	// A change in an ignored directory invalidates nothing.
+	write(t, filepath.Join(root, "build", "out.bin"), "rebuilt")
+	time.Sleep(150 * time.Millisecond)
+	if c.Len() != 3 {
+		t.Errorf("a change in build/ (ignored) dropped entries: %d left", c.Len())
+	}
+
+	// A new file under src drops the grep of src, not that of docs.
+	n := filepath.Join(root, "src", "n.go")
+	write(t, n, "package a\n")
+	r.waitFor(t, n)
+	r.mu.Lock()
+	last := r.batches[len(r.batches)-1]
+	r.mu.Unlock()
+	c.Invalidate(last)
+	if _, ok := c.Get("grep src"); ok {
+		t.Error("grep of src survived a new file in src")
+	}
+	if _, ok := c.Get("grep docs"); !ok {
+		t.Error("grep of docs was dropped by a change in src")
+	}
+
+	// Removing a directory drops what depended on files in it.
+	c.Invalidate([]string{filepath.Join(root, "src")})
+	if _, ok := c.Get("read a"); ok {
+		t.Error("a read of a file in a removed directory survived")
+	}
+	c.DropTrees()
+	if c.Len() != 0 {
+		t.Errorf("DropTrees left %d entries", c.Len())
+	}
+}
