@@ -25,7 +25,9 @@ func doctor(args []string, w io.Writer) error {
 			return fmt.Errorf("doctor: unknown argument %q (it takes only --json)", a)
 		}
 	}
-	r := box.New(box.Options{}).Report()
+	bx := box.New(box.Options{})
+	defer bx.Close()
+	r := bx.Report()
 	r.Layers = append(r.Layers, watcherLayer())
 	if asJSON {
 		enc := json.NewEncoder(w)

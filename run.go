@@ -61,6 +61,8 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		return err
 	}
 	out := &printer{stdout: stdout, stderr: stderr}
+	bx := box.New(box.Options{})
+	defer bx.Close()
 	mgr := session.NewManager(session.Config{
 		Store:        st,
 		Client:       out,
@@ -68,7 +70,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		DefaultModel: mods.defaultFor,
 		Window:       win,
 		Logger:       g.log,
-		Tools:        sandbox.NewTools(sandboxSettings(g), box.New(box.Options{})),
+		Tools:        sandbox.NewTools(sandboxSettings(g), bx),
 		DataDir:      filepath.Dir(g.db),
 		Project:      mods.projectInstructions,
 	})

@@ -36,6 +36,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	// answer is cached). The probe runs in the background; initialize
 	// reports its missing layers.
 	bx := box.New(box.Options{})
+	defer bx.Close()
 	probe := sandbox.StartProbeCached(bx, cacheDir())
 	sbx := sandboxSettings(g)
 	mods := g.models()

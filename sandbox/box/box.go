@@ -94,6 +94,14 @@ type Box struct {
 	opts Options
 	once sync.Once
 	caps machine
+
+	// The spare helper (Linux): started while a command runs, for the
+	// next one.
+	spareMu    sync.Mutex
+	spare      *helper
+	spareTimer *time.Timer
+	refilling  chan struct{} // closed when the spare being started is in place
+	closed     bool
 }
 
 // New returns a box.

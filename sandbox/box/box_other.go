@@ -15,6 +15,15 @@ import (
 // MaybeRunHelper returns at once: there is no helper outside Linux.
 func MaybeRunHelper() {}
 
+// There are no helpers or cgroups outside Linux.
+type (
+	helper     struct{}
+	cgroupBase struct{}
+)
+
+// Close does nothing: there is no spare helper outside Linux.
+func (b *Box) Close() error { return nil }
+
 // Run runs the command in its own process group with a timeout; this
 // system has none of the Linux layers, and the outcome says so.
 func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {

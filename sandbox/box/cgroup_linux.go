@@ -82,25 +82,12 @@ type boxCgroup struct {
 	fd  *os.File
 }
 
-// newBoxCgroup creates a cgroup for one command with the given limits.
-func (c *cgroupBase) newBoxCgroup(memory int64, processes int) (*boxCgroup, error) {
+// newBoxCgroup creates a cgroup for one command; limit sets its limits
+// once the command is known (a spare helper is born in it before).
+func (c *cgroupBase) newBoxCgroup() (*boxCgroup, error) {
 	dir, err := os.MkdirTemp(c.dir, "bridle-box-")
 	if err != nil {
 		return nil, err
-	}
-	if c.memory && memory > 0 {
-		// The whole command's memory, not each process's address space.
-		if err := os.WriteFile(filepath.Join(dir, "memory.max"), []byte(strconv.FormatInt(memory, 10)), 0); err != nil {
-			os.Remove(dir)
-			return nil, err
-		}
-		os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0)
-	}
-	if c.pids && processes > 0 {
-		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(processes)), 0); err != nil {
-			os.Remove(dir)
-			return nil, err
-		}
 	}
 	fd, err := os.Open(dir)
 	if err != nil {
@@ -108,6 +95,24 @@ func (c *cgroupBase) newBoxCgroup(memory int64, processes int) (*boxCgroup, erro
 		return nil, err
 	}
 	return &boxCgroup{dir: dir, fd: fd}, nil
+}
+
+// limit caps the whole command's memory and processes where those
+// controllers are delegated.
+func (b *boxCgroup) limit(c *cgroupBase, memory int64, processes int) error {
+	if c.memory && memory > 0 {
+		// The whole command's memory, not each process's address space.
+		if err := os.WriteFile(filepath.Join(b.dir, "memory.max"), []byte(strconv.FormatInt(memory, 10)), 0); err != nil {
+			return err
+		}
+		os.WriteFile(filepath.Join(b.dir, "memory.swap.max"), []byte("0"), 0)
+	}
+	if c.pids && processes > 0 {
+		if err := os.WriteFile(filepath.Join(b.dir, "pids.max"), []byte(strconv.Itoa(processes)), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // destroy kills every process in the cgroup and removes it.

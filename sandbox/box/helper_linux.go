@@ -24,8 +24,8 @@ const helperArg = "__bridle_box__"
 
 // Descriptors the helper inherits.
 const (
-	ctlFD    = 3 // SOCK_SEQPACKET to the parent: reports out, listener fd
-	configFD = 4 // memfd with the helperConfig
+	ctlFD    = 3 // SOCK_SEQPACKET to the parent: the command in, reports and listener fd out
+	configFD = 4 // memfd with the helperConfig (a placeholder until the command comes)
 )
 
 // helperConfig is what the parent tells the helper.
@@ -72,23 +72,51 @@ func MaybeRunHelper() {
 	}
 	// Credentials, rlimits and the final execve act on this thread.
 	runtime.LockOSThread()
-	cfg, err := readConfig()
-	if err != nil {
-		fail(helperReport{}, "read the box configuration: %v", err)
-	}
 	stage := "exec"
 	if len(os.Args) > 2 {
 		stage = os.Args[2]
 	}
 	switch stage {
-	case "supervise":
-		os.Exit(supervise())
 	case "probe":
 		send(helperReport{Applied: []string{"probe"}}, -1)
 		os.Exit(0)
-	default:
-		execCommand(cfg)
+	case "supervise":
+		// Its exec stage, started at once, waits for the command itself.
+		os.Exit(supervise())
 	}
+	receiveCommand()
+	cfg, err := readConfig()
+	if err != nil {
+		fail(helperReport{}, "read the box configuration: %v", err)
+	}
+	execCommand(cfg)
+}
+
+// receiveCommand waits for the parent to hand over a command: the output
+// pipe, put on descriptors 1 and 2, and the configuration, put on
+// configFD. A closed socket means the spare is not needed: exit.
+func receiveCommand() {
+	buf := make([]byte, 16)
+	oob := make([]byte, unix.CmsgSpace(2*4))
+	n, oobn, _, _, err := unix.Recvmsg(ctlFD, buf, oob, 0)
+	if err != nil || n == 0 {
+		os.Exit(0)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		fail(helperReport{}, "the command came without its descriptors")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 2 {
+		fail(helperReport{}, "the command came without its descriptors")
+	}
+	for _, d := range []struct{ from, to int }{{fds[0], 1}, {fds[0], 2}, {fds[1], configFD}} {
+		if err := unix.Dup3(d.from, d.to, 0); err != nil {
+			fail(helperReport{}, "set up descriptor %d: %v", d.to, err)
+		}
+	}
+	unix.Close(fds[0])
+	unix.Close(fds[1])
 }
 
 func readConfig() (helperConfig, error) {
@@ -422,7 +450,8 @@ func userTasks(uid int) int {
 
 // supervise runs the exec stage as a child and, being a subreaper, kills
 // every process it leaves behind, daemons included: the fallback for
-// machines without PID namespaces.
+// machines without PID namespaces. The exec stage starts at once, in a
+// spare too, and takes the command from the control socket itself.
 func supervise() int {
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	sigs := make(chan os.Signal, 1)

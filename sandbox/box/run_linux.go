@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -78,11 +79,6 @@ func sysProcAttr(flags uintptr, userns bool) *syscall.SysProcAttr {
 }
 
 func startProbe(flags uintptr, userns bool) error {
-	cfg, err := configFile(helperConfig{})
-	if err != nil {
-		return err
-	}
-	defer cfg.Close()
 	ctl, child, err := controlPair()
 	if err != nil {
 		return err
@@ -90,7 +86,7 @@ func startProbe(flags uintptr, userns bool) error {
 	defer ctl.Close()
 	cmd := exec.Command("/proc/self/exe", helperArg, "probe")
 	cmd.Env = []string{}
-	cmd.ExtraFiles = []*os.File{child, cfg}
+	cmd.ExtraFiles = []*os.File{child}
 	cmd.SysProcAttr = sysProcAttr(flags, userns)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -185,11 +181,6 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("box: %w", err)
 	}
 	defer cfgFile.Close()
-	ctl, child, err := controlPair()
-	if err != nil {
-		return Outcome{}, fmt.Errorf("box: %w", err)
-	}
-	defer ctl.Close()
 
 	runCtx := ctx
 	if s.Timeout > 0 {
@@ -197,61 +188,81 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
-	stage := "exec"
-	if !namespaced {
-		stage = "supervise"
+	// The command writes stdout and stderr to one pipe, interleaved as
+	// written; the helper puts it on its descriptors 1 and 2.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("box: output pipe: %w", err)
 	}
-	cmd := exec.CommandContext(runCtx, "/proc/self/exe", helperArg, stage)
-	cmd.Env = []string{}
-	cmd.Stdout, cmd.Stderr = s.Output, s.Output
-	cmd.ExtraFiles = []*os.File{child, cfgFile}
-	cmd.SysProcAttr = sysProcAttr(m.cloneflags, m.userns)
-	var cg *boxCgroup
-	if m.cgroup != nil {
-		if cg, err = m.cgroup.newBoxCgroup(s.MemoryBytes, s.Processes); err != nil {
-			out.Missing = append(out.Missing, "cgroup: "+err.Error())
-		} else {
-			// Born in its cgroup (clone3 CLONE_INTO_CGROUP): nothing the
-			// command starts is ever outside it.
-			defer cg.destroy()
-			cmd.SysProcAttr.UseCgroupFD = true
-			cmd.SysProcAttr.CgroupFD = int(cg.fd.Fd())
-			out.Applied = append(out.Applied, "cgroup "+filepath.Base(cg.dir))
+	defer pr.Close()
+	// Limits first, then the command: it may not start uncapped.
+	handOver := func(h *helper) error {
+		if h.cg != nil {
+			if err := h.cg.limit(m.cgroup, s.MemoryBytes, s.Processes); err != nil {
+				return fmt.Errorf("cgroup limits: %w", err)
+			}
+		}
+		return h.send(cfgFile, pw)
+	}
+	h, err := b.take()
+	if err == nil {
+		if err = handOver(h); err != nil {
+			// The spare died unused (killed from outside): a fresh one.
+			h.discard()
+			if h, err = b.startHelper(); err == nil {
+				err = handOver(h)
+			}
 		}
 	}
-	if namespaced {
-		// The helper became the command and is PID 1 of its namespace:
-		// killing it makes the kernel kill every process in the box.
-		cmd.Cancel = func() error { return cmd.Process.Kill() }
-	} else {
-		// The supervisor kills the tree it reaped on SIGTERM; WaitDelay
-		// escalates to SIGKILL if it does not exit.
-		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	pw.Close()
+	if err != nil {
+		if h != nil {
+			h.discard()
+		}
+		return Outcome{}, fmt.Errorf("box: hand the command to a helper: %w", err)
 	}
-	cmd.WaitDelay = 2 * time.Second
-
-	// Pdeathsig fires when the thread that started the helper ends: keep
-	// this goroutine on its thread until the command is done.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
-		child.Close()
-		return Outcome{}, fmt.Errorf("box: start the helper: %w", err)
+	defer h.ctl.Close()
+	// The next command's helper starts when this one is done.
+	defer func() { go b.refill() }()
+	if h.cg != nil {
+		defer h.cg.destroy()
+		out.Applied = append(out.Applied, "cgroup "+filepath.Base(h.cg.dir))
+	} else if h.cgErr != nil {
+		out.Missing = append(out.Missing, "cgroup: "+h.cgErr.Error())
 	}
-	child.Close()
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(s.Output, pr)
+		close(copied)
+	}()
 	reports := make(chan helperReport, 1)
-	ctlFD := int(ctl.Fd())
+	ctlFD := int(h.ctl.Fd())
 	go func() { reports <- readReports(ctlFD, px) }()
 
-	waitErr := cmd.Wait()
-	if cg != nil {
-		// Everything left in the command's cgroup dies at once.
-		os.WriteFile(filepath.Join(cg.dir, "cgroup.kill"), []byte("1"), 0)
+	select {
+	case <-h.exited:
+	case <-runCtx.Done():
+		// A namespaced helper became the command and is PID 1 of its
+		// namespace: killing it makes the kernel kill every process in
+		// the box. The supervisor kills the tree it reaped on SIGTERM.
+		h.stop(2 * time.Second)
 	}
-	if !namespaced && cmd.Process != nil {
+	waitErr := h.err
+	if h.cg != nil {
+		// Everything left in the command's cgroup dies at once.
+		os.WriteFile(filepath.Join(h.cg.dir, "cgroup.kill"), []byte("1"), 0)
+	}
+	if !namespaced {
 		// Belt and braces, should the supervisor have died before its
 		// work was done: kill every process group of the helper's session.
-		killSession(cmd.Process.Pid)
+		killSession(h.cmd.Process.Pid)
+	}
+	// Output still held by a process that escaped is cut after a grace.
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		pr.Close()
+		<-copied
 	}
 	// The helper's end closes when it execs or exits; then the reader
 	// returns.
@@ -289,7 +300,6 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		default:
 			out.ExitCode = ws.ExitStatus()
 		}
-	case errors.Is(waitErr, exec.ErrWaitDelay):
 	case waitErr != nil:
 		return out, fmt.Errorf("box: %w", waitErr)
 	}

@@ -204,7 +204,7 @@ func (c *conn) connect() {
 		// Its own process group, so closing kills whatever it started;
 		// SIGKILL if bridle dies without closing it (a server also exits
 		// when its stdin, bridle's pipe, closes).
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = serverProcAttr()
 		// A process the server started may hold its stderr open after it
 		// exits; Wait must not wait for that one too.
 		cmd.WaitDelay = 250 * time.Millisecond
