@@ -69,12 +69,15 @@ func (s *Session) openFiles() *files {
 // and no listing or search is cached.
 func unwatched() *files {
 	f := &files{known: map[string]*seenFile{}}
-	f.cache = workspace.NewCache[sandbox.Result](f.trusted)
+	f.cache = workspace.NewCache[sandbox.Result](f.sees)
 	return f
 }
 
 // trusted reports whether every change under the roots is reported.
 func (f *files) trusted() bool { return f.w != nil && f.w.Trustworthy() }
+
+// sees reports whether every change under dir has been reported.
+func (f *files) sees(dir string) bool { return f.w != nil && f.w.Sees(dir) }
 
 func (f *files) onChange(paths []string) {
 	f.cache.Invalidate(paths)

@@ -36,14 +36,18 @@ func FileVersion(path string) string {
 // Cache keeps tool outputs keyed by tool and arguments, each with what it
 // depended on. A file dependency is checked against the file's version on
 // every Get, so a cached read is never older than the file, whatever the
-// watcher has seen yet; a tree dependency is trusted only while trees()
-// says a change anywhere would have been reported through Invalidate.
+// watcher has seen yet; a tree dependency is trusted only while
+// sees(tree) says every change under it has been reported through
+// Invalidate.
 type Cache[V any] struct {
-	trees func() bool
+	sees func(dir string) bool
 
 	mu           sync.Mutex
 	entries      map[string]*cacheEntry[V]
 	hits, misses int
+	// invalidated is when Invalidate or DropTrees last ran: an output
+	// with a tree dependency read before then may be stale already.
+	invalidated time.Time
 }
 
 type cacheEntry[V any] struct {
@@ -53,10 +57,13 @@ type cacheEntry[V any] struct {
 	vers []string
 }
 
-// NewCache returns an empty cache; trees reports whether tree
-// dependencies can be trusted (the watcher is ready and not degraded).
-func NewCache[V any](trees func() bool) *Cache[V] {
-	return &Cache[V]{trees: trees, entries: map[string]*cacheEntry[V]{}}
+// NewCache returns an empty cache; sees reports whether a dependency on
+// the tree under dir can be trusted (Watcher.Sees), nil for never.
+func NewCache[V any](sees func(dir string) bool) *Cache[V] {
+	if sees == nil {
+		sees = func(string) bool { return false }
+	}
+	return &Cache[V]{sees: sees, entries: map[string]*cacheEntry[V]{}}
 }
 
 // racyWindow is the modification-time granularity allowed for: a file
@@ -67,7 +74,8 @@ const racyWindow = 10 * time.Millisecond
 // Put keeps v under key. since is when the tool started reading: a file
 // modified after it (or just before) may not be what v holds, so v is not
 // kept. Outputs with no dependencies, or with tree dependencies that
-// cannot be trusted now, are not kept either.
+// cannot be trusted now or saw an invalidation while they were read, are
+// not kept either.
 func (c *Cache[V]) Put(key string, v V, deps []Dep, since time.Time) {
 	if len(deps) == 0 {
 		return
@@ -75,7 +83,10 @@ func (c *Cache[V]) Put(key string, v V, deps []Dep, since time.Time) {
 	e := &cacheEntry[V]{v: v, deps: deps}
 	for _, d := range deps {
 		if d.Tree {
-			if !c.trees() {
+			c.mu.Lock()
+			raced := !c.invalidated.Before(since)
+			c.mu.Unlock()
+			if raced || !c.sees(d.Path) {
 				return
 			}
 			continue
@@ -117,7 +128,7 @@ func (c *Cache[V]) valid(e *cacheEntry[V]) bool {
 	i := 0
 	for _, d := range e.deps {
 		if d.Tree {
-			if !c.trees() {
+			if !c.sees(d.Path) {
 				return false
 			}
 			continue
@@ -135,6 +146,7 @@ func (c *Cache[V]) valid(e *cacheEntry[V]) bool {
 func (c *Cache[V]) Invalidate(paths []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.invalidated = time.Now()
 	if paths == nil {
 		clear(c.entries)
 		return
@@ -151,6 +163,7 @@ func (c *Cache[V]) Invalidate(paths []string) {
 func (c *Cache[V]) DropTrees() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.invalidated = time.Now()
 	for key, e := range c.entries {
 		for _, d := range e.deps {
 			if d.Tree {

@@ -34,8 +34,10 @@ type WatchOptions struct {
 	Logger     *slog.Logger
 }
 
-// Watcher reports changes under a session's directories, skipping .git,
-// node_modules and what .gitignore files ignore. When the OS will not
+// Watcher reports changes under a session's directories. It does not
+// watch inside .git, node_modules and the directories .gitignore files
+// ignore; a change to any entry of a watched directory is reported,
+// ignored files included (a listing shows them). When the OS will not
 // watch every directory, it says so once (Degraded) and users of it check
 // modification times instead.
 type Watcher struct {
@@ -45,14 +47,20 @@ type Watcher struct {
 
 	mu sync.Mutex
 	// ignores holds, for each watched directory, the rules that apply in
-	// it, and the root it is under.
-	ignores  map[string]dirRules
+	// it and the root it is under.
+	ignores map[string]dirRules
+	// blind holds the directories skipped although .gitignore does not
+	// ignore them (node_modules): a search may look inside them, and no
+	// change there would be seen.
+	blind    map[string]bool
 	degraded string
 	ready    bool
+	// scanning counts rescans running (after an overflow or a changed
+	// .gitignore): until they end, a change may go unseen.
+	scanning int
 	pending  map[string]bool
 	overflow bool
 
-	kick chan struct{}
 	done chan struct{}
 	wg   sync.WaitGroup
 }
@@ -82,15 +90,13 @@ func Watch(roots []string, opts WatchOptions) (*Watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch the workspace: %w", err)
 	}
-	w := &Watcher{opts: opts, roots: roots, fsw: fsw, ignores: map[string]dirRules{}, pending: map[string]bool{},
-		kick: make(chan struct{}, 1), done: make(chan struct{})}
+	w := &Watcher{opts: opts, roots: roots, fsw: fsw, ignores: map[string]dirRules{}, blind: map[string]bool{},
+		pending: map[string]bool{}, done: make(chan struct{})}
 	w.wg.Add(2)
 	added := make(chan struct{})
 	go func() {
 		defer w.wg.Done()
-		for _, r := range roots {
-			w.addTree(r, r, nil)
-		}
+		w.scan()
 		w.mu.Lock()
 		w.ready = true
 		w.mu.Unlock()
@@ -119,6 +125,15 @@ func (w *Watcher) Close() error {
 	return err
 }
 
+func (w *Watcher) closed() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // Ready reports whether every directory has been added: until then a
 // change in a directory not yet watched goes unseen.
 func (w *Watcher) Ready() bool {
@@ -141,44 +156,109 @@ func (w *Watcher) Watched() int {
 	return len(w.ignores)
 }
 
-// Trustworthy reports whether a change anywhere under the roots would be
-// seen: the watcher is ready and not degraded.
+// Trustworthy reports whether a change anywhere under the roots that are
+// watched would be seen: the watcher is ready, not degraded and not
+// rescanning.
 func (w *Watcher) Trustworthy() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.ready && w.degraded == ""
+	return w.ready && w.degraded == "" && w.scanning == 0
+}
+
+// Sees reports whether every change under dir has been reported: dir is
+// watched, nothing under it is left unwatched for a search to find, the
+// watcher is trustworthy, and no change is waiting in the debounce.
+func (w *Watcher) Sees(dir string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.ready || w.degraded != "" || w.scanning > 0 || len(w.pending) > 0 || w.overflow {
+		return false
+	}
+	if _, ok := w.ignores[dir]; !ok {
+		return false
+	}
+	for b := range w.blind {
+		if b == dir || Within(b, dir) {
+			return false
+		}
+	}
+	return true
 }
 
 // skipDir names the directories never watched, whatever .gitignore says.
 func skipDir(name string) bool { return name == ".git" || name == "node_modules" }
 
-// addTree watches dir and every directory below it that is not ignored.
+// scan adds every root. Run again (after an overflow, or when a
+// .gitignore changed) it adds what is missing and refreshes the rules.
+func (w *Watcher) scan() {
+	for _, r := range w.roots {
+		w.addTree(r, r, nil)
+	}
+}
+
+// rescan scans again in the background; the watcher is not trustworthy
+// until it is done.
+func (w *Watcher) rescan() {
+	w.mu.Lock()
+	w.scanning++
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.scan()
+		w.mu.Lock()
+		w.scanning--
+		w.mu.Unlock()
+	}()
+}
+
+// addTree watches dir and every directory below it that is not skipped.
 // With found set, the files already in them are reported as changed: they
 // were created before the watch could see them.
 func (w *Watcher) addTree(root, dir string, found map[string]bool) {
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+		if err != nil || w.closed() {
 			return nil
 		}
-		select {
-		case <-w.done:
-			return filepath.SkipAll
-		default:
-		}
 		if !d.IsDir() {
-			if found != nil && !w.ignored(p, false) {
+			if found != nil {
 				found[p] = true
 			}
 			return nil
 		}
-		if p != dir && w.ignored(p, true) {
-			return filepath.SkipDir
+		if p != dir {
+			if skip, blind := w.skipped(p); skip {
+				if blind {
+					w.mu.Lock()
+					w.blind[p] = true
+					w.mu.Unlock()
+				}
+				return filepath.SkipDir
+			}
 		}
 		if !w.add(root, p, w.rulesFor(root, p)) {
 			return filepath.SkipAll
 		}
 		return nil
 	})
+}
+
+// skipped reports whether the directory p is not watched, and whether it
+// is a blind spot: skipped by name although .gitignore does not ignore it.
+func (w *Watcher) skipped(p string) (skip, blind bool) {
+	w.mu.Lock()
+	r, ok := w.ignores[filepath.Dir(p)]
+	w.mu.Unlock()
+	ignored := ok && r.ig.Match(relSlash(r.root, p), true)
+	if ignored {
+		return true, false
+	}
+	name := filepath.Base(p)
+	if skipDir(name) {
+		// The walks of glob and grep skip .git themselves.
+		return true, name != ".git"
+	}
+	return false, false
 }
 
 // rulesFor returns the .gitignore rules that apply inside dir.
@@ -196,39 +276,66 @@ func (w *Watcher) rulesFor(root, dir string) *Ignore {
 }
 
 // add watches one directory; it returns false once the watcher is
-// degraded.
+// degraded or closed.
 func (w *Watcher) add(root, dir string, ig *Ignore) bool {
 	w.mu.Lock()
 	if w.degraded != "" {
 		w.mu.Unlock()
 		return false
 	}
+	_, had := w.ignores[dir]
 	n := len(w.ignores)
 	w.mu.Unlock()
 	var err error
-	if w.opts.Limit > 0 && n >= w.opts.Limit {
+	if w.opts.Limit > 0 && n >= w.opts.Limit && !had {
 		err = fmt.Errorf("the watcher's limit of %d directories was reached", w.opts.Limit)
 	} else if err = w.fsw.Add(dir); err == nil {
 		w.mu.Lock()
 		w.ignores[dir] = dirRules{root: root, ig: ig}
+		delete(w.blind, dir)
 		w.mu.Unlock()
 		return true
 	}
-	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, os.ErrPermission) {
+	switch {
+	case w.closed() || errors.Is(err, fsnotify.ErrClosed):
+		return false
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, os.ErrPermission):
 		return true // gone meanwhile, or not this user's to read
-	}
-	if errors.Is(err, syscall.ENOSPC) {
+	case errors.Is(err, syscall.ENOSPC):
 		err = fmt.Errorf("the OS limit on file watches (fs.inotify.max_user_watches) was reached")
 	}
 	w.mu.Lock()
 	w.degraded = fmt.Sprintf("%v after %d directories; changes elsewhere are found by checking modification times when an output is used (raise the limit with sysctl fs.inotify.max_user_watches=524288)", err, n)
+	reason := w.degraded
 	w.mu.Unlock()
-	reason := w.Degraded()
 	w.opts.Logger.Warn("the workspace is not fully watched", "reason", reason)
 	if w.opts.OnDegraded != nil {
 		w.opts.OnDegraded(reason)
 	}
 	return false
+}
+
+// forget drops the watches on dir and below, which was removed or renamed:
+// the kernel's watches follow a renamed directory, so under its new name
+// they are added afresh.
+func (w *Watcher) forget(dir string) {
+	w.mu.Lock()
+	var gone []string
+	for d := range w.ignores {
+		if d == dir || Within(d, dir) {
+			gone = append(gone, d)
+			delete(w.ignores, d)
+		}
+	}
+	for b := range w.blind {
+		if b == dir || Within(b, dir) {
+			delete(w.blind, b)
+		}
+	}
+	w.mu.Unlock()
+	for _, d := range gone {
+		w.fsw.Remove(d)
+	}
 }
 
 func relSlash(root, p string) string {
@@ -237,21 +344,6 @@ func relSlash(root, p string) string {
 		return ""
 	}
 	return filepath.ToSlash(rel)
-}
-
-// ignored reports whether a change at p is of no interest: inside a
-// directory nobody watches for it, or a path .gitignore ignores.
-func (w *Watcher) ignored(p string, isDir bool) bool {
-	if skipDir(filepath.Base(p)) {
-		return true
-	}
-	w.mu.Lock()
-	r, ok := w.ignores[filepath.Dir(p)]
-	w.mu.Unlock()
-	if !ok {
-		return false
-	}
-	return r.ig.Match(relSlash(r.root, p), isDir)
 }
 
 func (w *Watcher) loop() {
@@ -306,9 +398,11 @@ func (w *Watcher) loop() {
 				return
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Directories created meanwhile may be unwatched: look again.
 				w.mu.Lock()
 				w.overflow = true
 				w.mu.Unlock()
+				w.rescan()
 				arm()
 			}
 		case <-timer:
@@ -317,24 +411,28 @@ func (w *Watcher) loop() {
 	}
 }
 
-// note records one event; a new directory is watched with what is in it.
+// note records one event. A new directory is watched with what is in it;
+// a removed or renamed one is forgotten; a changed .gitignore changes what
+// is watched.
 func (w *Watcher) note(ev fsnotify.Event) {
 	if ev.Op == fsnotify.Chmod {
 		return
 	}
-	var isDir bool
-	if ev.Has(fsnotify.Create) {
-		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-			isDir = true
-		}
-	}
-	if w.ignored(ev.Name, isDir) {
-		return
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		w.forget(ev.Name)
 	}
 	found := map[string]bool{ev.Name: true}
-	if isDir {
-		if root := w.rootOf(ev.Name); root != "" {
-			w.addTree(root, ev.Name, found)
+	if ev.Has(fsnotify.Create) {
+		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+			if skip, blind := w.skipped(ev.Name); !skip {
+				if root := w.rootOf(ev.Name); root != "" {
+					w.addTree(root, ev.Name, found)
+				}
+			} else if blind {
+				w.mu.Lock()
+				w.blind[ev.Name] = true
+				w.mu.Unlock()
+			}
 		}
 	}
 	w.mu.Lock()
@@ -342,6 +440,9 @@ func (w *Watcher) note(ev fsnotify.Event) {
 		w.pending[p] = true
 	}
 	w.mu.Unlock()
+	if filepath.Base(ev.Name) == ".gitignore" {
+		w.rescan()
+	}
 }
 
 func (w *Watcher) rootOf(p string) string {

@@ -125,26 +125,78 @@ func TestWatcherReportsChanges(t *testing.T) {
 		})
 	}
 
-	// Ignored and outside paths: a marker change after them is reported,
-	// and they never are.
+	// Inside ignored directories and outside the roots nothing is
+	// watched: a marker change after them is reported, and they never
+	// are. An ignored file in a watched directory is reported (a listing
+	// shows it).
 	write(t, filepath.Join(root, "build", "out.bin"), "changed")
 	write(t, filepath.Join(root, "build", "new.bin"), "new")
 	write(t, filepath.Join(root, "node_modules", "m", "i.js"), "2")
 	write(t, filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/other\n")
-	write(t, filepath.Join(root, "docs", "guide", "notes.log"), "more\n")
 	write(t, filepath.Join(outside, "elsewhere.go"), "package e\n")
+	log := filepath.Join(root, "docs", "guide", "notes.log")
+	write(t, log, "more\n")
 	marker := filepath.Join(root, "docs", "guide", "intro.md")
 	write(t, marker, "# intro, edited\n")
-	r.waitFor(t, marker)
+	r.waitFor(t, marker, log)
 	time.Sleep(100 * time.Millisecond)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for p := range r.all {
 		if strings.Contains(p, "build") || strings.Contains(p, "node_modules") || strings.Contains(p, ".git"+string(filepath.Separator)) ||
-			strings.HasSuffix(p, ".log") || strings.HasPrefix(p, outside) {
+			strings.HasPrefix(p, outside) {
 			t.Errorf("reported a change nobody should see: %s", p)
 		}
 	}
+}
+
+// TestWatcherFollowsRenamesAndGitignore: a renamed directory's files are
+// reported under the new name, a directory .gitignore stops ignoring is
+// watched, and node_modules that .gitignore does not ignore is a blind
+// spot for the trees above it.
+func TestWatcherFollowsRenamesAndGitignore(t *testing.T) {
+	root := tree(t)
+	write(t, filepath.Join(root, "pkg", "sub", "x.go"), "package sub\n")
+	w, r := startWatch(t, WatchOptions{}, root)
+	if w.Sees(root) {
+		t.Error("the root is trusted although node_modules (not in .gitignore) is unwatched")
+	}
+	if !w.Sees(filepath.Join(root, "src")) {
+		t.Error("src is not trusted")
+	}
+	if w.Sees(filepath.Join(root, "build")) {
+		t.Error("build (ignored, unwatched) is trusted")
+	}
+
+	if err := os.Rename(filepath.Join(root, "pkg"), filepath.Join(root, "lib")); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(t, filepath.Join(root, "lib"))
+	time.Sleep(100 * time.Millisecond)
+	moved := filepath.Join(root, "lib", "sub", "x.go")
+	write(t, moved, "package sub // edited after the rename\n")
+	r.waitFor(t, moved)
+	newDir := filepath.Join(root, "lib", "sub", "deeper")
+	write(t, filepath.Join(newDir, "y.go"), "package deeper\n")
+	time.Sleep(100 * time.Millisecond)
+	write(t, filepath.Join(newDir, "z.go"), "package deeper\n")
+	r.waitFor(t, filepath.Join(newDir, "z.go"))
+	if r.seen(filepath.Join(root, "pkg", "sub", "x.go")) {
+		t.Error("a change after the rename was reported under the old name")
+	}
+
+	// build/ stops being ignored: it is watched after the rescan.
+	write(t, filepath.Join(root, ".gitignore"), "*.log\n")
+	deadline := time.Now().Add(10 * time.Second)
+	for !w.Sees(filepath.Join(root, "build")) {
+		if time.Now().After(deadline) {
+			t.Fatal("build/ was not watched after .gitignore stopped ignoring it")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	out := filepath.Join(root, "build", "out.bin")
+	write(t, out, "rebuilt")
+	r.waitFor(t, out)
 }
 
 func TestWatcherDebouncesABurst(t *testing.T) {
@@ -187,11 +239,11 @@ func TestWatcherLimit(t *testing.T) {
 	if w.Trustworthy() {
 		t.Fatal("a degraded watcher says it sees everything")
 	}
-	c := NewCache[string](w.Trustworthy)
+	c := NewCache[string](w.Sees)
 	file := filepath.Join(root, "src", "a.go")
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(file, old, old)
-	c.Put("grep", "listing", []Dep{{Path: root, Tree: true}}, time.Now())
+	c.Put("grep", "listing", []Dep{{Path: filepath.Join(root, "src"), Tree: true}}, time.Now())
 	c.Put("read", "package a\n", []Dep{{Path: file}}, time.Now())
 	if _, ok := c.Get("grep"); ok {
 		t.Error("a tree output was cached with a degraded watcher")
@@ -208,7 +260,7 @@ func TestWatcherLimit(t *testing.T) {
 func TestCache(t *testing.T) {
 	root := tree(t)
 	w, r := startWatch(t, WatchOptions{}, root)
-	c := NewCache[string](w.Trustworthy)
+	c := NewCache[string](w.Sees)
 	a := filepath.Join(root, "src", "a.go")
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(a, old, old)
@@ -222,6 +274,18 @@ func TestCache(t *testing.T) {
 		}
 	}
 	if h, m := c.Stats(); h != 4 || m != 0 {
+		t.Fatalf("stats = %d hits, %d misses", h, m)
+	}
+
+	// A search during which something was invalidated is not kept: it may
+	// have read the tree before the change.
+	started := time.Now()
+	c.Invalidate([]string{filepath.Join(root, "elsewhere")})
+	c.Put("grep src late", "src/a.go:1", []Dep{{Path: filepath.Join(root, "src"), Tree: true}}, started)
+	if _, ok := c.Get("grep src late"); ok {
+		t.Error("a search that overlapped an invalidation was kept")
+	}
+	if h, m := c.Stats(); h != 4 || m != 1 {
 		t.Fatalf("stats = %d hits, %d misses", h, m)
 	}
 

@@ -195,18 +195,22 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("box: output pipe: %w", err)
 	}
 	defer pr.Close()
-	// Limits first, then the command: it may not start uncapped.
+	// Limits first, then the command: it may not start uncapped. Limits
+	// the cgroup refuses are reported, and the per-process caps remain,
+	// as on a machine whose cgroups have no such controllers.
+	var limitErr error
 	handOver := func(h *helper) error {
 		if h.cg != nil {
-			if err := h.cg.limit(m.cgroup, s.MemoryBytes, s.Processes); err != nil {
-				return fmt.Errorf("cgroup limits: %w", err)
-			}
+			limitErr = h.cg.limit(m.cgroup, s.MemoryBytes, s.Processes)
+		}
+		if err := runCtx.Err(); err != nil {
+			return err // cancelled or timed out while a helper was found
 		}
 		return h.send(cfgFile, pw)
 	}
 	h, err := b.take()
 	if err == nil {
-		if err = handOver(h); err != nil {
+		if err = handOver(h); err != nil && runCtx.Err() == nil {
 			// The spare died unused (killed from outside): a fresh one.
 			h.discard()
 			if h, err = b.startHelper(); err == nil {
@@ -215,7 +219,14 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		}
 	}
 	pw.Close()
-	if err != nil {
+	switch {
+	case err != nil && runCtx.Err() != nil:
+		if h != nil {
+			h.discard()
+		}
+		return Outcome{Cancelled: ctx.Err() != nil, TimedOut: ctx.Err() == nil, Duration: time.Since(start),
+			Missing: b.machineMissing()}, nil
+	case err != nil:
 		if h != nil {
 			h.discard()
 		}
@@ -224,6 +235,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	defer h.ctl.Close()
 	// The next command's helper starts when this one is done.
 	defer func() { go b.refill() }()
+	if limitErr != nil {
+		out.Missing = append(out.Missing, "cgroup limits: "+limitErr.Error())
+	}
 	if h.cg != nil {
 		defer h.cg.destroy()
 		out.Applied = append(out.Applied, "cgroup "+filepath.Base(h.cg.dir))

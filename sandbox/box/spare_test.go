@@ -5,6 +5,8 @@ package box
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -64,5 +66,22 @@ func TestSpareHelper(t *testing.T) {
 				t.Fatal("the spare outlived Close")
 			}
 		})
+	}
+}
+
+// TestCancelledBeforeStartNeverRuns: a command whose call was cancelled
+// before a helper took it does not run at all.
+func TestCancelledBeforeStartNeverRuns(t *testing.T) {
+	b := New(Options{})
+	defer b.Close()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	o, err := b.Run(ctx, Spec{Command: "touch ran", Dir: dir, Writable: []string{dir}, Output: &bytes.Buffer{}})
+	if err != nil || !o.Cancelled {
+		t.Fatalf("outcome %+v, err %v: want cancelled", o, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Fatal("the cancelled command ran")
 	}
 }
