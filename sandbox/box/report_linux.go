@@ -18,24 +18,11 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 		Without: "commands share the host network; Landlock (ABI 4+) limits TCP connects to the proxy port and seccomp blocks UDP and raw sockets"})
 	ls = append(ls, Layer{Name: "pid namespace", OK: netns, Detail: okOr(netns, "the box dies whole with its first process", m.nsErr),
 		Without: "a subreaper supervisor kills every process left behind; a process that gets out of its tree is missed"})
-	shm, shmOK := has(out.Applied, "private /dev/shm")
-	if !shmOK {
-		shm, _ = has(out.Missing, "private /dev/shm")
-		if shm == "" {
-			shm = "no private /dev/shm was mounted"
-		}
-	}
+	shm, shmOK := applied(out, "private /dev/shm", "no private /dev/shm was mounted")
 	ls = append(ls, Layer{Name: "mount namespace", OK: shmOK, Detail: shm,
 		Without: "/dev/shm is read-only to commands; POSIX shared memory and semaphores (Python multiprocessing locks) fail"})
-	pc, ok := has(out.Applied, "process cap")
-	detail := pc
-	if !ok {
-		detail, _ = has(out.Missing, "process cap")
-		if detail == "" {
-			detail = "no process cap was applied"
-		}
-	}
-	ls = append(ls, Layer{Name: "process cap", OK: ok, Detail: detail,
+	pc, ok := applied(out, "process cap", "no process cap was applied")
+	ls = append(ls, Layer{Name: "process cap", OK: ok, Detail: pc,
 		Without: "a fork bomb is stopped only by the timeout and the per-process memory cap"})
 	llDetail := fmt.Sprintf("ABI %d: writes only in the workspace and a private temp dir", m.landlock)
 	if m.landlock >= 9 {
@@ -60,6 +47,18 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 		}
 	}
 	return Report{Layers: ls}
+}
+
+// applied says whether the probe run applied the layer named by prefix,
+// with what it said of it, or of its absence (none when it said nothing).
+func applied(out Outcome, prefix, none string) (string, bool) {
+	if s, ok := has(out.Applied, prefix); ok {
+		return s, true
+	}
+	if s, _ := has(out.Missing, prefix); s != "" {
+		return s, false
+	}
+	return none, false
 }
 
 func okOr(ok bool, yes, no string) string {
