@@ -172,6 +172,12 @@ func Start(t testing.TB, o Options) *Agent {
 			a.Cmd.Process.Kill()
 			<-a.exited
 		}
+		// Every message bridle wrote, in every test, must be valid ACP.
+		for _, s := range a.Sent() {
+			if err := Validate(s); err != nil {
+				t.Errorf("invalid ACP message: %v", err)
+			}
+		}
 		if t.Failed() {
 			t.Logf("bridle stderr:\n%s", a.Stderr())
 		}
