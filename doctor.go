@@ -58,13 +58,11 @@ func watcherLayer() box.Layer {
 		return l
 	}
 	defer w.Close()
-	for deadline := time.Now().Add(10 * time.Second); !w.Ready() && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	ready := w.WaitReady(10 * time.Second)
 	switch {
 	case w.Degraded() != "":
 		l.Detail = w.Degraded()
-	case !w.Ready():
+	case !ready:
 		l.Detail = "adding the watches of " + dir + " takes more than 10 s; until they are in place, modification times are checked"
 	default:
 		l.OK = true

@@ -16,31 +16,34 @@ type Cacheable interface {
 
 // A read depends on its file.
 func (t ReadFile) Depends(env *Env, input json.RawMessage) []workspace.Dep {
-	return depsOf(t.Preview(env, input))(false)
+	p, err := t.Preview(env, input)
+	return deps(p, err, false)
 }
 
 // A listing, a glob and a search depend on the tree they looked at.
 func (t ListDir) Depends(env *Env, input json.RawMessage) []workspace.Dep {
-	return depsOf(t.Preview(env, input))(true)
+	p, err := t.Preview(env, input)
+	return deps(p, err, true)
 }
 
 func (t Glob) Depends(env *Env, input json.RawMessage) []workspace.Dep {
-	return depsOf(t.Preview(env, input))(true)
+	p, err := t.Preview(env, input)
+	return deps(p, err, true)
 }
 
 func (t Grep) Depends(env *Env, input json.RawMessage) []workspace.Dep {
-	return depsOf(t.Preview(env, input))(true)
+	p, err := t.Preview(env, input)
+	return deps(p, err, true)
 }
 
-func depsOf(p Preview, err error) func(tree bool) []workspace.Dep {
-	return func(tree bool) []workspace.Dep {
-		if err != nil {
-			return nil
-		}
-		var deps []workspace.Dep
-		for _, l := range p.Locations {
-			deps = append(deps, workspace.Dep{Path: l.Path, Tree: tree})
-		}
-		return deps
+// deps are the locations a call's preview names: what it will read.
+func deps(p Preview, err error, tree bool) []workspace.Dep {
+	if err != nil {
+		return nil
 	}
+	var out []workspace.Dep
+	for _, l := range p.Locations {
+		out = append(out, workspace.Dep{Path: l.Path, Tree: tree})
+	}
+	return out
 }

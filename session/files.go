@@ -47,7 +47,7 @@ func (s *Session) openFiles() *files {
 	} else {
 		f.w = w
 	}
-	turn := 0
+	turn := 0 // as promptNumber counts
 	for _, e := range s.Events() {
 		switch v := e.Payload.(type) {
 		case event.UserMessage:

@@ -40,6 +40,23 @@ func (u userEdit) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) 
 	return sandbox.Result{Output: "edited"}
 }
 
+// toolSession is a live session in dir with the built-in tools and
+// extra, playing sc.
+func toolSession(t *testing.T, sc *scripted.Scenario, dir string, extra ...sandbox.Tool) *Session {
+	t.Helper()
+	m, _ := newTestManager(t, sc)
+	m.cfg.Tools = append(sandbox.DefaultTools(), extra...)
+	info, err := m.New(context.Background(), NewParams{Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Get(context.Background(), info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func call(name, input string) scripted.Call {
 	return scripted.Call{ToolCalls: []scripted.ToolCall{{Name: name, Input: json.RawMessage(input)}}}
 }
@@ -71,13 +88,7 @@ func TestFilesCacheAndChangeNotes(t *testing.T) {
 			{Text: scripted.Chunks{"Done."}},
 		}},
 	}}
-	m, _ := newTestManager(t, sc)
-	m.cfg.Tools = append(sandbox.DefaultTools(), userEdit{path: a})
-	info, err := m.New(context.Background(), NewParams{Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := m.Get(context.Background(), info.ID)
+	s := toolSession(t, sc, dir, userEdit{path: a})
 	if err := s.SetMode(context.Background(), string(sandbox.ModeAutoEdit)); err != nil {
 		t.Fatal(err)
 	}
@@ -159,13 +170,8 @@ func TestFilesKnownAcrossRestart(t *testing.T) {
 		{Calls: []scripted.Call{call("read_file", `{"path":"a.go"}`), {Text: scripted.Chunks{"Read."}}}},
 		{Calls: []scripted.Call{{Text: scripted.Chunks{"Again."}}}},
 	}}
-	m, _ := newTestManager(t, sc)
-	m.cfg.Tools = sandbox.DefaultTools()
-	info, err := m.New(context.Background(), NewParams{Cwd: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := m.Get(context.Background(), info.ID)
+	s := toolSession(t, sc, dir)
+	m := s.m
 	if _, err := prompt(t, s, "first"); err != nil {
 		t.Fatal(err)
 	}
@@ -224,4 +230,39 @@ func BenchmarkRead(b *testing.B) {
 		}
 		b.ReportMetric(float64(hits)/float64(b.N), "hits/op")
 	})
+}
+
+// TestChildReadsAreNotTheParents: a file only a subagent read changes; the
+// parent, whose window never held it, is not told it read it.
+func TestChildReadsAreNotTheParents(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.go")
+	os.WriteFile(a, []byte("package a\n"), 0o644)
+	sc := &scripted.Scenario{Turns: []scripted.Turn{
+		{Match: "parent", Calls: []scripted.Call{
+			call("task", `{"description":"read","prompt":"CHILD: read a.go"}`),
+			call("user_edit", `{"text":"package a // edited\n"}`),
+			{Text: scripted.Chunks{"Done."}},
+		}},
+		{Match: "CHILD", Calls: []scripted.Call{
+			call("read_file", `{"path":"a.go"}`),
+			{Text: scripted.Chunks{"It is package a."}},
+		}},
+	}}
+	s := toolSession(t, sc, dir, userEdit{path: a})
+	if stop, err := prompt(t, s, "parent"); err != nil || stop != StopEndTurn {
+		t.Fatalf("prompt: %v %v", stop, err)
+	}
+	finished := false
+	for _, e := range s.Events() {
+		switch v := e.Payload.(type) {
+		case event.SubagentFinished:
+			finished = v.Status == "completed"
+		case event.FileChanged:
+			t.Fatalf("the parent was told it read %s, which only its subagent read", v.Path)
+		}
+	}
+	if !finished {
+		t.Fatal("the subagent did not complete its read")
+	}
 }

@@ -73,7 +73,6 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 		s.send(ctx, u)
 	}
 	fs := s.files()
-	turn := s.turnNumber()
 	res, seen, cached := fs.run(ctx, env, tool, c.Input, plan)
 	s.m.cfg.Fault.toolRan()
 	r := resultOf(c.ID, key, c.Name, res, ctx)
@@ -81,24 +80,28 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	if err := t.result(ctx, key, r); err != nil {
 		return err
 	}
-	fs.saw(seen, turn, s.root.Show)
+	if s.parent == nil {
+		// A child's reads are in its own window, not its parent's: the
+		// parent is never told "you read it".
+		fs.saw(seen, t.promptNumber(), s.root.Show)
+	}
 	if res.Pin != nil && !res.IsError {
 		return t.pinFromModel(ctx, *res.Pin)
 	}
 	return nil
 }
 
-// turnNumber is the prompt the session is in, counted from 1.
-func (s *Session) turnNumber() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, e := range s.events {
-		if e.Kind() == event.KindUserMessage {
-			n++
+// promptNumber is the prompt this turn answers, counted from 1. A turn
+// answers one prompt, so it is counted once.
+func (t *turn) promptNumber() int {
+	if t.prompt == 0 {
+		for _, e := range t.s.Events() {
+			if e.Kind() == event.KindUserMessage {
+				t.prompt++
+			}
 		}
 	}
-	return n
+	return t.prompt
 }
 
 // noteChanges appends a file_changed event for each file the model saw

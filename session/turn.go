@@ -90,6 +90,9 @@ type turn struct {
 	budget budget
 	// iters and used count model calls and the tokens they processed.
 	iters, used int
+	// prompt is the number of the prompt this turn answers (from 1), 0
+	// until promptNumber counts it.
+	prompt int
 	// spent says the turn stopped because its budget ran out.
 	spent bool
 	// sent is the size of the last request, as assembled.

@@ -26,6 +26,10 @@ func FileVersion(path string) string {
 	if err != nil {
 		return ""
 	}
+	return versionOf(fi)
+}
+
+func versionOf(fi os.FileInfo) string {
 	ino := uint64(0)
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		ino = uint64(st.Ino)
@@ -95,7 +99,7 @@ func (c *Cache[V]) Put(key string, v V, deps []Dep, since time.Time) {
 		if err != nil || !fi.ModTime().Before(since.Add(-racyWindow)) {
 			return
 		}
-		e.vers = append(e.vers, FileVersion(d.Path))
+		e.vers = append(e.vers, versionOf(fi))
 	}
 	c.mu.Lock()
 	c.entries[key] = e

@@ -54,7 +54,8 @@ type Watcher struct {
 	// change there would be seen.
 	blind    map[string]bool
 	degraded string
-	ready    bool
+	// ready is closed when the first scan is done.
+	ready chan struct{}
 	// scanning counts rescans running (after an overflow or a changed
 	// .gitignore): until they end, a change may go unseen.
 	scanning int
@@ -91,24 +92,17 @@ func Watch(roots []string, opts WatchOptions) (*Watcher, error) {
 		return nil, fmt.Errorf("watch the workspace: %w", err)
 	}
 	w := &Watcher{opts: opts, roots: roots, fsw: fsw, ignores: map[string]dirRules{}, blind: map[string]bool{},
-		pending: map[string]bool{}, done: make(chan struct{})}
+		pending: map[string]bool{}, ready: make(chan struct{}), done: make(chan struct{})}
 	w.wg.Add(2)
-	added := make(chan struct{})
 	go func() {
 		defer w.wg.Done()
 		w.scan()
-		w.mu.Lock()
-		w.ready = true
-		w.mu.Unlock()
-		close(added)
+		close(w.ready)
 	}()
 	go w.loop()
 	// A usual tree is added in a few milliseconds: wait for it, so the
 	// first tool calls are cached; a huge one goes on in the background.
-	select {
-	case <-added:
-	case <-time.After(readyWait):
-	}
+	w.WaitReady(readyWait)
 	return w, nil
 }
 
@@ -137,9 +131,23 @@ func (w *Watcher) closed() bool {
 // Ready reports whether every directory has been added: until then a
 // change in a directory not yet watched goes unseen.
 func (w *Watcher) Ready() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.ready
+	select {
+	case <-w.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitReady waits up to timeout for every directory to be added and says
+// whether they were.
+func (w *Watcher) WaitReady(timeout time.Duration) bool {
+	select {
+	case <-w.ready:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
 }
 
 // Degraded says why not every directory is watched ("" when all are).
@@ -160,18 +168,24 @@ func (w *Watcher) Watched() int {
 // watched would be seen: the watcher is ready, not degraded and not
 // rescanning.
 func (w *Watcher) Trustworthy() bool {
+	if !w.Ready() {
+		return false
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.ready && w.degraded == "" && w.scanning == 0
+	return w.degraded == "" && w.scanning == 0
 }
 
 // Sees reports whether every change under dir has been reported: dir is
 // watched, nothing under it is left unwatched for a search to find, the
 // watcher is trustworthy, and no change is waiting in the debounce.
 func (w *Watcher) Sees(dir string) bool {
+	if !w.Ready() {
+		return false
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.ready || w.degraded != "" || w.scanning > 0 || len(w.pending) > 0 || w.overflow {
+	if w.degraded != "" || w.scanning > 0 || len(w.pending) > 0 || w.overflow {
 		return false
 	}
 	if _, ok := w.ignores[dir]; !ok {
@@ -317,9 +331,14 @@ func (w *Watcher) add(root, dir string, ig *Ignore) bool {
 
 // forget drops the watches on dir and below, which was removed or renamed:
 // the kernel's watches follow a renamed directory, so under its new name
-// they are added afresh.
+// they are added afresh. A file's removal costs a map lookup.
 func (w *Watcher) forget(dir string) {
 	w.mu.Lock()
+	_, watched := w.ignores[dir]
+	if !watched && !w.blind[dir] {
+		w.mu.Unlock()
+		return
+	}
 	var gone []string
 	for d := range w.ignores {
 		if d == dir || Within(d, dir) {

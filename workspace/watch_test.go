@@ -65,12 +65,8 @@ func startWatch(t *testing.T, opts WatchOptions, roots ...string) (*Watcher, *re
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	deadline := time.Now().Add(10 * time.Second)
-	for !w.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("the watcher never got ready")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !w.WaitReady(10 * time.Second) {
+		t.Fatal("the watcher never got ready")
 	}
 	return w, r
 }

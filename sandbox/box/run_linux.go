@@ -195,41 +195,13 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("box: output pipe: %w", err)
 	}
 	defer pr.Close()
-	// Limits first, then the command: it may not start uncapped. Limits
-	// the cgroup refuses are reported, and the per-process caps remain,
-	// as on a machine whose cgroups have no such controllers.
-	var limitErr error
-	handOver := func(h *helper) error {
-		if h.cg != nil {
-			limitErr = h.cg.limit(m.cgroup, s.MemoryBytes, s.Processes)
-		}
-		if err := runCtx.Err(); err != nil {
-			return err // cancelled or timed out while a helper was found
-		}
-		return h.send(cfgFile, pw)
-	}
-	h, err := b.take()
-	if err == nil {
-		if err = handOver(h); err != nil && runCtx.Err() == nil {
-			// The spare died unused (killed from outside): a fresh one.
-			h.discard()
-			if h, err = b.startHelper(); err == nil {
-				err = handOver(h)
-			}
-		}
-	}
+	h, limitErr, err := b.handOver(runCtx, s, cfgFile, pw)
 	pw.Close()
 	switch {
 	case err != nil && runCtx.Err() != nil:
-		if h != nil {
-			h.discard()
-		}
 		return Outcome{Cancelled: ctx.Err() != nil, TimedOut: ctx.Err() == nil, Duration: time.Since(start),
 			Missing: b.machineMissing()}, nil
 	case err != nil:
-		if h != nil {
-			h.discard()
-		}
 		return Outcome{}, fmt.Errorf("box: hand the command to a helper: %w", err)
 	}
 	defer h.ctl.Close()

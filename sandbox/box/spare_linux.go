@@ -1,6 +1,7 @@
 package box
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -163,6 +164,41 @@ func (b *Box) take() (*helper, error) {
 		}
 	}
 	return h, nil
+}
+
+// handOver gives the command (its config and the write end of its output
+// pipe) to a helper: the spare, or a fresh one if the spare died unused.
+// The cgroup limits are written first, so the command never starts
+// uncapped; limits the cgroup refuses come back as limitErr, to be
+// reported (the per-process caps remain, as on a machine whose cgroups
+// lack those controllers). A command whose ctx ended meanwhile is not
+// handed over. On error no helper is left.
+func (b *Box) handOver(ctx context.Context, s Spec, cfg, out *os.File) (h *helper, limitErr, err error) {
+	give := func(h *helper) error {
+		if h.cg != nil {
+			limitErr = h.cg.limit(b.caps.cgroup, s.MemoryBytes, s.Processes)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return h.send(cfg, out)
+	}
+	if h, err = b.take(); err != nil {
+		return nil, nil, err
+	}
+	if err = give(h); err != nil && ctx.Err() == nil {
+		// The spare died unused (killed from outside): a fresh one.
+		h.discard()
+		if h, err = b.startHelper(); err != nil {
+			return nil, nil, err
+		}
+		err = give(h)
+	}
+	if err != nil {
+		h.discard()
+		return nil, nil, err
+	}
+	return h, limitErr, nil
 }
 
 // refill starts a spare unless there is one, one is starting, or the box
