@@ -61,6 +61,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		return err
 	}
 	out := &printer{stdout: stdout, stderr: stderr}
+	sbx := sandboxSettings(g)
 	bx := box.New(box.Options{})
 	defer bx.Close()
 	mgr := session.NewManager(session.Config{
@@ -70,7 +71,8 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		DefaultModel: mods.defaultFor,
 		Window:       win,
 		Logger:       g.log,
-		Tools:        sandbox.NewTools(sandboxSettings(g), bx),
+		Tools:        sandbox.NewTools(sbx, bx),
+		Hidden:       hiddenPaths(g, sbx),
 		DataDir:      filepath.Dir(g.db),
 		Project:      mods.projectInstructions,
 	})

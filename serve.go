@@ -63,6 +63,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		Logger:       g.log,
 		Fault:        fault,
 		Tools:        sandbox.NewTools(sbx, bx),
+		Hidden:       hiddenPaths(g, sbx),
 		DataDir:      filepath.Dir(g.db),
 		Project:      mods.projectInstructions,
 		Version:      version,
@@ -115,6 +116,27 @@ func sandboxSettings(g globals) sandbox.Settings {
 		return sandbox.Settings{}
 	}
 	return s
+}
+
+// hiddenPaths are what no tool may read or write and commands do not see:
+// bridle's own settings, database, artifacts and cache, whatever the
+// workspace (a session at $HOME or / must not rewrite another session's
+// log or widen its own box), and the user's credential stores.
+func hiddenPaths(g globals, s sandbox.Settings) []string {
+	own := []string{cacheDir()}
+	if p := workspace.UserSettingsPath(os.Getenv); p != "" {
+		own = append(own, filepath.Dir(p))
+	}
+	if data := filepath.Dir(g.db); filepath.Base(data) == "bridle" {
+		// bridle's own data directory: all of it.
+		own = append(own, data)
+	} else {
+		// A database put somewhere else (--db, BRIDLE_DB): its files only,
+		// since the directory may hold the user's work.
+		own = append(own, g.db, g.db+"-wal", g.db+"-shm", g.db+"-journal", filepath.Join(data, "artifacts"))
+	}
+	home, _ := os.UserHomeDir()
+	return sandbox.HiddenPaths(s.Command, home, own)
 }
 
 // cacheDir is $XDG_CACHE_HOME/bridle (default ~/.cache/bridle), or "" if

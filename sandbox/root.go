@@ -18,6 +18,10 @@ import (
 // swapped in between a check and a use.
 type Root struct {
 	dirs []dirRoot // dirs[0] is the session's directory
+	// hidden are absolute paths inside or outside the workspace that no
+	// tool may read or write (bridle's own files, credential stores); the
+	// box hides them from commands too.
+	hidden []string
 }
 
 type dirRoot struct {
@@ -44,6 +48,13 @@ func OpenRoot(dir string, additional ...string) (*Root, error) {
 	}
 	return r, nil
 }
+
+// Hide adds paths no tool may read or write, and commands do not see
+// (HiddenPaths makes the list).
+func (r *Root) Hide(paths ...string) { r.hidden = append(r.hidden, paths...) }
+
+// Hidden returns the paths Hide added.
+func (r *Root) Hidden() []string { return r.hidden }
 
 // Dir returns the session's directory, where relative paths start.
 func (r *Root) Dir() string { return r.dirs[0].dir }

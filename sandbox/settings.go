@@ -36,6 +36,21 @@ type CommandSettings struct {
 	EnvAllow []string `json:"env_allow,omitempty"`
 	// AllowUnixSockets lets commands create Unix sockets.
 	AllowUnixSockets bool `json:"allow_unix_sockets,omitempty"`
+	// AllowUserNamespaces lets commands create user namespaces (rootless
+	// containers, some sandboxed test runners). Off, unshare and clone
+	// with CLONE_NEWUSER fail with EPERM.
+	AllowUserNamespaces bool `json:"allow_user_namespaces,omitempty"`
+	// HiddenPaths are more files or directories commands and the file
+	// tools may not see, besides bridle's own and the credential stores
+	// ("~/.secrets"; absolute or under "~/").
+	HiddenPaths []string `json:"hidden_paths,omitempty"`
+	// VisiblePaths take credential stores off the hidden list
+	// ("~/.kube" for a command that needs a cluster).
+	VisiblePaths []string `json:"visible_paths,omitempty"`
+	// TmpMB and ShmMB size the private $TMPDIR and /dev/shm of a command
+	// (512 MiB each).
+	TmpMB int `json:"tmp_mb,omitempty"`
+	ShmMB int `json:"shm_mb,omitempty"`
 }
 
 // ToolCaps bound what each tool returns at once.
@@ -142,8 +157,8 @@ func ParseSettings(raw []byte) (Settings, error) {
 	if err := dec.Decode(&s); err != nil {
 		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: %w (see the README's sandbox section)", err)
 	}
-	if s.Command.MaxTimeoutSeconds < 0 || s.Command.TimeoutSeconds < 0 || s.Command.Processes < 0 {
-		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: timeouts and processes must not be negative")
+	if s.Command.MaxTimeoutSeconds < 0 || s.Command.TimeoutSeconds < 0 || s.Command.Processes < 0 || s.Command.TmpMB < 0 || s.Command.ShmMB < 0 {
+		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: timeouts, processes and sizes must not be negative")
 	}
 	return s, nil
 }

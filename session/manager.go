@@ -53,6 +53,10 @@ type Config struct {
 	Retry provider.RetryPolicy
 	// Tools are the built-in tools; each mode offers a subset.
 	Tools []sandbox.Tool
+	// Hidden are paths no tool may read or write and commands do not
+	// see: bridle's own files and the user's credential stores
+	// (sandbox.HiddenPaths).
+	Hidden []string
 	// DataDir holds per-session files: the artifacts that keep the whole
 	// of capped tool outputs. Empty: capped outputs are not kept.
 	DataDir string

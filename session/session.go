@@ -67,6 +67,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", row.ID, err)
 	}
+	root.Hide(m.cfg.Hidden...)
 	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ())}
 	for _, d := range root.Dirs() {
 		box.Redactor.LoadDotEnvFiles(d)
