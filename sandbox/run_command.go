@@ -115,6 +115,11 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		Processes:        orDefault(t.Settings.Processes, 1024),
 		AllowHosts:       t.Settings.AllowHosts,
 		AllowUnixSockets: t.Settings.AllowUnixSockets,
+
+		AllowUserNamespaces: t.Settings.AllowUserNamespaces,
+		Hidden:              env.Root.Hidden(),
+		TmpBytes:            int64(t.Settings.TmpMB) << 20,
+		ShmBytes:            int64(t.Settings.ShmMB) << 20,
 	})
 	w.Close()
 	res := c.Finish()
@@ -132,8 +137,31 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		res.Missing = o.Missing
 		res.Output += "[sandbox layers missing on this machine: " + strings.Join(o.Missing, "; ") + "]\n"
 	}
-	res.IsError = o.ExitCode != 0 || o.TimedOut || o.Cancelled || o.Signal != ""
+	res.IsError = o.ExitCode != 0 || o.TimedOut || o.Cancelled || o.Signal != "" || o.MemoryLimitHit
+	if res.IsError {
+		if h := mentionedHidden(res.Output, env.Root.Hidden()); len(h) > 0 {
+			res.Output += "[hidden from commands, so empty here: " + strings.Join(h, ", ") +
+				". bridle's own files can never be made visible; a credential store can, with sandbox.command.visible_paths in ~/.config/bridle/settings.json]\n"
+		}
+	}
 	return res
+}
+
+// mentionedHidden lists the hidden paths a failed command's output seems
+// to be about: the path itself, its last two elements (".config/gcloud")
+// or a dot-named base (".ssh"), so the model and the user learn why a
+// file they expected was not there.
+func mentionedHidden(output string, hidden []string) []string {
+	var out []string
+	for _, h := range hidden {
+		base := filepath.Base(h)
+		tail := filepath.Join(filepath.Base(filepath.Dir(h)), base)
+		if strings.Contains(output, h) || strings.Contains(output, tail) ||
+			(strings.HasPrefix(base, ".") && len(base) > 3 && strings.Contains(output, base)) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // envAllow are the variables a command gets from bridle's environment.

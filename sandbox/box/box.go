@@ -44,6 +44,15 @@ type Spec struct {
 	// cannot reach the desktop's daemons (D-Bus, Docker, agents) through
 	// their sockets on kernels whose Landlock cannot confine them.
 	AllowUnixSockets bool
+	// AllowUserNamespaces lets the command create user namespaces.
+	AllowUserNamespaces bool
+	// Hidden are absolute paths the command must not see: it finds an
+	// empty directory (or file) there. A hidden path inside a writable
+	// directory stops the command on machines that cannot hide it.
+	Hidden []string
+	// TmpBytes and ShmBytes size the private $TMPDIR and /dev/shm (tmpfs);
+	// 0: 512 MiB each.
+	TmpBytes, ShmBytes int64
 }
 
 // Outcome is how a command ended.
@@ -59,12 +68,18 @@ type Outcome struct {
 	Missing []string
 	// Denied lists the hosts the proxy refused.
 	Denied []string
+	// MemoryLimitHit says the command's processes together reached
+	// MemoryLimit and the kernel stopped them.
+	MemoryLimitHit bool
+	MemoryLimit    int64
 }
 
 // Summary is a line for the model about how the command ended.
 func (o Outcome) Summary(timeout time.Duration) string {
 	var parts []string
 	switch {
+	case o.MemoryLimitHit:
+		parts = append(parts, fmt.Sprintf("stopped: the command's processes together reached its memory limit of %d MiB and the kernel killed them (the limit is sandbox.command.memory_mb in your settings)", o.MemoryLimit>>20))
 	case o.TimedOut:
 		parts = append(parts, fmt.Sprintf("timed out after %s; the command and all its processes were killed", timeout.Round(time.Millisecond)))
 	case o.Cancelled:

@@ -17,7 +17,7 @@ func requireCgroup(t *testing.T, b *Box, limits bool) *cgroupBase {
 	switch {
 	case cg == nil:
 		t.Skipf("this machine gives bridle no cgroup v2 (bridle doctor: %s): not tested here", b.caps.cgroupErr)
-	case limits && !(cg.memory && cg.pids):
+	case limits && !(cg.hasMemory() && cg.hasPids()):
 		t.Skipf("the memory and pids controllers are not delegated here (bridle doctor: %s): cgroup limits not tested here", cg.describe())
 	}
 	return cg

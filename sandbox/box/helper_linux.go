@@ -34,6 +34,13 @@ type helperConfig struct {
 	Dir      string   `json:"dir"`
 	Env      []string `json:"env"`
 	Writable []string `json:"writable"`
+	// TmpDir is the private temp dir (also in Writable), a tmpfs of
+	// TmpBytes in the box; ShmBytes sizes /dev/shm.
+	TmpDir   string `json:"tmp_dir,omitempty"`
+	TmpBytes int64  `json:"tmp_bytes,omitempty"`
+	ShmBytes int64  `json:"shm_bytes,omitempty"`
+	// Hidden are paths the command must not see.
+	Hidden []string `json:"hidden,omitempty"`
 
 	MemoryBytes int64 `json:"memory_bytes,omitempty"`
 	Processes   int   `json:"processes,omitempty"`
@@ -53,6 +60,7 @@ type helperConfig struct {
 	Seccomp     bool `json:"seccomp,omitempty"`
 	DenyUnix    bool `json:"deny_unix,omitempty"`
 	DenyInet    bool `json:"deny_inet,omitempty"`
+	AllowUserNS bool `json:"allow_userns,omitempty"`
 }
 
 // helperReport is what the helper tells the parent before it runs the
@@ -173,11 +181,9 @@ func execCommand(cfg helperConfig) {
 			listenFD, rep.ProxyPort = fd, port
 			env = append(env, proxyEnv(port)...)
 		}
-		if err := privateShm(cfg.MemoryBytes); err != nil {
-			missing("private /dev/shm (POSIX shared memory and semaphores are unavailable): " + err.Error())
-		} else {
-			ownShm = true
-			applied("private /dev/shm")
+		var err error
+		if ownShm, err = setupMounts(cfg, applied, missing); err != nil {
+			fail(rep, "%v", err)
 		}
 		if cfg.Processes > 0 {
 			// A PID namespace's own pid_max (Linux 6.14+) caps its
@@ -194,6 +200,15 @@ func execCommand(cfg helperConfig) {
 		}
 	} else {
 		missing("private /dev/shm: no mount namespace, so /dev/shm is read-only (no POSIX shared memory or semaphores)")
+		missing("read-only root: no mount namespace; commands can change permissions, owners, times and extended attributes of files outside the workspace")
+		missing("own /proc: no mount namespace; the host's processes are visible to commands")
+		missing("private $TMPDIR size limit: no mount namespace; the temp dir is on the host's disk")
+		if len(cfg.Hidden) > 0 {
+			if err := hiddenUnenforced(cfg); err != nil {
+				fail(rep, "%v", err)
+			}
+			missing("hidden paths: no mount namespace; commands can read bridle's database and the credential stores (~/.ssh, ~/.aws, ...)")
+		}
 		if cfg.ProxyPort > 0 {
 			env = append(env, proxyEnv(cfg.ProxyPort)...)
 		}
@@ -248,10 +263,13 @@ func execCommand(cfg helperConfig) {
 		fail(rep, "an environment variable contains a NUL byte")
 	}
 	if cfg.Seccomp {
-		if err := installSeccomp(seccompPolicy{DenyUnix: cfg.DenyUnix, DenyInet: cfg.DenyInet}); err != nil {
+		if err := installSeccomp(seccompPolicy{DenyUnix: cfg.DenyUnix, DenyInet: cfg.DenyInet, DenyUserNS: !cfg.AllowUserNS}); err != nil {
 			missing("seccomp: " + err.Error())
 		} else {
 			applied("seccomp")
+			if !cfg.AllowUserNS {
+				applied("no new user namespaces")
+			}
 		}
 	}
 	send(rep, listenFD)
@@ -357,24 +375,6 @@ func dropCapabilities() error {
 	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	data = [2]unix.CapUserData{}
 	return unix.Capset(&hdr, &data[0])
-}
-
-// privateShm mounts a tmpfs of the box's own on /dev/shm, in the box's
-// mount namespace, after making every mount private so nothing propagates
-// back to the machine. Its size is the memory cap, or 64 MiB without one.
-func privateShm(memory int64) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
-	}
-	size := memory
-	if size <= 0 {
-		size = 64 << 20
-	}
-	opts := fmt.Sprintf("size=%d,mode=1777", size)
-	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
-		return fmt.Errorf("mount tmpfs: %w", err)
-	}
-	return nil
 }
 
 // restrictLandlock lets the command read and execute everywhere but write

@@ -187,7 +187,8 @@ func TestProxyAllowsOnlyListedHosts(t *testing.T) {
 func TestReportNamesEveryLayer(t *testing.T) {
 	r := New(Options{NoNamespaces: true, NoSeccomp: true}).Report()
 	text := r.String()
-	for _, name := range []string{"user namespace", "network namespace", "pid namespace", "mount namespace", "process cap", "landlock", "seccomp", "cgroup v2"} {
+	for _, name := range []string{"user namespace", "network namespace", "pid namespace", "mount namespace", "process cap", "landlock", "seccomp", "cgroup limits",
+		"read-only root", "hidden paths", "own /proc", "tmpfs limits", "nested user ns"} {
 		if !strings.Contains(text, name) {
 			t.Errorf("report lacks %s:\n%s", name, text)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -61,7 +62,13 @@ func (b *Box) Report() Report {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, err := b.Run(ctx, Spec{Command: "true", Dir: dir, Writable: []string{dir}, Processes: 1024, MemoryBytes: 1 << 30, Output: discard{}})
+	// One hidden directory, so the report shows whether hiding works.
+	hidden := filepath.Join(os.TempDir(), filepath.Base(dir)+".hidden")
+	if err := os.Mkdir(hidden, 0o700); err == nil {
+		defer os.Remove(hidden)
+	}
+	out, err := b.Run(ctx, Spec{Command: "true", Dir: dir, Writable: []string{dir}, Processes: 1024, MemoryBytes: 1 << 30,
+		Hidden: []string{hidden}, Output: discard{}})
 	return b.layers(out, err)
 }
 

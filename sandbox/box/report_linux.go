@@ -2,8 +2,14 @@ package box
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
+
+// reported are the prefixes of what the layers above say about a run;
+// anything else a run reports missing is listed as it is.
+var reported = []string{"process cap", "private /dev/shm", "namespaces", "landlock", "seccomp", "cgroup",
+	"read-only root", "hidden paths", "own /proc", "private $TMPDIR", "mount namespace"}
 
 func (b *Box) layers(out Outcome, runErr error) Report {
 	m := b.caps
@@ -21,6 +27,21 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	shm, shmOK := applied(out, "private /dev/shm", "no private /dev/shm was mounted")
 	ls = append(ls, Layer{Name: "mount namespace", OK: shmOK, Detail: shm,
 		Without: "/dev/shm is read-only to commands; POSIX shared memory and semaphores (Python multiprocessing locks) fail"})
+	ro, ok := applied(out, "read-only root", "the rest of the machine was not made read-only")
+	ls = append(ls, Layer{Name: "read-only root", OK: ok, Detail: okOr(ok, "everything outside the workspace and the private temp dir is read-only (EROFS): no chmod, chown, utime or xattr changes outside", ro),
+		Without: "Landlock still confines writes of file content, but commands can change permissions, owners, times and extended attributes of files outside the workspace"})
+	hd, ok := applied(out, "hidden paths", "nothing was hidden")
+	ls = append(ls, Layer{Name: "hidden paths", OK: ok, Detail: okOr(ok, "bridle's own files (settings, database, artifacts, cache) and the credential stores (~/.ssh, ~/.aws, ...) are empty to commands", hd),
+		Without: "commands can read bridle's database (every session) and the credential stores; commands are refused in a workspace that contains bridle's own files"})
+	pr, ok := applied(out, "own /proc", "the box has the host's /proc")
+	ls = append(ls, Layer{Name: "own /proc", OK: ok, Detail: okOr(ok, "commands see only their own processes", pr),
+		Without: "commands can list the host's processes and read their command lines"})
+	tmp, ok := applied(out, "private $TMPDIR", "the private temp dir is on the host's disk")
+	ls = append(ls, Layer{Name: "tmpfs limits", OK: ok && shmOK, Detail: okOr(ok && shmOK, tmp+"; "+shm+" (sandbox.command.tmp_mb, shm_mb)", tmp),
+		Without: "the private temp dir has no size limit of its own"})
+	un, ok := applied(out, "no new user namespaces", "user namespaces are not denied")
+	ls = append(ls, Layer{Name: "nested user ns", OK: ok, Detail: okOr(ok, "unshare and clone with CLONE_NEWUSER fail (EPERM); clone3 falls back to clone (sandbox.command.allow_user_namespaces allows them)", un),
+		Without: "a command can create a user namespace and have every capability inside it, a common first step of kernel exploits"})
 	pc, ok := applied(out, "process cap", "no process cap was applied")
 	ls = append(ls, Layer{Name: "process cap", OK: ok, Detail: pc,
 		Without: "a fork bomb is stopped only by the timeout and the per-process memory cap"})
@@ -33,16 +54,15 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	sc := m.seccomp && !b.opts.NoSeccomp
 	ls = append(ls, Layer{Name: "seccomp", OK: sc, Detail: okOr(sc, "keyrings, bpf, io_uring denied; Unix sockets denied unless allowed", "not available"),
 		Without: "commands can reach desktop daemons through Unix sockets (D-Bus, Docker) and the user's kernel keyrings"})
-	cgOK := m.cgroup != nil
 	cgDetail := m.cgroupErr
-	if cgOK {
+	if m.cgroup != nil {
 		cgDetail = m.cgroup.describe()
 	}
-	ls = append(ls, Layer{Name: "cgroup v2", OK: cgOK && m.cgroup.memory && m.cgroup.pids, Detail: cgDetail,
+	ls = append(ls, Layer{Name: "cgroup limits", OK: m.cgroup.hasMemory() && m.cgroup.hasPids(), Detail: cgDetail,
 		Without: "memory is capped per process (RLIMIT_AS), not for the command as a whole; processes are capped and killed by the layers above"})
 	// Anything else the probe run reported missing.
 	for _, s := range out.Missing {
-		if !strings.HasPrefix(s, "process cap") && !strings.HasPrefix(s, "private /dev/shm") && !strings.HasPrefix(s, "namespaces") && !strings.HasPrefix(s, "landlock") && !strings.HasPrefix(s, "seccomp") && !strings.HasPrefix(s, "cgroup") {
+		if !slices.ContainsFunc(reported, func(p string) bool { return strings.HasPrefix(s, p) }) {
 			ls = append(ls, Layer{Name: "other", Detail: s, Without: s})
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -147,6 +146,11 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		Dir:         s.Dir,
 		Env:         append(append([]string(nil), s.Env...), "TMPDIR="+tmp),
 		Writable:    append(append([]string(nil), s.Writable...), tmp),
+		TmpDir:      tmp,
+		TmpBytes:    s.TmpBytes,
+		ShmBytes:    s.ShmBytes,
+		Hidden:      s.Hidden,
+		AllowUserNS: s.AllowUserNamespaces,
 		MemoryBytes: s.MemoryBytes,
 		Processes:   s.Processes,
 		Namespaced:  namespaced,
@@ -210,9 +214,14 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	if limitErr != nil {
 		out.Missing = append(out.Missing, "cgroup limits: "+limitErr.Error())
 	}
+	var oom *oomWatch
 	if h.cg != nil {
 		defer h.cg.destroy()
-		out.Applied = append(out.Applied, "cgroup "+filepath.Base(h.cg.dir))
+		out.Applied = append(out.Applied, h.cg.applied(b.caps.cgroup, s)...)
+		// On cgroup v1 the kernel kills one process when the command's
+		// memory runs out: stop the rest too, as v2's memory.oom.group does.
+		oom = h.cg.watchOOM(func() { h.stop(2 * time.Second) })
+		defer oom.end()
 	} else if h.cgErr != nil {
 		out.Missing = append(out.Missing, "cgroup: "+h.cgErr.Error())
 	}
@@ -236,7 +245,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	waitErr := h.err
 	if h.cg != nil {
 		// Everything left in the command's cgroup dies at once.
-		os.WriteFile(filepath.Join(h.cg.dir, "cgroup.kill"), []byte("1"), 0)
+		h.cg.kill()
+		out.MemoryLimitHit = h.cg.oomKilled() || oom.fired.Load()
+		out.MemoryLimit = s.MemoryBytes
 	}
 	if !namespaced {
 		// Belt and braces, should the supervisor have died before its
@@ -314,8 +325,8 @@ func (b *Box) machineMissing() []string {
 	if !m.seccomp || b.opts.NoSeccomp {
 		out = append(out, "seccomp: Unix sockets and kernel keyrings are reachable")
 	}
-	if m.cgroup == nil || !m.cgroup.memory || !m.cgroup.pids {
-		out = append(out, "cgroup v2 limits: memory is capped per process, not for the whole command")
+	if !m.cgroup.hasMemory() {
+		out = append(out, "cgroup memory limit: memory is capped per process, not for the whole command")
 	}
 	return out
 }

@@ -12,6 +12,10 @@ import (
 type seccompPolicy struct {
 	DenyUnix bool // socket(AF_UNIX, ...): pathname sockets reach daemons outside
 	DenyInet bool // UDP, raw and packet sockets: only without a network namespace
+	// DenyUserNS refuses new user namespaces: inside one a command has
+	// every capability again (over its own namespaces), which is how most
+	// kernel exploits reach code that otherwise needs privileges.
+	DenyUserNS bool
 }
 
 // deniedSyscalls are never needed by builds and tests and widen the
@@ -87,6 +91,21 @@ func installSeccomp(p seccompPolicy) error {
 	for _, nr := range deniedSyscalls() {
 		jump(jeq, nr, 0, 1)
 		stmt(ret, errno(unix.EPERM))
+	}
+	if p.DenyUserNS {
+		// clone3 passes its flags in a struct the filter cannot read:
+		// ENOSYS makes libc and Go fall back to clone (as container
+		// runtimes' default profiles do).
+		jump(jeq, unix.SYS_CLONE3, 0, 1)
+		stmt(ret, errno(unix.ENOSYS))
+		// unshare(flags) and clone(flags, ...): EPERM with CLONE_NEWUSER.
+		jump(jeq, unix.SYS_UNSHARE, 1, 0)
+		jump(jeq, unix.SYS_CLONE, 0, 4)
+		stmt(ld, offArg0)
+		stmt(uint16(unix.BPF_ALU|unix.BPF_AND|unix.BPF_K), unix.CLONE_NEWUSER)
+		jump(jeq, unix.CLONE_NEWUSER, 0, 1)
+		stmt(ret, errno(unix.EPERM))
+		stmt(ld, offNr) // the checks below compare the number again
 	}
 	if p.DenyUnix || p.DenyInet {
 		// if nr != socket: allow

@@ -61,7 +61,7 @@ func (b *Box) startHelper() (*helper, error) {
 	cmd.ExtraFiles = []*os.File{child, placeholder}
 	cmd.SysProcAttr = sysProcAttr(m.cloneflags, m.userns)
 	if m.cgroup != nil {
-		if h.cg, h.cgErr = m.cgroup.newBoxCgroup(); h.cgErr == nil {
+		if h.cg, h.cgErr = m.cgroup.newBoxCgroup(); h.cgErr == nil && h.cg.fd != nil {
 			// Born in its cgroup (clone3 CLONE_INTO_CGROUP): nothing the
 			// command starts is ever outside it.
 			cmd.SysProcAttr.UseCgroupFD = true
@@ -78,6 +78,14 @@ func (b *Box) startHelper() (*helper, error) {
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
+		}
+		if h.cg != nil {
+			if err := h.cg.attach(cmd.Process.Pid); err != nil {
+				cmd.Process.Kill()
+				cmd.Wait()
+				started <- err
+				return
+			}
 		}
 		started <- nil
 		h.err = cmd.Wait()
