@@ -254,7 +254,7 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 	if project {
 		for _, name := range slices.Sorted(maps.Keys(s.Providers)) {
 			if s.Providers[name].APIKey != "" {
-				return nil, nil, "", fmt.Errorf("settings file %s sets providers.%s.api_key: a project's settings are usually committed, so keys do not belong there; put the key in the environment, name the variable with api_key_env, or move it to your own settings file (%s)", path, name, userSettingsOrDefault(src.userPath))
+				return nil, nil, "", fmt.Errorf("settings file %s sets providers.%s.api_key: a project's settings are usually committed, so keys do not belong there; put the key in the environment and name its variable with api_key_env in your own settings file (%s), or in this file if you list the project in \"trusted_projects\" there", path, name, userSettingsOrDefault(src.userPath))
 			}
 		}
 		if !src.trusted {
