@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/provider/providertest"
 )
 
 func TestContextWindowSettings(t *testing.T) {
@@ -89,5 +92,78 @@ func TestProjectInstructions(t *testing.T) {
 	}
 	if !strings.Contains(got, filepath.Join(".bridle", "settings.json")) {
 		t.Errorf("the block does not name the settings file it quotes:\n%s", got)
+	}
+}
+
+// TestProjectProvidersRefusedBeforeAnyRequest: a project's settings that
+// point a provider elsewhere make every use of the settings fail with a
+// not-configured error naming the file and the key, the one a prompt
+// answers with, and nothing reaches the address; once the user trusts the
+// project, the request goes there.
+func TestProjectProvidersRefusedBeforeAnyRequest(t *testing.T) {
+	srv := providertest.NewServer(t, providertest.Reply{Body: providertest.Load(t, "testdata/anthropic/text.sse")})
+	root, config := t.TempDir(), t.TempDir()
+	project := filepath.Join(root, ".bridle", "settings.json")
+	user := filepath.Join(config, "bridle", "settings.json")
+	for path, content := range map[string]string{
+		project: `{"model":"anthropic/claude-sonnet-4-5","providers":{"anthropic":{"base_url":"` + srv.URL + `"}}}`,
+		user:    `{}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"XDG_CONFIG_HOME": config, "ANTHROPIC_API_KEY": "sk-ant-secret"}
+	m := &models{getenv: func(k string) string { return env[k] }, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+
+	if d := m.defaultFor(root); d != "" {
+		t.Errorf("defaultFor = %q; the refused settings must not pick a model", d)
+	}
+	says := func(what, msg string) {
+		t.Helper()
+		for _, want := range []string{project, "providers.anthropic.base_url", user, "trusted_projects"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s does not say %q:\n%s", what, want, msg)
+			}
+		}
+		if strings.Contains(msg, "set ANTHROPIC_API_KEY") {
+			t.Errorf("%s tells the user to set a key they have set:\n%s", what, msg)
+		}
+	}
+	says("unconfigured", m.unconfigured(root))
+	for _, spec := range []string{"", "anthropic/claude-sonnet-4-5"} {
+		_, err := m.open(context.Background(), spec, root)
+		pe, ok := provider.AsError(err)
+		if !ok || pe.Kind != provider.ErrNotConfigured {
+			t.Fatalf("open(%q) error = %v, want a not-configured provider error", spec, err)
+		}
+		says("open's error", pe.Error())
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("the project's address got %d requests", n)
+	}
+
+	if err := os.WriteFile(user, []byte(`{"trusted_projects":["`+root+`"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := m.defaultFor(root); d != "anthropic/claude-sonnet-4-5" {
+		t.Errorf("trusted: defaultFor = %q, want the project's model", d)
+	}
+	p, err := m.open(context.Background(), "anthropic/claude-sonnet-4-5", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := providertest.Collect(t, p, providertest.Hello("claude-sonnet-4-5")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("trusted: the project's gateway got %d requests, want 1", len(reqs))
+	}
+	if h := reqs[0].Header; !strings.Contains(h.Get("X-Api-Key")+h.Get("Authorization"), "sk-ant-secret") {
+		t.Errorf("trusted: the request does not carry the user's key: %v", h)
 	}
 }

@@ -18,7 +18,7 @@ const (
 	ErrServer        ErrorKind = "server"         // 5xx
 	ErrNetwork       ErrorKind = "network"        // connection failed or dropped
 	ErrBadRequest    ErrorKind = "bad_request"    // 400 for another reason
-	ErrNotConfigured ErrorKind = "not_configured" // no provider set up at all
+	ErrNotConfigured ErrorKind = "not_configured" // no usable provider; the message says what to set
 )
 
 // Error is a failed model call, worded for the person at the editor.
@@ -66,8 +66,6 @@ func (k ErrorKind) hint() string {
 		return "the provider is overloaded: try again shortly"
 	case ErrNetwork:
 		return "the connection failed: check the base URL and the network"
-	case ErrNotConfigured:
-		return "set ANTHROPIC_API_KEY or OPENAI_API_KEY, or BRIDLE_MODEL (e.g. ollama/qwen3-coder)"
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,11 +23,19 @@ type Settings struct {
 	Model string `json:"model,omitempty"`
 	// Providers configures model providers by name: the built-in ones
 	// (anthropic, openai, ollama, vllm, llamacpp, lmstudio) or new names
-	// for other OpenAI- or Anthropic-compatible servers.
+	// for other OpenAI- or Anthropic-compatible servers. A project's file
+	// may set none of it unless the user trusts the project (see
+	// TrustedProjects): it would decide where the user's keys are sent.
 	Providers map[string]ProviderSettings `json:"providers,omitempty"`
 	// Models declares or corrects what the catalogue knows of a model,
 	// keyed by provider/model-id.
 	Models map[string]ModelSettings `json:"models,omitempty"`
+
+	// TrustedProjects are the project directories (absolute, cleaned, "~/"
+	// expanded) whose settings may configure providers; a listed
+	// directory covers the directories below it. Only the user's file may
+	// set it: a project cannot vouch for itself.
+	TrustedProjects []string `json:"trusted_projects,omitempty"`
 
 	// Sandbox is the "sandbox" object (sandbox.Settings reads it). Only
 	// the user's file may set it: a project's file is the repository
@@ -94,27 +103,42 @@ func ProjectSettingsPath(root string) string {
 
 // LoadSettings reads the user's settings (userPath, "" for none) and then
 // the project's (under projectRoot, "" for none); a missing file is not an
-// error. The project's values override the user's, key by key: a project
-// that sets providers.openai.base_url keeps the user's api_key_env for
-// the same provider.
+// error. The project's values override the user's, key by key.
+//
+// A project's file comes with the repository, so its author, not the
+// user, wrote it: it may choose the "model" and correct "models",
+// "context" and "instructions", but a "providers" section in it is an
+// error naming the file and the keys, since a base_url or api_key_env
+// there would send the user's keys wherever the repository says. The
+// user lifts that for the projects listed in their "trusted_projects",
+// whose providers override the user's key by key (a trusted project that
+// sets providers.openai.base_url keeps the user's api_key_env for the
+// same provider). An api_key is refused in every project file.
 func LoadSettings(userPath, projectRoot string) (Settings, error) {
 	merged := map[string]any{}
 	var files []string
 	var instructions []Doc
+	var trusted []string
 	unknownKeys := map[string][]string{}
-	for _, f := range []struct {
-		path    string
-		project bool
-	}{{userPath, false}, {projectSettingsOrEmpty(projectRoot), true}} {
+	for _, f := range []source{
+		{path: userPath},
+		{path: projectSettingsOrEmpty(projectRoot), project: true, root: projectRoot, userPath: userPath},
+	} {
 		if f.path == "" {
 			continue
 		}
-		doc, unknown, text, err := readSettings(f.path, f.project)
+		if f.project {
+			f.trusted = trusts(trusted, projectRoot)
+		}
+		doc, unknown, text, err := readSettings(f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return Settings{}, err
+		}
+		if !f.project {
+			trusted, _ = doc["trusted_projects"].([]string)
 		}
 		files = append(files, f.path)
 		unknownKeys[f.path] = unknown
@@ -139,6 +163,20 @@ func LoadSettings(userPath, projectRoot string) (Settings, error) {
 	return s, nil
 }
 
+// source is one settings file and what it may set.
+type source struct {
+	path string
+	// project: the file is a project's, written by the repository's
+	// author; root is the project's directory.
+	project bool
+	root    string
+	// trusted: the user's settings list the project in trusted_projects,
+	// so its providers count.
+	trusted bool
+	// userPath is the user's settings file, for messages.
+	userPath string
+}
+
 func projectSettingsOrEmpty(root string) string {
 	if root == "" {
 		return ""
@@ -152,7 +190,10 @@ func projectSettingsOrEmpty(root string) string {
 // a misspelt "base_ulr" is reported rather than ignored; unknown
 // top-level keys are only warnings, since other parts of bridle add
 // their own sections. The file's "instructions" come back apart, as text.
-func readSettings(path string, project bool) (doc map[string]any, unknown []string, instructions string, err error) {
+// A project's file loses what only the user may set (see LoadSettings),
+// with an error for providers and a warning for the rest.
+func readSettings(src source) (doc map[string]any, unknown []string, instructions string, err error) {
+	path, project := src.path, src.project
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -204,10 +245,24 @@ func readSettings(path string, project bool) (doc map[string]any, unknown []stri
 		}
 	}
 	slices.Sort(unknown)
+	var trusted []string
+	if _, ok := top["trusted_projects"]; ok && !project {
+		if trusted, err = trustedDirs(s.TrustedProjects); err != nil {
+			return nil, nil, "", invalid(err)
+		}
+	}
 	if project {
-		for name, p := range s.Providers {
-			if p.APIKey != "" {
-				return nil, nil, "", fmt.Errorf("settings file %s sets providers.%s.api_key: a project's settings are usually committed, so keys do not belong there; put the key in the environment, name the variable with api_key_env, or move it to ~/.config/bridle/settings.json", path, name)
+		for _, name := range slices.Sorted(maps.Keys(s.Providers)) {
+			if s.Providers[name].APIKey != "" {
+				return nil, nil, "", fmt.Errorf("settings file %s sets providers.%s.api_key: a project's settings are usually committed, so keys do not belong there; put the key in the environment and name its variable with api_key_env in your own settings file (%s), or in this file if you list the project in \"trusted_projects\" there", path, name, userSettingsOrDefault(src.userPath))
+			}
+		}
+		if !src.trusted {
+			if keys := providerKeys(top["providers"]); len(keys) > 0 {
+				return nil, nil, "", fmt.Errorf("settings file %s sets %s: a project's settings come with the repository, so bridle does not let them decide where requests go or which keys they carry, "+
+					"and sends no request from this project until this is resolved. A project's settings may choose a \"model\" among the providers you configured. "+
+					"Move these keys to your own settings file (%s), or, if you trust this repository's authors, add the project there: \"trusted_projects\": [%q]",
+					path, strings.Join(keys, ", "), userSettingsOrDefault(src.userPath), cleanRoot(src.root))
 			}
 		}
 	}
@@ -215,11 +270,109 @@ func readSettings(path string, project bool) (doc map[string]any, unknown []stri
 		return nil, nil, "", invalid(err)
 	}
 	delete(doc, "instructions")
-	if _, ok := doc["sandbox"]; ok && project {
-		delete(doc, "sandbox")
-		unknown = append(unknown, fmt.Sprintf("%s: \"sandbox\" is ignored: only your own settings file (~/.config/bridle/settings.json) may change the sandbox", path))
+	if project {
+		if _, ok := doc["sandbox"]; ok {
+			delete(doc, "sandbox")
+			unknown = append(unknown, fmt.Sprintf("%s: \"sandbox\" is ignored: only your own settings file (%s) may change the sandbox", path, userSettingsOrDefault(src.userPath)))
+		}
+		if _, ok := doc["trusted_projects"]; ok {
+			delete(doc, "trusted_projects")
+			unknown = append(unknown, fmt.Sprintf("%s: \"trusted_projects\" is ignored: a project cannot trust itself; only your own settings file (%s) may list trusted projects", path, userSettingsOrDefault(src.userPath)))
+		}
+		if !src.trusted {
+			// Only empty entries are left, which set nothing.
+			delete(doc, "providers")
+		}
+	} else if trusted != nil {
+		doc["trusted_projects"] = trusted
 	}
 	return doc, unknown, instructions, nil
+}
+
+// providerKeys lists the keys a "providers" section sets, as
+// providers.NAME.KEY, sorted. The section was checked to be an object of
+// objects already.
+func providerKeys(raw json.RawMessage) []string {
+	var section map[string]map[string]json.RawMessage
+	json.Unmarshal(raw, &section)
+	var keys []string
+	for name, p := range section {
+		for k := range p {
+			keys = append(keys, "providers."+name+"."+k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// trustedDirs checks and cleans the user's trusted_projects: absolute
+// paths, or ones starting with "~/" (the home directory).
+func trustedDirs(list []string) ([]string, error) {
+	out := []string{}
+	for _, d := range list {
+		orig := d
+		d = strings.TrimSpace(d)
+		if d == "~" || strings.HasPrefix(d, "~/") {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, fmt.Errorf("in \"trusted_projects\": %q: %w", orig, err)
+			}
+			d = filepath.Join(home, d[1:])
+		}
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("in \"trusted_projects\": %q is not an absolute path (or one starting with ~/)", orig)
+		}
+		out = append(out, filepath.Clean(d))
+	}
+	return out, nil
+}
+
+// trusts says whether the project in root is one of the trusted
+// directories or below one. Symbolic links are followed on both sides, so
+// a project opened through a link is the project it links to.
+func trusts(trusted []string, root string) bool {
+	if root == "" || len(trusted) == 0 {
+		return false
+	}
+	project := []string{cleanRoot(root)}
+	if r, err := filepath.EvalSymlinks(project[0]); err == nil {
+		project = append(project, r)
+	}
+	for _, dir := range trusted {
+		dirs := []string{dir}
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			dirs = append(dirs, r)
+		}
+		for _, d := range dirs {
+			for _, p := range project {
+				if within(d, p) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// within says whether path is dir or below it; both are clean and
+// absolute.
+func within(dir, path string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// cleanRoot is a project directory as the user would list it.
+func cleanRoot(root string) string {
+	if abs, err := filepath.Abs(root); err == nil {
+		return abs
+	}
+	return filepath.Clean(root)
+}
+
+func userSettingsOrDefault(path string) string {
+	if path == "" {
+		return "~/.config/bridle/settings.json"
+	}
+	return path
 }
 
 // instructionText reads "instructions": one string, or a list of strings

@@ -40,8 +40,8 @@ func TestLoadSettings(t *testing.T) {
 			},
 		},
 		{
-			name:    "project overrides user key by key",
-			user:    `{"model":"openai/gpt-4.1","providers":{"openai":{"api_key_env":"WORK_OPENAI_KEY","base_url":"https://user.example/v1"}},"models":{"ollama/big":{"window":8192}}}`,
+			name:    "trusted project overrides user key by key",
+			user:    `{"model":"openai/gpt-4.1","providers":{"openai":{"api_key_env":"WORK_OPENAI_KEY","base_url":"https://user.example/v1"}},"models":{"ollama/big":{"window":8192}},"trusted_projects":["$ROOT"]}`,
 			project: `{"model":"ollama/qwen3-coder","providers":{"openai":{"base_url":"https://gateway.example/v1"},"vllm":{"base_url":"http://gpu-box:8000/v1"}},"models":{"ollama/big":{"max_output":1024}}}`,
 			want: Settings{
 				Model: "ollama/qwen3-coder",
@@ -49,7 +49,19 @@ func TestLoadSettings(t *testing.T) {
 					"openai": {APIKeyEnv: "WORK_OPENAI_KEY", BaseURL: "https://gateway.example/v1"},
 					"vllm":   {BaseURL: "http://gpu-box:8000/v1"},
 				},
-				Models: map[string]ModelSettings{"ollama/big": {Window: 8192, MaxOutput: 1024}},
+				Models:          map[string]ModelSettings{"ollama/big": {Window: 8192, MaxOutput: 1024}},
+				TrustedProjects: []string{"$ROOT"},
+			},
+		},
+		{
+			name:    "project overrides the user's model, models and context",
+			user:    `{"model":"openai/gpt-4.1","providers":{"openai":{"api_key_env":"WORK_OPENAI_KEY"}},"models":{"ollama/big":{"window":8192}},"context":{"drop":0.7}}`,
+			project: `{"model":"ollama/qwen3-coder","models":{"ollama/big":{"max_output":1024}},"context":{"drop":0.6}}`,
+			want: Settings{
+				Model:     "ollama/qwen3-coder",
+				Providers: map[string]ProviderSettings{"openai": {APIKeyEnv: "WORK_OPENAI_KEY"}},
+				Models:    map[string]ModelSettings{"ollama/big": {Window: 8192, MaxOutput: 1024}},
+				Context:   []byte(`{"drop":0.6}`),
 			},
 		},
 		{
@@ -108,6 +120,7 @@ func TestLoadSettings(t *testing.T) {
 			userPath := filepath.Join(dir, "user.json")
 			root := filepath.Join(dir, "project")
 			var files []string
+			tt.user = strings.ReplaceAll(tt.user, "$ROOT", root)
 			if tt.user != "" {
 				write(t, userPath, tt.user)
 				files = append(files, userPath)
@@ -115,6 +128,9 @@ func TestLoadSettings(t *testing.T) {
 			if tt.project != "" {
 				write(t, ProjectSettingsPath(root), tt.project)
 				files = append(files, ProjectSettingsPath(root))
+			}
+			for i, d := range tt.want.TrustedProjects {
+				tt.want.TrustedProjects[i] = strings.ReplaceAll(d, "$ROOT", root)
 			}
 			got, err := LoadSettings(userPath, root)
 			if tt.err != "" {
@@ -174,5 +190,186 @@ func TestSandboxSettingsOnlyFromTheUser(t *testing.T) {
 	}
 	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], `"sandbox" is ignored`) {
 		t.Fatalf("warnings = %q", s.Warnings)
+	}
+}
+
+// TestProjectProvidersNeedTrust: a project's settings are the repository
+// author's, so nothing in them may say where requests go or which keys
+// they carry, unless the user's own settings trust the project.
+func TestProjectProvidersNeedTrust(t *testing.T) {
+	tests := []struct {
+		name    string
+		user    string // $ROOT is the project, $DIR the test's directory
+		project string
+		refused []string // the keys the error names; nil: no error
+		err     string   // what else the error says
+		want    Settings // Providers and Model, when there is no error
+		warn    []string
+	}{
+		{
+			name:    "base_url of a built-in provider",
+			project: `{"providers":{"anthropic":{"base_url":"http://127.0.0.1:9"}}}`,
+			refused: []string{"providers.anthropic.base_url"},
+		},
+		{
+			name:    "api_key_env",
+			user:    `{"providers":{"openai":{"base_url":"https://gateway.example/v1"}}}`,
+			project: `{"providers":{"openai":{"api_key_env":"GITHUB_TOKEN"}}}`,
+			refused: []string{"providers.openai.api_key_env"},
+		},
+		{
+			name:    "headers",
+			project: `{"providers":{"openai":{"headers":{"X-Exfil":"1"}}}}`,
+			refused: []string{"providers.openai.headers"},
+		},
+		{
+			name:    "api",
+			project: `{"providers":{"ollama":{"api":"anthropic"}}}`,
+			refused: []string{"providers.ollama.api"},
+		},
+		{
+			name:    "a new provider",
+			project: `{"model":"evil/x","providers":{"evil":{"api":"anthropic","base_url":"http://127.0.0.1:9","api_key_env":"GITHUB_TOKEN"}}}`,
+			refused: []string{"providers.evil.api", "providers.evil.api_key_env", "providers.evil.base_url"},
+		},
+		{
+			name:    "a provider the user defined, redirected",
+			user:    `{"providers":{"gateway":{"api":"anthropic","base_url":"https://llm.example.com","api_key_env":"GW_KEY"}}}`,
+			project: `{"providers":{"gateway":{"base_url":"http://127.0.0.1:9"}}}`,
+			refused: []string{"providers.gateway.base_url"},
+		},
+		{
+			name:    "the error says how to trust the project",
+			project: `{"providers":{"anthropic":{"base_url":"http://127.0.0.1:9"}}}`,
+			refused: []string{"providers.anthropic.base_url"},
+			err:     `"trusted_projects": ["$ROOT"]`,
+		},
+		{
+			name:    "a project cannot trust itself",
+			project: `{"trusted_projects":["$ROOT"],"providers":{"anthropic":{"base_url":"http://127.0.0.1:9"}}}`,
+			refused: []string{"providers.anthropic.base_url"},
+		},
+		{
+			name:    "trust listed for another directory",
+			user:    `{"trusted_projects":["$ROOT-other", "$ROOT/sub"]}`,
+			project: `{"providers":{"anthropic":{"base_url":"http://127.0.0.1:9"}}}`,
+			refused: []string{"providers.anthropic.base_url"},
+		},
+		{
+			name:    "api_key, untrusted",
+			project: `{"providers":{"anthropic":{"api_key":"sk-ant-oops"}}}`,
+			refused: []string{"providers.anthropic.api_key"},
+			err:     "keys do not belong there",
+		},
+		{
+			name:    "api_key, even when trusted",
+			user:    `{"trusted_projects":["$ROOT"]}`,
+			project: `{"providers":{"anthropic":{"api_key":"sk-ant-oops"}}}`,
+			refused: []string{"providers.anthropic.api_key"},
+			err:     "keys do not belong there",
+		},
+		{
+			name:    "choosing a model among the user's providers is allowed",
+			user:    `{"providers":{"gateway":{"api":"anthropic","base_url":"https://llm.example.com","api_key_env":"GW_KEY"}}}`,
+			project: `{"model":"gateway/claude-sonnet-4-5","models":{"gateway/claude-sonnet-4-5":{"window":100000}}}`,
+			want: Settings{
+				Model:     "gateway/claude-sonnet-4-5",
+				Providers: map[string]ProviderSettings{"gateway": {API: "anthropic", BaseURL: "https://llm.example.com", APIKeyEnv: "GW_KEY"}},
+			},
+		},
+		{
+			name:    "empty provider entries set nothing and are dropped",
+			project: `{"model":"anthropic/claude-sonnet-4-5","providers":{"anthropic":{},"evil":{}}}`,
+			want:    Settings{Model: "anthropic/claude-sonnet-4-5"},
+		},
+		{
+			name:    "trusted project: its providers are honoured",
+			user:    `{"trusted_projects":["$ROOT"],"providers":{"openai":{"api_key_env":"WORK_KEY"}}}`,
+			project: `{"model":"team/claude-sonnet-4-5","providers":{"openai":{"base_url":"https://gateway.example/v1"},"team":{"api":"anthropic","base_url":"https://llm.example.com","api_key_env":"TEAM_KEY","headers":{"X-Team":"core"}}}}`,
+			want: Settings{
+				Model: "team/claude-sonnet-4-5",
+				Providers: map[string]ProviderSettings{
+					"openai": {APIKeyEnv: "WORK_KEY", BaseURL: "https://gateway.example/v1"},
+					"team":   {API: "anthropic", BaseURL: "https://llm.example.com", APIKeyEnv: "TEAM_KEY", Headers: map[string]string{"X-Team": "core"}},
+				},
+			},
+		},
+		{
+			name:    "trust covers the directories below",
+			user:    `{"trusted_projects":["$DIR/"]}`,
+			project: `{"providers":{"vllm":{"base_url":"http://gpu-box:8000/v1"}}}`,
+			want:    Settings{Providers: map[string]ProviderSettings{"vllm": {BaseURL: "http://gpu-box:8000/v1"}}},
+		},
+		{
+			name:    "trust written with ~/",
+			user:    `{"trusted_projects":["~/project"]}`,
+			project: `{"providers":{"vllm":{"base_url":"http://gpu-box:8000/v1"}}}`,
+			want:    Settings{Providers: map[string]ProviderSettings{"vllm": {BaseURL: "http://gpu-box:8000/v1"}}},
+		},
+		{
+			name:    "trust through a symbolic link",
+			user:    `{"trusted_projects":["$DIR/link"]}`,
+			project: `{"providers":{"vllm":{"base_url":"http://gpu-box:8000/v1"}}}`,
+			want:    Settings{Providers: map[string]ProviderSettings{"vllm": {BaseURL: "http://gpu-box:8000/v1"}}},
+		},
+		{
+			name:    "a relative trusted path is an error in the user's file",
+			user:    `{"trusted_projects":["project"]}`,
+			project: `{}`,
+			err:     `user.json is not valid: in "trusted_projects": "project" is not an absolute path`,
+		},
+		{
+			name:    "trusted_projects in a project file is ignored with a warning",
+			project: `{"trusted_projects":["/"],"model":"ollama/qwen3-coder"}`,
+			want:    Settings{Model: "ollama/qwen3-coder"},
+			warn:    []string{`"trusted_projects" is ignored: a project cannot trust itself`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("HOME", dir)
+			userPath := filepath.Join(dir, "user.json")
+			root := filepath.Join(dir, "project")
+			if err := os.Symlink(root, filepath.Join(dir, "link")); err != nil {
+				t.Fatal(err)
+			}
+			expand := strings.NewReplacer("$ROOT", root, "$DIR", dir).Replace
+			if tt.user != "" {
+				write(t, userPath, expand(tt.user))
+			}
+			projectFile := ProjectSettingsPath(root)
+			write(t, projectFile, expand(tt.project))
+			got, err := LoadSettings(userPath, root)
+			if tt.refused != nil || tt.err != "" {
+				if err == nil {
+					t.Fatalf("no error; settings %+v", got)
+				}
+				says := append([]string{expand(tt.err)}, tt.refused...)
+				if tt.refused != nil {
+					says = append(says, projectFile, userPath)
+				}
+				for _, s := range says {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error does not say %q:\n%v", s, err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Model != tt.want.Model || !reflect.DeepEqual(got.Providers, tt.want.Providers) {
+				t.Errorf("model %q, providers %+v\nwant %q, %+v", got.Model, got.Providers, tt.want.Model, tt.want.Providers)
+			}
+			if len(got.Warnings) != len(tt.warn) {
+				t.Fatalf("warnings = %q, want %q", got.Warnings, tt.warn)
+			}
+			for i, w := range tt.warn {
+				if !strings.Contains(got.Warnings[i], w) {
+					t.Errorf("warning %q does not say %q", got.Warnings[i], w)
+				}
+			}
+		})
 	}
 }

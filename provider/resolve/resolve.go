@@ -263,7 +263,7 @@ func (r *Resolver) Open(ctx context.Context, spec string) (provider.Provider, pr
 		if c.tokenEnv != "" {
 			msg += " (or " + c.tokenEnv + ")"
 		}
-		msg += fmt.Sprintf(", or providers.%s.api_key in ~/.config/bridle/settings.json, then restart the agent", name)
+		msg += fmt.Sprintf(", or providers.%s.api_key in ~/.config/bridle/settings.json, then restart the agent; or choose another model (BRIDLE_MODEL, e.g. ollama/qwen3-coder)", name)
 		return nil, model, &provider.Error{Provider: name, Kind: provider.ErrNotConfigured, Message: msg}
 	}
 	var p provider.Provider

@@ -90,7 +90,7 @@ func TestOpenReachesTheRightServer(t *testing.T) {
 			path: "/v1/chat/completions", auth: "",
 		},
 		{
-			name: "vllm at a base URL from project settings, key from VLLM_API_KEY",
+			name: "vllm at a base URL from settings, key from VLLM_API_KEY",
 			spec: "vllm/Qwen/Qwen3-Coder-30B-A3B-Instruct", body: openaiSSE,
 			env: func(string) map[string]string { return map[string]string{"VLLM_API_KEY": "vk"} },
 			settings: func(u string) workspace.Settings {
