@@ -102,16 +102,24 @@ type hiddenPath struct {
 	hasID bool
 }
 
+// errHiddenPath is what every refusal of a hidden path is (errors.Is).
+var errHiddenPath = errors.New("hidden path")
+
+type hiddenError struct{ msg string }
+
+func (e *hiddenError) Error() string        { return e.msg }
+func (e *hiddenError) Is(target error) bool { return target == errHiddenPath }
+
 // refuse is the error a tool gets for path (as the model gave it), which
 // is h or lies inside it.
 func (h *hiddenPath) refuse(path string) error {
 	switch h.why {
 	case hiddenOwn:
-		return fmt.Errorf("%s is bridle's own file (%s: its settings, database, artifacts or cache), hidden from the agent: no tool may read or write it, and no setting can make bridle's own files visible", path, h.path)
+		return &hiddenError{fmt.Sprintf("%s is bridle's own file (%s: its settings, database, artifacts or cache), hidden from the agent: no tool may read or write it, and no setting can make bridle's own files visible", path, h.path)}
 	case hiddenCredential:
-		return fmt.Errorf("%s is a credential store (%s), hidden from the agent: no tool may read or write it; the user's settings sandbox.command.visible_paths can make a credential store visible", path, h.path)
+		return &hiddenError{fmt.Sprintf("%s is a credential store (%s), hidden from the agent: no tool may read or write it; the user's settings sandbox.command.visible_paths can make a credential store visible", path, h.path)}
 	}
-	return fmt.Errorf("%s is hidden from the agent by the user's settings (sandbox.command.hidden_paths: %s): no tool may read or write it", path, h.path)
+	return &hiddenError{fmt.Sprintf("%s is hidden from the agent by the user's settings (sandbox.command.hidden_paths: %s): no tool may read or write it", path, h.path)}
 }
 
 // isCredentialStore reports whether p is one of the credential stores

@@ -473,3 +473,23 @@ func newHiddenWorkspaceAtHome(t *testing.T) *hiddenWorkspace {
 	h := newHiddenWorkspaceIn(t, &Env{Root: root, Redactor: testEnv(t).Redactor})
 	return h
 }
+
+// TestHiddenNotProposed checks that an edit of a hidden file is refused
+// when it is previewed, before any approval is asked: the user is never
+// asked about a write that would be refused whatever the answer.
+func TestHiddenNotProposed(t *testing.T) {
+	h := newHiddenWorkspace(t)
+	for _, in := range []struct{ tool, input string }{
+		{"write_file", `{"path": ".config/bridle/settings.json", "content": "{}"}`},
+		{"write_file", `{"path": "link-settings", "content": "{}"}`},
+		{"write_file", `{"path": "link-config/gcloud/credentials.db", "content": "x"}`},
+		{"write_file", `{"path": "link-data/artifacts/mine/a1.0.txt", "content": "x"}`},
+		{"edit_file", `{"path": "link-db", "old_string": "SQLite", "new_string": "x"}`},
+		{"edit_file", `{"path": ".ssh/id_ed25519", "old_string": "SSH", "new_string": "x"}`},
+	} {
+		_, err := byName(in.tool).Preview(h.env, json.RawMessage(in.input))
+		if err == nil || !strings.Contains(err.Error(), "hidden from the agent") {
+			t.Errorf("%s %s previewed: %v", in.tool, in.input, err)
+		}
+	}
+}
