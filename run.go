@@ -73,6 +73,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		Logger:       g.log,
 		Tools:        sandbox.NewTools(sbx, bx),
 		Hidden:       hiddenPaths(g, sbx),
+		Own:          ownPaths(g),
 		DataDir:      filepath.Dir(g.db),
 		Project:      mods.projectInstructions,
 	})

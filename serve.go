@@ -64,6 +64,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		Fault:        fault,
 		Tools:        sandbox.NewTools(sbx, bx),
 		Hidden:       hiddenPaths(g, sbx),
+		Own:          ownPaths(g),
 		DataDir:      filepath.Dir(g.db),
 		Project:      mods.projectInstructions,
 		Version:      version,
@@ -119,11 +120,22 @@ func sandboxSettings(g globals) sandbox.Settings {
 }
 
 // hiddenPaths are what no tool may read or write and commands do not see:
-// bridle's own settings, database, artifacts and cache, whatever the
-// workspace (a session at $HOME or / must not rewrite another session's
-// log or widen its own box), and the user's credential stores.
+// bridle's own files (ownPaths) and the user's credential stores.
 func hiddenPaths(g globals, s sandbox.Settings) []string {
-	own := []string{cacheDir()}
+	home, _ := os.UserHomeDir()
+	return sandbox.HiddenPaths(s.Command, home, ownPaths(g))
+}
+
+// ownPaths are bridle's own settings, database, artifacts and cache,
+// hidden whatever the workspace (a session at $HOME or / must not rewrite
+// another session's log or widen its own box), and never made visible.
+// They are made absolute: a relative --db is opened from bridle's working
+// directory, and would otherwise be dropped from the list.
+func ownPaths(g globals) []string {
+	var own []string
+	if d := cacheDir(); d != "" {
+		own = append(own, d)
+	}
 	if p := workspace.UserSettingsPath(os.Getenv); p != "" {
 		own = append(own, filepath.Dir(p))
 	}
@@ -135,8 +147,12 @@ func hiddenPaths(g globals, s sandbox.Settings) []string {
 		// since the directory may hold the user's work.
 		own = append(own, g.db, g.db+"-wal", g.db+"-shm", g.db+"-journal", filepath.Join(data, "artifacts"))
 	}
-	home, _ := os.UserHomeDir()
-	return sandbox.HiddenPaths(s.Command, home, own)
+	for i, p := range own {
+		if a, err := filepath.Abs(p); err == nil {
+			own[i] = a
+		}
+	}
+	return own
 }
 
 // cacheDir is $XDG_CACHE_HOME/bridle (default ~/.cache/bridle), or "" if

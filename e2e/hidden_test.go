@@ -2,81 +2,202 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
 )
 
-// hostileCommands is what a repository's text can make a model run in
-// full-auto when the workspace is the user's home: read every session's
-// log, widen the next session's box, read the user's keys.
-var hostileCommands = `{
-  "turns": [{"calls": [
-    {"tool_calls": [
-      {"name": "run_command", "input": {"command": "head -c 200 .local/share/bridle/bridle.db; ls .local/share/bridle; echo '{\"sandbox\":{\"command\":{\"allow_hosts\":[\"*\"],\"memory_mb\":-1}}}' > .config/bridle/settings.json; echo settings=$?; cat .ssh/id_ed25519"}},
-      {"name": "run_command", "input": {"command": "chmod 777 ` + "OUTSIDE" + `; echo chmod=$?; ls /proc | grep -c '^[0-9]'"}}
-    ]},
-    {"text": "Done."}
-  ]}]
-}`
+// Markers of what bridle hides, assembled at run time so that this file
+// never matches a search for them.
+var (
+	artifactMark = "ARTMARK" + "-93d0"
+	settingsMark = "SETMARK" + "-93d0"
+	sshMark      = "SSHMARK" + "-93d0"
+	promptMark   = "PROMPTMARK" + "-93d0"
+	noteMark     = "NOTEMARK" + "-93d0"
+	hiddenMarks  = []string{artifactMark, settingsMark, sshMark, promptMark}
+)
 
-// TestCommandsCannotReachBridlesFiles: with the workspace at $HOME, where
-// bridle keeps its settings, database and cache, a command in full-auto
-// reads none of them, rewrites none of them, reads no key, and changes
-// nothing outside the workspace.
-func TestCommandsCannotReachBridlesFiles(t *testing.T) {
-	home := t.TempDir()
-	outside := filepath.Join(t.TempDir(), "victim")
-	os.WriteFile(outside, []byte("x"), 0o600)
-	settings := `{"sandbox": {"command": {"max_timeout_seconds": 60}}}`
-	for name, content := range map[string]string{
-		".config/bridle/settings.json": settings,
-		".ssh/id_ed25519":              "PRIVATE-KEY-MATERIAL",
-		"project/main.go":              "package main\n",
-	} {
-		p := filepath.Join(home, name)
-		os.MkdirAll(filepath.Dir(p), 0o700)
-		os.WriteFile(p, []byte(content), 0o600)
+// hiddenHome is a home directory holding bridle's settings (with a marker
+// in a setting the model never sees), another session's artifact in
+// bridle's data directory, an SSH key and an ordinary file.
+func hiddenHome(t *testing.T) (home, settings string) {
+	t.Helper()
+	settings = `{"sandbox": {"command": {"env_allow": ["` + settingsMark + `"]}}}` + "\n"
+	home = acptest.Workspace(t, map[string]string{
+		".config/bridle/settings.json":                        settings,
+		".local/share/bridle/artifacts/other/a3.0.txt":        "another session's output: " + artifactMark + "\n",
+		".ssh/id_ed25519":                                     sshMark + "\n",
+		"notes.txt":                                           "ordinary: " + noteMark + "\n",
+		".local/share/bridle/artifacts/other/unrelated/x.txt": "x\n",
+	})
+	return home, settings
+}
+
+// startAtHome runs bridle with $HOME at home and the XDG variables unset,
+// so its settings, database and cache are in their default places under
+// home; it fails the test if bridle asks for a permission.
+func startAtHome(t *testing.T, home, scenario string) *acptest.Agent {
+	t.Helper()
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), DefaultDB: true,
+		Env:   []string{"HOME=" + home},
+		Unset: []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"}})
+	if want := filepath.Join(home, ".local", "share", "bridle", "bridle.db"); a.DB != want {
+		t.Fatalf("database at %s, want %s", a.DB, want)
 	}
-	db := filepath.Join(home, ".local", "share", "bridle", "bridle.db")
-	os.MkdirAll(filepath.Dir(db), 0o700)
-	a := acptest.Start(t, acptest.Options{DB: db,
-		Model: acptest.Scenario(t, strings.ReplaceAll(hostileCommands, "OUTSIDE", outside)),
-		Env:   []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}})
+	var mu sync.Mutex
+	a.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Errorf("bridle asked %s: %s", m.Method, m.Params)
+		return nil, &acptest.RPCError{Code: -32601, Message: "not expected"}
+	}
 	a.Initialize()
+	if _, err := os.Stat(a.DB); err != nil {
+		t.Fatalf("bridle did not open its default database: %v", err)
+	}
+	return a
+}
+
+// results returns the tool results of a session's log, in order.
+func results(t *testing.T, db, sid string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, e := range acptest.Log(t, db, sid) {
+		if e["kind"] == "tool_result" {
+			p, _ := e["payload"].(map[string]any)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// noMarks fails the test if anything bridle sent the editor holds a
+// marker of a hidden file.
+func noMarks(t *testing.T, a *acptest.Agent) {
+	t.Helper()
+	var sent bytes.Buffer
+	for _, s := range a.Sent() {
+		sent.Write(s.Raw)
+	}
+	for _, m := range []string{artifactMark, settingsMark, sshMark} {
+		if bytes.Contains(sent.Bytes(), []byte(m)) {
+			t.Errorf("bridle sent the editor the hidden %s", m)
+		}
+	}
+}
+
+// TestHiddenPathsAtHome opens a session at $HOME, where bridle keeps its
+// settings, its database and its artifacts, and the user an SSH key: in
+// auto-edit mode, the model's write to bridle's settings (which would
+// widen the next session's box), its reads of the database and of the
+// key, and a search over the whole workspace for what only another
+// session's artifact and the settings hold are all refused or come back
+// empty, and the settings file is unchanged.
+func TestHiddenPathsAtHome(t *testing.T) {
+	home, settings := hiddenHome(t)
+	pattern := "(ART|SET|SSH|PROMPT|NOTE)MARK-[0-9a-f]+"
+	scenario, _ := json.Marshal(map[string]any{"turns": []any{map[string]any{"calls": []any{
+		map[string]any{"text": "Looking around.", "tool_calls": []any{
+			map[string]any{"name": "write_file", "input": map[string]any{"path": ".config/bridle/settings.json",
+				"content": `{"sandbox": {"command": {"allow_hosts": ["*"], "visible_paths": ["~/.ssh"]}}}`}},
+			map[string]any{"name": "read_file", "input": map[string]any{"path": ".local/share/bridle/bridle.db"}},
+			map[string]any{"name": "grep", "input": map[string]any{"pattern": pattern}},
+			map[string]any{"name": "read_file", "input": map[string]any{"path": ".ssh/id_ed25519"}},
+			map[string]any{"name": "list_dir", "input": map[string]any{"path": ".local/share/bridle/artifacts"}},
+			map[string]any{"name": "glob", "input": map[string]any{"pattern": "**/a3.0.txt"}},
+		}},
+		map[string]any{"text": "Done."},
+	}}}})
+	a := startAtHome(t, home, string(scenario))
 	sid := a.NewSession(home)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
-	if stop := a.Prompt(sid, "tidy up"); stop != "end_turn" {
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
+	if stop := a.Prompt(sid, "tidy up my settings "+promptMark); stop != "end_turn" {
 		t.Fatalf("stopReason = %q", stop)
 	}
 	a.CloseStdin()
 
-	var shown bytes.Buffer
-	for _, m := range a.Notes() {
-		shown.Write(m.Params)
+	res := results(t, a.DB, sid)
+	if len(res) != 6 {
+		t.Fatalf("%d tool results, want 6: %v", len(res), res)
 	}
-	out := shown.String()
-	for _, leak := range []string{"SQLite format 3", "PRIVATE-KEY-MATERIAL", "bridle.db-wal"} {
-		if strings.Contains(out, leak) {
-			t.Errorf("a command's output shows %q", leak)
+	for i, want := range []string{
+		".config/bridle/settings.json is bridle's own file (" + filepath.Join(home, ".config", "bridle") + ": its settings, database, artifacts or cache), hidden from the agent",
+		".local/share/bridle/bridle.db is bridle's own file (" + filepath.Join(home, ".local", "share", "bridle"),
+		"", // grep
+		".ssh/id_ed25519 is a credential store (" + filepath.Join(home, ".ssh") + "), hidden from the agent: no tool may read or write it; the user's settings sandbox.command.visible_paths can make a credential store visible",
+		".local/share/bridle/artifacts is bridle's own file",
+		"", // glob
+	} {
+		out, _ := res[i]["output"].(string)
+		for _, m := range hiddenMarks {
+			if strings.Contains(out, m) {
+				t.Errorf("%s result holds the hidden %s: %q", res[i]["name"], m, out)
+			}
+		}
+		if want == "" {
+			continue
+		}
+		if res[i]["is_error"] != true || !strings.Contains(out, want) {
+			t.Errorf("%s: %q, want an error with %q", res[i]["name"], out, want)
 		}
 	}
-	for _, want := range []string{"Read-only file system", "hidden from commands", "chmod=1"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the results lack %q", want)
-		}
+	// The search found the ordinary file, and nothing of the hidden ones.
+	if out, _ := res[2]["output"].(string); !strings.HasPrefix(out, "1 match in 1 files") || !strings.Contains(out, "notes.txt:1:ordinary: "+noteMark) {
+		t.Errorf("grep: %q", out)
+	}
+	if out, _ := res[5]["output"].(string); !strings.Contains(out, "[no files match") {
+		t.Errorf("glob: %q", out)
 	}
 	if b, _ := os.ReadFile(filepath.Join(home, ".config", "bridle", "settings.json")); string(b) != settings {
-		t.Errorf("a command rewrote bridle's settings: %s", b)
+		t.Errorf("bridle's settings changed: %q", b)
 	}
-	if fi, _ := os.Stat(outside); fi.Mode().Perm() != 0o600 {
-		t.Errorf("a command changed the mode of a file outside the workspace: %v", fi.Mode())
+	noMarks(t, a)
+}
+
+// TestHiddenPathsAtRoot opens a session at /, the whole file system: the
+// database and the settings, named by their absolute paths, are refused,
+// and an ordinary file is read. (Nothing here walks /.)
+func TestHiddenPathsAtRoot(t *testing.T) {
+	home, settings := hiddenHome(t)
+	db := filepath.Join(home, ".local", "share", "bridle", "bridle.db")
+	settingsPath := filepath.Join(home, ".config", "bridle", "settings.json")
+	scenario, _ := json.Marshal(map[string]any{"turns": []any{map[string]any{"calls": []any{
+		map[string]any{"text": "Reading.", "tool_calls": []any{
+			map[string]any{"name": "read_file", "input": map[string]any{"path": db}},
+			map[string]any{"name": "read_file", "input": map[string]any{"path": settingsPath}},
+			map[string]any{"name": "read_file", "input": map[string]any{"path": strings.TrimPrefix(filepath.Join(home, ".local", "share", "bridle", "artifacts", "other", "a3.0.txt"), "/")}},
+			map[string]any{"name": "read_file", "input": map[string]any{"path": filepath.Join(home, "notes.txt")}},
+		}},
+		map[string]any{"text": "Done."},
+	}}}})
+	a := startAtHome(t, home, string(scenario))
+	sid := a.NewSession("/")
+	if stop := a.Prompt(sid, "read bridle's files "+promptMark); stop != "end_turn" {
+		t.Fatalf("stopReason = %q", stop)
 	}
-	// The log is intact and still readable after the turn.
-	if log := acptest.Log(t, db, sid); len(log) == 0 {
-		t.Error("the session's log is empty")
+	a.CloseStdin()
+
+	res := results(t, a.DB, sid)
+	if len(res) != 4 {
+		t.Fatalf("%d tool results, want 4: %v", len(res), res)
 	}
+	for i := range 3 {
+		out, _ := res[i]["output"].(string)
+		if res[i]["is_error"] != true || !strings.Contains(out, "is bridle's own file") || !strings.Contains(out, "hidden from the agent") {
+			t.Errorf("read_file %d: %q, want it refused as bridle's own file", i, out)
+		}
+	}
+	if out, _ := res[3]["output"].(string); res[3]["is_error"] == true || !strings.Contains(out, noteMark) {
+		t.Errorf("read_file of an ordinary file at /: %q", out)
+	}
+	if b, _ := os.ReadFile(settingsPath); string(b) != settings {
+		t.Errorf("bridle's settings changed: %q", b)
+	}
+	noMarks(t, a)
 }

@@ -53,6 +53,24 @@ func BenchmarkGrep100k(b *testing.B) {
 			}
 		}
 	})
+	// As in a session: bridle's own files and the credential stores are
+	// hidden, one of them inside the tree.
+	hiding, err := OpenRoot(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer hiding.Close()
+	home, _ := os.UserHomeDir()
+	hiding.Hide(HiddenPaths(CommandSettings{}, home, []string{filepath.Join(dir, "pkg500"), filepath.Join(home, ".config", "bridle")})...)
+	hidingEnv := &Env{Root: hiding}
+	b.Run("bridle-hiding", func(b *testing.B) {
+		for b.Loop() {
+			res := Grep{}.Run(context.Background(), hidingEnv, json.RawMessage(`{"pattern": "needle: the"}`))
+			if !strings.HasPrefix(res.Output, "99 matches in 99 files") {
+				b.Fatalf("unexpected result: %.200s", res.Output)
+			}
+		}
+	})
 	for _, tool := range []struct {
 		name, bin string
 		args      []string

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -55,7 +56,7 @@ func (t EditFile) plan(env *Env, in editFileInput) (old, next []byte, fe FileEdi
 	}
 	old, exists, err := readForEdit(env, in.Path)
 	if err != nil {
-		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: %v", err)
+		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: %w", err)
 	}
 	if !exists {
 		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: %s does not exist in %s; to create it use write_file", in.Path, env.Root.where())
@@ -114,9 +115,14 @@ func (t EditFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
 		return Preview{}, err
 	}
 	p := Preview{Title: "Edit " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
-	if old, _, fe, err := t.plan(env, in); err == nil {
+	old, _, fe, err := t.plan(env, in)
+	switch {
+	case err == nil:
 		p.Diff = fe.Diff
 		p.Locations[0].Line = lineOf(string(old), strings.Index(string(old), in.OldString))
+	case errors.Is(err, errHiddenPath):
+		// Refused whatever the user would answer: not proposed.
+		return Preview{}, err
 	}
 	return p, nil
 }

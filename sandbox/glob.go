@@ -68,7 +68,8 @@ func (t Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		return Errorf("glob: %v", err)
 	}
 	defer tree.close()
-	err = tree.walk(ctx, func(rel string) error {
+	err = tree.walk(ctx, func(f treeFile) error {
+		rel := f.rel
 		if ok, _ := doublestar.Match(pattern, rel); ok {
 			found = append(found, rel)
 		} else if !strings.Contains(pattern, "/") {

@@ -174,14 +174,17 @@ func (t Grep) walk(ctx context.Context, env *Env, dir string, in grepInput, re *
 		return err
 	}
 	defer tree.close()
-	jobs := make(chan string, 256)
+	jobs := make(chan treeFile, 256)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
-			for rel := range jobs {
-				data, err := tree.read(rel, t.maxFileBytes())
+			for f := range jobs {
+				data, err := tree.read(f, t.maxFileBytes())
+				f.release()
 				st.mu.Lock()
 				switch {
+				case errors.Is(err, errHidden):
+					// Not searched, not counted: as if it were not there.
 				case errors.Is(err, errLinked):
 					st.linked++
 				case errors.Is(err, errTooLarge):
@@ -191,13 +194,14 @@ func (t Grep) walk(ctx context.Context, env *Env, dir string, in grepInput, re *
 				}
 				st.mu.Unlock()
 				if err == nil {
-					t.search(env, data, joinRel(dir, rel), re, in.FilesOnly, st)
+					t.search(env, data, joinRel(dir, f.rel), re, in.FilesOnly, st)
 				}
 			}
 		})
 	}
 	glob := strings.TrimPrefix(in.Glob, "./")
-	err = tree.walk(ctx, func(rel string) error {
+	err = tree.walk(ctx, func(f treeFile) error {
+		rel := f.rel
 		if glob != "" {
 			ok, _ := doublestar.Match(glob, rel)
 			if !ok && !strings.Contains(glob, "/") {
@@ -207,7 +211,8 @@ func (t Grep) walk(ctx context.Context, env *Env, dir string, in grepInput, re *
 				return nil
 			}
 		}
-		jobs <- rel
+		f.hold() // released by the worker that reads it
+		jobs <- f
 		return nil
 	})
 	close(jobs)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -20,8 +21,10 @@ type Root struct {
 	dirs []dirRoot // dirs[0] is the session's directory
 	// hidden are absolute paths inside or outside the workspace that no
 	// tool may read or write (bridle's own files, credential stores); the
-	// box hides them from commands too.
+	// box hides them from commands too. marks holds the same paths with
+	// what the file tools check them by (guard).
 	hidden []string
+	marks  []hiddenPath
 }
 
 type dirRoot struct {
@@ -50,10 +53,39 @@ func OpenRoot(dir string, additional ...string) (*Root, error) {
 }
 
 // Hide adds paths no tool may read or write, and commands do not see
-// (HiddenPaths makes the list).
-func (r *Root) Hide(paths ...string) { r.hidden = append(r.hidden, paths...) }
+// (HiddenPaths makes the list). Call it before the Root is used.
+func (r *Root) Hide(paths ...string) { r.hide(hiddenListed, paths) }
 
-// Hidden returns the paths Hide added.
+// HideOwn adds bridle's own files (its settings, database, artifacts,
+// cache) to the hidden paths: the same as Hide, and the refusals say
+// that no setting can make them visible.
+func (r *Root) HideOwn(paths ...string) { r.hide(hiddenOwn, paths) }
+
+func (r *Root) hide(why hiddenWhy, paths []string) {
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		p = filepath.Clean(p)
+		w := why
+		if w == hiddenListed && isCredentialStore(p) {
+			w = hiddenCredential
+		}
+		if i := slices.IndexFunc(r.marks, func(h hiddenPath) bool { return h.path == p }); i >= 0 {
+			r.marks[i].why = max(r.marks[i].why, w)
+			continue
+		}
+		h := hiddenPath{path: p, why: w}
+		if real := resolveExisting(p); real != p {
+			h.real = real
+		}
+		h.id, h.hasID = statID(p)
+		r.marks = append(r.marks, h)
+		r.hidden = append(r.hidden, p)
+	}
+}
+
+// Hidden returns the paths Hide and HideOwn added.
 func (r *Root) Hidden() []string { return r.hidden }
 
 // Dir returns the session's directory, where relative paths start.
@@ -185,6 +217,11 @@ func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	g := r.guard()
+	lexical := filepath.Join(d.dir, rel)
+	if h := g.byPath(lexical); h != nil {
+		return nil, nil, h.refuse(path)
+	}
 	f, err := d.root.Open(rel)
 	if err != nil {
 		return nil, nil, r.explain(path, d, err)
@@ -193,6 +230,10 @@ func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
 	if err != nil {
 		f.Close()
 		return nil, nil, r.explain(path, d, err)
+	}
+	if _, err := r.checkOpened(g, f, fi, path, lexical); err != nil {
+		f.Close()
+		return nil, nil, err
 	}
 	if fi.IsDir() {
 		f.Close()
@@ -203,6 +244,44 @@ func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	return f, fi, nil
+}
+
+// checkOpened refuses f, opened for path (lexical as an absolute path), if
+// it is hidden or lies in a hidden directory (see guard). For a directory
+// it returns its real path ("" when the OS cannot tell).
+func (r *Root) checkOpened(g *guard, f *os.File, fi fs.FileInfo, path, lexical string) (string, error) {
+	if g == nil {
+		return "", nil
+	}
+	var h *hiddenPath
+	var real string
+	var err error
+	if fi.IsDir() {
+		h, real, err = g.checkDir(f)
+	} else {
+		h, err = g.checkFile(f, lexical)
+	}
+	if h != nil {
+		return "", h.refuse(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", path, err)
+	}
+	return real, nil
+}
+
+// checkRoot checks the directory an os.Root stands for, opened through it.
+func (r *Root) checkRoot(g *guard, dir *os.Root, path string) (string, error) {
+	f, err := dir.Open(".")
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", path, err)
+	}
+	return r.checkOpened(g, f, fi, path, "")
 }
 
 // ReadFile reads a file of the workspace, refusing files larger than max
@@ -219,11 +298,15 @@ func (r *Root) ReadFile(path string, max int64) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// Stat describes a path of the workspace without following a final link.
+// Lstat describes a path of the workspace without following a final
+// link. A hidden path (by name) is refused, as the tools refuse it.
 func (r *Root) Lstat(path string) (fs.FileInfo, error) {
 	d, rel, err := r.resolve(path)
 	if err != nil {
 		return nil, err
+	}
+	if h := r.guard().byPath(filepath.Join(d.dir, rel)); h != nil {
+		return nil, h.refuse(path)
 	}
 	fi, err := d.root.Lstat(rel)
 	if err != nil {
@@ -238,6 +321,9 @@ func (r *Root) Readlink(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if h := r.guard().byPath(filepath.Join(d.dir, rel)); h != nil {
+		return "", h.refuse(path)
+	}
 	t, err := d.root.Readlink(rel)
 	if err != nil {
 		return "", r.explain(path, d, err)
@@ -245,11 +331,17 @@ func (r *Root) Readlink(path string) (string, error) {
 	return t, nil
 }
 
-// ReadDir lists a directory of the workspace.
+// ReadDir lists a directory of the workspace. Hidden entries are left
+// out, as if they were not there; a hidden directory is refused.
 func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
 	d, rel, err := r.resolve(path)
 	if err != nil {
 		return nil, err
+	}
+	g := r.guard()
+	lexical := filepath.Join(d.dir, rel)
+	if h := g.byPath(lexical); h != nil {
+		return nil, h.refuse(path)
 	}
 	f, err := d.root.Open(rel)
 	if err != nil {
@@ -260,6 +352,10 @@ func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, r.explain(path, d, err)
 	}
+	real, err := r.checkOpened(g, f, fi, path, lexical)
+	if err != nil {
+		return nil, err
+	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is a file, not a directory: use read_file (workspace %s)", path, d.dir)
 	}
@@ -267,7 +363,23 @@ func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, r.explain(path, d, err)
 	}
-	return ents, nil
+	if g == nil {
+		return ents, nil
+	}
+	if real == "" {
+		real = lexical
+	}
+	return slices.DeleteFunc(ents, func(e fs.DirEntry) bool {
+		if g.byPath(filepath.Join(real, e.Name())) != nil {
+			return true
+		}
+		info, err := e.Info()
+		if err != nil {
+			return false
+		}
+		id, ok := idOf(info)
+		return ok && g.byID(id) != nil
+	}), nil
 }
 
 // FS returns a confined file system rooted at a directory of the
@@ -287,7 +399,9 @@ func (r *Root) FS(path string) (fs.FS, error) {
 // WriteFile replaces (or creates) a file of the workspace atomically: the
 // new content is written to a temporary file beside it and renamed over
 // it, so a crash leaves the old or the new file, never half of one. The
-// file keeps its mode; missing parent directories are created.
+// file keeps its mode; missing parent directories are created. Both files
+// are made through the descriptor of the parent directory, once it has
+// been checked not to be hidden (nor any directory above it).
 func (r *Root) WriteFile(path string, data []byte) error {
 	d, rel, err := r.resolve(path)
 	if err != nil {
@@ -296,12 +410,22 @@ func (r *Root) WriteFile(path string, data []byte) error {
 	if rel == "." {
 		return fmt.Errorf("%s is a workspace directory, not a file", path)
 	}
+	g := r.guard()
+	lexical := filepath.Join(d.dir, rel)
+	if h := g.byPath(lexical); h != nil {
+		return h.refuse(path)
+	}
 	perm := fs.FileMode(0o644)
 	if f, err := d.root.Open(rel); err == nil {
 		fi, err := f.Stat()
+		if err == nil {
+			_, err = r.checkOpened(g, f, fi, path, lexical)
+		} else {
+			err = r.explain(path, d, err)
+		}
 		f.Close()
 		if err != nil {
-			return r.explain(path, d, err)
+			return err
 		}
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory, not a file (workspace %s)", path, d.dir)
@@ -313,13 +437,14 @@ func (r *Root) WriteFile(path string, data []byte) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return r.explain(path, d, err)
 	}
-	if dir := filepath.Dir(rel); dir != "." {
-		if err := d.root.MkdirAll(dir, 0o755); err != nil {
-			return r.explain(path, d, err)
-		}
+	base := filepath.Base(rel)
+	dir, err := r.openParent(g, d, path, filepath.Dir(rel), base)
+	if err != nil {
+		return err
 	}
-	tmp := filepath.Join(filepath.Dir(rel), fmt.Sprintf(".%s.bridle-%d-%d.tmp", filepath.Base(rel), os.Getpid(), time.Now().UnixNano()))
-	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_EXCL, perm)
+	defer dir.Close()
+	tmp := fmt.Sprintf(".%s.bridle-%d-%d.tmp", base, os.Getpid(), time.Now().UnixNano())
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_EXCL, perm)
 	if err != nil {
 		return r.explain(path, d, err)
 	}
@@ -332,14 +457,148 @@ func (r *Root) WriteFile(path string, data []byte) error {
 	}
 	if err == nil {
 		// O_CREATE's perm is masked by the umask; keep the old mode exactly.
-		err = d.root.Chmod(tmp, perm)
+		err = dir.Chmod(tmp, perm)
 	}
 	if err == nil {
-		err = d.root.Rename(tmp, rel)
+		err = dir.Rename(tmp, base)
 	}
 	if err != nil {
-		d.root.Remove(tmp)
+		dir.Remove(tmp)
 		return r.explain(path, d, err)
 	}
 	return nil
+}
+
+// openParent opens the directory dir (relative to d) that the file base
+// (path, as the model named it) is to be written in, creating what is missing of it, and checks that
+// neither it nor the name to be written in it is hidden. A missing
+// directory is made one level at a time, each in the directory above it
+// once that one has been checked, so no directory is ever created in a
+// hidden one.
+func (r *Root) openParent(g *guard, d *dirRoot, path, dir, base string) (*os.Root, error) {
+	if g == nil {
+		if dir != "." {
+			if err := d.root.MkdirAll(dir, 0o755); err != nil {
+				return nil, r.explain(path, d, err)
+			}
+		}
+		sub, err := d.root.OpenRoot(dir)
+		if err != nil {
+			return nil, r.explain(path, d, err)
+		}
+		return sub, nil
+	}
+	sub, err := d.root.OpenRoot(dir)
+	var real string
+	if err == nil {
+		real, err = r.checkRoot(g, sub, path)
+		if err != nil {
+			sub.Close()
+			return nil, err
+		}
+	} else if errors.Is(err, fs.ErrNotExist) {
+		sub, real, err = r.mkdirs(g, d, path, dir)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		return nil, r.explain(path, d, err)
+	}
+	if real == "" {
+		real = filepath.Join(d.dir, dir)
+	}
+	refuse := g.byPath(filepath.Join(real, base))
+	if fi, err := sub.Lstat(base); err == nil && refuse == nil {
+		// A hidden file renamed here keeps its identity.
+		if id, ok := idOf(fi); ok {
+			refuse = g.byID(id)
+		}
+	}
+	if refuse != nil {
+		sub.Close()
+		return nil, refuse.refuse(path)
+	}
+	return sub, nil
+}
+
+// mkdirs makes the directory dir (relative to d), one checked level at a
+// time, and returns it open with its real path.
+func (r *Root) mkdirs(g *guard, d *dirRoot, path, dir string) (*os.Root, string, error) {
+	cur, err := d.root.OpenRoot(".")
+	if err != nil {
+		return nil, "", r.explain(path, d, err)
+	}
+	real, err := r.checkRoot(g, cur, path)
+	if err != nil {
+		cur.Close()
+		return nil, "", err
+	}
+	here := d.dir
+	for _, c := range strings.Split(dir, string(filepath.Separator)) {
+		if real == "" {
+			real = here
+		}
+		here = filepath.Join(here, c)
+		next, err := cur.OpenRoot(c)
+		if errors.Is(err, fs.ErrNotExist) {
+			if h := g.byPath(filepath.Join(real, c)); h != nil {
+				cur.Close()
+				return nil, "", h.refuse(path)
+			}
+			if err = cur.Mkdir(c, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
+				next, err = cur.OpenRoot(c)
+			}
+		}
+		cur.Close()
+		if err != nil {
+			return nil, "", r.explain(path, d, err)
+		}
+		cur = next
+		if real, err = r.checkRoot(g, cur, path); err != nil {
+			cur.Close()
+			return nil, "", err
+		}
+	}
+	return cur, real, nil
+}
+
+// CheckWrite says, without changing anything, whether WriteFile would
+// refuse path as hidden: a write is refused before it is proposed.
+func (r *Root) CheckWrite(path string) error {
+	d, rel, err := r.resolve(path)
+	if err != nil || rel == "." {
+		return nil // WriteFile says what is wrong
+	}
+	g := r.guard()
+	if g == nil {
+		return nil
+	}
+	if h := g.byPath(filepath.Join(d.dir, rel)); h != nil {
+		return h.refuse(path)
+	}
+	// The deepest directory on the way that exists, checked, and the
+	// rest of the path below its real path.
+	dir, rest := filepath.Dir(rel), filepath.Base(rel)
+	for {
+		sub, err := d.root.OpenRoot(dir)
+		if err == nil {
+			real, err := r.checkRoot(g, sub, path)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+			if real == "" {
+				real = filepath.Join(d.dir, dir)
+			}
+			if h := g.byPath(filepath.Join(real, rest)); h != nil {
+				return h.refuse(path)
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || dir == "." {
+			return nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = filepath.Dir(dir)
+	}
 }

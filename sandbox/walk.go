@@ -3,56 +3,178 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path"
+	"path/filepath"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/bridle-dev/bridle/workspace"
 )
 
 // fileTree is a directory of the workspace seen as a tree of files: what
-// glob and grep walk. Walks skip .git and what .gitignore files ignore,
-// and never follow symbolic links.
+// glob and grep walk. Walks skip .git, what .gitignore files ignore and
+// hidden paths (bridle's own files, credential stores), and never follow
+// symbolic links.
 type fileTree interface {
-	// walk calls fn with the slash path (relative to the tree's top) of
-	// every regular file; fn returning fs.SkipAll stops the walk.
-	walk(ctx context.Context, fn func(rel string) error) error
+	// walk calls fn with every regular file; fn returning fs.SkipAll
+	// stops the walk. fn must hold the file to read it after it returns.
+	walk(ctx context.Context, fn func(f treeFile) error) error
 	// read returns a file's content, refusing files over max bytes
-	// (errTooLarge) and with other hard links (errLinked).
-	read(rel string, max int64) ([]byte, error)
+	// (errTooLarge), with other hard links (errLinked) and hidden ones
+	// (errHidden).
+	read(f treeFile, max int64) ([]byte, error)
 	close()
+}
+
+// treeFile is a regular file a walk found.
+type treeFile struct {
+	rel string // slash path below the tree's top
+	// dir is the open directory holding it (fast tree only), which the
+	// walk checked: the file is read through it, not through its path.
+	dir  *dirFD
+	name string
+}
+
+// hold keeps f's directory open after the walk's callback returns, for a
+// read later; release gives it back.
+func (f treeFile) hold() {
+	if f.dir != nil {
+		f.dir.refs.Add(1)
+	}
+}
+
+func (f treeFile) release() {
+	if f.dir != nil {
+		f.dir.release()
+	}
+}
+
+// dirFD is an open directory shared by the walk and the reads of its
+// files; the last to release it closes it.
+type dirFD struct {
+	fd   int
+	dev  uint64
+	refs atomic.Int32
+}
+
+func newDirFD(fd int, dev uint64) *dirFD {
+	d := &dirFD{fd: fd, dev: dev}
+	d.refs.Store(1)
+	return d
+}
+
+func (d *dirFD) release() {
+	if d.refs.Add(-1) == 0 {
+		syscall.Close(d.fd)
+	}
 }
 
 var (
 	errTooLarge = errors.New("file too large")
 	errLinked   = errors.New("file has other hard links")
+	errHidden   = errors.New("file is hidden")
 )
 
-// openTree opens the workspace directory dir for walking.
+// walkGuard is what a walk skips: the hidden paths below its top, by
+// name, and every hidden file or directory, by identity.
+type walkGuard struct {
+	g     *guard
+	below map[string]*hiddenPath
+}
+
+func newWalkGuard(g *guard, real string) *walkGuard {
+	if g == nil {
+		return nil
+	}
+	return &walkGuard{g: g, below: g.below(real)}
+}
+
+// skipPath reports whether rel (below the walk's top) is a hidden path.
+func (w *walkGuard) skipPath(rel string) bool { return w != nil && w.below[rel] != nil }
+
+// skipID reports whether the file or directory id is hidden.
+func (w *walkGuard) skipID(id fileID) bool { return w != nil && w.g.ids[id] != nil }
+
+// skipInfo is skipID for what an fs walk returns.
+func (w *walkGuard) skipInfo(fi fs.FileInfo) bool {
+	if w == nil {
+		return false
+	}
+	id, ok := idOf(fi)
+	return ok && w.skipID(id)
+}
+
+// openTree opens the workspace directory dir for walking. A hidden
+// directory (or one inside a hidden directory) is refused.
 func openTree(env *Env, dir string) (fileTree, error) {
-	top, sub, err := env.Root.split(dir)
+	r := env.Root
+	d, rel, err := r.resolve(dir)
 	if err != nil {
 		return nil, err
 	}
+	sub := filepath.ToSlash(rel)
+	if rel == "." {
+		sub = ""
+	}
+	g := r.guard()
+	lexical := filepath.Join(d.dir, rel)
+	if h := g.byPath(lexical); h != nil {
+		return nil, h.refuse(dir)
+	}
+	top, err := d.root.Open(rel)
+	if err != nil {
+		return nil, r.explain(dir, d, err)
+	}
+	fi, err := top.Stat()
+	if err != nil {
+		top.Close()
+		return nil, r.explain(dir, d, err)
+	}
+	real, err := r.checkOpened(g, top, fi, dir, lexical)
+	if err != nil {
+		top.Close()
+		return nil, err
+	}
+	if !fi.IsDir() {
+		top.Close()
+		return nil, r.notDir(dir)
+	}
+	if real == "" {
+		real = lexical
+	}
+	hide := newWalkGuard(g, real)
 	// Rules from the top of the workspace down to dir: a .gitignore
 	// above dir still applies.
-	topFS, err := env.Root.FS(top)
+	topFS, err := r.FS(d.dir)
 	if err != nil {
+		top.Close()
 		return nil, err
 	}
 	ig := workspace.Load(topFS, sub)
-	fsys, err := env.Root.FS(dir)
+	if t, ok := openFastTree(top, sub, ig, hide); ok {
+		return t, nil
+	}
+	defer top.Close()
+	fsys, err := r.FS(dir)
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := fs.Stat(fsys, "."); err != nil || !fi.IsDir() {
-		return nil, env.Root.notDir(dir)
+	// The fs walk opens dir again by name: it must be the directory
+	// that was checked.
+	again, err := fs.Stat(fsys, ".")
+	if err != nil || !fi.IsDir() || !sameFile(fi, again) {
+		return nil, fmt.Errorf("%s changed while bridle opened it; try again", dir)
 	}
-	if t, ok := openFastTree(env, dir, sub, ig); ok {
-		return t, nil
-	}
-	return &fsTree{fsys: fsys, prefix: sub, ig: ig}, nil
+	return &fsTree{fsys: fsys, prefix: sub, ig: ig, hide: hide}, nil
+}
+
+func sameFile(a, b fs.FileInfo) bool {
+	ia, oka := idOf(a)
+	ib, okb := idOf(b)
+	return oka && okb && ia == ib
 }
 
 // fsTree walks through io/fs on an os.Root: portable, slower.
@@ -60,11 +182,12 @@ type fsTree struct {
 	fsys   fs.FS
 	prefix string // the tree's top below the workspace directory, for .gitignore paths
 	ig     *workspace.Ignore
+	hide   *walkGuard
 }
 
 func (t *fsTree) close() {}
 
-func (t *fsTree) walk(ctx context.Context, fn func(rel string) error) error {
+func (t *fsTree) walk(ctx context.Context, fn func(f treeFile) error) error {
 	ignores := map[string]*workspace.Ignore{".": t.ig}
 	return fs.WalkDir(t.fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if ctx.Err() != nil {
@@ -78,6 +201,20 @@ func (t *fsTree) walk(ctx context.Context, fn func(rel string) error) error {
 		}
 		if p == "." {
 			return nil
+		}
+		if t.hide != nil {
+			if t.hide.skipPath(p) {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if fi, err := d.Info(); err != nil || t.hide.skipInfo(fi) {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
 		}
 		parent := ignores[path.Dir(p)]
 		full := path.Join(t.prefix, p)
@@ -95,19 +232,22 @@ func (t *fsTree) walk(ctx context.Context, fn func(rel string) error) error {
 		if !d.Type().IsRegular() || parent.Match(full, false) {
 			return nil
 		}
-		return fn(p)
+		return fn(treeFile{rel: p, name: d.Name()})
 	})
 }
 
-func (t *fsTree) read(rel string, max int64) ([]byte, error) {
-	f, err := t.fsys.Open(rel)
+func (t *fsTree) read(f treeFile, max int64) ([]byte, error) {
+	file, err := t.fsys.Open(f.rel)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	defer file.Close()
+	fi, err := file.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if t.hide.skipInfo(fi) {
+		return nil, errHidden
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
 		return nil, errLinked
@@ -115,5 +255,5 @@ func (t *fsTree) read(rel string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, errTooLarge
 	}
-	return io.ReadAll(f)
+	return io.ReadAll(file)
 }

@@ -12,81 +12,102 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fastTree walks with directory file descriptors and reads with openat2
-// confined beneath the tree's top (RESOLVE_BENEATH, no symbolic links):
-// the kernel enforces the confinement in one call per file, a few times
-// fewer system calls than os.Root's walk per path element.
+// fastTree walks with directory file descriptors: each directory is
+// opened, and each file read, with openat2 from the descriptor of the
+// directory holding it, confined beneath it (RESOLVE_BENEATH, no symbolic
+// links): the kernel enforces the confinement in one call per file, a few
+// times fewer system calls than os.Root's walk per path element, and what
+// is read is in the very directory the walk listed and checked.
 type fastTree struct {
 	top    *os.File
 	prefix string
 	ig     *workspace.Ignore
+	hide   *walkGuard // nil: nothing hidden
 }
 
 const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 
-func openFastTree(env *Env, dir, prefix string, ig *workspace.Ignore) (fileTree, bool) {
-	d, rel, err := env.Root.resolve(dir)
+// openFastTree takes top (the tree's top directory, checked) if openat2
+// works here (Linux 5.6+); otherwise the caller keeps it.
+func openFastTree(top *os.File, prefix string, ig *workspace.Ignore, hide *walkGuard) (fileTree, bool) {
+	fd, err := openat2(int(top.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
-		return nil, false
-	}
-	f, err := d.root.Open(rel)
-	if err != nil {
-		return nil, false
-	}
-	// Probe openat2 (Linux 5.6+).
-	fd, err := unix.Openat2(int(f.Fd()), ".", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: beneath})
-	if err != nil {
-		f.Close()
 		return nil, false
 	}
 	unix.Close(fd)
-	return &fastTree{top: f, prefix: prefix, ig: ig}, true
+	return &fastTree{top: top, prefix: prefix, ig: ig, hide: hide}, true
 }
 
 func (t *fastTree) close() { t.top.Close() }
 
-func (t *fastTree) open(rel string, flags uint64) (int, error) {
+func openat2(dir int, name string, flags uint64) (int, error) {
 	for {
-		fd, err := unix.Openat2(int(t.top.Fd()), rel, &unix.OpenHow{Flags: flags | unix.O_CLOEXEC | unix.O_NOFOLLOW, Resolve: beneath})
+		fd, err := unix.Openat2(dir, name, &unix.OpenHow{Flags: flags | unix.O_CLOEXEC | unix.O_NOFOLLOW, Resolve: beneath})
 		if err != unix.EINTR && err != unix.EAGAIN {
 			return fd, err
 		}
 	}
 }
 
-func (t *fastTree) walk(ctx context.Context, fn func(rel string) error) error {
-	err := t.walkDir(ctx, ".", t.ig, fn)
+// openDir opens the directory name in dir for walking; hidden is true
+// (and nothing open) when it is a hidden directory.
+func (t *fastTree) openDir(dir int, name string) (d *dirFD, hidden bool, err error) {
+	fd, err := openat2(dir, name, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, false, err
+	}
+	var dev uint64
+	if t.hide != nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return nil, false, err
+		}
+		if t.hide.skipID(fileID{uint64(st.Dev), st.Ino}) {
+			unix.Close(fd)
+			return nil, true, nil
+		}
+		dev = uint64(st.Dev)
+	}
+	return newDirFD(fd, dev), false, nil
+}
+
+func (t *fastTree) walk(ctx context.Context, fn func(f treeFile) error) error {
+	d, hidden, err := t.openDir(int(t.top.Fd()), ".")
+	if err != nil {
+		return err
+	}
+	if hidden {
+		return nil // checked when the tree was opened; renamed since
+	}
+	defer d.release()
+	err = t.walkDir(ctx, d, ".", t.ig, fn)
 	if errors.Is(err, fs.SkipAll) {
 		return nil
 	}
 	return err
 }
 
-func (t *fastTree) walkDir(ctx context.Context, rel string, ig *workspace.Ignore, fn func(string) error) error {
+func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *workspace.Ignore, fn func(treeFile) error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	fd, err := t.open(rel, unix.O_RDONLY|unix.O_DIRECTORY)
-	if err != nil {
-		if rel == "." {
-			return err
-		}
-		return nil // unreadable directories are skipped
-	}
 	type entry struct {
 		name string
+		ino  uint64
 		typ  uint8
 	}
 	var ents []entry
 	hasIgnore := false
 	buf := make([]byte, 32<<10)
 	for {
-		n, err := unix.Getdents(fd, buf)
+		n, err := unix.Getdents(dir.fd, buf)
 		if err != nil || n <= 0 {
 			break
 		}
 		for off := 0; off < n; {
 			// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
+			ino := *(*uint64)(unsafe.Pointer(&buf[off]))
 			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
 			typ := buf[off+18]
 			nameb := buf[off+19 : off+reclen]
@@ -104,13 +125,12 @@ func (t *fastTree) walkDir(ctx context.Context, rel string, ig *workspace.Ignore
 			if name == ".gitignore" {
 				hasIgnore = true
 			}
-			ents = append(ents, entry{name, typ})
+			ents = append(ents, entry{name, ino, typ})
 		}
 	}
-	unix.Close(fd)
 	full := func(p string) string { return path.Join(t.prefix, p) }
 	if hasIgnore && rel != "." {
-		if data, err := t.read(path.Join(rel, ".gitignore"), 1<<20); err == nil {
+		if data, err := t.readAt(dir.fd, ".gitignore", 1<<20); err == nil {
 			ig = ig.With(full(rel), data)
 		}
 	}
@@ -119,10 +139,13 @@ func (t *fastTree) walkDir(ctx context.Context, rel string, ig *workspace.Ignore
 		if rel != "." {
 			p = rel + "/" + e.name
 		}
+		if t.hide.skipPath(p) {
+			continue
+		}
 		typ := e.typ
 		if typ == unix.DT_UNKNOWN {
 			var st unix.Stat_t
-			if unix.Fstatat(int(t.top.Fd()), p, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			if unix.Fstatat(dir.fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 				continue
 			}
 			switch st.Mode & unix.S_IFMT {
@@ -137,14 +160,20 @@ func (t *fastTree) walkDir(ctx context.Context, rel string, ig *workspace.Ignore
 			if e.name == ".git" || ig.Match(full(p), true) {
 				continue
 			}
-			if err := t.walkDir(ctx, p, ig, fn); err != nil {
+			sub, hidden, err := t.openDir(dir.fd, e.name)
+			if err != nil || hidden {
+				continue // unreadable directories are skipped, hidden ones unseen
+			}
+			err = t.walkDir(ctx, sub, p, ig, fn)
+			sub.release()
+			if err != nil {
 				return err
 			}
 		case unix.DT_REG:
-			if ig.Match(full(p), false) {
+			if ig.Match(full(p), false) || t.hide.skipID(fileID{dir.dev, e.ino}) {
 				continue
 			}
-			if err := fn(p); err != nil {
+			if err := fn(treeFile{rel: p, dir: dir, name: e.name}); err != nil {
 				return err
 			}
 		}
@@ -152,8 +181,16 @@ func (t *fastTree) walkDir(ctx context.Context, rel string, ig *workspace.Ignore
 	return nil
 }
 
-func (t *fastTree) read(rel string, max int64) ([]byte, error) {
-	fd, err := t.open(rel, unix.O_RDONLY)
+func (t *fastTree) read(f treeFile, max int64) ([]byte, error) {
+	if f.dir == nil {
+		return nil, errors.New("not a file of this walk")
+	}
+	return t.readAt(f.dir.fd, f.name, max)
+}
+
+// readAt reads the regular file name in the directory dir.
+func (t *fastTree) readAt(dir int, name string, max int64) ([]byte, error) {
+	fd, err := openat2(dir, name, unix.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +201,9 @@ func (t *fastTree) read(rel string, max int64) ([]byte, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, errors.New("not a regular file")
+	}
+	if t.hide.skipID(fileID{uint64(st.Dev), st.Ino}) {
+		return nil, errHidden
 	}
 	if st.Nlink > 1 {
 		return nil, errLinked

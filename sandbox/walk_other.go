@@ -2,8 +2,12 @@
 
 package sandbox
 
-import "github.com/bridle-dev/bridle/workspace"
+import (
+	"os"
 
-func openFastTree(env *Env, dir, prefix string, ig *workspace.Ignore) (fileTree, bool) {
+	"github.com/bridle-dev/bridle/workspace"
+)
+
+func openFastTree(top *os.File, prefix string, ig *workspace.Ignore, hide *walkGuard) (fileTree, bool) {
 	return nil, false
 }

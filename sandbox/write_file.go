@@ -47,6 +47,13 @@ func (t WriteFile) plan(env *Env, in writeFileInput) (FileEdit, error) {
 	if err != nil {
 		return FileEdit{}, fmt.Errorf("write_file: %v", err)
 	}
+	if !exists {
+		// A new file in a hidden directory (reached through a link, or
+		// not made yet) is refused before it is proposed.
+		if err := env.Root.CheckWrite(in.Path); err != nil {
+			return FileEdit{}, fmt.Errorf("write_file: %v", err)
+		}
+	}
 	fe := FileEdit{Path: env.Root.Abs(in.Path), After: Hash([]byte(in.Content)), Diff: editDiff(env, in.Path, old, exists, []byte(in.Content))}
 	if exists {
 		fe.Before = Hash(old)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -41,8 +42,12 @@ type seenFile struct {
 func (s *Session) openFiles() *files {
 	f := unwatched()
 	f.checkAll = true
-	w, err := workspace.Watch(s.root.Dirs(), workspace.WatchOptions{OnChange: f.onChange, OnDegraded: s.m.watchProblem})
-	if err != nil {
+	if slices.Contains(s.root.Dirs(), string(filepath.Separator)) {
+		// A session at / would watch every directory of the machine,
+		// /proc and /sys included, and take the user's whole inotify
+		// allowance from every other program.
+		s.m.watchProblem("the workspace is the whole file system (/), which is not watched")
+	} else if w, err := workspace.Watch(s.root.Dirs(), workspace.WatchOptions{OnChange: f.onChange, OnDegraded: s.m.watchProblem}); err != nil {
 		s.m.watchProblem(err.Error())
 	} else {
 		f.w = w

@@ -57,6 +57,10 @@ type Config struct {
 	// see: bridle's own files and the user's credential stores
 	// (sandbox.HiddenPaths).
 	Hidden []string
+	// Own are bridle's own files among them (its settings, database,
+	// artifacts, cache): the file tools' refusals say that no setting
+	// can make them visible.
+	Own []string
 	// DataDir holds per-session files: the artifacts that keep the whole
 	// of capped tool outputs. Empty: capped outputs are not kept.
 	DataDir string

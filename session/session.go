@@ -68,6 +68,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 		return nil, fmt.Errorf("session %s: %w", row.ID, err)
 	}
 	root.Hide(m.cfg.Hidden...)
+	root.HideOwn(m.cfg.Own...)
 	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ())}
 	for _, d := range root.Dirs() {
 		box.Redactor.LoadDotEnvFiles(d)

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +76,12 @@ type Options struct {
 	Framing Framing  // the client's framing
 	Env     []string // extra environment
 	Args    []string // extra arguments
+	// DefaultDB starts bridle without BRIDLE_DB (nor --db), so it uses
+	// its default database under $XDG_DATA_HOME or $HOME as Env gives
+	// them; Agent.DB is that path. DB is ignored.
+	DefaultDB bool
+	// Unset removes variables from the environment bridle inherits.
+	Unset []string
 }
 
 // Msg is one JSON-RPC message.
@@ -130,12 +137,26 @@ type Agent struct {
 // Start runs bridle and connects to it.
 func Start(t testing.TB, o Options) *Agent {
 	t.Helper()
-	if o.DB == "" {
+	unset := o.Unset
+	if o.DefaultDB {
+		unset = append(unset, "BRIDLE_DB")
+	} else if o.DB == "" {
 		o.DB = filepath.Join(t.TempDir(), "bridle.db")
 	}
 	cmd := exec.Command(Binary(t), o.Args...)
-	cmd.Env = append(os.Environ(), "BRIDLE_DB="+o.DB, "BRIDLE_MODEL="+o.Model, "BRIDLE_LOG=debug")
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(unset, k) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	if !o.DefaultDB {
+		cmd.Env = append(cmd.Env, "BRIDLE_DB="+o.DB)
+	}
+	cmd.Env = append(cmd.Env, "BRIDLE_MODEL="+o.Model, "BRIDLE_LOG=debug")
 	cmd.Env = append(cmd.Env, o.Env...)
+	if o.DefaultDB {
+		o.DB = defaultDB(cmd.Env)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +204,26 @@ func Start(t testing.TB, o Options) *Agent {
 		}
 	})
 	return a
+}
+
+// defaultDB is where bridle puts its database in the environment env
+// (the last value of a variable counts, as for exec.Cmd):
+// $XDG_DATA_HOME/bridle/bridle.db, else ~/.local/share/bridle/bridle.db.
+func defaultDB(env []string) string {
+	get := func(key string) string {
+		v := ""
+		for _, kv := range env {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+				v = val
+			}
+		}
+		return v
+	}
+	dir := get("XDG_DATA_HOME")
+	if dir == "" {
+		dir = filepath.Join(get("HOME"), ".local", "share")
+	}
+	return filepath.Join(dir, "bridle", "bridle.db")
 }
 
 type lockedWriter struct {

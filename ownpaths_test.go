@@ -1,0 +1,44 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/bridle-dev/bridle/sandbox"
+)
+
+// TestOwnPaths checks that bridle's own files are on the hidden list as
+// absolute paths: a relative --db would otherwise be dropped from it, and
+// the file tools would let the model read the database.
+func TestOwnPaths(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	own := ownPaths(globals{db: "work.db"})
+	for _, want := range []string{
+		filepath.Join(dir, "work.db"), filepath.Join(dir, "work.db-wal"), filepath.Join(dir, "artifacts"),
+		filepath.Join(home, ".config", "bridle"), filepath.Join(home, ".cache", "bridle"),
+	} {
+		if !slices.Contains(own, want) {
+			t.Errorf("ownPaths lacks %s: %v", want, own)
+		}
+	}
+	hidden := hiddenPaths(globals{db: "work.db"}, sandbox.Settings{})
+	for _, p := range own {
+		if !filepath.IsAbs(p) || !slices.Contains(hidden, p) {
+			t.Errorf("%s is not on the hidden list %v", p, hidden)
+		}
+	}
+	if !slices.Contains(hidden, filepath.Join(home, ".ssh")) {
+		t.Errorf("hidden list lacks ~/.ssh: %v", hidden)
+	}
+	// bridle's own data directory is hidden whole.
+	data := filepath.Join(home, ".local", "share", "bridle")
+	if own := ownPaths(globals{db: filepath.Join(data, "bridle.db")}); !slices.Contains(own, data) {
+		t.Errorf("ownPaths lacks the data directory %s: %v", data, own)
+	}
+}
