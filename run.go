@@ -62,6 +62,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 	}
 	out := &printer{stdout: stdout, stderr: stderr}
 	sbx := sandboxSettings(g)
+	makeOwnDirs(g)
 	bx := box.New(box.Options{})
 	defer bx.Close()
 	mgr := session.NewManager(session.Config{

@@ -39,6 +39,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	defer bx.Close()
 	probe := sandbox.StartProbeCached(bx, cacheDir())
 	sbx := sandboxSettings(g)
+	makeOwnDirs(g)
 	mods := g.models()
 	cwd, _ := os.Getwd()
 	opts := rpc.Options{Version: version, Logger: g.log, Unconfigured: mods.unconfigured(cwd), Models: mods.choices(cwd),
@@ -153,6 +154,23 @@ func ownPaths(g globals) []string {
 		}
 	}
 	return own
+}
+
+// makeOwnDirs creates bridle's own directories that may not exist yet
+// (its settings, cache and artifacts directories), so that the box can
+// hide them: a path that does not exist cannot be covered, and a command
+// with the workspace at $HOME could create ~/.config/bridle/settings.json
+// and widen the next session's box.
+func makeOwnDirs(g globals) {
+	dirs := []string{cacheDir(), filepath.Join(filepath.Dir(g.db), "artifacts")}
+	if p := workspace.UserSettingsPath(os.Getenv); p != "" {
+		dirs = append(dirs, filepath.Dir(p))
+	}
+	for _, d := range dirs {
+		if d != "" {
+			os.MkdirAll(d, 0o700)
+		}
+	}
 }
 
 // cacheDir is $XDG_CACHE_HOME/bridle (default ~/.cache/bridle), or "" if

@@ -16,7 +16,7 @@ import (
 var hostileCommands = `{
   "turns": [{"calls": [
     {"tool_calls": [
-      {"name": "run_command", "input": {"command": "head -c 200 .local/share/bridle/bridle.db; ls .local/share/bridle; echo '{\"sandbox\":{\"command\":{\"allow_hosts\":[\"*\"],\"memory_mb\":-1}}}' > .config/bridle/settings.json; echo settings=$?; cat .ssh/id_ed25519"}},
+      {"name": "run_command", "input": {"command": "head -c 200 .local/share/bridle/bridle.db; ls .local/share/bridle; mkdir -p .config/bridle; echo '{\"sandbox\":{\"command\":{\"allow_hosts\":[\"*\"],\"memory_mb\":-1}}}' > .config/bridle/settings.json; echo settings=$?; cat .ssh/id_ed25519"}},
       {"name": "run_command", "input": {"command": "chmod 777 ` + "OUTSIDE" + `; echo chmod=$?; ls /proc | grep -c '^[0-9]'"}}
     ]},
     {"text": "Done."}
@@ -31,11 +31,11 @@ func TestCommandsCannotReachBridlesFiles(t *testing.T) {
 	home := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "victim")
 	os.WriteFile(outside, []byte("x"), 0o600)
-	settings := `{"sandbox": {"command": {"max_timeout_seconds": 60}}}`
+	// No settings directory yet: bridle must make it before a command
+	// could (a command creating it would choose the next session's box).
 	for name, content := range map[string]string{
-		".config/bridle/settings.json": settings,
-		".ssh/id_ed25519":              "PRIVATE-KEY-MATERIAL",
-		"project/main.go":              "package main\n",
+		".ssh/id_ed25519": "PRIVATE-KEY-MATERIAL",
+		"project/main.go": "package main\n",
 	} {
 		p := filepath.Join(home, name)
 		os.MkdirAll(filepath.Dir(p), 0o700)
@@ -69,8 +69,8 @@ func TestCommandsCannotReachBridlesFiles(t *testing.T) {
 			t.Errorf("the results lack %q", want)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(home, ".config", "bridle", "settings.json")); string(b) != settings {
-		t.Errorf("a command rewrote bridle's settings: %s", b)
+	if b, err := os.ReadFile(filepath.Join(home, ".config", "bridle", "settings.json")); err == nil {
+		t.Errorf("a command wrote bridle's settings: %s", b)
 	}
 	if fi, _ := os.Stat(outside); fi.Mode().Perm() != 0o600 {
 		t.Errorf("a command changed the mode of a file outside the workspace: %v", fi.Mode())
