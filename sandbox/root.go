@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"github.com/bridle-dev/bridle/workspace"
 	"io"
 	"io/fs"
 	"os"
@@ -196,6 +197,9 @@ func (r *Root) explain(path string, d *dirRoot, err error) error {
 		return fmt.Errorf("%s does not exist in the workspace %s", path, d.dir)
 	case errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("%s: a part of the path is not a directory (workspace %s)", path, d.dir)
+	case errors.Is(err, syscall.ENXIO):
+		// What opening a Unix socket (or a device without a driver) says.
+		return fmt.Errorf("%s is a socket or a device, not a regular file: the file tools read and write only regular files (workspace %s)", path, d.dir)
 	case errors.Is(err, syscall.EISDIR):
 		return fmt.Errorf("%s is a directory, not a file (workspace %s)", path, d.dir)
 	}
@@ -222,7 +226,7 @@ func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
 	if h := g.byPath(lexical); h != nil {
 		return nil, nil, h.refuse(path)
 	}
-	f, err := d.root.Open(rel)
+	f, err := openNoWait(d.root, rel)
 	if err != nil {
 		return nil, nil, r.explain(path, d, err)
 	}
@@ -239,11 +243,29 @@ func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s is a directory, not a file: use list_dir (workspace %s)", path, d.dir)
 	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, notRegular(path, d, fi)
+	}
 	if err := r.checkLinks(path, d, fi); err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, fi, nil
+}
+
+// openNoWait opens rel for reading without waiting: opening a named pipe
+// blocks until a writer comes, and a repository can hold one where the
+// model expects a file (mkfifo notes.txt). Reads of regular files are
+// unaffected by O_NONBLOCK; callers refuse every other type.
+func openNoWait(root *os.Root, rel string) (*os.File, error) {
+	return root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// notRegular refuses a named pipe, socket or device: reading one can block
+// forever or never end.
+func notRegular(path string, d *dirRoot, fi fs.FileInfo) error {
+	return fmt.Errorf("%s is %s, not a regular file: the file tools read and write only regular files (workspace %s)", path, workspace.KindOf(fi.Mode()), d.dir)
 }
 
 // checkOpened refuses f, opened for path (lexical as an absolute path), if
@@ -343,7 +365,7 @@ func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
 	if h := g.byPath(lexical); h != nil {
 		return nil, h.refuse(path)
 	}
-	f, err := d.root.Open(rel)
+	f, err := openNoWait(d.root, rel)
 	if err != nil {
 		return nil, r.explain(path, d, err)
 	}
@@ -416,7 +438,7 @@ func (r *Root) WriteFile(path string, data []byte) error {
 		return h.refuse(path)
 	}
 	perm := fs.FileMode(0o644)
-	if f, err := d.root.Open(rel); err == nil {
+	if f, err := openNoWait(d.root, rel); err == nil {
 		fi, err := f.Stat()
 		if err == nil {
 			_, err = r.checkOpened(g, f, fi, path, lexical)
@@ -429,6 +451,9 @@ func (r *Root) WriteFile(path string, data []byte) error {
 		}
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory, not a file (workspace %s)", path, d.dir)
+		}
+		if !fi.Mode().IsRegular() {
+			return notRegular(path, d, fi)
 		}
 		if err := r.checkLinks(path, d, fi); err != nil {
 			return err

@@ -223,7 +223,7 @@ func (t *fsTree) walk(ctx context.Context, fn func(f treeFile) error) error {
 				return fs.SkipDir
 			}
 			cur := parent
-			if data, err := fs.ReadFile(t.fsys, path.Join(p, ".gitignore")); err == nil {
+			if data, err := workspace.ReadRegularFS(t.fsys, path.Join(p, ".gitignore")); err == nil {
 				cur = cur.With(full, data)
 			}
 			ignores[p] = cur
@@ -237,6 +237,10 @@ func (t *fsTree) walk(ctx context.Context, fn func(f treeFile) error) error {
 }
 
 func (t *fsTree) read(f treeFile, max int64) ([]byte, error) {
+	// The type first: opening a named pipe would wait for a writer.
+	if fi, err := fs.Stat(t.fsys, f.rel); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
 	file, err := t.fsys.Open(f.rel)
 	if err != nil {
 		return nil, err

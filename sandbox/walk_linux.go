@@ -190,7 +190,8 @@ func (t *fastTree) read(f treeFile, max int64) ([]byte, error) {
 
 // readAt reads the regular file name in the directory dir.
 func (t *fastTree) readAt(dir int, name string, max int64) ([]byte, error) {
-	fd, err := openat2(dir, name, unix.O_RDONLY)
+	// O_NONBLOCK: a file swapped for a named pipe must not block the open.
+	fd, err := openat2(dir, name, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
 		return nil, err
 	}

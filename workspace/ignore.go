@@ -121,7 +121,7 @@ func (r rule) match(rel string) bool {
 // and of every directory down to dir.
 func Load(fsys fs.FS, dir string) *Ignore {
 	var ig *Ignore
-	if data, err := fs.ReadFile(fsys, ".git/info/exclude"); err == nil {
+	if data, err := ReadRegularFS(fsys, ".git/info/exclude"); err == nil {
 		ig = ig.With("", data)
 	}
 	cur := ""
@@ -133,7 +133,7 @@ func Load(fsys fs.FS, dir string) *Ignore {
 		if i > 0 {
 			cur = path.Join(cur, p)
 		}
-		if data, err := fs.ReadFile(fsys, path.Join(cur, ".gitignore")); err == nil {
+		if data, err := ReadRegularFS(fsys, path.Join(cur, ".gitignore")); err == nil {
 			ig = ig.With(cur, data)
 		}
 	}

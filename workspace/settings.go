@@ -194,7 +194,7 @@ func projectSettingsOrEmpty(root string) string {
 // with an error for providers and a warning for the rest.
 func readSettings(src source) (doc map[string]any, unknown []string, instructions string, err error) {
 	path, project := src.path, src.project
-	data, err := os.ReadFile(path)
+	data, err := ReadRegular(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, "", err

@@ -283,7 +283,7 @@ func (w *Watcher) rulesFor(root, dir string) *Ignore {
 	if !ok || dir == root {
 		return Load(os.DirFS(root), relSlash(root, dir))
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, ".gitignore")); err == nil {
+	if data, err := ReadRegular(filepath.Join(dir, ".gitignore")); err == nil {
 		return parent.ig.With(relSlash(root, dir), data)
 	}
 	return parent.ig

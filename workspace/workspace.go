@@ -81,7 +81,7 @@ func (w *Workspace) Instructions() []Doc {
 	for i := len(dirs) - 1; i >= 0; i-- {
 		for _, name := range InstructionFiles {
 			p := filepath.Join(dirs[i], name)
-			data, err := os.ReadFile(p)
+			data, err := ReadRegular(p)
 			if err != nil {
 				continue
 			}
