@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -137,5 +138,40 @@ func TestRedactKeepsLineCount(t *testing.T) {
 		if strings.Count(out, "\n") != strings.Count(in, "\n") {
 			t.Errorf("line count changed: %q -> %q", in, out)
 		}
+	}
+}
+
+// codeChunk is output that trips the patterns' hints (key, token, auth,
+// gh, sk-) without holding a secret, as source code and logs often do.
+var codeChunk = strings.Repeat("if key, ok := tokens[authHeader]; ok { return sk-limits, gh.Client(key) } // token check\n", 700)
+
+func BenchmarkRedactCodeOutput(b *testing.B) {
+	r := New([]string{"A_TOKEN=abcdefgh12345678"})
+	b.SetBytes(int64(len(codeChunk)))
+	for b.Loop() {
+		r.Redact(codeChunk)
+	}
+}
+
+// BenchmarkRedactWriter streams 1 MiB of plain and code-like output
+// through a Writer in 32 KiB writes, as run_command's output arrives.
+func BenchmarkRedactWriter(b *testing.B) {
+	r := New([]string{"A_TOKEN=abcdefgh12345678"})
+	var in []byte
+	for len(in) < 1<<20 {
+		in = append(in, "compiling module foo/bar.go: ok (12 ms)\n"...)
+		if len(in)%7 == 0 {
+			in = append(in, codeChunk[:90]...)
+		}
+	}
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		w := NewWriter(r, io.Discard)
+		for p := in; len(p) > 0; {
+			n := min(len(p), 32<<10)
+			w.Write(p[:n])
+			p = p[n:]
+		}
+		w.Close()
 	}
 }
