@@ -175,3 +175,89 @@ func BenchmarkRedactWriter(b *testing.B) {
 		w.Close()
 	}
 }
+
+// TestWriterWindowBoundaries puts each kind of secret across the
+// boundaries where the Writer cuts its windows (64 KiB, twice that),
+// after padding with and without line breaks, written in the chunks
+// run_command's output arrives in: no secret may pass, and the stream
+// must come out as one Redact of the whole would.
+func TestWriterWindowBoundaries(t *testing.T) {
+	envValue := "envval-" + "Q7x9Lm2Pz4Hk"
+	dotValue := "dotenvpw-" + "K3j8Hq1Vb6"
+	// A value longer than the carry-over (a JSON key file in a variable).
+	longValue := `{"type":"service_account","private_key_id":"` + strings.Repeat("k9Fz", 4000) + `"}`
+	multiLine := "first-line-Wq3\nsecond-line-Zp7"
+	r := New([]string{"MY_SERVICE_TOKEN=" + envValue, "GOOGLE_CREDENTIALS=" + longValue, "SIGNING_SECRET=" + multiLine})
+	r.AddDotEnv(".env", []byte("DB_PASSWORD="+dotValue+"\n"))
+	longJWT := "eyJ" + strings.Repeat("hbGci0iJ", 300) + ".eyJ" + strings.Repeat("zdWIi0iJ", 100) + ".dozjgNryP4J3jVmNHl0w5N"
+	// A 4096-bit RSA key is about 3.2 KiB; this one is longer than the
+	// carry-over.
+	longKey := "-----BEGIN RSA " + "PRIVATE KEY-----\n" + strings.Repeat("MIIJKAIBAAKCAgEAq7Vb3Yc2LmZx0Tn9WfRpQs4JhDkE1uGo8aPwX5NeMvI6rCtU+\n", 200) + "-----END RSA " + "PRIVATE KEY-----"
+	secrets := []struct{ name, text, secret string }{
+		{"env value", envValue, envValue},
+		{"long env value", longValue, longValue[40:]},
+		{"multi-line env value", multiLine, multiLine},
+		{".env value", "DB_PASSWORD=" + dotValue, dotValue},
+		{"anthropic key", anthropic, anthropic},
+		{"github token", ghToken, ghToken},
+		{"assignment", "api_secret = a1b2c3d4e5f6g7h8i9", "a1b2c3d4e5f6g7h8i9"},
+		{"bearer jwt", "Authorization: Bearer " + longJWT, longJWT},
+		{"private key", strings.TrimSuffix(pemKey, "\n"), "MIIEowIBAAKCAQEA1234\nabcdEFGH5678"},
+		{"long private key", longKey, longKey[40:200]},
+	}
+	for _, sec := range secrets {
+		half := len(sec.text) / 2
+		for _, p := range []int{1, 65530, 65535, 65536, 65537, 65536 - half, 65536 - len(sec.text) + 3, 131060, 131072 - half} {
+			if p < 1 {
+				continue
+			}
+			for _, lines := range []bool{false, true} {
+				in := pad(p, lines) + sec.text + "\ntail\n"
+				want := r.Redact(in)
+				for _, chunk := range []int{32 << 10, 4093} {
+					var b strings.Builder
+					w := NewWriter(r, &b)
+					for rest := in; len(rest) > 0; {
+						n := min(chunk, len(rest))
+						w.Write([]byte(rest[:n]))
+						rest = rest[n:]
+					}
+					w.Close()
+					out := b.String()
+					if leaked := leak(out, sec.secret); leaked != "" {
+						t.Errorf("%s after %d bytes (lines %v, writes of %d): %q passed", sec.name, p, lines, chunk, leaked)
+						continue
+					}
+					if out != want {
+						t.Errorf("%s after %d bytes (lines %v, writes of %d): the stream differs from Redact of the whole", sec.name, p, lines, chunk)
+					}
+				}
+			}
+		}
+	}
+}
+
+// pad returns n bytes of output, ending in a space: x's, or lines of them.
+func pad(n int, lines bool) string {
+	b := []byte(strings.Repeat("x", n))
+	if lines {
+		for i := 99; i < n; i += 100 {
+			b[i] = '\n'
+		}
+	}
+	b[n-1] = ' '
+	return string(b)
+}
+
+// leak returns a 10-byte piece of secret found in out, or "".
+func leak(out, secret string) string {
+	seen := map[string]bool{}
+	for i := 0; i+10 <= len(secret); i++ {
+		if p := secret[i : i+10]; !seen[p] && strings.Contains(out, p) {
+			return p
+		} else {
+			seen[p] = true
+		}
+	}
+	return ""
+}
