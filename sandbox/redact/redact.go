@@ -108,8 +108,13 @@ func (r *Redactor) LoadDotEnvFiles(dir string) {
 	}
 }
 
-// secretWords mark a variable name as holding a secret.
+// secretWords mark a variable name as holding a secret wherever they occur
+// in it.
 var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "SIGNATURE", "DSN", "CONNECTION_STRING", "DATABASE_URL"}
+
+// secretSegments mark a name as holding a secret only as one of its words
+// (DB_PASS, adminPass), not inside another (PASSTHROUGH, BYPASS, COMPASS).
+var secretSegments = []string{"PASS"}
 
 // notSecret are names that contain a secret word but hold none.
 var notSecret = map[string]bool{"KEYTIMEOUT": true, "SSH_AUTH_SOCK": true, "XDG_SESSION_ID": true, "XDG_SESSION_TYPE": true,
@@ -125,6 +130,34 @@ func SecretName(name string) bool {
 	for _, w := range secretWords {
 		if strings.Contains(n, w) {
 			return true
+		}
+	}
+	for _, w := range secretSegments {
+		if hasSegment(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasSegment reports whether seg is one of name's words, ignoring case:
+// words are separated by characters other than ASCII letters and digits,
+// and a lower-case letter followed by an upper-case one starts a new word
+// (dbPass is db, Pass).
+func hasSegment(name, seg string) bool {
+	start := 0
+	for i := 0; i <= len(name); i++ {
+		switch {
+		case i == len(name) || !isAlnum(name[i]):
+			if strings.EqualFold(name[start:i], seg) {
+				return true
+			}
+			start = i + 1
+		case i > 0 && isLower(name[i-1]) && isUpper(name[i]):
+			if strings.EqualFold(name[start:i], seg) {
+				return true
+			}
+			start = i
 		}
 	}
 	return false
@@ -253,8 +286,8 @@ var patterns = sync.OnceValue(func() []pattern {
 		// NAME=value, NAME: "value", "name": "value" where NAME looks secret
 		// and the value looks like a literal secret rather than code (see
 		// literalSecret).
-		newPattern(pattern{kind: "assignment", group: 2, hint: []string{"key", "token", "secret", "passw", "passphrase", "credential", "auth", "cookie", "private"}, start: nameStart, contextual: true},
-			`(?i)\b([a-z0-9_.-]*(?:key|token|secret|passw(?:or)?d|passphrase|credential|auth|cookie|private)[a-z0-9_.-]*)["']?\s*(?::=|[:=])\s*["']?([^\s'"()\[\]{}<>,;`+"`"+`]{8,})`),
+		newPattern(pattern{kind: "assignment", group: 2, hint: []string{"key", "token", "secret", "pass", "credential", "auth", "cookie", "private"}, start: nameStart, contextual: true},
+			`(?i)\b([a-z0-9_.-]*(?:key|token|secret|pass|credential|auth|cookie|private)[a-z0-9_.-]*)["']?\s*(?::=|[:=])\s*["']?([^\s'"()\[\]{}<>,;`+"`"+`]{8,})`),
 	}
 })
 

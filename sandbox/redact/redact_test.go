@@ -261,3 +261,30 @@ func leak(out, secret string) string {
 	}
 	return ""
 }
+
+func TestSecretNamePass(t *testing.T) {
+	for name, want := range map[string]bool{
+		"ADMIN_PASS": true, "DB_PASS": true, "PASS": true, "dbPass": true, "db-pass": true, "smtp.pass": true, "PASS_FILE": true,
+		"PASSTHROUGH": false, "BYPASS": false, "COMPASS": false, "PASSENGER_COUNT": false, "SURPASS_LIMIT": false, "passive": false,
+		"DB_PASSWORD": true, "HOME": false,
+	} {
+		if got := SecretName(name); got != want {
+			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+	r := New(nil)
+	for _, c := range []struct{ in, secret string }{
+		{`ADMIN_PASS = "x7Kq2mP9vL4z"`, "x7Kq2mP9vL4z"},
+		{"DB_PASS=hunter2hunter2\n", "hunter2hunter2"},
+		{`{"smtpPass": "s3cr3tMail42"}`, "s3cr3tMail42"},
+	} {
+		if out := r.Redact(c.in); strings.Contains(out, c.secret) || !strings.Contains(out, "[REDACTED:assignment]") {
+			t.Errorf("Redact(%q) = %q", c.in, out)
+		}
+	}
+	for _, in := range []string{"BYPASS=abc123def456", "COMPASS_HEADING=north123abc", "PASSTHROUGH=on1234567890"} {
+		if out := r.Redact(in); out != in {
+			t.Errorf("Redact(%q) = %q, want it unchanged", in, out)
+		}
+	}
+}
