@@ -69,7 +69,9 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	}
 	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ())}
 	for _, d := range root.Dirs() {
-		box.Redactor.LoadDotEnvFiles(d)
+		if _, complete := box.Redactor.LoadDotEnvTree(d); !complete {
+			m.log.Warn("not every .env file below the workspace was read for redaction: the search stops at its bounds (depth, directories, files)", "dir", d)
+		}
 	}
 	if m.cfg.DataDir != "" {
 		arts, err := sandbox.NewArtifacts(filepath.Join(m.cfg.DataDir, "artifacts", row.ID))

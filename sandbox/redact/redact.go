@@ -6,6 +6,7 @@ package redact
 import (
 	"bufio"
 	"bytes"
+	"io/fs"
 	"os"
 	"regexp"
 	"slices"
@@ -87,23 +88,24 @@ func (r *Redactor) AddDotEnv(name string, data []byte) {
 }
 
 // LoadDotEnvFiles adds the values of the .env files directly in dir
-// (.env, .env.local, .env.production, ...). Missing files are fine.
+// (.env, .env.local, .env.production, ...). Missing files are fine. See
+// LoadDotEnvTree for the directories below.
 func (r *Redactor) LoadDotEnvFiles(dir string) {
-	entries, err := os.ReadDir(dir)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		n := e.Name()
-		if !e.Type().IsRegular() || (n != ".env" && !strings.HasPrefix(n, ".env.")) {
+		if !e.Type().IsRegular() || !DotEnvName(e.Name()) {
 			continue
 		}
-		if strings.HasSuffix(n, ".example") || strings.HasSuffix(n, ".sample") || strings.HasSuffix(n, ".template") {
-			continue
-		}
-		data, err := os.ReadFile(dir + string(os.PathSeparator) + n)
-		if err == nil && len(data) < 1<<20 {
-			r.AddDotEnv(n, data)
+		if data, err := readSmall(root, e.Name()); err == nil {
+			r.AddDotEnv(e.Name(), data)
 		}
 	}
 }
