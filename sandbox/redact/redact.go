@@ -319,7 +319,16 @@ func (r *Redactor) Redact(s string) string {
 // a secret, and rewriting them would change what was asked. It returns
 // the kind of each secret replaced, one for each occurrence.
 func (r *Redactor) RedactPrompt(s string) (string, []string) {
-	hs := r.hits(s, true)
+	return withKinds(s, r.hits(s, true))
+}
+
+// RedactKinds is Redact that also returns the kind of each secret
+// replaced, one for each occurrence.
+func (r *Redactor) RedactKinds(s string) (string, []string) {
+	return withKinds(s, r.hits(s, false))
+}
+
+func withKinds(s string, hs []hit) (string, []string) {
 	if len(hs) == 0 {
 		return s, nil
 	}

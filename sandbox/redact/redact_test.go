@@ -288,3 +288,36 @@ func TestSecretNamePass(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactPrompt: in what the user types, known values and token
+// formats are redacted; what only looks secret by its context is the
+// user's to write.
+func TestRedactPrompt(t *testing.T) {
+	r := New([]string{"ANTHROPIC_API_KEY=" + anthropic, "MY_SERVICE_TOKEN=tok-very-secret-1234"})
+	r.AddDotEnv("sub/.env", []byte("DB_PASS=dotenv-value-5678\n"))
+	in := "key " + anthropic + ", env tok-very-secret-1234, .env dotenv-value-5678, pasted " + ghToken + " and " + openai + "\n" + pemKey
+	out, kinds := r.RedactPrompt(in)
+	for _, s := range []string{anthropic, "tok-very-secret-1234", "dotenv-value-5678", ghToken, openai, "MIIEowIBAAKCAQEA1234"} {
+		if strings.Contains(out, s) {
+			t.Errorf("%q survived: %q", s, out)
+		}
+	}
+	want := []string{"env:ANTHROPIC_API_KEY", "env:MY_SERVICE_TOKEN", "sub/.env:DB_PASS", "github-token", "openai-key", "private-key"}
+	if strings.Join(kinds, ",") != strings.Join(want, ",") {
+		t.Errorf("kinds %q, want %q", kinds, want)
+	}
+	if strings.Count(out, "\n") != strings.Count(in, "\n") {
+		t.Errorf("line count changed: %q", out)
+	}
+	for _, text := range []string{
+		"why does DB_PASSWORD=hunter2hunter2 fail in CI?",
+		"curl -H 'Authorization: Bearer abcdefghijklmnop123456' is refused",
+		"connect to postgres://user:s3cretpw@db:5432/x",
+		"refactor the token parser; the api_key field is optional",
+		"ask for a password of at least 12 characters",
+	} {
+		if out, kinds := r.RedactPrompt(text); out != text || kinds != nil {
+			t.Errorf("RedactPrompt(%q) = %q %q, want it unchanged", text, out, kinds)
+		}
+	}
+}
