@@ -98,3 +98,102 @@ func TestStreamWindowSecretThroughTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// promptScenario answers the first prompt by printing the nested .env
+// file, then the second with text.
+var promptScenario = `{
+  "turns": [
+    {"calls": [
+      {"tool_calls": [{"name": "run_command", "input": {"command": "cat services/api/.env.local"}}]},
+      {"text": "Noted."}
+    ]},
+    {"calls": [{"text": "Still noted."}]}
+  ]
+}`
+
+// TestPromptSecretThroughTheBinary: a secret the user pastes into a
+// prompt, here the value of bridle's own ANTHROPIC_API_KEY and of a .env
+// file below the workspace, is redacted before the prompt is logged,
+// titled, sent to the model or replayed, and the user is told so.
+func TestPromptSecretThroughTheBinary(t *testing.T) {
+	apiKey := "sk-ant-test-" + strings.Repeat("Kp7Wz", 8)
+	dotValue := "dotnested-" + "Mq4Rt8Vx2"
+	ws := acptest.Workspace(t, map[string]string{"services/api/.env.local": "DB_PASS=" + dotValue + "\n"})
+	requests := filepath.Join(t.TempDir(), "requests.jsonl")
+	env := []string{"ANTHROPIC_API_KEY=" + apiKey, "BRIDLE_RECORD_REQUESTS=" + requests}
+	model := acptest.Scenario(t, promptScenario)
+	a := acptest.Start(t, acptest.Options{Model: model, Env: env})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if stop := a.Prompt(sid, "key "+apiKey+" fails, and the db password "+dotValue+" too"); stop != "end_turn" {
+		t.Fatalf("stopReason = %q", stop)
+	}
+	if stop := a.Prompt(sid, "/decision rotate "+apiKey+" on Monday"); stop != "end_turn" {
+		t.Fatalf("second stopReason = %q", stop)
+	}
+	note := "[bridle: 2 secrets in your prompt were redacted before they were stored or sent to the model: env:ANTHROPIC_API_KEY, services/api/.env.local:DB_PASS]"
+	pinNote := "[bridle: 1 secret in your prompt was redacted before it was stored or sent to the model: env:ANTHROPIC_API_KEY]"
+	live := strings.Join(acptest.Transcript(a.Updates(sid)), "\n")
+	if !strings.Contains(live, "agent_message_chunk: "+note) || !strings.Contains(live, pinNote) {
+		t.Errorf("the user was not told what was redacted:\n%s", live)
+	}
+	events, rerr := a.Call("_bridle/events", map[string]any{"sessionId": sid})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	for _, want := range []string{`key [REDACTED:env:ANTHROPIC_API_KEY] fails, and the db password [REDACTED:services/api/.env.local:DB_PASS] too`,
+		`"redacted":["env:ANTHROPIC_API_KEY","services/api/.env.local:DB_PASS"]`, `rotate [REDACTED:env:ANTHROPIC_API_KEY] on Monday`,
+		`DB_PASS=[REDACTED:services/api/.env.local:DB_PASS]`} {
+		if !strings.Contains(string(events), want) {
+			t.Errorf("_bridle/events lacks %s:\n%s", want, events)
+		}
+	}
+	var list struct {
+		Sessions []struct {
+			Title string `json:"title"`
+		} `json:"sessions"`
+	}
+	a.MustCall("session/list", map[string]any{}, &list)
+	if len(list.Sessions) != 1 || !strings.HasPrefix(list.Sessions[0].Title, "key [REDACTED:env:ANTHROPIC_API_KEY] fails") {
+		t.Errorf("session/list = %+v", list)
+	}
+	a.CloseStdin()
+
+	// Another process loads the session: the replay shows the redacted
+	// prompt and the same notes.
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model, Env: env})
+	b.Initialize()
+	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	replay := strings.Join(acptest.Transcript(b.Updates(sid)), "\n")
+	for _, want := range []string{"user_message_chunk: key [REDACTED:env:ANTHROPIC_API_KEY] fails", "agent_message_chunk: " + note, pinNote,
+		"user_message_chunk: /decision rotate [REDACTED:env:ANTHROPIC_API_KEY] on Monday"} {
+		if !strings.Contains(replay, want) {
+			t.Errorf("the replay lacks %q:\n%s", want, replay)
+		}
+	}
+	b.CloseStdin()
+
+	where := map[string][]byte{"_bridle/events": events, "bridle's log (stderr)": []byte(a.Stderr() + b.Stderr())}
+	where["provider requests"], _ = os.ReadFile(requests)
+	if !bytes.Contains(where["provider requests"], []byte("[REDACTED:env:ANTHROPIC_API_KEY]")) {
+		t.Errorf("the provider requests hold no marker: %.300s", where["provider requests"])
+	}
+	var sent bytes.Buffer
+	for _, s := range append(a.Sent(), b.Sent()...) {
+		sent.Write(s.Raw)
+	}
+	where["sent to the editor"] = sent.Bytes()
+	filepath.Walk(filepath.Dir(a.DB), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			where[p], _ = os.ReadFile(p)
+		}
+		return nil
+	})
+	for name, data := range where {
+		for _, s := range []string{apiKey, dotValue} {
+			if bytes.Contains(data, []byte(s)) {
+				t.Errorf("%s holds %q", name, s)
+			}
+		}
+	}
+}
