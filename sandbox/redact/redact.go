@@ -530,10 +530,17 @@ func mask(s string, hs []hit) string {
 }
 
 func lowerASCII(s string) string {
+	i := 0
+	for i < len(s) && !isUpper(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
 	b := []byte(s)
-	for i, c := range b {
-		if isUpper(c) {
-			b[i] = c + 'a' - 'A'
+	for ; i < len(b); i++ {
+		if isUpper(b[i]) {
+			b[i] += 'a' - 'A'
 		}
 	}
 	return string(b)
