@@ -179,8 +179,8 @@ func BenchmarkRedactWriter(b *testing.B) {
 // TestWriterWindowBoundaries puts each kind of secret across the
 // boundaries where the Writer cuts its windows (64 KiB, twice that),
 // after padding with and without line breaks, written in the chunks
-// run_command's output arrives in: no secret may pass, and the stream
-// must come out as one Redact of the whole would.
+// run_command's output arrives in and all at once: no secret may pass,
+// and the stream must come out as one Redact of the whole would.
 func TestWriterWindowBoundaries(t *testing.T) {
 	envValue := "envval-" + "Q7x9Lm2Pz4Hk"
 	dotValue := "dotenvpw-" + "K3j8Hq1Vb6"
@@ -214,7 +214,7 @@ func TestWriterWindowBoundaries(t *testing.T) {
 			for _, lines := range []bool{false, true} {
 				in := pad(p, lines) + sec.text + "\ntail\n"
 				want := r.Redact(in)
-				for _, chunk := range []int{32 << 10, 4093} {
+				for _, chunk := range []int{32 << 10, 4093, len(in)} {
 					var b strings.Builder
 					w := NewWriter(r, &b)
 					for rest := in; len(rest) > 0; {

@@ -63,6 +63,11 @@ func (w *Writer) Write(p []byte) (int, error) {
 
 // Close redacts and passes on what is still held.
 func (w *Writer) Close() error {
+	for len(w.buf) >= window+w.carry { // left by a failed Write
+		if err := w.flush(false); err != nil {
+			return err
+		}
+	}
 	if len(w.buf) == 0 {
 		return nil
 	}
@@ -72,7 +77,9 @@ func (w *Writer) Close() error {
 // flush redacts and passes on the buffer but for the carry-over, or all
 // of it at the end.
 func (w *Writer) flush(final bool) error {
-	s := string(w.buf)
+	// One window and its carry-over at a time, however much one Write
+	// brought.
+	s := string(w.buf[:min(len(w.buf), window+w.carry)])
 	if w.inBlock && !hasKeyEnd(s) {
 		// Still inside a long key block: pass on only its line breaks
 		// (the marker went before), and keep the carry-over, where the
@@ -101,7 +108,7 @@ func (w *Writer) flush(final bool) error {
 
 // pass writes out and drops the first n bytes of the buffer.
 func (w *Writer) pass(out string, n int) error {
-	w.buf = append(w.buf[:0], w.buf[n:]...)
+	w.buf = w.buf[n:]
 	_, err := io.WriteString(w.w, out)
 	return err
 }
