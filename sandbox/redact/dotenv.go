@@ -50,7 +50,6 @@ func (r *Redactor) LoadDotEnvTree(dir string) (files []string, complete bool) {
 		return nil, true
 	}
 	defer root.Close()
-	fsys := root.FS()
 	var ig *workspace.Ignore
 	if data, err := readSmall(root, ".git/info/exclude"); err == nil {
 		ig = ig.With("", data)
@@ -69,7 +68,7 @@ func (r *Redactor) LoadDotEnvTree(dir string) (files []string, complete bool) {
 		if dirs++; dirs > dotEnvDirs {
 			return files, false
 		}
-		entries, err := fs.ReadDir(fsys, d.rel)
+		entries, err := readDir(root, d.rel)
 		if err != nil {
 			continue
 		}
@@ -113,6 +112,23 @@ func (r *Redactor) LoadDotEnvTree(dir string) (files []string, complete bool) {
 		stack = append(stack, sub...)
 	}
 	return files, complete
+}
+
+// readDir lists a directory below root in name order, opening it as
+// readSmall opens files: a directory replaced by a FIFO since it was
+// listed is refused, not waited on.
+func readDir(root *os.Root, name string) ([]fs.DirEntry, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+		return nil, fs.ErrInvalid
+	}
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }
 
 // readSmall reads a regular file below root, at most dotEnvMax bytes. It

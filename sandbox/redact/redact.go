@@ -6,7 +6,6 @@ package redact
 import (
 	"bufio"
 	"bytes"
-	"io/fs"
 	"os"
 	"regexp"
 	"slices"
@@ -96,7 +95,7 @@ func (r *Redactor) LoadDotEnvFiles(dir string) {
 		return
 	}
 	defer root.Close()
-	entries, err := fs.ReadDir(root.FS(), ".")
+	entries, err := readDir(root, ".")
 	if err != nil {
 		return
 	}
