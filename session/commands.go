@@ -50,3 +50,16 @@ func (t *turn) pin(ctx context.Context, p event.Payload) (StopReason, error) {
 	}
 	return t.finish(ctx, StopEndTurn, nil)
 }
+
+// withRedacted records on a pin the user typed what was redacted in it.
+func withRedacted(p event.Payload, redacted []string) event.Payload {
+	switch v := p.(type) {
+	case event.ConstraintPinned:
+		v.Redacted = redacted
+		return v
+	case event.DecisionRecorded:
+		v.Redacted = redacted
+		return v
+	}
+	return p
+}

@@ -63,7 +63,9 @@ func (t *turn) input() contextwin.Input {
 		Events: s.Events(),
 	}
 	if s.m.cfg.Project != nil {
-		in.Project = s.m.cfg.Project(info.Cwd)
+		// Redacted with what the session knows: the .env files below
+		// the workspace too.
+		in.Project = s.box.Redactor.Redact(s.m.cfg.Project(info.Cwd))
 	}
 	return in
 }

@@ -72,7 +72,8 @@ type Config struct {
 	// thresholds, compaction); nil uses contextwin's defaults.
 	Window *contextwin.Window
 	// Project returns the project's instructions (AGENTS.md …) for a
-	// session's workspace; nil means none.
+	// session's workspace; nil means none. The session redacts them
+	// again with its own redactor before they reach the model.
 	Project func(cwd string) string
 	// CountTokens counts an event payload's tokens for the session's
 	// pinned model when it is appended; nil uses Window.CountEvent.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bridle-dev/bridle/sandbox"
@@ -49,7 +50,11 @@ func (s *Session) replayer() *replayer {
 func (r *replayer) updates(e event.Event) []Update {
 	switch v := e.Payload.(type) {
 	case event.UserMessage:
-		return []Update{{Kind: UpdateUserText, Text: v.Text()}}
+		out := []Update{{Kind: UpdateUserText, Text: v.Text()}}
+		if len(v.Redacted) > 0 {
+			out = append(out, Update{Kind: UpdateAgentText, Text: RedactedNote(v.Redacted)})
+		}
+		return out
 	case event.AssistantMessage:
 		var out []Update
 		if v.Thinking != "" {
@@ -89,9 +94,9 @@ func (r *replayer) updates(e event.Event) []Update {
 	case event.ContextAssembled:
 		return []Update{{Kind: UpdateUsage, Usage: &Usage{Used: v.Used(), Size: v.Window}}}
 	case event.ConstraintPinned:
-		return pinUpdates("/constraint", v.Source, v.Text, "Pinned constraint: ")
+		return pinUpdates("/constraint", v.Source, v.Text, "Pinned constraint: ", v.Redacted)
 	case event.DecisionRecorded:
-		return pinUpdates("/decision", v.Source, v.Text, "Recorded decision: ")
+		return pinUpdates("/decision", v.Source, v.Text, "Recorded decision: ", v.Redacted)
 	case event.ModeChanged:
 		return []Update{{Kind: UpdateMode, Mode: v.To}}
 	case event.ProviderError:
@@ -104,12 +109,31 @@ func (r *replayer) updates(e event.Event) []Update {
 
 // pinUpdates shows a pin; one the user typed also shows the command, as a
 // prompt would be.
-func pinUpdates(cmd, source, text, ack string) []Update {
+func pinUpdates(cmd, source, text, ack string, redacted []string) []Update {
 	var out []Update
 	if source == "user" {
 		out = append(out, Update{Kind: UpdateUserText, Text: cmd + " " + text})
 	}
+	if len(redacted) > 0 {
+		out = append(out, Update{Kind: UpdateAgentText, Text: RedactedNote(redacted)})
+	}
 	return append(out, Update{Kind: UpdateAgentText, Text: ack + text})
+}
+
+// RedactedNote tells the user that secrets were taken out of their prompt
+// (kinds as UserMessage.Redacted holds them), as the first words of the
+// agent's answer, live and on replay.
+func RedactedNote(kinds []string) string {
+	var names []string
+	for _, k := range kinds {
+		if !slices.Contains(names, k) {
+			names = append(names, k)
+		}
+	}
+	if len(kinds) == 1 {
+		return "[bridle: 1 secret in your prompt was redacted before it was stored or sent to the model: " + names[0] + "]\n\n"
+	}
+	return fmt.Sprintf("[bridle: %d secrets in your prompt were redacted before they were stored or sent to the model: %s]\n\n", len(kinds), strings.Join(names, ", "))
 }
 
 // view describes a requested call from its input alone, so the live view

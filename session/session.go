@@ -71,7 +71,9 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	root.HideOwn(m.cfg.Own...)
 	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ())}
 	for _, d := range root.Dirs() {
-		box.Redactor.LoadDotEnvFiles(d)
+		if _, complete := box.Redactor.LoadDotEnvTree(d); !complete {
+			m.log.Warn("not every .env file below the workspace was read for redaction: the search stops at its bounds (depth, directories, files)", "dir", d)
+		}
 	}
 	if m.cfg.DataDir != "" {
 		arts, err := sandbox.NewArtifacts(filepath.Join(m.cfg.DataDir, "artifacts", row.ID))
@@ -341,4 +343,31 @@ func (s *Session) pinModel(ctx context.Context, from, to string) error {
 	s.mu.Unlock()
 	s.m.log.Info("model changed", "session", s.row.ID, "from", from, "to", to)
 	return nil
+}
+
+// redactPrompt replaces the secrets in a prompt: in what the user typed,
+// the values of bridle's secret-named variables and of the workspace's
+// .env files and the token formats that are never ordinary text
+// (redact.RedactPrompt); in the files the editor embedded, everything a
+// file read would lose (redact.Redact). Images are left as they are. It
+// returns the kind of each secret replaced.
+func (s *Session) redactPrompt(content []event.Content) ([]event.Content, []string) {
+	r := s.box.Redactor
+	var kinds []string
+	out := make([]event.Content, len(content))
+	for i, c := range content {
+		var k []string
+		if c.Type == "resource" {
+			c.Text, k = r.RedactKinds(c.Text)
+		} else {
+			c.Text, k = r.RedactPrompt(c.Text)
+		}
+		kinds = append(kinds, k...)
+		c.URI, k = r.RedactPrompt(c.URI)
+		kinds = append(kinds, k...)
+		c.Name, k = r.RedactPrompt(c.Name)
+		kinds = append(kinds, k...)
+		out[i] = c
+	}
+	return out, kinds
 }

@@ -108,11 +108,21 @@ type budget struct {
 
 func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, error) {
 	s := t.s
+	// Secrets the user pasted are replaced before anything records or
+	// sends the prompt: the log, the title, the model and the replay
+	// only ever see the markers.
+	content, redacted := s.redactPrompt(content)
 	if p, ok := command(content); ok && s.parent == nil {
-		return t.pin(ctx, p)
+		return t.pin(ctx, withRedacted(p, redacted))
 	}
-	if _, err := s.append(ctx, event.UserMessage{Content: content}); err != nil {
+	evs, err := s.append(ctx, event.UserMessage{Content: content, Redacted: redacted})
+	if err != nil {
 		return "", err
+	}
+	for _, u := range s.replayer().updates(evs[0]) {
+		if u.Kind != UpdateUserText { // the editor shows what the user typed
+			s.send(ctx, u) // what was redacted
+		}
 	}
 	if s.Info().Title == "" {
 		if err := s.m.cfg.Store.UpdateSession(ctx, s.row.ID, "", "", titleOf(content)); err == nil {

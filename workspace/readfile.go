@@ -76,4 +76,3 @@ func KindOf(m fs.FileMode) string {
 	}
 	return "not a regular file"
 }
-

@@ -87,29 +87,35 @@ func (r *Redactor) AddDotEnv(name string, data []byte) {
 }
 
 // LoadDotEnvFiles adds the values of the .env files directly in dir
-// (.env, .env.local, .env.production, ...). Missing files are fine.
+// (.env, .env.local, .env.production, ...). Missing files are fine. See
+// LoadDotEnvTree for the directories below.
 func (r *Redactor) LoadDotEnvFiles(dir string) {
-	entries, err := os.ReadDir(dir)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	entries, err := readDir(root, ".")
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		n := e.Name()
-		if !e.Type().IsRegular() || (n != ".env" && !strings.HasPrefix(n, ".env.")) {
+		if !e.Type().IsRegular() || !DotEnvName(e.Name()) {
 			continue
 		}
-		if strings.HasSuffix(n, ".example") || strings.HasSuffix(n, ".sample") || strings.HasSuffix(n, ".template") {
-			continue
-		}
-		data, err := os.ReadFile(dir + string(os.PathSeparator) + n)
-		if err == nil && len(data) < 1<<20 {
-			r.AddDotEnv(n, data)
+		if data, err := readSmall(root, e.Name()); err == nil {
+			r.AddDotEnv(e.Name(), data)
 		}
 	}
 }
 
-// secretWords mark a variable name as holding a secret.
+// secretWords mark a variable name as holding a secret wherever they occur
+// in it.
 var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "SIGNATURE", "DSN", "CONNECTION_STRING", "DATABASE_URL"}
+
+// secretSegments mark a name as holding a secret only as one of its words
+// (DB_PASS, adminPass), not inside another (PASSTHROUGH, BYPASS, COMPASS).
+var secretSegments = []string{"PASS"}
 
 // notSecret are names that contain a secret word but hold none.
 var notSecret = map[string]bool{"KEYTIMEOUT": true, "SSH_AUTH_SOCK": true, "XDG_SESSION_ID": true, "XDG_SESSION_TYPE": true,
@@ -127,18 +133,138 @@ func SecretName(name string) bool {
 			return true
 		}
 	}
+	for _, w := range secretSegments {
+		if hasSegment(name, w) {
+			return true
+		}
+	}
 	return false
 }
 
+// hasSegment reports whether seg is one of name's words, ignoring case:
+// words are separated by characters other than ASCII letters and digits,
+// and a lower-case letter followed by an upper-case one starts a new word
+// (dbPass is db, Pass).
+func hasSegment(name, seg string) bool {
+	start := 0
+	for i := 0; i <= len(name); i++ {
+		switch {
+		case i == len(name) || !isAlnum(name[i]):
+			if strings.EqualFold(name[start:i], seg) {
+				return true
+			}
+			start = i + 1
+		case i > 0 && isLower(name[i-1]) && isUpper(name[i]):
+			if strings.EqualFold(name[start:i], seg) {
+				return true
+			}
+			start = i
+		}
+	}
+	return false
+}
+
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isAlnum(c byte) bool { return isLower(c) || isUpper(c) || c >= '0' && c <= '9' }
+
+// isWord is regexp's \w: what \b tells apart from the rest.
+func isWord(c byte) bool { return isAlnum(c) || c == '_' }
+
 type pattern struct {
 	kind string
-	re   *regexp.Regexp
+	// re finds the matches in a whole text; at, the same expression
+	// anchored at the start, checks one candidate position.
+	re, at *regexp.Regexp
 	// group is the submatch to replace; 0 replaces the whole match.
 	group int
 	// hint lists lower-case substrings one of which every match
-	// contains, checked before the regular expression runs so that plain
-	// output stays fast.
+	// contains, looked for before any regular expression runs so that
+	// plain output stays fast.
 	hint []string
+	// start returns where a match containing the hint found at i would
+	// start, or -1 when none can. nil: the expression runs over the whole
+	// text (it starts with a literal, which the regexp package finds
+	// fast by itself).
+	start func(s string, i int) int
+	// contextual patterns recognise a secret by what surrounds it (a
+	// name, a header, a URL) rather than by its own form. They are not
+	// applied to the user's prompts (see RedactPrompt).
+	contextual bool
+}
+
+// atHint starts a match off bytes before its hint; word says the match
+// starts with \b, so the byte before it must not be a word character.
+func atHint(off int, word bool) func(string, int) int {
+	return func(s string, i int) int {
+		i -= off
+		if i < 0 || word && i > 0 && isWord(s[i-1]) {
+			return -1
+		}
+		return i
+	}
+}
+
+// nameStart starts an assignment's match where the name holding the hint
+// at i starts: the run of name characters around it, from its first word
+// character (\b). The name must run up to the assignment (an optional
+// quote, spaces, then : or =), or there is no match: most hints in code
+// are not assignments, and this check is much cheaper than the
+// expression.
+func nameStart(s string, i int) int {
+	for i > 0 && nameChar(s[i-1]) {
+		i--
+	}
+	st := i
+	for st < len(s) && !isWord(s[st]) {
+		st++
+	}
+	for i < len(s) && nameChar(s[i]) {
+		i++
+	}
+	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f' || s[i] == '\v') {
+		i++
+	}
+	if i == len(s) || s[i] != ':' && s[i] != '=' {
+		return -1
+	}
+	return st
+}
+
+func nameChar(c byte) bool { return isWord(c) || c == '.' || c == '-' }
+
+// ghStart starts a GitHub token at its hint, if the hint is followed by
+// what a token has there ("gh" occurs in many words).
+func ghStart(s string, i int) int {
+	if i+3 < len(s) && strings.IndexByte("pousr", s[i+2]) >= 0 && s[i+3] == '_' || strings.HasPrefix(s[i:], "github_pat_") {
+		return atHint(0, true)(s, i)
+	}
+	return -1
+}
+
+// schemeStart starts a URL's match at its scheme: the run of scheme
+// characters before the "://" at i, from its first letter.
+func schemeStart(s string, i int) int {
+	j := i
+	for j > 0 && (isAlnum(s[j-1]) || s[j-1] == '+' || s[j-1] == '.' || s[j-1] == '-') {
+		j--
+	}
+	for j < i && !isLower(s[j]) && !isUpper(s[j]) {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+func newPattern(p pattern, expr string) pattern {
+	p.re = regexp.MustCompile(expr)
+	p.at = regexp.MustCompile(`^(?:` + expr + `)`)
+	return p
 }
 
 // patterns are compiled on first use: bridle re-executes itself as the
@@ -146,51 +272,277 @@ type pattern struct {
 // redacts, so package initialisation must stay cheap.
 var patterns = sync.OnceValue(func() []pattern {
 	return []pattern{
-		{kind: "private-key", re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`), hint: []string{"private key"}},
-		{kind: "aws-access-key", re: regexp.MustCompile(`\b(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`), hint: []string{"akia", "asia", "abia", "acca"}},
-		{kind: "github-token", re: regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`), hint: []string{"gh", "github_pat_"}},
-		{kind: "slack-token", re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), hint: []string{"xox"}},
-		{kind: "slack-webhook", re: regexp.MustCompile(`https://hooks\.slack\.com/(services|workflows)/[A-Za-z0-9/_-]+`), hint: []string{"hooks.slack.com"}},
-		{kind: "anthropic-key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), hint: []string{"sk-ant-"}},
-		{kind: "openai-key", re: regexp.MustCompile(`\bsk-(proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), hint: []string{"sk-"}},
-		{kind: "google-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), hint: []string{"aiza"}},
-		{kind: "stripe-key", re: regexp.MustCompile(`\b(sk|rk)_(live|test)_[0-9A-Za-z]{16,}`), hint: []string{"_live_", "_test_"}},
-		{kind: "jwt", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), hint: []string{"eyj"}},
-		{kind: "bearer", re: regexp.MustCompile(`(?i)\b(?:authorization:\s*(?:bearer|basic|token)|bearer)\s+([A-Za-z0-9._~+/=-]{16,})`), group: 1, hint: []string{"bearer", "authorization"}},
-		{kind: "url-password", re: regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]{3,})@`), group: 1, hint: []string{"://"}},
+		newPattern(pattern{kind: "private-key", hint: []string{"private key"}}, `-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`),
+		newPattern(pattern{kind: "aws-access-key", hint: []string{"akia", "asia", "abia", "acca"}, start: atHint(0, true)}, `\b(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`),
+		newPattern(pattern{kind: "github-token", hint: []string{"gh", "github_pat_"}, start: ghStart}, `\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`),
+		newPattern(pattern{kind: "slack-token", hint: []string{"xox"}, start: atHint(0, true)}, `\bxox[abposre]-[A-Za-z0-9-]{10,}`),
+		newPattern(pattern{kind: "slack-webhook", hint: []string{"hooks.slack.com"}}, `https://hooks\.slack\.com/(services|workflows)/[A-Za-z0-9/_-]+`),
+		newPattern(pattern{kind: "anthropic-key", hint: []string{"sk-ant-"}, start: atHint(0, true)}, `\bsk-ant-[A-Za-z0-9_-]{20,}`),
+		newPattern(pattern{kind: "openai-key", hint: []string{"sk-"}, start: atHint(0, true)}, `\bsk-(proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`),
+		newPattern(pattern{kind: "google-api-key", hint: []string{"aiza"}, start: atHint(0, true)}, `\bAIza[0-9A-Za-z_-]{35}`),
+		newPattern(pattern{kind: "stripe-key", hint: []string{"_live_", "_test_"}, start: atHint(2, true)}, `\b(sk|rk)_(live|test)_[0-9A-Za-z]{16,}`),
+		newPattern(pattern{kind: "jwt", hint: []string{"eyj"}, start: atHint(0, true)}, `\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
+		newPattern(pattern{kind: "bearer", group: 1, hint: []string{"bearer", "authorization"}, start: atHint(0, true), contextual: true}, `(?i)\b(?:authorization:\s*(?:bearer|basic|token)|bearer)\s+([A-Za-z0-9._~+/=-]{16,})`),
+		newPattern(pattern{kind: "url-password", group: 1, hint: []string{"://"}, start: schemeStart, contextual: true}, `[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]{3,})@`),
 		// NAME=value, NAME: "value", "name": "value" where NAME looks secret
 		// and the value looks like a literal secret rather than code (see
 		// literalSecret).
-		{kind: "assignment", re: regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:key|token|secret|passw(?:or)?d|passphrase|credential|auth|cookie|private)[a-z0-9_.-]*)["']?\s*(?::=|[:=])\s*["']?([^\s'"()\[\]{}<>,;` + "`" + `]{8,})`), group: 2, hint: []string{"key", "token", "secret", "passw", "passphrase", "credential", "auth", "cookie", "private"}},
+		newPattern(pattern{kind: "assignment", group: 2, hint: []string{"key", "token", "secret", "pass", "credential", "auth", "cookie", "private"}, start: nameStart, contextual: true},
+			`(?i)\b([a-z0-9_.-]*(?:key|token|secret|pass|credential|auth|cookie|private)[a-z0-9_.-]*)["']?\s*(?::=|[:=])\s*["']?([^\s'"()\[\]{}<>,;`+"`"+`]{8,})`),
 	}
 })
+
+// A hit is one secret found in a text.
+type hit struct {
+	// start and end bound what is replaced.
+	start, end int
+	// from and to bound the whole match that found it, context included
+	// (an assignment's name): text cut inside it might not be recognised
+	// as a secret.
+	from, to int
+	kind     string
+}
 
 // Redact returns s with every secret replaced. The number of lines is
 // kept: a multi-line secret becomes a marker followed by empty lines.
 func (r *Redactor) Redact(s string) string {
+	return render(s, r.hits(s, false))
+}
+
+// RedactPrompt redacts what the user wrote: the values bridle knows to be
+// secret (its secret-named environment variables, the workspace's .env
+// files), private key blocks and the token formats that cannot be
+// ordinary text (sk-ant-…, ghp_…, AKIA…, JWTs). The patterns that guess
+// from context (NAME=value, bearer headers, passwords in URLs) are left
+// out: in a prompt they are as likely the user's example or question as
+// a secret, and rewriting them would change what was asked. It returns
+// the kind of each secret replaced, one for each occurrence.
+func (r *Redactor) RedactPrompt(s string) (string, []string) {
+	return withKinds(s, r.hits(s, true))
+}
+
+// RedactKinds is Redact that also returns the kind of each secret
+// replaced, one for each occurrence.
+func (r *Redactor) RedactKinds(s string) (string, []string) {
+	return withKinds(s, r.hits(s, false))
+}
+
+func withKinds(s string, hs []hit) (string, []string) {
+	if len(hs) == 0 {
+		return s, nil
+	}
+	kinds := make([]string, len(hs))
+	for i, h := range hs {
+		kinds[i] = h.kind
+	}
+	return render(s, hs), kinds
+}
+
+// hits returns the secrets in s, ordered and not overlapping: where two
+// overlap they become one, named by the first.
+func (r *Redactor) hits(s string, prompt bool) []hit {
+	var hs []hit
 	if r != nil {
 		for _, l := range r.literals {
-			if strings.Contains(s, l.value) {
-				s = strings.ReplaceAll(s, l.value, "[REDACTED:"+l.kind+"]")
+			for off := 0; ; {
+				i := strings.Index(s[off:], l.value)
+				if i < 0 {
+					break
+				}
+				i += off
+				off = i + len(l.value)
+				hs = append(hs, hit{start: i, end: off, from: i, to: off, kind: l.kind})
 			}
 		}
 	}
-	lower := strings.ToLower(s)
+	// Each pattern looks at the text with what was found before it
+	// masked, as if it were already replaced by a marker: a token that
+	// follows a known value starts a word, and a value is not taken for
+	// part of a longer token.
+	text := mask(s, hs)
+	lower := lowerASCII(text) // ASCII only: the same length, so offsets agree
 	for _, p := range patterns() {
-		if !containsAny(lower, p.hint) {
+		if prompt && p.contextual {
 			continue
 		}
-		s = replace(s, p)
-	}
-	// The end of a key block whose start was cut off (the tail of a
-	// capped output): everything before it belongs to the key.
-	if i := strings.Index(s, "-----END"); i >= 0 && strings.Contains(s[i:], "PRIVATE KEY") {
-		if j := strings.Index(s[i+8:], "-----"); j >= 0 {
-			end := i + 8 + j + 5
-			s = "[REDACTED:private-key]" + strings.Repeat("\n", strings.Count(s[:end], "\n")) + s[end:]
+		n := len(hs)
+		hs = p.find(text, lower, hs)
+		if len(hs) > n {
+			text, lower = mask(text, hs[n:]), mask(lower, hs[n:])
 		}
 	}
-	return s
+	if !prompt {
+		hs = orphanEnd(text, hs)
+	}
+	if len(hs) < 2 {
+		return hs
+	}
+	slices.SortStableFunc(hs, func(a, b hit) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return b.end - a.end
+	})
+	out := hs[:1]
+	for _, h := range hs[1:] {
+		last := &out[len(out)-1]
+		if h.start < last.end {
+			last.end = max(last.end, h.end)
+			last.from, last.to = min(last.from, h.from), max(last.to, h.to)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// find appends p's matches in s (lower is s in ASCII lower case).
+func (p *pattern) find(s, lower string, hs []hit) []hit {
+	if p.start == nil {
+		if !containsAny(lower, p.hint) {
+			return hs
+		}
+		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
+			hs = p.take(s, m, hs)
+		}
+		return hs
+	}
+	// Run the anchored expression only where a match can start: at the
+	// hints. Searching the whole text with an expression that starts
+	// with \b or a character class is slow.
+	var cands []int
+	for _, h := range p.hint {
+		for off := 0; ; {
+			i := strings.Index(lower[off:], h)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + 1
+			if st := p.start(s, i); st >= 0 {
+				cands = append(cands, st)
+			}
+		}
+	}
+	if len(p.hint) > 1 {
+		slices.Sort(cands)
+	}
+	next, tried := 0, -1
+	for _, st := range cands {
+		if st < next || st == tried {
+			continue
+		}
+		tried = st
+		m := p.at.FindStringSubmatchIndex(s[st:])
+		if m == nil {
+			continue
+		}
+		for k := range m {
+			if m[k] >= 0 {
+				m[k] += st
+			}
+		}
+		n := len(hs)
+		if hs = p.take(s, m, hs); len(hs) > n {
+			// The next match starts after this one. After a match
+			// that was no secret (SecretName, literalSecret), later
+			// candidates inside it still count.
+			next = m[1]
+		}
+	}
+	return hs
+}
+
+// take appends the hit of match m, unless it is not a secret after all.
+func (p *pattern) take(s string, m []int, hs []hit) []hit {
+	start, end := m[2*p.group], m[2*p.group+1]
+	if start < 0 || strings.HasPrefix(s[start:end], "[REDACTED:") {
+		return hs
+	}
+	if p.kind == "assignment" && (!SecretName(s[m[2]:m[3]]) || !literalSecret(s[start:end])) {
+		return hs
+	}
+	return append(hs, hit{start: start, end: end, from: m[0], to: m[1], kind: p.kind})
+}
+
+// orphanEnd adds the end of a key block whose start was cut off (the tail
+// of a capped output, a window of a stream): everything before it belongs
+// to the key.
+func orphanEnd(s string, hs []hit) []hit {
+	for off := 0; ; {
+		i := strings.Index(s[off:], "-----END")
+		if i < 0 {
+			return hs
+		}
+		i += off
+		off = i + 8
+		if slices.ContainsFunc(hs, func(h hit) bool { return h.kind == "private-key" && h.start <= i && i < h.end }) {
+			continue
+		}
+		if !strings.Contains(s[i:], "PRIVATE KEY") {
+			return hs
+		}
+		j := strings.Index(s[i+8:], "-----")
+		if j < 0 {
+			return hs
+		}
+		end := i + 8 + j + 5
+		return append(hs, hit{start: 0, end: end, from: 0, to: end, kind: "private-key"})
+	}
+}
+
+// render replaces the hits in s with markers, keeping the line count.
+func render(s string, hs []hit) string {
+	if len(hs) == 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, h := range hs {
+		b.WriteString(s[last:h.start])
+		b.WriteString("[REDACTED:")
+		b.WriteString(h.kind)
+		b.WriteString("]")
+		for range strings.Count(s[h.start:h.end], "\n") {
+			b.WriteByte('\n')
+		}
+		last = h.end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// mask returns s with the bytes of hits replaced by '[', which, like the
+// marker that will replace them, is no part of a word or of a token.
+func mask(s string, hs []hit) string {
+	if len(hs) == 0 {
+		return s
+	}
+	b := []byte(s)
+	for _, h := range hs {
+		for i := h.start; i < h.end; i++ {
+			b[i] = '['
+		}
+	}
+	return string(b)
+}
+
+func lowerASCII(s string) string {
+	i := 0
+	for i < len(s) && !isUpper(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if isUpper(b[i]) {
+			b[i] += 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // literalSecret tells a secret value from code on the right of an
@@ -219,34 +571,4 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
-}
-
-func replace(s string, p pattern) string {
-	marker := "[REDACTED:" + p.kind + "]"
-	if p.group == 0 {
-		// Keep the line count, so line numbers around a redacted key
-		// block stay right.
-		return p.re.ReplaceAllStringFunc(s, func(m string) string {
-			return marker + strings.Repeat("\n", strings.Count(m, "\n"))
-		})
-	}
-	var b strings.Builder
-	last := 0
-	for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
-		start, end := m[2*p.group], m[2*p.group+1]
-		if start < 0 || strings.HasPrefix(s[start:end], "[REDACTED:") {
-			continue
-		}
-		if p.kind == "assignment" && (!SecretName(s[m[2]:m[3]]) || !literalSecret(s[start:end])) {
-			continue
-		}
-		b.WriteString(s[last:start])
-		b.WriteString(marker)
-		last = end
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
 }

@@ -82,6 +82,10 @@ type SessionStarted struct {
 type UserMessage struct {
 	V       int       `json:"v"`
 	Content []Content `json:"content"`
+	// Redacted names the kind of each secret replaced in the prompt
+	// before it was recorded (env:NAME, .env:NAME, github-token …): the
+	// user is told, live and on replay.
+	Redacted []string `json:"redacted,omitempty"`
 }
 
 // Text returns the prompt's text blocks joined, with links and embedded
@@ -247,6 +251,9 @@ type ConstraintPinned struct {
 	V      int    `json:"v"`
 	Text   string `json:"text"`
 	Source string `json:"source"` // user, model, compaction
+	// Redacted names the secrets replaced in a pin the user typed (see
+	// UserMessage.Redacted).
+	Redacted []string `json:"redacted,omitempty"`
 }
 
 // DecisionRecorded is a choice that later turns must respect.
@@ -254,6 +261,9 @@ type DecisionRecorded struct {
 	V      int    `json:"v"`
 	Text   string `json:"text"`
 	Source string `json:"source"`
+	// Redacted names the secrets replaced in a pin the user typed (see
+	// UserMessage.Redacted).
+	Redacted []string `json:"redacted,omitempty"`
 }
 
 // ContextAssembled reports how one request filled the window.

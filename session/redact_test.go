@@ -1,0 +1,115 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// TestPromptSecretsRedactedBeforeTheyAreStored: the values of bridle's
+// secret-named variables and of the workspace's .env files, and pasted
+// tokens, are out of the prompt before it is logged, titled, sent or
+// pinned, and the user is told, live and on replay.
+func TestPromptSecretsRedactedBeforeTheyAreStored(t *testing.T) {
+	envValue := "envprompt-" + "Xq82LmZ4"
+	dotValue := "dotprompt-" + "Vb8Kx3Lq"
+	token := "ghp_" + strings.Repeat("Tk5", 12)
+	t.Setenv("MY_SERVICE_TOKEN", envValue)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "services", "api"), 0o755)
+	os.WriteFile(filepath.Join(dir, "services", "api", ".env.local"), []byte("DB_PASS="+dotValue+"\n"), 0o644)
+	m, rec := newTestManager(t, &scripted.Scenario{Turns: []scripted.Turn{{Calls: []scripted.Call{{Text: scripted.Chunks{"Noted."}}}}}})
+	info, err := m.New(context.Background(), NewParams{Cwd: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Get(context.Background(), info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := []string{envValue, dotValue, token}
+	content := []event.Content{
+		{Type: "text", Text: "use " + envValue + " and " + dotValue + "\nand " + token + "; DB_PASSWORD=hunter2hunter2 is an example"},
+		{Type: "resource", URI: "file:///x/config.yaml", Text: "api_secret = a1b2c3d4e5f6g7h8\n"},
+	}
+	if _, err := s.Prompt(context.Background(), content); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prompt(t, s, "/constraint never print "+envValue); err != nil {
+		t.Fatal(err)
+	}
+
+	logged, _ := json.Marshal(s.Events())
+	for _, sec := range append(secrets, "a1b2c3d4e5f6g7h8") {
+		if strings.Contains(string(logged), sec) {
+			t.Errorf("the log holds %q", sec)
+		}
+		if strings.Contains(s.Info().Title, sec) {
+			t.Errorf("the title %q holds %q", s.Info().Title, sec)
+		}
+	}
+	if !strings.Contains(string(logged), "DB_PASSWORD=hunter2hunter2") {
+		t.Errorf("the user's example was redacted: %s", logged)
+	}
+	var um event.UserMessage
+	var pin event.ConstraintPinned
+	for _, e := range s.Events() {
+		switch v := e.Payload.(type) {
+		case event.UserMessage:
+			um = v
+		case event.ConstraintPinned:
+			pin = v
+		}
+	}
+	if want := "env:MY_SERVICE_TOKEN,services/api/.env.local:DB_PASS,github-token,assignment"; strings.Join(um.Redacted, ",") != want {
+		t.Errorf("user_message redacted %q, want %s", um.Redacted, want)
+	}
+	if !strings.HasPrefix(s.Info().Title, "use [REDACTED:env:MY_SERVICE_TOKEN] and [REDACTED:") {
+		t.Errorf("title %q", s.Info().Title)
+	}
+	if pin.Text != "never print [REDACTED:env:MY_SERVICE_TOKEN]" || len(pin.Redacted) != 1 {
+		t.Errorf("pin %+v", pin)
+	}
+
+	note := "[bridle: 4 secrets in your prompt were redacted before they were stored or sent to the model: env:MY_SERVICE_TOKEN, services/api/.env.local:DB_PASS, github-token, assignment]\n\n"
+	pinNote := "[bridle: 1 secret in your prompt was redacted before it was stored or sent to the model: env:MY_SERVICE_TOKEN]\n\n"
+	live := texts(rec, UpdateAgentText)
+	if len(live) < 3 || live[0] != note || live[1] != "Noted." || live[2] != pinNote {
+		t.Errorf("live agent text %q", live)
+	}
+	rec.mu.Lock()
+	rec.updates = nil
+	rec.mu.Unlock()
+	if err := s.Replay(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	replay := texts(rec, UpdateAgentText)
+	if len(replay) < 3 || replay[0] != note || replay[2] != pinNote {
+		t.Errorf("replayed agent text %q", replay)
+	}
+	for _, u := range texts(rec, UpdateUserText) {
+		for _, sec := range secrets {
+			if strings.Contains(u, sec) {
+				t.Errorf("the replayed prompt holds %q", sec)
+			}
+		}
+	}
+}
+
+func texts(r *recorder, kind UpdateKind) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, u := range r.updates {
+		if u.Kind == kind {
+			out = append(out, u.Text)
+		}
+	}
+	return out
+}
