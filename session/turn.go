@@ -108,6 +108,9 @@ type budget struct {
 
 func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, error) {
 	s := t.s
+	if err := t.checkSize(content); err != nil {
+		return "", err
+	}
 	if p, ok := command(content); ok && s.parent == nil {
 		return t.pin(ctx, p)
 	}
