@@ -78,3 +78,18 @@ func TestCheckPromptCountsTheFirstRequestAndPinsAgainstLaterPrompts(t *testing.T
 		t.Fatalf("a huge pin before any prompt: err = %v", err)
 	}
 }
+
+// BenchmarkCheckPromptHuge: a 60 MB prompt is refused from its size; no
+// pass over its text, no copy of it.
+func BenchmarkCheckPromptHuge(b *testing.B) {
+	w, _ := New(Config{}, func(string) Model { return Model{Window: 200_000, MaxOutput: 8_192, Tokenizer: "o200k_base"} })
+	events := []event.Event{{Seq: 1, Payload: event.SessionStarted{Model: "m"}}}
+	huge := userMessage(strings.Repeat("0123456789 abcdef, ", (60<<20)/19))
+	input := func() Input { return Input{Spec: "m", Model: "m", System: "system", Tools: testTools, Events: events} }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.CheckPrompt("m", huge, input); !errors.Is(err, ErrPromptTooBig) {
+			b.Fatal(err)
+		}
+	}
+}
