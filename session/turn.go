@@ -55,6 +55,9 @@ func (s *Session) Start(ctx context.Context, content []event.Content) (*Run, err
 	if p := s.Info().ParentID; p != "" {
 		return nil, fmt.Errorf("%w: session %s is a subagent's (started by session %s): its log can be read and replayed, but prompts go to the parent session", ErrInvalid, s.row.ID, p)
 	}
+	if err := s.mend(ctx, false); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	s.withdrawPending()
 	s.mu.Lock()
