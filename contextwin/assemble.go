@@ -27,6 +27,30 @@ const (
 // latest exchange fit the model's window.
 var ErrTooBig = errors.New("the request does not fit the model's context window")
 
+// TooBigError is Assemble's ErrTooBig with its numbers, all in tokens as
+// the window counts them (corrected by Ratio).
+type TooBigError struct {
+	Spec string
+	// Needs is what the request takes after every measure; Limit what the
+	// window allows for it (the input budget, less the estimate's margin);
+	// Reserve what is kept for the answer.
+	Needs, Limit, Reserve int
+	// TaskPins (first request, pins, reminder), History and Outputs are
+	// the parts of Needs that can be told apart (the rest is the fixed
+	// prefix).
+	TaskPins, History, Outputs int
+	// Ratio is the usage correction applied to raw counts.
+	Ratio float64
+}
+
+func (e *TooBigError) Error() string {
+	return fmt.Sprintf("%v: it needs %d tokens and %s's window allows %d with %d kept for the answer "+
+		"(first request and pins %d, history %d, tool outputs %d): shorten the prompt or the pins, or switch to a model with a larger window",
+		ErrTooBig, e.Needs, e.Spec, e.Limit, e.Reserve, e.TaskPins, e.History, e.Outputs)
+}
+
+func (e *TooBigError) Unwrap() error { return ErrTooBig }
+
 // Input is a session at the moment of a model call.
 type Input struct {
 	// Spec is the session's pinned model, provider/model-id.
@@ -158,9 +182,8 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 		}
 	}
 	if u := used(); u > limit {
-		return Assembly{}, fmt.Errorf("%w: it needs %d tokens and %s's window allows %d with %d kept for the answer "+
-			"(first request and pins %d, history %d, tool outputs %d): shorten the prompt or the pins, or switch to a model with a larger window",
-			ErrTooBig, u, in.Spec, limit, b.reserve, corr(taskPins), corr(history), corr(outputs))
+		return Assembly{}, &TooBigError{Spec: in.Spec, Needs: u, Limit: limit, Reserve: b.reserve,
+			TaskPins: corr(taskPins), History: corr(history), Outputs: corr(outputs), Ratio: l.ratio}
 	}
 
 	// Build the request the numbers describe.

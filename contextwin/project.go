@@ -28,6 +28,8 @@ func interruptedNote(reason string) string {
 		return "\n\n[interrupted: bridle restarted here; the rest of this response was lost]"
 	case "provider_error":
 		return "\n\n[interrupted: the model provider failed here]"
+	case "write_failed":
+		return "\n\n[interrupted: bridle could not write its log here, so the turn stopped]"
 	}
 	return InterruptedNote
 }

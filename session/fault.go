@@ -18,11 +18,16 @@ type Fault struct {
 	// InTool kills the process inside the N-th tool call it runs: after the
 	// tool's side effect, before its result is committed.
 	InTool int64
+	// NoSpace makes the commit that carries the N-th event fail as on a
+	// full disk (store.FailAppendAt), once: the process lives on, and the
+	// commits after it work, as if space had been freed.
+	NoSpace int64
 
 	events, tools atomic.Int64
 }
 
-// ParseFault reads BRIDLE_FAULT: "event:N" or "tool:N" (N from 1).
+// ParseFault reads BRIDLE_FAULT: "event:N", "tool:N" or "nospace:N" (N
+// from 1).
 func ParseFault(s string) (*Fault, error) {
 	if s == "" {
 		return nil, nil
@@ -30,15 +35,17 @@ func ParseFault(s string) (*Fault, error) {
 	kind, n, ok := strings.Cut(s, ":")
 	v, err := strconv.ParseInt(n, 10, 64)
 	if !ok || err != nil || v < 1 {
-		return nil, fmt.Errorf("BRIDLE_FAULT=%q: want event:N or tool:N with N ≥ 1", s)
+		return nil, fmt.Errorf("BRIDLE_FAULT=%q: want event:N, tool:N or nospace:N with N ≥ 1", s)
 	}
 	switch kind {
 	case "event":
 		return &Fault{AfterEvent: v}, nil
 	case "tool":
 		return &Fault{InTool: v}, nil
+	case "nospace":
+		return &Fault{NoSpace: v}, nil
 	}
-	return nil, fmt.Errorf("BRIDLE_FAULT=%q: want event:N or tool:N", s)
+	return nil, fmt.Errorf("BRIDLE_FAULT=%q: want event:N, tool:N or nospace:N", s)
 }
 
 func (f *Fault) committed(n int) {

@@ -33,6 +33,12 @@ var ErrInvalid = errors.New("invalid params")
 // ErrBusy is returned when a prompt arrives while another runs.
 var ErrBusy = errors.New("a prompt is already running in this session")
 
+// ErrNotRecorded is wrapped by the error of anything whose events could
+// not be committed to the session's log (a full disk, a read-only
+// database). A turn it happens in stops there; the next use of the
+// session records how that turn ended, once the log can be written.
+var ErrNotRecorded = errors.New("the session's log could not be written")
+
 // ModelOpener returns the client for a pinned model spec
 // ("provider/model-id") of a session working in cwd (whose project
 // settings may say where the provider is). An empty spec means none is
@@ -126,6 +132,9 @@ func NewManager(cfg Config) *Manager {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if f := cfg.Fault; f != nil && f.NoSpace > 0 && cfg.Store != nil {
+		cfg.Store.FailAppendAt(f.NoSpace)
 	}
 	return &Manager{cfg: cfg, log: log, holder: selfHolder(), live: map[string]*Session{}}
 }
@@ -255,6 +264,12 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 		if servers != nil {
 			s.useMCP(servers)
 		}
+		// A commit failed in this session: close what it left open first,
+		// muted when the editor loads it (the replay shows what recovery
+		// wrote).
+		if err := s.mend(ctx, servers != nil); err != nil {
+			return nil, err
+		}
 		return s, nil
 	}
 	row, err := m.cfg.Store.Session(ctx, id)
@@ -287,9 +302,9 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 		s.mcpSet().Ready(wctx)
 		cancel()
 	}
-	s.muted = true
+	s.muted.Store(true)
 	err = s.recover(ctx)
-	s.muted = false
+	s.muted.Store(false)
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("session %s: recover the turn a restart cut short: %w", id, err)

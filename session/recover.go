@@ -103,29 +103,78 @@ func unfinished(sessionID string, events []event.Event) ([]*callState, bool) {
 	return calls, true
 }
 
+// cut is why a turn was cut short, in the words its recovery records.
+type cut struct {
+	// reason is the interrupted event's.
+	reason string
+	// Results, for a call that: started and is read-only (prefix to the
+	// new output); started, an unknown tool (%s: its name); an edit whose
+	// file cannot be read (%s, %v); an edit found applied (%s), applied
+	// now (prefix), found changed by someone else (%s); a command (or any
+	// other call with effects); approved, but its tool is gone (%s);
+	// never reached; asked but never answered.
+	rerun, unknownTool, editUnreadable, editApplied, editApplying, editConflict string
+	unknown, approvedGone, notRun, notAnswered                                  string
+}
+
+// restarted: the process died (a crash, a kill, a power cut).
+var restarted = &cut{
+	reason:         "restart",
+	rerun:          "(run again after a restart)\n",
+	unknownTool:    "outcome unknown: bridle restarted while %s ran, and no longer offers that tool",
+	editUnreadable: "outcome unknown: bridle restarted during this edit and cannot read %s now: %v",
+	editApplied:    "%s was edited (the edit was applied before bridle restarted)",
+	editApplying:   "(applied after a restart)\n",
+	editConflict:   "not applied: %s changed after this edit was planned and before bridle restarted; read it again and redo the edit if it is still wanted",
+	unknown:        "outcome unknown: interrupted by a restart while running. It may have run in part or in full; check its effects before running it again.",
+	approvedGone:   "not run: approved, but bridle restarted before it ran and no longer offers %s",
+	notRun:         "not run: bridle restarted before this call ran",
+	notAnswered:    "not run: bridle restarted before the user answered whether it may run",
+}
+
+// unrecorded: the process lived, but a commit failed (a full disk, a
+// read-only database) and the turn stopped there.
+var unrecorded = &cut{
+	reason:         "write_failed",
+	rerun:          "(run again: bridle could not record its first result, its log could not be written)\n",
+	unknownTool:    "outcome unknown: bridle could not record the result of %s (its log could not be written) and no longer offers that tool",
+	editUnreadable: "outcome unknown: bridle could not record this edit's result (its log could not be written) and cannot read %s now: %v",
+	editApplied:    "%s was edited (the edit was applied; bridle could not record it then, its log could not be written)",
+	editApplying:   "(applied late: bridle's log could not be written when it was due)\n",
+	editConflict:   "not applied: %s changed after this edit was planned, while bridle could not write its log; read it again and redo the edit if it is still wanted",
+	unknown:        "outcome unknown: it ran, but bridle could not record its result because its log could not be written (a full disk?). It may have run in part or in full; check its effects before running it again.",
+	approvedGone:   "not run: approved, but bridle's log could not be written before it ran, and %s is no longer offered",
+	notRun:         "not run: the turn stopped before this call because bridle's log could not be written",
+	notAnswered:    "not run: the turn stopped before the user answered, because bridle's log could not be written",
+}
+
 // recover finishes what a dead process left of the session's last turn,
 // except questions, which wait for AskPending. It runs before the session
 // is live, so nothing else touches it.
-func (s *Session) recover(ctx context.Context) error {
-	calls, open := unfinished(s.row.ID, s.events)
+func (s *Session) recover(ctx context.Context) error { return s.recoverCut(ctx, restarted) }
+
+// recoverCut finishes the last turn, if it never finished, in the words of
+// why it was cut short; see recover.
+func (s *Session) recoverCut(ctx context.Context, why *cut) error {
+	calls, open := unfinished(s.row.ID, s.Events())
 	if !open {
 		return nil
 	}
-	s.m.log.Info("recovering a turn cut short by a restart", "session", s.row.ID)
+	s.m.log.Info("recovering a turn cut short", "session", s.row.ID, "reason", why.reason)
 	t := &turn{s: s}
 	pending := false
 	for _, cs := range calls {
 		switch {
 		case cs.result:
 		case cs.started != nil:
-			if err := t.result(ctx, cs.key, s.resolveStarted(ctx, cs)); err != nil {
+			if err := t.result(ctx, cs.key, s.resolveStarted(ctx, cs, why)); err != nil {
 				return err
 			}
 		case cs.granted:
 			tool := s.tool(cs.call.Name)
 			if tool == nil {
 				if err := t.result(ctx, cs.key, event.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, IsError: true, Status: "unavailable",
-					Output: fmt.Sprintf("not run: approved, but bridle restarted before it ran and no longer offers %s", cs.call.Name)}); err != nil {
+					Output: fmt.Sprintf(why.approvedGone, cs.call.Name)}); err != nil {
 					return err
 				}
 				continue
@@ -136,27 +185,29 @@ func (s *Session) recover(ctx context.Context) error {
 		case cs.asked && !cs.answered && s.Info().ParentID == "":
 			pending = true
 		default:
-			why := "not run: bridle restarted before this call ran"
+			out := why.notRun
 			if cs.asked && !cs.answered {
-				why = "not run: bridle restarted before the user answered whether it may run"
+				out = why.notAnswered
 			}
 			if err := t.result(ctx, cs.key, event.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, IsError: true, Status: "cancelled",
-				Output: why}); err != nil {
+				Output: out}); err != nil {
 				return err
 			}
 		}
 	}
 	if pending {
-		s.pending = true // AskPending closes the turn once answered
+		s.mu.Lock()
+		s.pending, s.pendingWhy = true, why.reason // AskPending closes the turn once answered
+		s.mu.Unlock()
 		return nil
 	}
-	_, err := s.append(ctx, event.Interrupted{Reason: "restart"}, event.TurnFinished{StopReason: "interrupted"})
+	_, err := s.append(ctx, event.Interrupted{Reason: why.reason}, event.TurnFinished{StopReason: "interrupted"})
 	return err
 }
 
 // resolveStarted decides the result of a call that started but whose
 // result was never recorded.
-func (s *Session) resolveStarted(ctx context.Context, cs *callState) event.ToolResult {
+func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) event.ToolResult {
 	st := cs.started
 	if st.Name == taskName && s.task != nil {
 		return s.resolveTask(ctx, cs)
@@ -165,7 +216,7 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState) event.ToolR
 	tool := s.tool(st.Name)
 	if tool == nil {
 		r.IsError, r.Status = true, "unknown"
-		r.Output = fmt.Sprintf("outcome unknown: bridle restarted while %s ran, and no longer offers that tool", st.Name)
+		r.Output = fmt.Sprintf(why.unknownTool, st.Name)
 		return r
 	}
 	env := s.env(cs.key)
@@ -173,7 +224,7 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState) event.ToolR
 	case sandbox.EffectNone, sandbox.EffectRead:
 		res := tool.Run(ctx, env, st.Input)
 		r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
-		r.Output = "(run again after a restart)\n" + r.Output
+		r.Output = why.rerun + r.Output
 		return r
 	case sandbox.EffectEdit:
 		if st.AfterHash == "" && st.BeforeHash == "" {
@@ -183,23 +234,23 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState) event.ToolR
 		switch {
 		case err != nil:
 			r.IsError, r.Status = true, "unknown"
-			r.Output = fmt.Sprintf("outcome unknown: bridle restarted during this edit and cannot read %s now: %v", st.Path, err)
+			r.Output = fmt.Sprintf(why.editUnreadable, st.Path, err)
 		case now == st.AfterHash:
 			r.Status = "completed"
-			r.Output = fmt.Sprintf("%s was edited (the edit was applied before bridle restarted)", st.Path)
+			r.Output = fmt.Sprintf(why.editApplied, st.Path)
 			r.Locations = []string{st.Path}
 		case now == st.BeforeHash:
 			res := tool.Run(ctx, env, st.Input)
 			r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
-			r.Output = "(applied after a restart)\n" + r.Output
+			r.Output = why.editApplying + r.Output
 		default:
 			r.IsError, r.Status = true, "failed"
-			r.Output = fmt.Sprintf("not applied: %s changed after this edit was planned and before bridle restarted; read it again and redo the edit if it is still wanted", st.Path)
+			r.Output = fmt.Sprintf(why.editConflict, st.Path)
 		}
 		return r
 	}
 	r.IsError, r.Status = true, "unknown"
-	r.Output = "outcome unknown: interrupted by a restart while running. It may have run in part or in full; check its effects before running it again."
+	r.Output = why.unknown
 	return r
 }
 
@@ -213,6 +264,7 @@ func (s *Session) AskPending(ctx context.Context) {
 		return
 	}
 	s.pending = false
+	reason := s.pendingWhy
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	s.cancel, s.done, s.recovering = cancel, done, true
@@ -259,7 +311,7 @@ func (s *Session) AskPending(ctx context.Context) {
 				}
 			}
 		}
-		t.tail = append(t.tail, event.Interrupted{Reason: "restart"})
+		t.tail = append(t.tail, event.Interrupted{Reason: reason})
 		if _, err := t.finish(ctx, "interrupted", nil); err != nil {
 			s.m.log.Error("closing a recovered turn failed", "session", s.row.ID, "err", err)
 		}

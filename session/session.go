@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bridle-dev/bridle/provider"
@@ -33,11 +34,17 @@ type Session struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	// pending says recovery left questions for AskPending; recovering says
-	// AskPending is asking them (and a prompt withdraws them).
+	// AskPending is asking them (and a prompt withdraws them); pendingWhy
+	// is why their turn was cut short (the interrupted event's reason).
 	pending, recovering bool
+	pendingWhy          string
+	// broken is the error of a commit that failed: the log may hold a
+	// turn that never finished, which the next use of the session closes
+	// (mend) as recovery does after a crash.
+	broken error
 	// muted drops updates while recovery writes the log before the editor
 	// has the session: the replay that follows shows them.
-	muted bool
+	muted atomic.Bool
 	// mcp is the session's MCP servers (nil: none); guarded by mu.
 	mcp *mcp.Set
 	// ready says the editor has the session: notices are sent, not held.
@@ -211,7 +218,8 @@ func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]even
 	defer s.mu.Unlock()
 	stored, err := s.m.cfg.Store.Append(context.WithoutCancel(ctx), s.row.ID, recs...)
 	if err != nil {
-		return nil, fmt.Errorf("record %s: %w", payloads[0].Kind(), err)
+		s.broken = err
+		return nil, fmt.Errorf("%w: record %s: %w", ErrNotRecorded, payloads[0].Kind(), err)
 	}
 	out := make([]event.Event, len(stored))
 	for i, r := range stored {
@@ -228,7 +236,7 @@ func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 // send delivers an update to the editor. A failed delivery (the editor is
 // gone) is logged, not fatal: the log already holds the truth.
 func (s *Session) send(ctx context.Context, u Update) {
-	if s.muted {
+	if s.muted.Load() {
 		return
 	}
 	if err := s.client().Update(context.WithoutCancel(ctx), s.row.ID, u); err != nil {
@@ -263,7 +271,16 @@ func (s *Session) Cancel() {
 
 // withdrawPending cancels the re-asking of recovered questions, if it
 // runs, and waits until that mini-turn has recorded how it ended.
+// Questions not asked yet are withdrawn the same way.
 func (s *Session) withdrawPending() {
+	s.mu.Lock()
+	unasked := s.pending && s.cancel == nil
+	s.mu.Unlock()
+	if unasked {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		s.AskPending(ctx)
+	}
 	s.mu.Lock()
 	cancel, done, recovering := s.cancel, s.done, s.recovering
 	s.mu.Unlock()

@@ -95,7 +95,8 @@ func (m *Manager) recoverChild(ctx context.Context, parent *Session, st event.Su
 			return outcome{}, err
 		}
 		defer c.close()
-		c.parent, c.allowed, c.muted = parent, st.Tools, true
+		c.parent, c.allowed = parent, st.Tools
+		c.muted.Store(true)
 		if err := c.recover(ctx); err != nil {
 			return outcome{}, err
 		}

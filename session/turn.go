@@ -55,6 +55,9 @@ func (s *Session) Start(ctx context.Context, content []event.Content) (*Run, err
 	if p := s.Info().ParentID; p != "" {
 		return nil, fmt.Errorf("%w: session %s is a subagent's (started by session %s): its log can be read and replayed, but prompts go to the parent session", ErrInvalid, s.row.ID, p)
 	}
+	if err := s.mend(ctx, false); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	s.withdrawPending()
 	s.mu.Lock()
@@ -70,6 +73,7 @@ func (s *Session) Start(ctx context.Context, content []event.Content) (*Run, err
 		defer cancel()
 		t := &turn{s: s}
 		r.stop, r.err = t.run(ctx, content)
+		r.err = t.stopped(ctx, r.err)
 		s.mu.Lock()
 		s.cancel, s.done = nil, nil
 		s.mu.Unlock()
@@ -108,6 +112,9 @@ type budget struct {
 
 func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, error) {
 	s := t.s
+	if err := t.checkSize(content); err != nil {
+		return "", err
+	}
 	// Secrets the user pasted are replaced before anything records or
 	// sends the prompt: the log, the title, the model and the replay
 	// only ever see the markers.

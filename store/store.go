@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 )
@@ -42,6 +43,9 @@ type Store struct {
 	closed bool
 
 	insertEvent *sql.Stmt // prepared once on the writer connection
+
+	// failAt and appended inject a full disk for tests (FailAppendAt).
+	failAt, appended atomic.Int64
 }
 
 // Open opens (creating if needed) the database at path, migrates an older

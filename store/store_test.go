@@ -279,3 +279,26 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+func TestFailAppendAtFailsOneAppendAsAFullDisk(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	s.FailAppendAt(4) // session_started is 1
+	newSession(t, s, "a")
+	rec := func(k string) Record { return Record{Kind: k, Payload: []byte(`{}`)} }
+	if _, err := s.Append(ctx, "a", rec("user_message"), rec("context_assembled")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Append(ctx, "a", rec("assistant_message"), rec("tool_started"))
+	if err == nil || !strings.Contains(err.Error(), "disk is full") {
+		t.Fatalf("the append carrying event 4: err = %v, want a full disk", err)
+	}
+	// Nothing of it was committed, and space is back.
+	if all, _ := s.Events(ctx, "a", 0); len(all) != 3 {
+		t.Fatalf("%d events after the failed append, want 3", len(all))
+	}
+	recs, err := s.Append(ctx, "a", rec("assistant_message"))
+	if err != nil || recs[0].Seq != 4 {
+		t.Fatalf("the next append: %+v, %v", recs, err)
+	}
+}

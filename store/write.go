@@ -132,6 +132,7 @@ func (s *Store) CreateSession(ctx context.Context, sess Session, first ...Record
 	}
 	sess.UpdatedAt = sess.CreatedAt
 	var out []Record
+	full := s.injectFull(len(first))
 	err := s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var parent any
 		if sess.ParentID != "" {
@@ -144,6 +145,9 @@ func (s *Store) CreateSession(ctx context.Context, sess Session, first ...Record
 			return fmt.Errorf("create session %s: %w", sess.ID, explainWriteErr(err))
 		}
 		out, err = s.appendTx(ctx, tx, sess.ID, first)
+		if err == nil && full {
+			out, err = nil, fmt.Errorf("create session %s: %w", sess.ID, explainWriteErr(errInjectedFull))
+		}
 		return err
 	})
 	return out, err
@@ -153,12 +157,34 @@ func (s *Store) CreateSession(ctx context.Context, sess Session, first ...Record
 // and time. They are on disk when it returns.
 func (s *Store) Append(ctx context.Context, sessionID string, recs ...Record) ([]Record, error) {
 	var out []Record
+	full := s.injectFull(len(recs))
 	err := s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		out, err = s.appendTx(ctx, tx, sessionID, recs)
+		if err == nil && full {
+			out, err = nil, fmt.Errorf("append to %s: %w", sessionID, explainWriteErr(errInjectedFull))
+		}
 		return err
 	})
 	return out, err
+}
+
+// FailAppendAt makes the append that carries the n-th event this Store
+// writes (counted from Open, the first events of CreateSession included)
+// fail as a full disk does: its inserts run, then the transaction is
+// rolled back with SQLITE_FULL's message. It fails once; the appends after
+// it work, as if space had been freed. It is for tests of what a failed
+// commit leaves (BRIDLE_FAULT=nospace:N); n ≤ 0 turns it off.
+func (s *Store) FailAppendAt(n int64) { s.failAt.Store(n) }
+
+var errInjectedFull = errors.New("database or disk is full (SQLITE_FULL, injected by BRIDLE_FAULT=nospace)")
+
+// injectFull counts n events about to be appended and says whether their
+// append is the one FailAppendAt chose.
+func (s *Store) injectFull(n int) bool {
+	end := s.appended.Add(int64(n))
+	at := s.failAt.Load()
+	return at > 0 && at > end-int64(n) && at <= end && s.failAt.CompareAndSwap(at, 0)
 }
 
 func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, recs []Record) ([]Record, error) {

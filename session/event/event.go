@@ -230,7 +230,7 @@ type Interrupted struct {
 	V        int    `json:"v"`
 	Text     string `json:"text,omitempty"`
 	Thinking string `json:"thinking,omitempty"`
-	Reason   string `json:"reason"` // cancelled, provider_error, restart
+	Reason   string `json:"reason"` // cancelled, provider_error, restart, write_failed
 }
 
 // Compaction replaces the events up to Through with a summary.
