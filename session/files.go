@@ -124,7 +124,7 @@ func (s *Session) files() *files {
 func (f *files) run(ctx context.Context, env *sandbox.Env, tool sandbox.Tool, input json.RawMessage, plan *sandbox.FileEdit) (sandbox.Result, []event.FileSeen, bool) {
 	ct, cacheable := tool.(sandbox.Cacheable)
 	if !cacheable {
-		res := tool.Run(ctx, env, input)
+		res := runTool(ctx, tool, env, input)
 		if tool.Effect() >= sandbox.EffectEdit {
 			// A listing or a search may be stale before the watcher says so.
 			f.cache.DropTrees()
@@ -147,7 +147,7 @@ func (f *files) run(ctx context.Context, env *sandbox.Env, tool sandbox.Tool, in
 		return res, seen, true
 	}
 	since := time.Now()
-	res := tool.Run(ctx, env, input)
+	res := runTool(ctx, tool, env, input)
 	if res.IsError || ctx.Err() != nil {
 		return res, nil, false
 	}

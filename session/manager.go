@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
@@ -437,12 +438,23 @@ func (m *Manager) Shutdown() {
 	for _, s := range live {
 		s.Cancel()
 	}
+	// Cancelled turns record themselves as interrupted and end (a stuck
+	// tool is abandoned after stopGrace). Should one still hang, bridle
+	// exits anyway: its turn is closed by recovery at the next open, as
+	// after a crash.
+	deadline := time.Now().Add(shutdownGrace)
 	for _, s := range live {
-		s.wait()
+		if !s.waitUntil(deadline) {
+			m.log.Warn("a turn did not end in time; it is closed when the session is next opened", "session", s.ID())
+			continue
+		}
 		s.close()
 		m.release(s.ID())
 	}
 }
+
+// shutdownGrace bounds how long Shutdown waits for running turns.
+const shutdownGrace = 5 * time.Second
 
 func infoOf(r store.Session) Info {
 	return Info{ID: r.ID, Cwd: r.Cwd, AdditionalDirs: r.AdditionalDirs, Model: r.Model, Mode: r.Mode, Title: r.Title, UpdatedAt: r.UpdatedAt, ParentID: r.ParentID}

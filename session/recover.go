@@ -222,7 +222,7 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) e
 	env := s.env(cs.key)
 	switch tool.Effect() {
 	case sandbox.EffectNone, sandbox.EffectRead:
-		res := tool.Run(ctx, env, st.Input)
+		res := runTool(ctx, tool, env, st.Input)
 		r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
 		r.Output = why.rerun + r.Output
 		return r
@@ -240,7 +240,7 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) e
 			r.Output = fmt.Sprintf(why.editApplied, st.Path)
 			r.Locations = []string{st.Path}
 		case now == st.BeforeHash:
-			res := tool.Run(ctx, env, st.Input)
+			res := runTool(ctx, tool, env, st.Input)
 			r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
 			r.Output = why.editApplying + r.Output
 		default:

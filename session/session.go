@@ -300,6 +300,24 @@ func (s *Session) wait() {
 	}
 }
 
+// waitUntil is wait with a deadline; it reports whether the turn ended.
+func (s *Session) waitUntil(deadline time.Time) bool {
+	s.mu.Lock()
+	done := s.done
+	s.mu.Unlock()
+	if done == nil {
+		return true
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // SetMode switches the session's tool registry and records it.
 func (s *Session) SetMode(ctx context.Context, mode string) error {
 	to, err := sandbox.ParseMode(mode)
