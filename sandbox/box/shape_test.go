@@ -219,3 +219,21 @@ time.sleep(30)" & done; wait; echo end`,
 		t.Fatalf("only part of the command was stopped: %+v, output %q", o, out)
 	}
 }
+
+// TestHiddenWithWorkspaceAtRoot: with the workspace at /, everything is
+// writable, and the hidden paths are still empty to the command.
+func TestHiddenWithWorkspaceAtRoot(t *testing.T) {
+	data := t.TempDir()
+	db := filepath.Join(data, "bridle.db")
+	if err := os.WriteFile(db, []byte("SESSIONS-OF-EVERYONE"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, out := marked(t, New(Options{}), context.Background(), `cat `+db+`; echo > `+db+`; echo write=$?`,
+		func(s *Spec) { s.Dir, s.Writable, s.Hidden = "/", []string{"/"}, []string{data} })
+	if strings.Contains(out, "SESSIONS") || !appliedHas(o, "hidden paths (1 of 1") {
+		t.Fatalf("with the workspace at /, a command read a hidden file: %q (applied %v)", out, o.Applied)
+	}
+	if got, _ := os.ReadFile(db); string(got) != "SESSIONS-OF-EVERYONE" {
+		t.Fatalf("with the workspace at /, a command rewrote a hidden file: %q", got)
+	}
+}
