@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bridle-dev/bridle/internal/acptest"
+)
+
+// errorAnswers returns the error answers bridle sent that the harness
+// could not match to one of its requests (null ids, or ids the test wrote
+// itself), in order.
+func errorAnswers(a *acptest.Agent) []acptest.Msg {
+	var out []acptest.Msg
+	for _, m := range a.Notes() {
+		if m.Method == "" && m.Error != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// fiveRequests sends five session/list requests and reports how many
+// were answered within the deadline (without failing on a timeout, so a
+// desynchronised connection reads as a count, not a hang).
+func fiveRequests(t *testing.T, a *acptest.Agent, within time.Duration) int {
+	t.Helper()
+	var chans []<-chan acptest.Msg
+	for range 5 {
+		_, ch := a.Request("session/list", map[string]any{})
+		chans = append(chans, ch)
+	}
+	deadline := time.After(within)
+	n := 0
+	for _, ch := range chans {
+		select {
+		case m, ok := <-ch:
+			if !ok {
+				return n
+			}
+			if m.Error != nil {
+				t.Errorf("a valid session/list was answered %v", m.Error)
+			}
+			n++
+		case <-deadline:
+			return n
+		}
+	}
+	return n
+}
+
+func codesOf(ms []acptest.Msg) []int {
+	var out []int
+	for _, m := range ms {
+		out = append(out, m.Error.Code)
+	}
+	return out
+}
+
+// TestHeaderLiesAreAnsweredAndTheStreamResynchronises extends the bad
+// input fuzzing to the framing itself: for each lie a header block (or,
+// in NDJSON, a line) can tell about the message after it, bridle answers
+// the lie and serves every valid message that follows.
+func TestHeaderLiesAreAnsweredAndTheStreamResynchronises(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":"lie","method":"session/list","params":{}}`
+	n := len(body)
+	cl := func(head string) string { return head + "\r\n\r\n" + body }
+	type lie struct {
+		name  string
+		raw   string
+		codes []int  // the error answers, in order
+		says  string // in the first one
+	}
+	lies := map[acptest.Framing][]lie{
+		acptest.ContentLength: {
+			{"not a number", cl("Content-Length: abc"), []int{-32700}, "not a decimal number"},
+			{"too short", cl("Content-Length: " + strconv.Itoa(n-12)), []int{-32700}, "not valid JSON"},
+			{"too long", cl("Content-Length: " + strconv.Itoa(n+12)), []int{-32600}, fmt.Sprintf("said %d, the message ended after %d bytes", n+12, n)},
+			{"zero", cl("Content-Length: 0"), []int{-32600, -32700}, "empty message"},
+			{"negative", cl("Content-Length: -" + strconv.Itoa(n)), []int{-32700}, "not a decimal number"},
+			{"float", cl("Content-Length: " + strconv.Itoa(n) + ".0"), []int{-32700}, "not a decimal number"},
+			{"hex", cl("Content-Length: 0x" + strconv.FormatInt(int64(n), 16)), []int{-32700}, "not a decimal number"},
+			{"huge", cl("Content-Length: 99999999999"), []int{-32600}, "64 MiB limit"},
+			{"beyond int64", cl("Content-Length: 999999999999999999999999999999"), []int{-32600}, "64 MiB limit"},
+			{"missing", cl("Content-Type: application/vscode-jsonrpc; charset=utf-8"), []int{-32700}, "no Content-Length"},
+			{"no colon", cl("Content-Length " + strconv.Itoa(n)), []int{-32700}, "no colon"},
+			{"NUL", cl("Content-Length: \x00" + strconv.Itoa(n)), []int{-32700}, "control character"},
+			{"name not a token", cl("Content Length: " + strconv.Itoa(n)), []int{-32700}, "HTTP token"},
+			{"two lengths", cl("Content-Length: " + strconv.Itoa(n) + "\r\nContent-Length: " + strconv.Itoa(n+1)), []int{-32700}, "two different"},
+			{"line too long", cl("Content-Length: " + strconv.Itoa(n) + "\r\nX-Pad: " + strings.Repeat("a", 4000)), []int{-32700}, "longer than 1024 bytes"},
+			{"too many lines", cl("Content-Length: " + strconv.Itoa(n) + strings.Repeat("\r\nX-A: b", 40)), []int{-32700}, "more than 32 lines"},
+			{"no header block", body + "\r\n", []int{-32700}, "HTTP token"},
+		},
+		acptest.NDJSON: {
+			{"two messages on one line", body + body + "\n", []int{-32700}, "not valid JSON"},
+			{"trailing garbage", body + "xyz\n", []int{-32700}, "not valid JSON"},
+			{"cut short", body[:n-12] + "\n", []int{-32700}, "not valid JSON"},
+			{"NUL", body[:10] + "\x00" + body[10:] + "\n", []int{-32700}, "not valid JSON"},
+			{"a Content-Length header on an NDJSON connection", cl("Content-Length: "+strconv.Itoa(n)) + "\n", []int{-32700}, "not valid JSON"},
+			{"a 10 MB line", strings.Repeat("x", 10<<20) + "\n", []int{-32700}, "not valid JSON"},
+		},
+	}
+	for _, framing := range []acptest.Framing{acptest.ContentLength, acptest.NDJSON} {
+		for _, l := range lies[framing] {
+			t.Run(fmt.Sprintf("framing %d %s", framing, l.name), func(t *testing.T) {
+				a := acptest.Start(t, acptest.Options{Model: "scripted/demo", Framing: framing})
+				a.Initialize()
+				a.WriteRaw([]byte(l.raw))
+				if got := fiveRequests(t, a, 10*time.Second); got != 5 {
+					t.Fatalf("%d of the 5 valid requests after the lie were answered", got)
+				}
+				// Answers go out in the order messages are read, so the
+				// lie's are in by now.
+				errs := errorAnswers(a)
+				if fmt.Sprint(codesOf(errs)) != fmt.Sprint(l.codes) {
+					t.Fatalf("the lie was answered with codes %v, want %v: %v", codesOf(errs), l.codes, errs)
+				}
+				if !strings.Contains(errs[0].Error.Message, l.says) {
+					t.Errorf("answer %q does not say %q", errs[0].Error.Message, l.says)
+				}
+				for _, e := range errs {
+					if e.ID != nil && string(*e.ID) != `"lie"` {
+						t.Errorf("error answer with id %s", *e.ID)
+					}
+				}
+				a.AssertValid(t)
+			})
+		}
+	}
+}
+
+// TestLongHeaderLineIsDroppedNotHeld: a header line without a newline is
+// answered once it passes the line limit, and the messages after it are
+// served. (Peak RSS is logged for the record; it is not asserted.)
+func TestLongHeaderLineIsDroppedNotHeld(t *testing.T) {
+	a := acptest.Start(t, acptest.Options{Model: "scripted/demo", Framing: acptest.ContentLength})
+	a.Initialize()
+	before := peakRSS(t, a.Cmd.Process.Pid)
+	a.WriteRaw([]byte(strings.Repeat("x", 10<<20)))
+	if got := fiveRequests(t, a, 20*time.Second); got != 5 {
+		t.Fatalf("%d of the 5 valid requests after a 10 MB header line were answered", got)
+	}
+	errs := errorAnswers(a)
+	if len(errs) != 1 || errs[0].Error.Code != -32700 || !strings.Contains(errs[0].Error.Message, "longer than 1024 bytes") {
+		t.Fatalf("answers to the long line: %v", errs)
+	}
+	t.Logf("peak RSS %d MiB before the 10 MB header line, %d MiB after", before>>20, peakRSS(t, a.Cmd.Process.Pid)>>20)
+}
