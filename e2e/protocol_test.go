@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -148,4 +149,102 @@ func TestLongHeaderLineIsDroppedNotHeld(t *testing.T) {
 		t.Fatalf("answers to the long line: %v", errs)
 	}
 	t.Logf("peak RSS %d MiB before the 10 MB header line, %d MiB after", before>>20, peakRSS(t, a.Cmd.Process.Pid)>>20)
+}
+
+// nullIDScenario needs one approval: write_file in the default mode.
+const nullIDScenario = `{"turns": [{"calls": [
+	{"tool_calls": [{"name": "write_file", "input": {"path": "a.txt", "content": "A\n"}}]},
+	{"text": "Written."}
+]}]}`
+
+// TestRepliesThatAnswerNothingBridleAskedAreIgnored: while a permission
+// request waits for the user, the client sends replies with a null id, no
+// id, id 0 and ids bridle never used. None of them answers the question;
+// the user's answer, when it comes, does.
+func TestRepliesThatAnswerNothingBridleAskedAreIgnored(t *testing.T) {
+	for _, framing := range []acptest.Framing{acptest.NDJSON, acptest.ContentLength} {
+		t.Run(fmt.Sprint("framing ", framing), func(t *testing.T) {
+			ws := acptest.Workspace(t, nil)
+			a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, nullIDScenario), Framing: framing})
+			asked := make(chan json.RawMessage, 1)
+			release := make(chan struct{})
+			a.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
+				asked <- *m.ID
+				<-release
+				return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}, nil
+			}
+			a.Initialize()
+			sid := a.NewSession(ws)
+			_, answer := a.Request("session/prompt", acptest.PromptParams(sid, "write a"))
+			id := <-asked
+			if n, err := strconv.Atoi(string(id)); err != nil || n < 1 {
+				t.Errorf("bridle's first request has id %s; want a number from 1 (a null id reads as 0)", id)
+			}
+			cancel := `{"outcome":{"outcome":"cancelled"}}`
+			for _, reply := range []string{
+				`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"an error about something else"}}`,
+				`{"jsonrpc":"2.0","error":{"code":-32603,"message":"an error without an id"}}`,
+				`{"jsonrpc":"2.0","id":null,"result":` + cancel + `}`,
+				`{"jsonrpc":"2.0","id":0,"result":` + cancel + `}`,
+				`{"jsonrpc":"2.0","id":4242,"result":` + cancel + `}`,
+				`{"jsonrpc":"2.0","id":"` + string(id) + `","result":` + cancel + `}`,
+				`{"jsonrpc":"2.0","id":-1,"result":` + cancel + `}`,
+				`{"id":` + string(id) + `,"result":` + cancel + `}`,
+			} {
+				a.WriteFrame([]byte(reply))
+			}
+			// The connection reads on, and answers none of those replies.
+			if got := fiveRequests(t, a, 10*time.Second); got != 5 {
+				t.Fatalf("%d of 5 requests answered after the stray replies", got)
+			}
+			if errs := errorAnswers(a); len(errs) != 0 {
+				t.Errorf("bridle answered a reply: %v", errs)
+			}
+			select {
+			case m := <-answer:
+				t.Fatalf("the prompt ended before the user answered: %s %v", m.Result, m.Error)
+			default:
+			}
+			close(release)
+			res, rerr := a.Wait(answer)
+			if rerr != nil || !strings.Contains(string(res), "end_turn") {
+				t.Fatalf("prompt answered %s %v", res, rerr)
+			}
+			if got := readFile(t, ws, "a.txt"); got != "A\n" {
+				t.Fatalf("a.txt = %q: the user's allow did not count", got)
+			}
+			r := toolResults(t, a.DB, sid)
+			if len(r) != 1 || r[0]["status"] != "completed" {
+				t.Fatalf("tool results = %v", r)
+			}
+			a.AssertValid(t)
+		})
+	}
+}
+
+// TestRequestWithNullIDIsRefusedNotRun: a request whose id is null is
+// neither a notification nor answerable; it is refused with a null id.
+func TestRequestWithNullIDIsRefusedNotRun(t *testing.T) {
+	for _, framing := range []acptest.Framing{acptest.NDJSON, acptest.ContentLength} {
+		t.Run(fmt.Sprint("framing ", framing), func(t *testing.T) {
+			ws := acptest.Workspace(t, nil)
+			a := acptest.Start(t, acptest.Options{Model: "scripted/demo", Framing: framing})
+			a.Initialize()
+			req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "method": "session/new",
+				"params": map[string]any{"cwd": ws, "mcpServers": []any{}}})
+			a.WriteFrame(req)
+			err := nullIDError(t, a, 0)
+			if err.Code != -32600 || !strings.Contains(err.Message, "leave it out for a notification") {
+				t.Fatalf("a request with a null id was answered %v", err)
+			}
+			var list struct {
+				Sessions []any `json:"sessions"`
+			}
+			a.MustCall("session/list", map[string]any{}, &list)
+			if len(list.Sessions) != 0 {
+				t.Fatalf("the refused session/new ran: %d sessions", len(list.Sessions))
+			}
+			a.AssertValid(t)
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,12 +51,14 @@ const (
 // (-32700), batches and non-objects (-32600), oversized frames and header
 // blocks that lie. The library would close the connection on those, or
 // lose its place in the stream for good; a client that sent one bad
-// message keeps a usable connection instead.
+// message keeps a usable connection instead. And it keeps from jsonrpc2
+// what the library would misread: a null id, which it takes for 0.
 type Stream struct {
 	r      *bufio.Reader
 	w      io.Writer
 	closer io.Closer
 	limit  int
+	log    *slog.Logger
 
 	// resync says the last header block or body could not be trusted to
 	// end where the next message starts: the next read first skips to the
@@ -73,7 +76,8 @@ type Stream struct {
 // NewStream returns a stream reading r and writing w; closer is closed by
 // Close (it may be nil).
 func NewStream(r io.Reader, w io.Writer, closer io.Closer) *Stream {
-	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, limit: MaxMessage, detected: make(chan struct{})}
+	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, limit: MaxMessage,
+		log: slog.New(slog.DiscardHandler), detected: make(chan struct{})}
 }
 
 // Framing returns the detected framing, or 0 before the first message.
@@ -154,17 +158,32 @@ func (s *Stream) ReadObject(v any) error {
 			}
 			continue
 		}
-		err = checkEnvelope(frame)
+		env, err := checkEnvelope(frame)
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
 			s.reject(nil, CodeParseError, notJSON)
 			continue
 		}
 		if err != nil {
-			s.reject(idOf(frame), CodeInvalidRequest, err.Error())
+			if env.response() {
+				// Never answer an answer: the client would take the error
+				// for the reply to its own request with that id.
+				s.log.Debug("invalid response from the client dropped", "err", err, "message", clip(frame))
+				continue
+			}
+			var fe *frameError
+			if errors.As(err, &fe) {
+				s.reject(fe.id, fe.code, fe.msg)
+			} else {
+				s.reject(idOf(frame), CodeInvalidRequest, err.Error())
+			}
 			continue
 		}
 		if err := json.Unmarshal(frame, v); err != nil {
+			if env.response() {
+				s.log.Debug("undecodable response from the client dropped", "err", err, "message", clip(frame))
+				continue
+			}
 			s.reject(idOf(frame), CodeInvalidRequest, "invalid request: "+err.Error())
 			continue
 		}
@@ -174,49 +193,96 @@ func (s *Stream) ReadObject(v any) error {
 
 const notJSON = "parse error: the message is not valid JSON; send one JSON-RPC 2.0 object per message"
 
-// checkEnvelope checks the JSON-RPC 2.0 envelope jsonrpc2 is lenient about.
-func checkEnvelope(frame []byte) error {
-	var env struct {
-		JSONRPC *string         `json:"jsonrpc"`
-		Method  json.RawMessage `json:"method"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
-	}
+// envelope is the JSON-RPC 2.0 envelope of a message, each member's raw
+// JSON (nil when absent, "null" when null).
+type envelope struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// response says the message is an answer (to a request bridle sent).
+func (e envelope) response() bool { return e.Method == nil && (e.Result != nil || e.Error != nil) }
+
+// checkEnvelope checks the JSON-RPC 2.0 envelope jsonrpc2 is lenient
+// about, and the ids it would misread: a null id reads as 0 and a
+// negative one wraps around, so a reply would carry another id.
+func checkEnvelope(frame []byte) (envelope, error) {
+	var env envelope
 	if err := json.Unmarshal(frame, &env); err != nil {
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
-			return err
+			return env, err
 		}
-		return fmt.Errorf("invalid request: %v", err)
+		return env, fmt.Errorf("invalid request: %v", err)
 	}
 	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
-		return errors.New(`invalid request: "jsonrpc" must be "2.0"`)
+		return env, errors.New(`invalid request: "jsonrpc" must be "2.0"`)
 	}
 	if env.Method == nil && env.Result == nil && env.Error == nil {
-		return errors.New(`invalid request: a message needs "method" (request or notification) or "result"/"error" (response)`)
+		return env, errors.New(`invalid request: a message needs "method" (request or notification) or "result"/"error" (response)`)
 	}
-	if env.Method != nil {
-		var m string
-		if json.Unmarshal(env.Method, &m) != nil || m == "" {
-			return errors.New(`invalid request: "method" must be a non-empty string`)
+	if env.response() {
+		if env.ID == nil || string(env.ID) == "null" {
+			return env, errors.New(`a response without an id answers nothing bridle asked`)
 		}
+		if _, err := strconv.ParseUint(string(env.ID), 10, 63); err != nil && env.ID[0] != '"' {
+			return env, errors.New(`a response whose id is not a non-negative integer answers nothing bridle asked`)
+		}
+		return env, nil
+	}
+	var m string
+	if json.Unmarshal(env.Method, &m) != nil || m == "" {
+		return env, errors.New(`invalid request: "method" must be a non-empty string`)
+	}
+	if env.ID == nil {
+		return env, nil // a notification
+	}
+	switch env.ID[0] {
+	case '"':
+		return env, nil
+	case 'n':
+		return env, &frameError{code: CodeInvalidRequest,
+			msg: `invalid request: "id" must be a number or a string; leave it out for a notification`}
+	case '-':
+		return env, &frameError{code: CodeInvalidRequest, id: env.ID,
+			msg: `invalid request: a negative "id" is not supported; use a non-negative integer or a string`}
+	}
+	if _, err := strconv.ParseUint(string(env.ID), 10, 63); err != nil {
+		if env.ID[0] >= '0' && env.ID[0] <= '9' {
+			return env, &frameError{code: CodeInvalidRequest, id: env.ID,
+				msg: `invalid request: "id" must be a string or an integer from 0 to 2^63-1`}
+		}
+		return env, &frameError{code: CodeInvalidRequest,
+			msg: `invalid request: "id" must be a number or a string; leave it out for a notification`}
+	}
+	return env, nil
+}
+
+// idOf extracts a message's id for an error answer, or nil. It is kept
+// as the client wrote it, so a large number keeps every digit.
+func idOf(frame []byte) any {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(frame, &m) != nil || len(m.ID) == 0 {
+		return nil
+	}
+	switch c := m.ID[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return m.ID
 	}
 	return nil
 }
 
-// idOf extracts a message's id for an error answer, or nil.
-func idOf(frame []byte) any {
-	var m struct {
-		ID any `json:"id"`
+// clip shortens a message for a log line.
+func clip(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
 	}
-	if json.Unmarshal(frame, &m) != nil {
-		return nil
-	}
-	switch m.ID.(type) {
-	case string, float64:
-		return m.ID
-	}
-	return nil
+	return string(b)
 }
 
 // reject answers a message the connection will not process.

@@ -53,6 +53,15 @@ func TestStreamReadsBothFramings(t *testing.T) {
 		{"neither request nor response", `{"jsonrpc":"2.0","id":1}` + "\n", NDJSON, 0, []string{"a message needs"}},
 		{"content-length malformed body then fine", cl("{oops}") + cl(req), ContentLength, 1, []string{"-32700"}},
 		{"content-length bad header line then fine", "Content-Length 5\r\n\r\n" + cl(req), ContentLength, 1, []string{"not a header line"}},
+		{"request with a null id", `{"jsonrpc":"2.0","id":null,"method":"initialize"}` + "\n" + req + "\n", NDJSON, 1, []string{"-32600", "leave it out for a notification", `"id":null`}},
+		{"request with an object id", `{"jsonrpc":"2.0","id":{},"method":"initialize"}` + "\n", NDJSON, 0, []string{"-32600", "must be a number or a string"}},
+		{"request with a negative id", `{"jsonrpc":"2.0","id":-1,"method":"initialize"}` + "\n", NDJSON, 0, []string{"-32600", "negative", `"id":-1`}},
+		{"request with a fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"initialize"}` + "\n", NDJSON, 0, []string{"-32600", `"id":1.5`}},
+		{"request with a big id", `{"jsonrpc":"2.0","id":123456789012345678901,"method":"initialize"}` + "\n", NDJSON, 0, []string{"-32600", `"id":123456789012345678901`}},
+		{"responses with null or no id are dropped", `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"x"}}` + "\n" +
+			`{"jsonrpc":"2.0","result":{}}` + "\n" + req + "\n", NDJSON, 1, nil},
+		{"invalid responses are not answered", `{"id":3,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":-3,"result":{}}` + "\n", NDJSON, 0, nil},
+		{"a response with an id is read", `{"jsonrpc":"2.0","id":3,"result":null}` + "\n", NDJSON, 1, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -42,6 +43,9 @@ type Server struct {
 
 	conn *jsonrpc2.Conn
 
+	// lastID is the id of the last request bridle sent the client.
+	lastID atomic.Uint64
+
 	mu       sync.Mutex
 	inflight map[jsonrpc2.ID]context.CancelFunc
 	shutdown bool
@@ -66,6 +70,7 @@ func (s *Server) Serve(ctx context.Context, stream *Stream, mgr *session.Manager
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	logger := slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
+	stream.log = s.log
 	s.mu.Lock()
 	s.conn = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(logger))
 	s.mu.Unlock()
