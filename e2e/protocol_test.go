@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,4 +249,52 @@ func TestRequestWithNullIDIsRefusedNotRun(t *testing.T) {
 			a.AssertValid(t)
 		})
 	}
+}
+
+// TestPermissionErrorIsAClientErrorNotACancel: an editor that answers
+// session/request_permission with an error never asked the user; the
+// model is told so, and the log says so, instead of "cancelled by user".
+func TestPermissionErrorIsAClientErrorNotACancel(t *testing.T) {
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, nullIDScenario)})
+	a.OnRequest = func(acptest.Msg) (any, *acptest.RPCError) {
+		return nil, &acptest.RPCError{Code: -32603, Message: "the permission dialog crashed"}
+	}
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if stop := a.Prompt(sid, "write a"); stop != "end_turn" {
+		t.Fatalf("stop = %s", stop)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); err == nil {
+		t.Fatal("the call ran without an answer")
+	}
+	r := toolResults(t, a.DB, sid)
+	if len(r) != 1 {
+		t.Fatalf("tool results = %v", r)
+	}
+	out, _ := r[0]["output"].(string)
+	if !strings.Contains(out, "the editor failed to ask the user") || !strings.Contains(out, "-32603") ||
+		!strings.Contains(out, "the permission dialog crashed") || strings.Contains(out, "cancelled") {
+		t.Fatalf("the model was told %q, want a client error", out)
+	}
+	var denied map[string]any
+	for _, e := range acptest.Log(t, a.DB, sid) {
+		if e["kind"] == "approval_denied" {
+			denied = e["payload"].(map[string]any)
+		}
+	}
+	if denied == nil || denied["scope"] != "client_error" || denied["cancelled"] == true {
+		t.Fatalf("approval_denied = %v, want scope client_error", denied)
+	}
+	// The editor's card shows the same text.
+	found := false
+	for _, u := range a.Updates(sid) {
+		if u.Kind == "tool_call_update" && strings.Contains(fmt.Sprint(u.Fields["content"]), "the editor failed to ask the user") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no tool_call_update shows the client error")
+	}
+	a.AssertValid(t)
 }

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -41,6 +42,10 @@ func (s *Server) RequestPermission(ctx context.Context, sessionID string, q sess
 	// drops such replies anyway).
 	id := jsonrpc2.ID{Num: s.lastID.Add(1)}
 	if err := conn.Call(ctx, "session/request_permission", req, &resp, jsonrpc2.PickID(id)); err != nil {
+		var rerr *jsonrpc2.Error
+		if errors.As(err, &rerr) {
+			return session.Answer{}, fmt.Errorf("error %d: %s", rerr.Code, rerr.Message)
+		}
 		return session.Answer{}, err
 	}
 	switch resp.Outcome.Outcome {
