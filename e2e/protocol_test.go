@@ -298,3 +298,27 @@ func TestPermissionErrorIsAClientErrorNotACancel(t *testing.T) {
 	}
 	a.AssertValid(t)
 }
+
+// TestEventsShowWhenALiveSessionStarted: _bridle/events gives the real
+// time of session_started for a session created by this process.
+func TestEventsShowWhenALiveSessionStarted(t *testing.T) {
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: "scripted/demo"})
+	a.Initialize()
+	before := time.Now().Add(-time.Minute)
+	sid := a.NewSession(ws)
+	var resp struct {
+		Events []struct {
+			Kind string `json:"kind"`
+			Time string `json:"time"`
+		} `json:"events"`
+	}
+	a.MustCall("_bridle/events", map[string]any{"sessionId": sid}, &resp)
+	if len(resp.Events) == 0 || resp.Events[0].Kind != "session_started" {
+		t.Fatalf("events = %+v", resp.Events)
+	}
+	at, err := time.Parse(time.RFC3339Nano, resp.Events[0].Time)
+	if err != nil || at.Before(before) || at.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("session_started at %q, want about now", resp.Events[0].Time)
+	}
+}
