@@ -299,6 +299,62 @@ func TestPermissionErrorIsAClientErrorNotACancel(t *testing.T) {
 	a.AssertValid(t)
 }
 
+// TestUserErrorsHaveTheirOwnCodes: a busy session, a prompt that does not
+// fit the window and a _meta that is not an object are the client's to
+// fix, not internal errors or malformed requests.
+func TestUserErrorsHaveTheirOwnCodes(t *testing.T) {
+	ws := acptest.Workspace(t, nil)
+	t.Run("busy", func(t *testing.T) {
+		a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, slowTurn)})
+		a.Initialize()
+		sid := a.NewSession(ws)
+		_, answer := a.Request("session/prompt", acptest.PromptParams(sid, "count slowly"))
+		a.WaitNote(func(m acptest.Msg) bool { return strings.Contains(string(m.Params), "one ") })
+		_, err := a.Call("session/prompt", acptest.PromptParams(sid, "and another"))
+		if err == nil || err.Code != -32001 || !strings.Contains(err.Message, "already running") {
+			t.Fatalf("a second prompt to a busy session answered %v, want -32001", err)
+		}
+		a.Notify("session/cancel", map[string]string{"sessionId": sid})
+		a.Wait(answer)
+	})
+	t.Run("too big for the window", func(t *testing.T) {
+		model := acptest.Scenario(t, `{"model": {"window": 4000, "max_output": 500}, "turns": [{"calls": [{"text": "never"}]}]}`)
+		a := acptest.Start(t, acptest.Options{Model: model})
+		a.Initialize()
+		sid := a.NewSession(ws)
+		_, err := a.Call("session/prompt", acptest.PromptParams(sid, strings.Repeat("far too many words here ", 3000)))
+		if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "does not fit") {
+			t.Fatalf("a prompt too big for the window answered %v, want -32602", err)
+		}
+		a.AssertValid(t)
+	})
+	t.Run("_meta not an object", func(t *testing.T) {
+		a := acptest.Start(t, acptest.Options{Model: "scripted/demo"})
+		a.Initialize()
+		for _, c := range []struct {
+			method string
+			params map[string]any
+		}{
+			{"session/list", map[string]any{"_meta": 5}},
+			{"initialize", map[string]any{"protocolVersion": 1, "_meta": "x"}},
+			{"session/new", map[string]any{"cwd": ws, "mcpServers": []any{}, "_meta": []any{}}},
+			{"session/close", map[string]any{"sessionId": "ses_x", "_meta": true}},
+		} {
+			_, err := a.Call(c.method, c.params)
+			if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "_meta") {
+				t.Errorf("%s with _meta %v answered %v, want -32602", c.method, c.params["_meta"], err)
+			}
+		}
+		if _, err := a.Call("session/list", map[string]any{"_meta": map[string]any{"x": 1}}); err != nil {
+			t.Errorf("an object _meta was refused: %v", err)
+		}
+		if _, err := a.Call("session/list", map[string]any{"_meta": nil}); err != nil {
+			t.Errorf("a null _meta was refused: %v", err)
+		}
+		a.AssertValid(t)
+	})
+}
+
 // TestEventsShowWhenALiveSessionStarted: _bridle/events gives the real
 // time of session_started for a session created by this process.
 func TestEventsShowWhenALiveSessionStarted(t *testing.T) {
