@@ -26,6 +26,33 @@ func errorAnswers(a *acptest.Agent) []acptest.Msg {
 	return out
 }
 
+// answersTo returns the answers bridle sent for the id the test wrote
+// itself (a JSON value, e.g. `"dup"`), in order.
+func answersTo(a *acptest.Agent, id string) []acptest.Msg {
+	var out []acptest.Msg
+	for _, m := range a.Notes() {
+		if m.Method == "" && m.ID != nil && string(*m.ID) == id {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitAnswersTo waits until bridle has sent n answers for id.
+func waitAnswersTo(t *testing.T, a *acptest.Agent, id string, n int) []acptest.Msg {
+	t.Helper()
+	a.WaitNote(func(acptest.Msg) bool {
+		c := 0
+		for _, m := range a.NotesLocked() {
+			if m.Method == "" && m.ID != nil && string(*m.ID) == id {
+				c++
+			}
+		}
+		return c >= n
+	})
+	return answersTo(a, id)
+}
+
 // fiveRequests sends five session/list requests and reports how many
 // were answered within the deadline (without failing on a timeout, so a
 // desynchronised connection reads as a count, not a hang).
@@ -295,6 +322,71 @@ func TestPermissionErrorIsAClientErrorNotACancel(t *testing.T) {
 	}
 	if !found {
 		t.Error("no tool_call_update shows the client error")
+	}
+	a.AssertValid(t)
+}
+
+// TestSessionCancelSentAsARequestCancelsAndIsAnswered: session/cancel is
+// a notification, but a client that sends it with an id still means it and
+// waits for an answer: the turn is cancelled and the request answered null.
+func TestSessionCancelSentAsARequestCancelsAndIsAnswered(t *testing.T) {
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, slowTurn)})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	_, answer := a.Request("session/prompt", acptest.PromptParams(sid, "count slowly"))
+	a.WaitNote(func(m acptest.Msg) bool { return strings.Contains(string(m.Params), "two ") })
+	res, err := a.Call("session/cancel", map[string]string{"sessionId": sid})
+	if err != nil || string(res) != "null" {
+		t.Fatalf("session/cancel as a request answered %s %v, want null", res, err)
+	}
+	res, err = a.Wait(answer)
+	if err != nil || !strings.Contains(string(res), `"cancelled"`) {
+		t.Fatalf("the prompt answered %s %v, want cancelled", res, err)
+	}
+	if _, err := a.Call("session/cancel", map[string]any{}); err == nil || err.Code != -32602 {
+		t.Errorf("session/cancel without a sessionId answered %v", err)
+	}
+	a.AssertValid(t)
+}
+
+// TestDuplicateRequestIDWhileInFlight: request ids are the client's, per
+// connection. A prompt that reuses the id of one still running is
+// refused, so $/cancel_request with that id reaches the running one; once
+// it has finished, the id may be used again.
+func TestDuplicateRequestIDWhileInFlight(t *testing.T) {
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, slowTurn)})
+	a.Initialize()
+	first, second := a.NewSession(ws), a.NewSession(ws)
+	prompt := func(sid string) []byte {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "dup", "method": "session/prompt", "params": acptest.PromptParams(sid, "count slowly")})
+		return b
+	}
+	a.WriteFrame(prompt(first))
+	a.WaitNote(func(m acptest.Msg) bool {
+		return strings.Contains(string(m.Params), first) && strings.Contains(string(m.Params), "two ")
+	})
+	a.WriteFrame(prompt(second))
+	got := waitAnswersTo(t, a, `"dup"`, 1)
+	if got[0].Error == nil || got[0].Error.Code != -32600 || !strings.Contains(got[0].Error.Message, "still running") {
+		t.Fatalf("a second prompt with an id in flight was answered %s %v, want -32600", got[0].Result, got[0].Error)
+	}
+	a.Notify("$/cancel_request", map[string]any{"requestId": "dup"})
+	got = waitAnswersTo(t, a, `"dup"`, 2)
+	if got[1].Error != nil || !strings.Contains(string(got[1].Result), `"cancelled"`) {
+		t.Fatalf("the running prompt answered %s %v, want cancelled", got[1].Result, got[1].Error)
+	}
+	for _, u := range a.Updates(second) {
+		if strings.HasPrefix(u.Kind, "agent_message") {
+			t.Fatalf("the refused prompt ran: %v", u)
+		}
+	}
+	// The id is free again.
+	a.WriteFrame(prompt(second))
+	got = waitAnswersTo(t, a, `"dup"`, 3)
+	if got[2].Error != nil || !strings.Contains(string(got[2].Result), "end_turn") {
+		t.Fatalf("the prompt after the first finished answered %s %v", got[2].Result, got[2].Error)
 	}
 	a.AssertValid(t)
 }
