@@ -2,7 +2,10 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/session/event"
@@ -34,7 +37,15 @@ func (s *Server) RequestPermission(ctx context.Context, sessionID string, q sess
 		req.Options = append(req.Options, PermissionOption{OptionID: o.ID, Name: o.Name, Kind: o.Kind})
 	}
 	var resp RequestPermissionResponse
-	if err := conn.Call(ctx, "session/request_permission", req, &resp); err != nil {
+	// Ids start at 1: a reply with a null id, which jsonrpc2 would read as
+	// 0, can never be taken for the answer to one of these (the stream
+	// drops such replies anyway).
+	id := jsonrpc2.ID{Num: s.lastID.Add(1)}
+	if err := conn.Call(ctx, "session/request_permission", req, &resp, jsonrpc2.PickID(id)); err != nil {
+		var rerr *jsonrpc2.Error
+		if errors.As(err, &rerr) {
+			return session.Answer{}, fmt.Errorf("error %d: %s", rerr.Code, rerr.Message)
+		}
 		return session.Answer{}, err
 	}
 	switch resp.Outcome.Outcome {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session"
 )
@@ -23,6 +24,10 @@ const (
 	CodeAuthRequired   = -32000
 	CodeNotFound       = -32002
 	CodeCancelled      = -32800
+	// CodeBusy is bridle's, in JSON-RPC's server range (ACP leaves -32001
+	// undefined): the session is running a prompt already, here or in
+	// another bridle process. Retry once it has finished.
+	CodeBusy = -32001
 )
 
 // paramError is a -32602 naming the offending field.
@@ -48,6 +53,16 @@ func decode(raw *json.RawMessage, dst validator) error {
 	}
 	if t := bytes.TrimSpace(*raw); len(t) > 0 && t[0] != '{' {
 		return &paramError{"invalid params: params must be a JSON object"}
+	}
+	if bytes.Contains(*raw, []byte(`"_meta"`)) {
+		// ACP's _meta is an object (or null) wherever it appears; a
+		// request type without the field would let any value through.
+		var m struct {
+			Meta json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(*raw, &m) == nil && len(m.Meta) > 0 && m.Meta[0] != '{' && string(m.Meta) != "null" {
+			return &paramError{fmt.Sprintf("invalid params: \"_meta\" must be an object, not %s", clip(m.Meta))}
+		}
 	}
 	if err := json.Unmarshal(*raw, dst); err != nil {
 		var te *json.UnmarshalTypeError
@@ -97,7 +112,10 @@ func toRPCError(err error) *jsonrpc2.Error {
 	case errors.Is(err, session.ErrInvalid):
 		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: err.Error()}
 	case errors.Is(err, session.ErrBusy):
-		return &jsonrpc2.Error{Code: CodeInvalidRequest, Message: err.Error()}
+		return &jsonrpc2.Error{Code: CodeBusy, Message: err.Error()}
+	case errors.Is(err, contextwin.ErrTooBig):
+		// The prompt (with the pins) is the user's to shorten.
+		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: err.Error()}
 	}
 	if e, ok := provider.AsError(err); ok {
 		code := int64(CodeInternal)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,22 +33,37 @@ func (f Framing) String() string {
 	return "undetected"
 }
 
-// MaxMessage bounds one incoming message. A larger one is skipped without
-// being held in memory, and answered with an error.
-const MaxMessage = 64 << 20
+// Limits on what one incoming message may take. Past each, the message is
+// answered with an error and skipped without being held in memory.
+const (
+	// MaxMessage bounds one message's body.
+	MaxMessage = 64 << 20
+	// MaxHeaderLine bounds one Content-Length framing header line, line
+	// ending excluded; MaxHeaderLines bounds the lines of one header block.
+	MaxHeaderLine  = 1024
+	MaxHeaderLines = 32
+)
 
 // Stream is a jsonrpc2.ObjectStream that detects the framing from the first
 // byte it reads and answers in the same framing.
 //
 // It also answers the messages jsonrpc2 cannot: bytes that are not JSON
-// (-32700), batches and non-objects (-32600) and oversized frames. The
-// library would close the connection on those; a client that sent one bad
-// message keeps a usable connection instead.
+// (-32700), batches and non-objects (-32600), oversized frames and header
+// blocks that lie. The library would close the connection on those, or
+// lose its place in the stream for good; a client that sent one bad
+// message keeps a usable connection instead. And it keeps from jsonrpc2
+// what the library would misread: a null id, which it takes for 0.
 type Stream struct {
 	r      *bufio.Reader
 	w      io.Writer
 	closer io.Closer
 	limit  int
+	log    *slog.Logger
+
+	// resync says the last header block or body could not be trusted to
+	// end where the next message starts: the next read first skips to the
+	// next "Content-Length:".
+	resync bool
 
 	mu      sync.Mutex // guards framing and writes
 	framing Framing
@@ -60,7 +76,8 @@ type Stream struct {
 // NewStream returns a stream reading r and writing w; closer is closed by
 // Close (it may be nil).
 func NewStream(r io.Reader, w io.Writer, closer io.Closer) *Stream {
-	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, limit: MaxMessage, detected: make(chan struct{})}
+	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer, limit: MaxMessage,
+		log: slog.New(slog.DiscardHandler), detected: make(chan struct{})}
 }
 
 // Framing returns the detected framing, or 0 before the first message.
@@ -102,18 +119,24 @@ func (s *Stream) write(body []byte) error {
 	return err
 }
 
+// frameError is a message the stream answers itself and skips.
+type frameError struct {
+	code int
+	id   any // the message's id when it could be read, else nil
+	msg  string
+}
+
+func (e *frameError) Error() string { return e.msg }
+
 // ReadObject reads the next valid JSON-RPC message into v, answering and
 // skipping invalid ones.
 func (s *Stream) ReadObject(v any) error {
 	for {
 		frame, err := s.readFrame()
-		var tooBig *tooLargeError
+		var fe *frameError
 		switch {
-		case errors.As(err, &tooBig):
-			s.reject(nil, -32600, fmt.Sprintf("message of %s is larger than the %d MiB limit and was skipped: send smaller messages (large content belongs in files the agent can read)", tooBig.size, s.limit>>20))
-			continue
-		case errors.Is(err, errBadHeader):
-			s.reject(nil, -32700, err.Error())
+		case errors.As(err, &fe):
+			s.reject(fe.id, fe.code, fe.msg)
 			continue
 		case err != nil:
 			return err
@@ -122,70 +145,144 @@ func (s *Stream) ReadObject(v any) error {
 		if len(frame) == 0 {
 			continue
 		}
-		if !json.Valid(frame) {
-			s.reject(nil, -32700, "parse error: the message is not valid JSON; send one JSON-RPC 2.0 object per message")
+		// An object is checked while its envelope is read; anything else
+		// is checked here, and refused either way.
+		if frame[0] != '{' {
+			switch {
+			case !json.Valid(frame):
+				s.reject(nil, CodeParseError, notJSON)
+			case frame[0] == '[':
+				s.reject(nil, CodeInvalidRequest, "batch requests are not supported: send each JSON-RPC message on its own")
+			default:
+				s.reject(nil, CodeInvalidRequest, "invalid request: a JSON-RPC message must be a JSON object")
+			}
 			continue
 		}
-		switch frame[0] {
-		case '[':
-			s.reject(nil, -32600, "batch requests are not supported: send each JSON-RPC message on its own")
-			continue
-		case '{':
-		default:
-			s.reject(nil, -32600, "invalid request: a JSON-RPC message must be a JSON object")
+		env, err := checkEnvelope(frame)
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			s.reject(nil, CodeParseError, notJSON)
 			continue
 		}
-		if err := checkEnvelope(frame); err != nil {
-			s.reject(idOf(frame), -32600, err.Error())
+		if err != nil {
+			if env.response() {
+				// Never answer an answer: the client would take the error
+				// for the reply to its own request with that id.
+				s.log.Debug("invalid response from the client dropped", "err", err, "message", clip(frame))
+				continue
+			}
+			var fe *frameError
+			if errors.As(err, &fe) {
+				s.reject(fe.id, fe.code, fe.msg)
+			} else {
+				s.reject(idOf(frame), CodeInvalidRequest, err.Error())
+			}
 			continue
 		}
 		if err := json.Unmarshal(frame, v); err != nil {
-			s.reject(idOf(frame), -32600, "invalid request: "+err.Error())
+			if env.response() {
+				s.log.Debug("undecodable response from the client dropped", "err", err, "message", clip(frame))
+				continue
+			}
+			s.reject(idOf(frame), CodeInvalidRequest, "invalid request: "+err.Error())
 			continue
 		}
 		return nil
 	}
 }
 
-// checkEnvelope checks the JSON-RPC 2.0 envelope jsonrpc2 is lenient about.
-func checkEnvelope(frame []byte) error {
-	var env struct {
-		JSONRPC *string         `json:"jsonrpc"`
-		Method  json.RawMessage `json:"method"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
-	}
+const notJSON = "parse error: the message is not valid JSON; send one JSON-RPC 2.0 object per message"
+
+// envelope is the JSON-RPC 2.0 envelope of a message, each member's raw
+// JSON (nil when absent, "null" when null).
+type envelope struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// response says the message is an answer (to a request bridle sent).
+func (e envelope) response() bool { return e.Method == nil && (e.Result != nil || e.Error != nil) }
+
+// checkEnvelope checks the JSON-RPC 2.0 envelope jsonrpc2 is lenient
+// about, and the ids it would misread: a null id reads as 0 and a
+// negative one wraps around, so a reply would carry another id.
+func checkEnvelope(frame []byte) (envelope, error) {
+	var env envelope
 	if err := json.Unmarshal(frame, &env); err != nil {
-		return fmt.Errorf("invalid request: %v", err)
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return env, err
+		}
+		return env, fmt.Errorf("invalid request: %v", err)
 	}
 	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
-		return errors.New(`invalid request: "jsonrpc" must be "2.0"`)
+		return env, errors.New(`invalid request: "jsonrpc" must be "2.0"`)
 	}
 	if env.Method == nil && env.Result == nil && env.Error == nil {
-		return errors.New(`invalid request: a message needs "method" (request or notification) or "result"/"error" (response)`)
+		return env, errors.New(`invalid request: a message needs "method" (request or notification) or "result"/"error" (response)`)
 	}
-	if env.Method != nil {
-		var m string
-		if json.Unmarshal(env.Method, &m) != nil || m == "" {
-			return errors.New(`invalid request: "method" must be a non-empty string`)
+	if env.response() {
+		if env.ID == nil || string(env.ID) == "null" {
+			return env, errors.New(`a response without an id answers nothing bridle asked`)
 		}
+		if _, err := strconv.ParseUint(string(env.ID), 10, 63); err != nil && env.ID[0] != '"' {
+			return env, errors.New(`a response whose id is not a non-negative integer answers nothing bridle asked`)
+		}
+		return env, nil
+	}
+	var m string
+	if json.Unmarshal(env.Method, &m) != nil || m == "" {
+		return env, errors.New(`invalid request: "method" must be a non-empty string`)
+	}
+	if env.ID == nil {
+		return env, nil // a notification
+	}
+	switch env.ID[0] {
+	case '"':
+		return env, nil
+	case 'n':
+		return env, &frameError{code: CodeInvalidRequest,
+			msg: `invalid request: "id" must be a number or a string; leave it out for a notification`}
+	case '-':
+		return env, &frameError{code: CodeInvalidRequest, id: env.ID,
+			msg: `invalid request: a negative "id" is not supported; use a non-negative integer or a string`}
+	}
+	if _, err := strconv.ParseUint(string(env.ID), 10, 63); err != nil {
+		if env.ID[0] >= '0' && env.ID[0] <= '9' {
+			return env, &frameError{code: CodeInvalidRequest, id: env.ID,
+				msg: `invalid request: "id" must be a string or an integer from 0 to 2^63-1`}
+		}
+		return env, &frameError{code: CodeInvalidRequest,
+			msg: `invalid request: "id" must be a number or a string; leave it out for a notification`}
+	}
+	return env, nil
+}
+
+// idOf extracts a message's id for an error answer, or nil. It is kept
+// as the client wrote it, so a large number keeps every digit.
+func idOf(frame []byte) any {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(frame, &m) != nil || len(m.ID) == 0 {
+		return nil
+	}
+	switch c := m.ID[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return m.ID
 	}
 	return nil
 }
 
-// idOf extracts a message's id for an error answer, or nil.
-func idOf(frame []byte) any {
-	var m struct {
-		ID any `json:"id"`
+// clip shortens a message for a log line.
+func clip(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
 	}
-	if json.Unmarshal(frame, &m) != nil {
-		return nil
-	}
-	switch m.ID.(type) {
-	case string, float64:
-		return m.ID
-	}
-	return nil
+	return string(b)
 }
 
 // reject answers a message the connection will not process.
@@ -200,11 +297,10 @@ func (s *Stream) reject(id any, code int, msg string) {
 	_ = s.write(body)
 }
 
-type tooLargeError struct{ size string }
-
-func (e *tooLargeError) Error() string { return "message too large: " + e.size }
-
-var errBadHeader = errors.New("parse error: invalid Content-Length header")
+func (s *Stream) tooLarge(size string) error {
+	return &frameError{code: CodeInvalidRequest, msg: fmt.Sprintf("message of %s is larger than the %d MiB limit and was skipped: "+
+		"send smaller messages (large content belongs in files the agent can read)", size, s.limit>>20)}
+}
 
 func (s *Stream) readFrame() ([]byte, error) {
 	s.once.Do(s.detect)
@@ -224,7 +320,7 @@ func (s *Stream) detect() {
 		if err != nil {
 			break
 		}
-		if b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n' {
+		if isSpace(b[0]) {
 			s.r.ReadByte()
 			continue
 		}
@@ -237,6 +333,8 @@ func (s *Stream) detect() {
 	s.framing = f
 	s.mu.Unlock()
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // readLine reads one newline-terminated frame. A long line is gathered in
 // pieces and joined once, and a line over the limit is skipped piece by
@@ -256,7 +354,7 @@ func (s *Stream) readLine() ([]byte, error) {
 		switch {
 		case err == nil:
 			if skipped > 0 {
-				return nil, &tooLargeError{size: fmt.Sprintf("over %d MiB", skipped>>20)}
+				return nil, s.tooLarge(fmt.Sprintf("over %d MiB", skipped>>20))
 			}
 			return bytes.Join(pieces, nil), nil
 		case errors.Is(err, bufio.ErrBufferFull):
@@ -270,52 +368,319 @@ func (s *Stream) readLine() ([]byte, error) {
 }
 
 // readContentLength reads LSP-style headers and a body.
+//
+// A header block that cannot be trusted (a line that is not a header, a
+// Content-Length that is not a decimal number, too long a line, too many
+// lines, no Content-Length) is answered -32700 and the stream resumes at
+// the next "Content-Length:", which may start inside the bad line itself:
+// after a body shorter than its header said, the next header is glued to
+// the body's end. A body longer than the header said is caught by
+// following its JSON structure; see readBody.
 func (s *Stream) readContentLength() ([]byte, error) {
-	length := -1
-	for lines := 0; ; lines++ {
-		line, err := s.r.ReadString('\n')
-		if err != nil {
-			if errors.Is(err, io.EOF) && strings.TrimSpace(line) == "" && length < 0 && lines == 0 {
-				return nil, io.EOF
-			}
+	if s.resync {
+		if err := s.skipToHeader(); err != nil {
 			return nil, err
 		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
+		s.resync = false
+	}
+	length, huge := -1, ""
+	for lines := 0; ; {
+		line, err := s.peekLine()
+		switch {
+		case errors.Is(err, errLineTooLong):
+			return nil, s.badHeader(fmt.Sprintf("a header line is longer than %d bytes", MaxHeaderLine))
+		case errors.Is(err, io.EOF) && len(line) == 0 && lines == 0:
+			return nil, io.EOF
+		case errors.Is(err, io.EOF):
+			return nil, io.ErrUnexpectedEOF
+		case err != nil:
+			return nil, err
+		}
+		text := bytes.TrimRight(line, "\r\n")
+		if len(bytes.Trim(text, " \t")) == 0 && (lines == 0 || len(text) == 0) {
+			s.r.Discard(len(line))
 			if lines == 0 {
-				// A stray blank line between messages.
-				lines--
-				continue
+				continue // a stray blank line between messages
 			}
 			break
 		}
-		if len(line) > 1024 || lines > 32 {
-			return nil, errBadHeader
+		lines++
+		if lines > MaxHeaderLines {
+			return nil, s.badHeader(fmt.Sprintf("a header block has more than %d lines", MaxHeaderLines))
 		}
-		name, value, ok := strings.Cut(line, ":")
-		if !ok {
-			return nil, fmt.Errorf("%w: %q is not a header line", errBadHeader, line)
+		if i := indexHeader(text); i > 0 {
+			// What is left of a body glued to the next header.
+			return nil, s.badHeader(fmt.Sprintf("%s has something before Content-Length", quoteClip(text)))
 		}
-		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
-			n, err := strconv.Atoi(strings.TrimSpace(value))
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("%w: %q is not a length", errBadHeader, value)
+		name, value, err := parseHeader(text)
+		if err != nil {
+			return nil, s.badHeader(err.Error())
+		}
+		if name == "content-length" {
+			n, big, err := parseLength(value)
+			switch {
+			case err != nil:
+				return nil, s.badHeader(err.Error())
+			case length >= 0 && n != length, huge != "" && big != huge:
+				return nil, s.badHeader("two different Content-Length headers")
 			}
-			length = n
+			length, huge = n, big
+		}
+		s.r.Discard(len(line))
+	}
+	switch {
+	case huge != "" || length > s.limit:
+		// Skip by scanning, not by counting: the length may be a lie, and
+		// counting would swallow the messages that follow it.
+		s.resync = true
+		if huge == "" {
+			huge = strconv.Itoa(length)
+		}
+		return nil, s.tooLarge(huge + " bytes")
+	case length < 0:
+		s.resync = true
+		return nil, &frameError{code: CodeParseError, msg: "parse error: the header block has no Content-Length header; " +
+			"its body was skipped up to the next Content-Length header"}
+	case length == 0:
+		return nil, &frameError{code: CodeInvalidRequest, msg: "invalid request: Content-Length is 0, an empty message; " +
+			"send each message's length in bytes"}
+	}
+	return s.readBody(length)
+}
+
+var errLineTooLong = errors.New("header line too long")
+
+// peekLine returns the next line through its '\n' without consuming it,
+// or errLineTooLong if none ends within MaxHeaderLine bytes: a header
+// line is never held longer than that, however long it is.
+func (s *Stream) peekLine() ([]byte, error) {
+	const most = MaxHeaderLine + 2 // and "\r\n"
+	want := 1
+	for {
+		buf, err := s.r.Peek(want)
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			return buf[:i+1], nil
+		}
+		if len(buf) >= most {
+			return nil, errLineTooLong
+		}
+		if err != nil {
+			return buf, err
+		}
+		want = min(max(len(buf)+1, s.r.Buffered()), most)
+	}
+}
+
+// badHeader answers a header block that cannot be trusted. The line at
+// hand is not consumed but for its first byte: the next read skips to the
+// next "Content-Length:", which may be further on in the same line.
+func (s *Stream) badHeader(why string) error {
+	s.r.Discard(1)
+	s.resync = true
+	return &frameError{code: CodeParseError, msg: "parse error: invalid Content-Length framing: " + why +
+		"; the input was skipped up to the next Content-Length header"}
+}
+
+// parseHeader splits "Name: value", checking the name is an HTTP token and
+// the value holds no control characters. The name comes back lower case.
+func parseHeader(line []byte) (name string, value []byte, err error) {
+	i := bytes.IndexByte(line, ':')
+	if i < 0 {
+		return "", nil, fmt.Errorf("%s is not a header line (no colon)", quoteClip(line))
+	}
+	if i == 0 {
+		return "", nil, fmt.Errorf("%s has no header name", quoteClip(line))
+	}
+	for _, c := range line[:i] {
+		if !isTokenChar(c) {
+			return "", nil, fmt.Errorf("%s: the header name is not an HTTP token", quoteClip(line))
 		}
 	}
-	if length < 0 {
-		return nil, fmt.Errorf("%w: the header block has no Content-Length", errBadHeader)
+	for _, c := range line[i+1:] {
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return "", nil, fmt.Errorf("%s: a header value holds a control character", quoteClip(line))
+		}
 	}
-	if length > s.limit {
-		if _, err := io.CopyN(io.Discard, s.r, int64(length)); err != nil {
+	return strings.ToLower(string(line[:i])), bytes.Trim(line[i+1:], " \t"), nil
+}
+
+func isTokenChar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// parseLength reads a Content-Length value: decimal digits only. A value
+// too large to be a message comes back as huge, in words.
+func parseLength(v []byte) (n int, huge string, err error) {
+	if len(v) == 0 {
+		return 0, "", errors.New("Content-Length is empty")
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, "", fmt.Errorf("Content-Length %s is not a decimal number of bytes", quoteClip(v))
+		}
+	}
+	if len(v) > 15 {
+		return 0, fmt.Sprintf("a %d-digit number of", len(v)), nil
+	}
+	n, err = strconv.Atoi(string(v))
+	return n, "", err
+}
+
+func quoteClip(b []byte) string {
+	if len(b) > 80 {
+		return strconv.Quote(string(b[:80])) + "…"
+	}
+	return strconv.Quote(string(b))
+}
+
+// headerName is what skipToHeader looks for, in any case.
+const headerName = "content-length:"
+
+// skipToHeader discards input up to the next "Content-Length:" in any
+// case, looking at what is buffered and keeping only the tail that may be
+// the start of the name: memory stays bounded however far it is.
+func (s *Stream) skipToHeader() error {
+	const n = len(headerName)
+	for {
+		buf, err := s.r.Peek(max(n, s.r.Buffered()))
+		if i := indexHeader(buf); i >= 0 {
+			s.r.Discard(i)
+			return nil
+		}
+		if err != nil {
+			s.r.Discard(len(buf))
+			return err
+		}
+		s.r.Discard(len(buf) - (n - 1))
+	}
+}
+
+// indexHeader finds headerName in b, in any case, by its '-'.
+func indexHeader(b []byte) int {
+	const dash = 7 // len("content")
+	for off := 0; ; {
+		j := bytes.IndexByte(b[off:], '-')
+		if j < 0 {
+			return -1
+		}
+		k := off + j - dash
+		if k >= 0 && k+len(headerName) <= len(b) && bytes.EqualFold(b[k:k+len(headerName)], []byte(headerName)) {
+			return k
+		}
+		off += j + 1
+	}
+}
+
+// readBody reads a body the header says is n bytes long. When it starts
+// with '{' or '[', its JSON structure is followed as it is read, which
+// tells when the header lied: a value that ends before n bytes, followed
+// by more than whitespace, means the header said too much, and the rest
+// is the next message (nothing is lost); a value that has not ended after
+// n bytes means it said too little, and the stream skips to the next
+// header. The body is read in buffered chunks, not byte by byte.
+func (s *Stream) readBody(n int) ([]byte, error) {
+	body := make([]byte, 0, n)
+	var sc bodyScan
+	for len(body) < n {
+		buf, err := s.r.Peek(min(n-len(body), max(s.r.Buffered(), 1)))
+		if len(buf) == 0 {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
 			return nil, err
 		}
-		return nil, &tooLargeError{size: fmt.Sprintf("%d MiB", length>>20)}
+		if end := sc.feed(buf); end >= 0 {
+			body = append(body, buf[:end]...)
+			s.r.Discard(end)
+			return nil, &frameError{code: CodeInvalidRequest, id: idOf(body), msg: fmt.Sprintf(
+				"invalid request: Content-Length said %d, the message ended after %d bytes; it was not processed: "+
+					"send the body's exact length in bytes", n, sc.ended)}
+		}
+		body = append(body, buf...)
+		s.r.Discard(len(buf))
+		sc.offset += len(buf)
 	}
-	body := make([]byte, length)
-	if _, err := io.ReadFull(s.r, body); err != nil {
-		return nil, err
+	if sc.tracking && sc.ended == 0 {
+		s.resync = true
+		return nil, &frameError{code: CodeParseError, msg: fmt.Sprintf("parse error: the message is not valid JSON after the %d bytes "+
+			"Content-Length gave it (if the header said too little, the rest was skipped up to the next Content-Length header)", n)}
 	}
 	return body, nil
+}
+
+// bodyScan follows the JSON structure of a body to find where its value
+// ends: strings, escapes and nesting depth.
+type bodyScan struct {
+	offset    int  // bytes fed before the current chunk
+	started   bool // past leading whitespace
+	tracking  bool // the body starts with '{' or '['
+	depth     int
+	inString  bool
+	escaped   bool
+	ended     int // bytes up to the end of the value, once it ended
+	untracked bool
+}
+
+// feed scans the next chunk of the body. It returns the offset in p of the
+// first byte after the value's end that is not whitespace, or -1.
+func (sc *bodyScan) feed(p []byte) int {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case sc.untracked:
+			return -1
+		case sc.ended > 0:
+			if !isSpace(c) {
+				return i
+			}
+		case sc.inString:
+			if sc.escaped {
+				sc.escaped = false
+				continue
+			}
+			// Jump to the string's next quote or backslash.
+			q := bytes.IndexByte(p[i:], '"')
+			rest := p[i:]
+			if q >= 0 {
+				rest = p[i : i+q]
+			}
+			if b := bytes.IndexByte(rest, '\\'); b >= 0 {
+				i += b
+				sc.escaped = true
+				continue
+			}
+			if q < 0 {
+				return -1
+			}
+			i += q
+			sc.inString = false
+		case !sc.started:
+			if isSpace(c) {
+				continue
+			}
+			sc.started = true
+			if c != '{' && c != '[' {
+				sc.untracked = true
+				return -1
+			}
+			sc.tracking, sc.depth = true, 1
+		default:
+			switch c {
+			case '"':
+				sc.inString = true
+			case '{', '[':
+				sc.depth++
+			case '}', ']':
+				sc.depth--
+				if sc.depth == 0 {
+					sc.ended = sc.offset + i + 1
+				}
+			}
+		}
+	}
+	return -1
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -42,7 +43,13 @@ type Server struct {
 
 	conn *jsonrpc2.Conn
 
-	mu       sync.Mutex
+	// lastID is the id of the last request bridle sent the client.
+	lastID atomic.Uint64
+
+	mu sync.Mutex
+	// inflight holds the running prompts by request id. Ids are the
+	// client's, per connection: a second prompt with the id of one still
+	// running is refused, so a cancel by id is never ambiguous.
 	inflight map[jsonrpc2.ID]context.CancelFunc
 	shutdown bool
 	exited   chan struct{}
@@ -66,6 +73,7 @@ func (s *Server) Serve(ctx context.Context, stream *Stream, mgr *session.Manager
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	logger := slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
+	stream.log = s.log
 	s.mu.Lock()
 	s.conn = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(logger))
 	s.mu.Unlock()
@@ -92,8 +100,14 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		s.notification(req)
 		return
 	}
-	if req.Method == "session/prompt" {
+	switch req.Method {
+	case "session/prompt":
 		s.prompt(ctx, conn, req)
+		return
+	case "session/cancel", "$/cancel_request", "$/cancelRequest":
+		// Notifications, sent with an id by mistake: cancel all the same,
+		// and answer (null), since the client waits for an answer.
+		s.reply(ctx, conn, req, nil, s.cancel(req))
 		return
 	}
 	result, err := s.call(ctx, req)
@@ -141,28 +155,10 @@ func (s *Server) reply(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.R
 
 func (s *Server) notification(req *jsonrpc2.Request) {
 	switch req.Method {
-	case "session/cancel":
-		var p SessionRequest
-		if err := decode(req.Params, &p); err != nil {
-			s.log.Warn("session/cancel ignored", "err", err)
-			return
+	case "session/cancel", "$/cancel_request", "$/cancelRequest":
+		if err := s.cancel(req); err != nil {
+			s.log.Warn(req.Method+" ignored", "err", err)
 		}
-		s.mgr.Cancel(p.SessionID)
-	case "$/cancel_request":
-		var p CancelRequestParams
-		if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil {
-			s.log.Warn("$/cancel_request ignored: params need requestId")
-			return
-		}
-		s.cancelRequest(p.RequestID)
-	case "$/cancelRequest":
-		var p lsp.CancelParams
-		if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil {
-			s.log.Warn("$/cancelRequest ignored: params need id")
-			return
-		}
-		raw, _ := json.Marshal(p.ID)
-		s.cancelRequest(raw)
 	case "exit":
 		s.exitOnce.Do(func() { close(s.exited) })
 	default:
@@ -171,11 +167,37 @@ func (s *Server) notification(req *jsonrpc2.Request) {
 	}
 }
 
-func (s *Server) cancelRequest(raw json.RawMessage) {
+// cancel handles session/cancel (by session), ACP's $/cancel_request and
+// LSP's $/cancelRequest (by request id).
+func (s *Server) cancel(req *jsonrpc2.Request) error {
+	switch req.Method {
+	case "session/cancel":
+		var p SessionRequest
+		if err := decode(req.Params, &p); err != nil {
+			return err
+		}
+		s.mgr.Cancel(p.SessionID)
+		return nil
+	case "$/cancel_request":
+		var p CancelRequestParams
+		if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || p.RequestID == nil {
+			return missing("requestId")
+		}
+		return s.cancelRequest("requestId", p.RequestID)
+	default:
+		var p lsp.CancelParams
+		if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || p.ID == nil {
+			return missing("id")
+		}
+		raw, _ := json.Marshal(p.ID)
+		return s.cancelRequest("id", raw)
+	}
+}
+
+func (s *Server) cancelRequest(field string, raw json.RawMessage) error {
 	var id jsonrpc2.ID
 	if err := id.UnmarshalJSON(raw); err != nil {
-		s.log.Warn("cancel ignored: bad request id", "id", string(raw))
-		return
+		return invalidField(field, fmt.Sprintf("must be the id of a request (a non-negative integer or a string), not %s", raw))
 	}
 	s.mu.Lock()
 	cancel := s.inflight[id]
@@ -183,6 +205,7 @@ func (s *Server) cancelRequest(raw json.RawMessage) {
 	if cancel != nil {
 		cancel()
 	}
+	return nil
 }
 
 // prompt starts a turn on the read loop and answers from a goroutine.
@@ -203,23 +226,35 @@ func (s *Server) prompt(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		return
 	}
 	rctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	_, dup := s.inflight[req.ID]
+	if !dup {
+		s.inflight[req.ID] = cancel
+	}
+	s.mu.Unlock()
+	if dup {
+		cancel()
+		s.reply(ctx, conn, req, nil, &jsonrpc2.Error{Code: CodeInvalidRequest, Message: fmt.Sprintf(
+			"invalid request: id %s is in use by a session/prompt still running on this connection; give each request its own id", req.ID)})
+		return
+	}
 	run, err := sess.Start(rctx, content)
 	if err != nil {
+		s.mu.Lock()
+		delete(s.inflight, req.ID)
+		s.mu.Unlock()
 		cancel()
 		s.reply(ctx, conn, req, nil, err)
 		return
 	}
-	s.mu.Lock()
-	s.inflight[req.ID] = cancel
-	s.mu.Unlock()
 	go func() {
-		defer func() {
-			s.mu.Lock()
-			delete(s.inflight, req.ID)
-			s.mu.Unlock()
-			cancel()
-		}()
 		stop, err := run.Wait()
+		// Free the id before answering: once the client has the answer it
+		// may use the id again.
+		s.mu.Lock()
+		delete(s.inflight, req.ID)
+		s.mu.Unlock()
+		cancel()
 		if err != nil {
 			s.reply(ctx, conn, req, nil, err)
 			return

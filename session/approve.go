@@ -164,10 +164,17 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandb
 		view.Diff = &Diff{Path: s.replayer().abs(p.Diff.Path), OldText: p.Diff.OldText, NewText: p.Diff.NewText}
 	}
 	ans, err := s.client().RequestPermission(ctx, s.row.ID, Question{Tool: view, Options: options})
-	if err != nil || ans.Cancelled || ctx.Err() != nil {
-		if err != nil && ctx.Err() == nil {
-			s.m.log.Warn("permission request failed", "session", s.row.ID, "err", err)
+	if err != nil && ctx.Err() == nil {
+		// The editor failed to put the question: the user said nothing,
+		// so this is no cancel of theirs, and the model hears why.
+		s.m.log.Warn("permission request failed", "session", s.row.ID, "err", err)
+		if _, aerr := s.append(ctx, event.ApprovalDenied{CallID: c.ID, Key: key, Tool: c.Name, Scope: "client_error"}); aerr != nil {
+			return false, aerr
 		}
+		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
+			Output: fmt.Sprintf("the editor failed to ask the user (%v): not run", err)})
+	}
+	if err != nil || ans.Cancelled || ctx.Err() != nil {
 		if _, aerr := s.append(ctx, event.ApprovalDenied{CallID: c.ID, Key: key, Tool: c.Name, Scope: "cancelled", Cancelled: true}); aerr != nil {
 			return false, aerr
 		}

@@ -11,7 +11,8 @@ type Client interface {
 	// Update tells the editor about progress in a session.
 	Update(ctx context.Context, sessionID string, u Update) error
 	// RequestPermission asks the user about a tool call and waits for the
-	// answer. It returns when ctx ends, with ctx's error.
+	// answer. It returns when ctx ends, with ctx's error; any other error
+	// means the editor failed to ask (the call is denied as client_error).
 	RequestPermission(ctx context.Context, sessionID string, q Question) (Answer, error)
 }
 

@@ -212,7 +212,7 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 	if err := m.lease(ctx, id); err != nil {
 		return Info{}, err
 	}
-	s, err := newSession(m, row, []event.Event{{Seq: recs[0].Seq, Payload: started, Tokens: rec.Tokens}})
+	s, err := newSession(m, row, []event.Event{{Seq: recs[0].Seq, Time: msTime(recs[0].CreatedAt), Payload: started, Tokens: rec.Tokens}})
 	if err != nil {
 		return Info{}, err
 	}

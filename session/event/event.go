@@ -220,7 +220,7 @@ type ApprovalDenied struct {
 	CallID    string `json:"call_id"`
 	Key       string `json:"key"`
 	Tool      string `json:"tool"`
-	Scope     string `json:"scope"` // once, session or cancelled
+	Scope     string `json:"scope"` // once, session, cancelled or client_error (the editor failed to ask)
 	Pattern   string `json:"pattern,omitempty"`
 	Cancelled bool   `json:"cancelled,omitempty"`
 }
