@@ -107,14 +107,27 @@ func TestHugePromptIsRefusedFromItsSize(t *testing.T) {
 		t.Fatalf("first prompt: stopReason %q", got)
 	}
 
-	// 60 MB: under the 64 MiB message limit, thousands of windows large.
+	// 3 MB: more than any share of a 200k window, refused by the session
+	// from its size alone.
+	_, err := a.Call("session/prompt", acptest.PromptParams(sid, strings.Repeat("0123456789 abcdef, ", (3<<20)/19)))
+	checkRefusal(t, err, "estimated from its size, 3.0 MB")
+
+	// 60 MB: under the 64 MiB message limit, over the 16 MiB bridle reads
+	// of a prompt: refused while it is read, neither held nor decoded.
 	huge := strings.Repeat("0123456789 abcdef, ", (60<<20)/19)
 	before := procStatus(t, a.Cmd.Process.Pid, "VmRSS")
 	start := time.Now()
-	_, err := a.Call("session/prompt", acptest.PromptParams(sid, huge))
+	_, err = a.Call("session/prompt", acptest.PromptParams(sid, huge))
 	took := time.Since(start)
 	t.Logf("a 60 MB prompt answered in %v; bridle's RSS %d MiB before, peak %d MiB", took.Round(time.Millisecond), before>>20, peakRSS(t, a.Cmd.Process.Pid)>>20)
-	checkRefusal(t, err, "estimated from its size, 60.0 MB")
+	if err == nil || err.Code != -32602 {
+		t.Fatalf("a 60 MB prompt: %v, want -32602", err)
+	}
+	for _, want := range []string{`"prompt" is too large`, "62.9 MB", "16 MiB", "read_file", "resource_link", "not read or recorded"} {
+		if !strings.Contains(err.Message, want) {
+			t.Errorf("the refusal does not say %q: %s", want, err.Message)
+		}
+	}
 
 	if got := a.Prompt(sid, "second question"); got != "end_turn" {
 		t.Fatalf("the prompt after the refusal: stopReason %q", got)
@@ -123,5 +136,25 @@ func TestHugePromptIsRefusedFromItsSize(t *testing.T) {
 		if len(e.Payload) > 100_000 {
 			t.Errorf("the log holds a %s of %d bytes", e.Kind, len(e.Payload))
 		}
+	}
+}
+
+// TestHugePromptRefusedInBothFramings: a prompt over 16 MiB is refused
+// with its id while it is read, in either framing, and the next request
+// is served.
+func TestHugePromptRefusedInBothFramings(t *testing.T) {
+	for name, f := range map[string]acptest.Framing{"ndjson": acptest.NDJSON, "content-length": acptest.ContentLength} {
+		t.Run(name, func(t *testing.T) {
+			a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, sizeScenario), Framing: f})
+			a.Initialize()
+			sid := a.NewSession(acptest.Workspace(t, nil))
+			_, err := a.Call("session/prompt", acptest.PromptParams(sid, strings.Repeat("x", 20<<20)))
+			if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "16 MiB") {
+				t.Fatalf("a 20 MB prompt: %v", err)
+			}
+			if got := a.Prompt(sid, "first question"); got != "end_turn" {
+				t.Fatalf("the prompt after the refusal: stopReason %q", got)
+			}
+		})
 	}
 }

@@ -342,8 +342,16 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 func (s *Stream) readLine() ([]byte, error) {
 	var pieces [][]byte
 	size, skipped := 0, 0
+	var prompt *frameError // set once the line is a prompt over MaxPrompt
 	for {
 		chunk, err := s.r.ReadSlice('\n')
+		if skipped == 0 && size+len(chunk) > MaxPrompt && prompt == nil && len(pieces) > 0 {
+			// The first piece is the line's first 64 KiB (the buffer's size).
+			if method, id := frameHead(pieces[0]); method == "session/prompt" {
+				prompt = promptTooLarge(id, 0)
+				skipped, pieces, size = size, nil, 0
+			}
+		}
 		if skipped == 0 && size+len(chunk) <= s.limit {
 			pieces = append(pieces, bytes.Clone(chunk))
 			size += len(chunk)
@@ -353,6 +361,9 @@ func (s *Stream) readLine() ([]byte, error) {
 		}
 		switch {
 		case err == nil:
+			if prompt != nil {
+				return nil, promptTooLarge(prompt.id, skipped)
+			}
 			if skipped > 0 {
 				return nil, s.tooLarge(fmt.Sprintf("over %d MiB", skipped>>20))
 			}
@@ -583,6 +594,13 @@ func indexHeader(b []byte) int {
 // n bytes means it said too little, and the stream skips to the next
 // header. The body is read in buffered chunks, not byte by byte.
 func (s *Stream) readBody(n int) ([]byte, error) {
+	if n > MaxPrompt {
+		if head, _ := s.r.Peek(min(n, headProbe)); len(head) > 0 {
+			if method, id := frameHead(head); method == "session/prompt" {
+				return nil, s.skipBody(n, promptTooLarge(id, n))
+			}
+		}
+	}
 	body := make([]byte, 0, n)
 	var sc bodyScan
 	for len(body) < n {
@@ -610,6 +628,33 @@ func (s *Stream) readBody(n int) ([]byte, error) {
 			"Content-Length gave it (if the header said too little, the rest was skipped up to the next Content-Length header)", n)}
 	}
 	return body, nil
+}
+
+// skipBody reads a body of n bytes without keeping it, following its JSON
+// structure as readBody does, and returns answer; a header that said too
+// much or too little is handled as readBody handles it.
+func (s *Stream) skipBody(n int, answer *frameError) error {
+	var sc bodyScan
+	for read := 0; read < n; {
+		buf, err := s.r.Peek(min(n-read, max(s.r.Buffered(), 1)))
+		if len(buf) == 0 {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		if end := sc.feed(buf); end >= 0 {
+			s.r.Discard(end)
+			return answer
+		}
+		s.r.Discard(len(buf))
+		read += len(buf)
+		sc.offset += len(buf)
+	}
+	if sc.tracking && sc.ended == 0 {
+		s.resync = true
+	}
+	return answer
 }
 
 // bodyScan follows the JSON structure of a body to find where its value
