@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -222,13 +223,18 @@ func unescapeMount(s string) string {
 // hidden path holding a writable directory cannot be hidden without
 // hiding the workspace: that is an error, as is any mount that fails.
 func hide(hidden, writable []string) (int, error) {
-	n := 0
 	for _, h := range hidden {
 		for _, w := range writable {
 			if under(w, h) {
-				return n, fmt.Errorf("the workspace %s lies inside %s, which bridle hides from commands: open a directory outside it", w, h)
+				return 0, fmt.Errorf("the workspace %s lies inside %s, which bridle hides from commands: open a directory outside it", w, h)
 			}
 		}
+	}
+	if err := pinAncestors(hidden, writable); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, h := range hidden {
 		fi, err := os.Stat(h)
 		if err != nil {
 			continue // nothing there to read
@@ -244,4 +250,41 @@ func hide(hidden, writable []string) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// pinAncestors makes each directory between a writable directory and a
+// hidden path inside it a mount point of its own (bound onto itself, with
+// what is mounted below), because a mount point cannot be renamed (EBUSY):
+// with the workspace at $HOME, `mv .config .config2` would otherwise move
+// bridle's settings out from under their cover, and a command could then
+// create ~/.config/bridle/settings.json of its own. Parents are bound
+// before their children, all before the covers go on.
+func pinAncestors(hidden, writable []string) error {
+	var dirs []string
+	for _, h := range hidden {
+		for _, w := range writable {
+			if w == "/" || !strings.HasPrefix(h, w+"/") {
+				continue
+			}
+			rel := strings.Split(strings.TrimPrefix(filepath.Dir(h), w), "/")
+			d := w
+			for _, part := range rel {
+				if part == "" {
+					continue
+				}
+				d = filepath.Join(d, part)
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	slices.Sort(dirs) // a parent sorts before its children
+	for _, d := range slices.Compact(dirs) {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			continue // nothing there yet: nothing to move aside
+		}
+		if err := unix.Mount(d, d, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("pin %s, above a hidden path: %w", d, err)
+		}
+	}
+	return nil
 }
