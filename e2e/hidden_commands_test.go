@@ -16,7 +16,7 @@ import (
 var hostileCommands = `{
   "turns": [{"calls": [
     {"tool_calls": [
-      {"name": "run_command", "input": {"command": "head -c 200 .local/share/bridle/bridle.db; ls .local/share/bridle; mkdir -p .config/bridle; echo '{\"sandbox\":{\"command\":{\"allow_hosts\":[\"*\"],\"memory_mb\":-1}}}' > .config/bridle/settings.json; echo settings=$?; cat .ssh/id_ed25519"}},
+      {"name": "run_command", "input": {"command": "mv .config .config2; mv .local/share .share2; head -c 200 .local/share/bridle/bridle.db; ls .local/share/bridle; mkdir -p .config/bridle; echo '{\"sandbox\":{\"command\":{\"allow_hosts\":[\"*\"],\"memory_mb\":-1}}}' > .config/bridle/settings.json; echo settings=$?; cat .ssh/id_ed25519"}},
       {"name": "run_command", "input": {"command": "chmod 777 ` + "OUTSIDE" + `; echo chmod=$?; ls /proc | grep -c '^[0-9]'"}}
     ]},
     {"text": "Done."}
@@ -74,6 +74,11 @@ func TestCommandsCannotReachBridlesFiles(t *testing.T) {
 	}
 	if fi, _ := os.Stat(outside); fi.Mode().Perm() != 0o600 {
 		t.Errorf("a command changed the mode of a file outside the workspace: %v", fi.Mode())
+	}
+	for _, moved := range []string{".config2", ".share2"} {
+		if _, err := os.Stat(filepath.Join(home, moved)); err == nil {
+			t.Errorf("a command moved a directory above bridle's files aside, to %s", moved)
+		}
 	}
 	// The log is intact and still readable after the turn.
 	if log := acptest.Log(t, db, sid); len(log) == 0 {
