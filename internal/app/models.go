@@ -1,58 +1,87 @@
-package main
+// Package app turns the resolved configuration (config) into what a
+// session runs with: model clients, the context window, the project's
+// instructions and the sandbox's settings. The commands in main wire
+// what it returns into the session manager.
+package app
 
 import (
 	"context"
 	"io/fs"
 	"log/slog"
-	"os"
+	"sync"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/resolve"
-	"github.com/bridle-dev/bridle/sandbox/redact"
-	"github.com/bridle-dev/bridle/workspace"
 )
 
-// models resolves model strings for sessions: --model (or BRIDLE_MODEL)
-// first, then the settings files of the session's project and the user,
-// then the keys in the environment.
-type models struct {
-	flag      string // --model, else $BRIDLE_MODEL
-	getenv    func(string) string
-	scenarios fs.FS
-	log       *slog.Logger
+// Models resolves model strings for sessions: --model (or BRIDLE_MODEL)
+// first, then the settings that apply in the session's directory, then
+// the keys in the environment.
+type Models struct {
+	Flag      string // --model, else $BRIDLE_MODEL
+	Getenv    func(string) string
+	Scenarios fs.FS
+	Log       *slog.Logger
+	// Wrap, if set, wraps every client opened (request recording).
+	Wrap func(provider.Provider) provider.Provider
+
+	loadOnce sync.Once
+	loader   *config.Loader
+
+	mu      sync.Mutex
+	warned  map[string]uint64 // cwd → the config version whose warnings were logged
+	windows map[string]windowEntry
 }
 
-// resolver reads the settings that apply in cwd. Settings are read anew
-// for every use, so an edited file counts from the next prompt on.
-func (m *models) resolver(cwd string) (*resolve.Resolver, error) {
-	s, err := workspace.LoadSettings(workspace.UserSettingsPath(m.getenv), cwd)
-	if err != nil {
-		return nil, &provider.Error{Provider: "bridle", Kind: provider.ErrNotConfigured, Message: err.Error(), Err: err}
+// Config returns the configuration that applies in cwd, read anew only
+// when one of its files changed; its warnings are logged once per
+// version.
+func (m *Models) Config(cwd string) *config.Config {
+	m.loadOnce.Do(func() { m.loader = &config.Loader{Getenv: m.Getenv} })
+	c := m.loader.For(cwd)
+	m.mu.Lock()
+	if m.warned == nil {
+		m.warned = map[string]uint64{}
 	}
-	for _, w := range s.Warnings {
-		m.log.Warn(w)
+	fresh := m.warned[cwd] != c.Version
+	m.warned[cwd] = c.Version
+	m.mu.Unlock()
+	if fresh && m.Log != nil {
+		for _, w := range c.Settings.Warnings {
+			m.Log.Warn(w)
+		}
 	}
-	return &resolve.Resolver{Settings: s, Getenv: m.getenv, Scenarios: m.scenarios}, nil
+	return c
 }
 
-// defaultFor is the model a new session in cwd pins; "" when none is
+// resolver resolves models with the settings that apply in cwd.
+func (m *Models) resolver(cwd string) (*resolve.Resolver, error) {
+	c := m.Config(cwd)
+	if c.Err != nil {
+		return nil, &provider.Error{Provider: "bridle", Kind: provider.ErrNotConfigured, Message: c.Err.Error(), Err: c.Err}
+	}
+	return &resolve.Resolver{Settings: c.Settings, Getenv: m.Getenv, Scenarios: m.Scenarios}, nil
+}
+
+// DefaultFor is the model a new session in cwd pins; "" when none is
 // configured.
-func (m *models) defaultFor(cwd string) string {
-	if m.flag != "" {
-		return m.flag
+func (m *Models) DefaultFor(cwd string) string {
+	if m.Flag != "" {
+		return m.Flag
 	}
 	r, err := m.resolver(cwd)
 	if err != nil {
-		m.log.Warn("settings not usable", "err", err)
+		m.Log.Warn("settings not usable", "err", err)
 		return ""
 	}
 	return r.Default()
 }
 
-// unconfigured says what to set when no model is configured for cwd, or
+// Unconfigured says what to set when no model is configured for cwd, or
 // returns "".
-func (m *models) unconfigured(cwd string) string {
-	if m.defaultFor(cwd) != "" {
+func (m *Models) Unconfigured(cwd string) string {
+	if m.DefaultFor(cwd) != "" {
 		return ""
 	}
 	if _, err := m.resolver(cwd); err != nil {
@@ -61,8 +90,8 @@ func (m *models) unconfigured(cwd string) string {
 	return resolve.NotConfiguredMessage
 }
 
-// open returns the client for a session's pinned model.
-func (m *models) open(ctx context.Context, spec, cwd string) (provider.Provider, error) {
+// Open returns the client for a session's pinned model.
+func (m *Models) Open(ctx context.Context, spec, cwd string) (provider.Provider, error) {
 	r, err := m.resolver(cwd)
 	if err != nil {
 		return nil, err
@@ -74,12 +103,15 @@ func (m *models) open(ctx context.Context, spec, cwd string) (provider.Provider,
 	if err != nil {
 		return nil, err
 	}
-	return maybeRecord(p), nil
+	if m.Wrap != nil {
+		p = m.Wrap(p)
+	}
+	return p, nil
 }
 
-// choices are models offered in the editor's model selector: the default
+// Choices are models offered in the editor's model selector: the default
 // of every provider that has a key.
-func (m *models) choices(cwd string) []string {
+func (m *Models) Choices(cwd string) []string {
 	r, err := m.resolver(cwd)
 	if err != nil {
 		return nil
@@ -87,24 +119,14 @@ func (m *models) choices(cwd string) []string {
 	return r.Choices()
 }
 
-// projectInstructions returns what the project and the user tell the
-// model in cwd: the AGENTS.md files that apply, then the "instructions" of
-// the settings files. Secrets in them are redacted like tool output.
-func (m *models) projectInstructions(cwd string) string {
-	var docs []workspace.Doc
-	if w, err := workspace.Open(cwd, nil); err == nil {
-		docs = w.Instructions()
+// ProjectInstructions returns what the project and the user tell the
+// model in cwd: the AGENTS.md files that apply, then the "instructions"
+// of the settings files, with secrets redacted like tool output. They
+// are rendered and redacted once per version of the files.
+func (m *Models) ProjectInstructions(cwd string) string {
+	c := m.Config(cwd)
+	if c.Err != nil && m.Log != nil {
+		m.Log.Debug("settings not usable; their instructions are left out", "err", c.Err)
 	}
-	if s, err := workspace.LoadSettings(workspace.UserSettingsPath(m.getenv), cwd); err == nil {
-		docs = append(docs, s.Instructions...)
-	} else {
-		m.log.Warn("settings not usable; their instructions are left out", "err", err)
-	}
-	text := workspace.Render(docs)
-	if text == "" {
-		return ""
-	}
-	r := redact.New(os.Environ())
-	r.LoadDotEnvFiles(cwd)
-	return r.Redact(text)
+	return c.Instructions()
 }
