@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bridle-dev/bridle/internal/app"
 	"github.com/bridle-dev/bridle/sandbox"
 )
 
@@ -192,8 +193,8 @@ func defaultDB() string {
 	return filepath.Join(dir, "bridle", "bridle.db")
 }
 
-func (g globals) models() *models {
-	return &models{flag: g.model, getenv: os.Getenv, scenarios: scenarios(), log: g.log}
+func (g globals) models() *app.Models {
+	return &app.Models{Flag: g.model, Getenv: os.Getenv, Scenarios: scenarios(), Log: g.log, Wrap: maybeRecord}
 }
 
 func scenarios() fs.FS {

@@ -45,7 +45,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		return fmt.Errorf("--cwd: %w", err)
 	}
 	mods := g.models()
-	if msg := mods.unconfigured(dir); msg != "" {
+	if msg := mods.Unconfigured(dir); msg != "" {
 		return errors.New(msg)
 	}
 
@@ -56,27 +56,26 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		return err
 	}
 	defer st.Close()
-	win, err := contextWindow(mods.contextSettings(dir), os.Getenv("BRIDLE_CONTEXT"), mods.window(dir))
-	if err != nil {
+	if err := mods.CheckContext(); err != nil {
 		return err
 	}
 	out := &printer{stdout: stdout, stderr: stderr}
-	sbx := sandboxSettings(g)
+	sbx := mods.Sandbox()
 	makeOwnDirs(g)
 	bx := box.New(box.Options{})
 	defer bx.Close()
 	mgr := session.NewManager(session.Config{
 		Store:        st,
 		Client:       out,
-		OpenModel:    mods.open,
-		DefaultModel: mods.defaultFor,
-		Window:       win,
+		OpenModel:    mods.Open,
+		DefaultModel: mods.DefaultFor,
+		WindowFor:    mods.WindowFor,
 		Logger:       g.log,
 		Tools:        sandbox.NewTools(sbx, bx),
 		Hidden:       hiddenPaths(g, sbx),
 		Own:          ownPaths(g),
 		DataDir:      filepath.Dir(g.db),
-		Project:      mods.projectInstructions,
+		Project:      mods.ProjectInstructions,
 	})
 	defer mgr.Shutdown()
 	info, err := mgr.New(ctx, session.NewParams{Cwd: dir})

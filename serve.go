@@ -10,13 +10,13 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/rpc"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/store"
-	"github.com/bridle-dev/bridle/workspace"
 )
 
 // serve speaks ACP on stdin/stdout until the editor goes away, sends LSP's
@@ -38,19 +38,21 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	bx := box.New(box.Options{})
 	defer bx.Close()
 	probe := sandbox.StartProbeCached(bx, cacheDir())
-	sbx := sandboxSettings(g)
-	makeOwnDirs(g)
 	mods := g.models()
+	sbx := mods.Sandbox()
+	makeOwnDirs(g)
+	// What initialize announces (the auth method, the model choices) is
+	// said before any session names its directory: bridle's own is the
+	// best guess. Sessions use their own directory's settings.
 	cwd, _ := os.Getwd()
-	opts := rpc.Options{Version: version, Logger: g.log, Unconfigured: mods.unconfigured(cwd), Models: mods.choices(cwd),
+	opts := rpc.Options{Version: version, Logger: g.log, Unconfigured: mods.Unconfigured(cwd), Models: mods.Choices(cwd),
 		Meta: map[string]any{"sandbox": probe}}
 	fault, err := session.ParseFault(os.Getenv("BRIDLE_FAULT"))
 	if err != nil {
 		g.log.Error("bad fault injection setting", "err", err)
 		return 2
 	}
-	win, err := contextWindow(mods.contextSettings(cwd), os.Getenv("BRIDLE_CONTEXT"), mods.window(cwd))
-	if err != nil {
+	if err := mods.CheckContext(); err != nil {
 		g.log.Error("cannot configure the context window", "err", err)
 		return 1
 	}
@@ -58,16 +60,16 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	mgr := session.NewManager(session.Config{
 		Store:        st,
 		Client:       srv,
-		OpenModel:    reuseScripted(mods.open),
-		DefaultModel: mods.defaultFor,
-		Window:       win,
+		OpenModel:    reuseScripted(mods.Open),
+		DefaultModel: mods.DefaultFor,
+		WindowFor:    mods.WindowFor,
 		Logger:       g.log,
 		Fault:        fault,
 		Tools:        sandbox.NewTools(sbx, bx),
 		Hidden:       hiddenPaths(g, sbx),
 		Own:          ownPaths(g),
 		DataDir:      filepath.Dir(g.db),
-		Project:      mods.projectInstructions,
+		Project:      mods.ProjectInstructions,
 		Version:      version,
 	})
 	var closer io.Closer
@@ -103,23 +105,6 @@ func reuseScripted(open session.ModelOpener) session.ModelOpener {
 	}
 }
 
-// sandboxSettings reads the "sandbox" settings from the user's settings
-// file (a project's file may not change them). Unusable settings are
-// logged and the defaults, the strictest, are used.
-func sandboxSettings(g globals) sandbox.Settings {
-	ws, err := workspace.LoadSettings(workspace.UserSettingsPath(os.Getenv), "")
-	if err != nil {
-		g.log.Error("settings not usable; the sandbox uses its defaults", "err", err)
-		return sandbox.Settings{}
-	}
-	s, err := sandbox.ParseSettings(ws.Sandbox)
-	if err != nil {
-		g.log.Error("the sandbox uses its defaults", "err", err)
-		return sandbox.Settings{}
-	}
-	return s
-}
-
 // hiddenPaths are what no tool may read or write and commands do not see:
 // bridle's own files (ownPaths) and the user's credential stores.
 func hiddenPaths(g globals, s sandbox.Settings) []string {
@@ -137,7 +122,7 @@ func ownPaths(g globals) []string {
 	if d := cacheDir(); d != "" {
 		own = append(own, d)
 	}
-	if p := workspace.UserSettingsPath(os.Getenv); p != "" {
+	if p := config.UserPath(os.Getenv); p != "" {
 		own = append(own, filepath.Dir(p))
 	}
 	if data := filepath.Dir(g.db); filepath.Base(data) == "bridle" {
@@ -163,7 +148,7 @@ func ownPaths(g globals) []string {
 // and widen the next session's box.
 func makeOwnDirs(g globals) {
 	dirs := []string{cacheDir(), filepath.Join(filepath.Dir(g.db), "artifacts")}
-	if p := workspace.UserSettingsPath(os.Getenv); p != "" {
+	if p := config.UserPath(os.Getenv); p != "" {
 		dirs = append(dirs, filepath.Dir(p))
 	}
 	for _, d := range dirs {

@@ -6,21 +6,15 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/contextwin/tokens"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
-// Model is what the window must know of a session's model.
-type Model struct {
-	// Window is the context window in tokens, input and output together.
-	Window int
-	// MaxOutput is the most tokens one response may hold.
-	MaxOutput int
-	// Tokenizer is the model's token encoding family ("o200k_base"); an
-	// unknown one is estimated and corrected from reported usage.
-	Tokenizer string
-}
+// Model is what the window must know of a session's model: its window,
+// response size and tokenizer, as everywhere in bridle.
+type Model = config.ModelSpec
 
 // DefaultModel is assumed for a model nobody described: small enough that
 // an unknown local model is not overrun.
@@ -30,41 +24,12 @@ var DefaultModel = Model{Window: 32_768, MaxOutput: 8_192}
 type Models func(spec string) Model
 
 // Config holds the window's thresholds, as shares of the input budget
-// (the window less the response slack).
-type Config struct {
-	// Drop is where old tool outputs start being replaced by addresses.
-	Drop float64 `json:"drop,omitempty"`
-	// Compact is where the history before the last turns is summarised.
-	Compact float64 `json:"compact,omitempty"`
-	// LowWater is what one batch of drops brings the window down to.
-	LowWater float64 `json:"low_water,omitempty"`
-	// KeepTurns is how many of the latest turns are never dropped or
-	// summarised.
-	KeepTurns int `json:"keep_turns,omitempty"`
-	// Reserve is the response slack in tokens; 0 reserves the model's
-	// MaxOutput, but at most a quarter of the window.
-	Reserve int `json:"reserve,omitempty"`
-}
+// (the window less the response slack): the settings' "context" section
+// (config.Context), which is where its fields are documented.
+type Config = config.Context
 
 // DefaultConfig is the configuration DESIGN.md §5 describes.
 var DefaultConfig = Config{Drop: 0.70, Compact: 0.90, LowWater: 0.50, KeepTurns: 3}
-
-// Validate reports a configuration that cannot work, in words a user can act on.
-func (c Config) Validate() error {
-	switch {
-	case c.LowWater <= 0 || c.LowWater >= c.Drop:
-		return fmt.Errorf("context window: the low-water mark (%.0f %%) must be above 0 and below the drop threshold (%.0f %%)", 100*c.LowWater, 100*c.Drop)
-	case c.Drop >= c.Compact:
-		return fmt.Errorf("context window: the drop threshold (%.0f %%) must be below the compaction threshold (%.0f %%)", 100*c.Drop, 100*c.Compact)
-	case c.Compact > 1:
-		return fmt.Errorf("context window: the compaction threshold (%.0f %%) must be at most 100 %%", 100*c.Compact)
-	case c.KeepTurns < 1:
-		return fmt.Errorf("context window: keep at least one turn (keep_turns is %d)", c.KeepTurns)
-	case c.Reserve < 0:
-		return fmt.Errorf("context window: the response reserve (%d) must not be negative", c.Reserve)
-	}
-	return nil
-}
 
 // uncertainty is how far an estimated count may be off after correction;
 // the proof before sending keeps that much of the budget free.

@@ -3,6 +3,8 @@ package provider
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bridle-dev/bridle/config"
 )
 
 // Tokenizer names the token encoding a model family uses, so the context
@@ -26,12 +28,9 @@ const (
 type Model struct {
 	// ID is the full model string, "provider/model-id".
 	ID string `json:"id"`
-	// Window is the context window in tokens (input and output together).
-	Window int `json:"window"`
-	// MaxOutput is the most tokens one response may hold.
-	MaxOutput int `json:"max_output"`
-	// Tokenizer is the model's token encoding family.
-	Tokenizer Tokenizer `json:"tokenizer,omitempty"`
+	// ModelSpec is the window, the response size and the tokenizer
+	// family (one of the Tokenizer names).
+	config.ModelSpec
 	// Known is false when Window and MaxOutput are a conservative guess
 	// because neither the catalogue nor the settings know the model.
 	Known bool `json:"known"`
@@ -134,9 +133,9 @@ var openModels = []family{
 
 // Conservative guesses for models nobody described.
 var unknownDefaults = map[string]Model{
-	"anthropic": {Window: 200_000, MaxOutput: 32_000, Tokenizer: TokenizerClaude},
-	"openai":    {Window: 128_000, MaxOutput: 16_384, Tokenizer: TokenizerO200k},
-	"":          {Window: 32_768, MaxOutput: 8_192, Tokenizer: TokenizerUnknown},
+	"anthropic": {ModelSpec: config.ModelSpec{Window: 200_000, MaxOutput: 32_000, Tokenizer: string(TokenizerClaude)}},
+	"openai":    {ModelSpec: config.ModelSpec{Window: 128_000, MaxOutput: 16_384, Tokenizer: string(TokenizerO200k)}},
+	"":          {ModelSpec: config.ModelSpec{Window: 32_768, MaxOutput: 8_192, Tokenizer: string(TokenizerUnknown)}},
 }
 
 // LookupModel returns what the catalogue knows of model id (written
@@ -169,7 +168,7 @@ func LookupModel(id, api string) Model {
 		}
 	}
 	if best != nil {
-		return Model{ID: id, Window: best.window, MaxOutput: best.maxOutput, Tokenizer: best.tokenizer, Known: true}
+		return Model{ID: id, ModelSpec: config.ModelSpec{Window: best.window, MaxOutput: best.maxOutput, Tokenizer: string(best.tokenizer)}, Known: true}
 	}
 	guess, ok := unknownDefaults[api]
 	if !ok || (api == "openai" && prov != "openai") {

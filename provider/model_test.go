@@ -33,7 +33,7 @@ func TestLookupModel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		m := LookupModel(tt.id, tt.api)
-		if m.ID != tt.id || m.Window != tt.window || m.MaxOutput != tt.maxOutput || m.Tokenizer != tt.tokenizer || m.Known != tt.known {
+		if m.ID != tt.id || m.Window != tt.window || m.MaxOutput != tt.maxOutput || m.Tokenizer != string(tt.tokenizer) || m.Known != tt.known {
 			t.Errorf("LookupModel(%q) = %+v, want window %d output %d tokenizer %q known %v", tt.id, m, tt.window, tt.maxOutput, tt.tokenizer, tt.known)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/bridle-dev/bridle/sandbox/box"
 )
 
-// Settings are the box's knobs; main fills them from the "sandbox" object
+// Settings are the box's knobs; internal/app fills them from the "sandbox" object
 // of settings.json. Zero values mean the defaults.
 type Settings struct {
 	Command CommandSettings `json:"command"`

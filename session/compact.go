@@ -15,7 +15,7 @@ import (
 // before the request is sent.
 func (t *turn) assemble(ctx context.Context) (contextwin.Assembly, error) {
 	s := t.s
-	w := s.m.cfg.Window
+	w := s.m.window(s.Info().Cwd)
 	a, err := w.Assemble(t.input())
 	if err != nil {
 		return a, err
@@ -65,9 +65,33 @@ func (t *turn) input() contextwin.Input {
 	if s.m.cfg.Project != nil {
 		// Redacted with what the session knows: the .env files below
 		// the workspace too.
-		in.Project = s.box.Redactor.Redact(s.m.cfg.Project(info.Cwd))
+		in.Project = s.redactProject(s.m.cfg.Project(info.Cwd))
 	}
 	return in
+}
+
+// redactProject redacts the project's instructions with the session's
+// redactor, once per text and set of known values: they are the same on
+// almost every call, and redacting 16 KB costs milliseconds.
+func (s *Session) redactProject(text string) string {
+	n := s.box.Redactor.Values()
+	s.mu.Lock()
+	c := s.project
+	s.mu.Unlock()
+	if c.values == n && c.in == text && c.out != "" {
+		return c.out
+	}
+	out := s.box.Redactor.Redact(text)
+	s.mu.Lock()
+	s.project = projectCache{in: text, values: n, out: out}
+	s.mu.Unlock()
+	return out
+}
+
+// projectCache is the latest project text a session redacted.
+type projectCache struct {
+	in, out string
+	values  int
 }
 
 // compact replaces the turns before the last few with a summary made by
@@ -75,7 +99,7 @@ func (t *turn) input() contextwin.Input {
 // records it as a compaction event. The originals stay in the log.
 func (t *turn) compact(ctx context.Context) error {
 	s := t.s
-	plan, err := s.m.cfg.Window.PlanCompaction(t.input())
+	plan, err := s.m.window(s.Info().Cwd).PlanCompaction(t.input())
 	if err != nil || plan == nil {
 		return err
 	}

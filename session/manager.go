@@ -78,12 +78,18 @@ type Config struct {
 	// Window assembles each model request from the log (budget,
 	// thresholds, compaction); nil uses contextwin's defaults.
 	Window *contextwin.Window
+	// WindowFor, when set, returns the window for a session's directory
+	// instead of Window (its settings decide the thresholds and the
+	// models' windows); it is asked at every use, so an edited setting
+	// applies from the next model call, and should be cheap.
+	WindowFor func(cwd string) *contextwin.Window
 	// Project returns the project's instructions (AGENTS.md …) for a
 	// session's workspace; nil means none. The session redacts them
 	// again with its own redactor before they reach the model.
 	Project func(cwd string) string
 	// CountTokens counts an event payload's tokens for the session's
-	// pinned model when it is appended; nil uses Window.CountEvent.
+	// pinned model when it is appended; nil uses the session's window's
+	// CountEvent.
 	CountTokens func(model string, kind event.Kind, payload []byte) int
 	Logger      *slog.Logger
 	// Fault, for crash tests only, kills the process at a chosen point.
@@ -120,9 +126,6 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Window == nil {
 		// The defaults are valid by construction.
 		cfg.Window, _ = contextwin.New(contextwin.DefaultConfig, nil)
-	}
-	if cfg.CountTokens == nil {
-		cfg.CountTokens = cfg.Window.CountEvent
 	}
 	if cfg.Tools == nil {
 		cfg.Tools = sandbox.DefaultTools()
@@ -198,7 +201,7 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 		return Info{}, err
 	}
 	started := event.SessionStarted{V: event.Version, Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirs, Model: model, Mode: string(sandbox.DefaultMode)}
-	rec, err := m.record(model, started)
+	rec, err := m.record(p.Cwd, model, started)
 	if err != nil {
 		return Info{}, err
 	}
@@ -460,14 +463,29 @@ func infoOf(r store.Session) Info {
 	return Info{ID: r.ID, Cwd: r.Cwd, AdditionalDirs: r.AdditionalDirs, Model: r.Model, Mode: r.Mode, Title: r.Title, UpdatedAt: r.UpdatedAt, ParentID: r.ParentID}
 }
 
+// window is the context window for a session in cwd.
+func (m *Manager) window(cwd string) *contextwin.Window {
+	if m.cfg.WindowFor != nil {
+		if w := m.cfg.WindowFor(cwd); w != nil {
+			return w
+		}
+	}
+	return m.cfg.Window
+}
+
 // record encodes a payload for the store, with its token count for the
-// session's model: counted once, here, and summed at every assembly.
-func (m *Manager) record(model string, p event.Payload) (store.Record, error) {
+// model of a session in cwd: counted once, here, and summed at every
+// assembly.
+func (m *Manager) record(cwd, model string, p event.Payload) (store.Record, error) {
 	b, err := event.Encode(p)
 	if err != nil {
 		return store.Record{}, err
 	}
-	return store.Record{Kind: string(p.Kind()), Payload: b, Tokens: m.cfg.CountTokens(model, p.Kind(), b)}, nil
+	count := m.cfg.CountTokens
+	if count == nil {
+		count = m.window(cwd).CountEvent
+	}
+	return store.Record{Kind: string(p.Kind()), Payload: b, Tokens: count(model, p.Kind(), b)}, nil
 }
 
 func decodeAll(recs []store.Record) ([]event.Event, error) {

@@ -31,7 +31,7 @@ func (t *turn) checkSize(content []event.Content) error {
 	if spec == "" && s.m.cfg.DefaultModel != nil {
 		spec = s.m.cfg.DefaultModel(info.Cwd) // the model the turn will pin
 	}
-	err := s.m.cfg.Window.CheckPrompt(spec, p, func() contextwin.Input {
+	err := s.m.window(info.Cwd).CheckPrompt(spec, p, func() contextwin.Input {
 		t.reg = sandbox.NewRegistry(s.Mode(), s.tools())
 		return t.input()
 	})

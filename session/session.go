@@ -27,9 +27,11 @@ type Session struct {
 	// and the redactor; each call adds its key.
 	box sandbox.Env
 
-	mu     sync.Mutex
-	row    store.Session
-	events []event.Event
+	mu  sync.Mutex
+	row store.Session
+	// project is the latest redacted project instructions.
+	project projectCache
+	events  []event.Event
 	// turn is the running turn's cancel and done; nil when idle.
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -196,12 +198,13 @@ func (s *Session) Mode() sandbox.Mode {
 // are indexed by their idempotency key in the same transaction, so a call
 // can never be recorded as started, or finished, twice.
 func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]event.Event, error) {
-	model := s.Info().Model
+	info := s.Info()
+	model := info.Model
 	recs := make([]store.Record, len(payloads))
 	for i, p := range payloads {
 		p = event.Stamp(p)
 		payloads[i] = p
-		r, err := s.m.record(model, p)
+		r, err := s.m.record(info.Cwd, model, p)
 		if err != nil {
 			return nil, err
 		}

@@ -241,7 +241,7 @@ func (s *Session) callOf(key string) (event.ToolCall, bool) {
 func (m *Manager) newChild(ctx context.Context, parent *Session, st event.SubagentStarted) (*Session, error) {
 	info := parent.Info()
 	started := event.SessionStarted{V: event.Version, Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Model: info.Model, Mode: string(parent.Mode())}
-	rec, err := m.record(info.Model, started)
+	rec, err := m.record(info.Cwd, info.Model, started)
 	if err != nil {
 		return nil, err
 	}

@@ -189,7 +189,8 @@ func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error
 	r.Key = key
 	// Cut at the source, before the result is counted: one output may
 	// never carry the window past both thresholds at once.
-	r = t.s.m.cfg.Window.CutOutput(t.s.Info().Model, r)
+	info := t.s.Info()
+	r = t.s.m.window(info.Cwd).CutOutput(info.Model, r)
 	evs, err := t.s.append(ctx, r)
 	if err != nil {
 		return err

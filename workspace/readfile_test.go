@@ -5,14 +5,14 @@ package workspace
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// TestRepositoryPipesDoNotBlock: AGENTS.md, .bridle/settings.json and
-// .gitignore as named pipes are refused or skipped, never waited on.
+// TestRepositoryPipesDoNotBlock: AGENTS.md and .gitignore as named pipes
+// are skipped, never waited on (.bridle/settings.json: config's
+// TestSettingsPipeDoesNotBlock).
 func TestRepositoryPipesDoNotBlock(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, ".bridle"), 0o755)
@@ -32,13 +32,12 @@ func TestRepositoryPipesDoNotBlock(t *testing.T) {
 			t.Errorf("a pipe read as instructions: %v", docs)
 		}
 		Load(os.DirFS(dir), "")
-		_, err = LoadSettings("", dir)
-		done <- err
+		done <- nil
 	}()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "named pipe") {
-			t.Fatalf("settings as a pipe: %v", err)
+		if err != nil {
+			t.Fatal(err)
 		}
 	case <-time.After(time.Minute):
 		// A hang guard, not a timing assertion.

@@ -1,6 +1,6 @@
 // Package workspace knows the directories a session works in and the
-// project's own configuration in them: AGENTS.md instructions, .gitignore
-// rules and the settings files (settings.go); it watches them for changes
+// project's own configuration in them: AGENTS.md instructions and
+// .gitignore rules (the settings files are config's); it watches them for changes
 // (watch.go) and keeps the tool-output cache those changes invalidate
 // (cache.go).
 package workspace

@@ -14,11 +14,11 @@ import (
 	"slices"
 	"strings"
 
+	bconfig "github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/anthropic"
 	"github.com/bridle-dev/bridle/provider/openai"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/workspace"
 )
 
 // The models bridle picks when only a key is set.
@@ -30,7 +30,7 @@ const (
 // Resolver opens models. The zero value reads nothing; set Getenv (usually
 // os.Getenv) and Settings.
 type Resolver struct {
-	Settings workspace.Settings
+	Settings bconfig.Settings
 	Getenv   func(string) string
 	// Scenarios holds the scripted scenarios bridle embeds; a scripted
 	// model not found there is read as a file path.
@@ -129,7 +129,7 @@ func (r *Resolver) Model(spec string) (provider.Model, error) {
 	}
 	m := provider.LookupModel(spec, api)
 	if name == "scripted" {
-		m = provider.Model{ID: spec, Window: 200_000, MaxOutput: 8_192, Known: true}
+		m = provider.Model{ID: spec, ModelSpec: bconfig.ModelSpec{Window: 200_000, MaxOutput: 8_192}, Known: true}
 	}
 	if ms, ok := r.Settings.Models[spec]; ok {
 		if ms.Window > 0 {
@@ -139,7 +139,7 @@ func (r *Resolver) Model(spec string) (provider.Model, error) {
 			m.MaxOutput = ms.MaxOutput
 		}
 		if ms.Tokenizer != "" {
-			m.Tokenizer = provider.Tokenizer(ms.Tokenizer)
+			m.Tokenizer = ms.Tokenizer
 		}
 	}
 	if m.MaxOutput > m.Window {
@@ -207,7 +207,7 @@ func (r *Resolver) key(name string, p preset) string {
 	return r.keyWith(p.keyEnv, r.Settings.Providers[name])
 }
 
-func (r *Resolver) keyWith(keyEnv string, s workspace.ProviderSettings) string {
+func (r *Resolver) keyWith(keyEnv string, s bconfig.ProviderSettings) string {
 	if keyEnv != "" {
 		if k := r.getenv(keyEnv); k != "" {
 			return k

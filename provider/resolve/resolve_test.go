@@ -6,9 +6,9 @@ import (
 	"testing"
 	"testing/fstest"
 
+	bconfig "github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/providertest"
-	"github.com/bridle-dev/bridle/workspace"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -19,18 +19,18 @@ func TestDefault(t *testing.T) {
 	tests := []struct {
 		name     string
 		env      map[string]string
-		settings workspace.Settings
+		settings bconfig.Settings
 		want     string
 	}{
-		{"nothing", nil, workspace.Settings{}, ""},
-		{"anthropic key", map[string]string{"ANTHROPIC_API_KEY": "k"}, workspace.Settings{}, DefaultAnthropicModel},
-		{"anthropic gateway token", map[string]string{"ANTHROPIC_AUTH_TOKEN": "t"}, workspace.Settings{}, DefaultAnthropicModel},
-		{"openai key", map[string]string{"OPENAI_API_KEY": "k"}, workspace.Settings{}, DefaultOpenAIModel},
-		{"both keys: Claude first", map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}, workspace.Settings{}, DefaultAnthropicModel},
-		{"key in user settings", nil, workspace.Settings{Providers: map[string]workspace.ProviderSettings{"openai": {APIKey: "k"}}}, DefaultOpenAIModel},
-		{"key variable named in settings", map[string]string{"WORK_KEY": "k"}, workspace.Settings{Providers: map[string]workspace.ProviderSettings{"anthropic": {APIKeyEnv: "WORK_KEY"}}}, DefaultAnthropicModel},
-		{"settings model beats keys", map[string]string{"ANTHROPIC_API_KEY": "k"}, workspace.Settings{Model: "ollama/qwen3-coder"}, "ollama/qwen3-coder"},
-		{"BRIDLE_MODEL beats settings", map[string]string{"BRIDLE_MODEL": "openai/gpt-4o"}, workspace.Settings{Model: "ollama/qwen3-coder"}, "openai/gpt-4o"},
+		{"nothing", nil, bconfig.Settings{}, ""},
+		{"anthropic key", map[string]string{"ANTHROPIC_API_KEY": "k"}, bconfig.Settings{}, DefaultAnthropicModel},
+		{"anthropic gateway token", map[string]string{"ANTHROPIC_AUTH_TOKEN": "t"}, bconfig.Settings{}, DefaultAnthropicModel},
+		{"openai key", map[string]string{"OPENAI_API_KEY": "k"}, bconfig.Settings{}, DefaultOpenAIModel},
+		{"both keys: Claude first", map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}, bconfig.Settings{}, DefaultAnthropicModel},
+		{"key in user settings", nil, bconfig.Settings{Providers: map[string]bconfig.ProviderSettings{"openai": {APIKey: "k"}}}, DefaultOpenAIModel},
+		{"key variable named in settings", map[string]string{"WORK_KEY": "k"}, bconfig.Settings{Providers: map[string]bconfig.ProviderSettings{"anthropic": {APIKeyEnv: "WORK_KEY"}}}, DefaultAnthropicModel},
+		{"settings model beats keys", map[string]string{"ANTHROPIC_API_KEY": "k"}, bconfig.Settings{Model: "ollama/qwen3-coder"}, "ollama/qwen3-coder"},
+		{"BRIDLE_MODEL beats settings", map[string]string{"BRIDLE_MODEL": "openai/gpt-4o"}, bconfig.Settings{Model: "ollama/qwen3-coder"}, "openai/gpt-4o"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestOpenReachesTheRightServer(t *testing.T) {
 		spec     string
 		body     string
 		env      func(url string) map[string]string
-		settings func(url string) workspace.Settings
+		settings func(url string) bconfig.Settings
 		path     string
 		auth     string
 		header   [2]string
@@ -93,8 +93,8 @@ func TestOpenReachesTheRightServer(t *testing.T) {
 			name: "vllm at a base URL from settings, key from VLLM_API_KEY",
 			spec: "vllm/Qwen/Qwen3-Coder-30B-A3B-Instruct", body: openaiSSE,
 			env: func(string) map[string]string { return map[string]string{"VLLM_API_KEY": "vk"} },
-			settings: func(u string) workspace.Settings {
-				return workspace.Settings{Providers: map[string]workspace.ProviderSettings{"vllm": {BaseURL: u + "/v1"}}}
+			settings: func(u string) bconfig.Settings {
+				return bconfig.Settings{Providers: map[string]bconfig.ProviderSettings{"vllm": {BaseURL: u + "/v1"}}}
 			},
 			path: "/v1/chat/completions", auth: "Bearer vk",
 		},
@@ -102,8 +102,8 @@ func TestOpenReachesTheRightServer(t *testing.T) {
 			name: "a gateway defined in settings, with a header",
 			spec: "gateway/claude-sonnet-4-5", body: anthropicSSE,
 			env: func(string) map[string]string { return map[string]string{"GW_KEY": "gk"} },
-			settings: func(u string) workspace.Settings {
-				return workspace.Settings{Providers: map[string]workspace.ProviderSettings{"gateway": {
+			settings: func(u string) bconfig.Settings {
+				return bconfig.Settings{Providers: map[string]bconfig.ProviderSettings{"gateway": {
 					API: "anthropic", BaseURL: u, APIKeyEnv: "GW_KEY", Headers: map[string]string{"X-Team": "core"},
 				}}}
 			},
@@ -160,17 +160,17 @@ func TestOpenErrors(t *testing.T) {
 		name     string
 		spec     string
 		env      map[string]string
-		settings workspace.Settings
+		settings bconfig.Settings
 		kind     provider.ErrorKind
 		says     string
 	}{
-		{"no key for anthropic", "anthropic/claude-sonnet-4-5", nil, workspace.Settings{}, provider.ErrNotConfigured, "set ANTHROPIC_API_KEY"},
-		{"no key for openai", "openai/gpt-4.1", nil, workspace.Settings{}, provider.ErrNotConfigured, "set OPENAI_API_KEY"},
-		{"not provider/model", "gpt-4.1", nil, workspace.Settings{}, provider.ErrModel, "provider/model-id"},
-		{"unknown provider", "acme/x", nil, workspace.Settings{}, provider.ErrModel, "anthropic, llamacpp, lmstudio, ollama, openai, scripted, vllm"},
-		{"custom provider without api", "acme/x", nil, workspace.Settings{Providers: map[string]workspace.ProviderSettings{"acme": {BaseURL: "http://x"}}}, provider.ErrModel, "needs \"api\""},
-		{"bad api", "acme/x", nil, workspace.Settings{Providers: map[string]workspace.ProviderSettings{"acme": {API: "grpc", BaseURL: "http://x"}}}, provider.ErrModel, "want \"anthropic\" or \"openai\""},
-		{"unknown scenario", "scripted/nope", nil, workspace.Settings{}, provider.ErrModel, "no such embedded scenario"},
+		{"no key for anthropic", "anthropic/claude-sonnet-4-5", nil, bconfig.Settings{}, provider.ErrNotConfigured, "set ANTHROPIC_API_KEY"},
+		{"no key for openai", "openai/gpt-4.1", nil, bconfig.Settings{}, provider.ErrNotConfigured, "set OPENAI_API_KEY"},
+		{"not provider/model", "gpt-4.1", nil, bconfig.Settings{}, provider.ErrModel, "provider/model-id"},
+		{"unknown provider", "acme/x", nil, bconfig.Settings{}, provider.ErrModel, "anthropic, llamacpp, lmstudio, ollama, openai, scripted, vllm"},
+		{"custom provider without api", "acme/x", nil, bconfig.Settings{Providers: map[string]bconfig.ProviderSettings{"acme": {BaseURL: "http://x"}}}, provider.ErrModel, "needs \"api\""},
+		{"bad api", "acme/x", nil, bconfig.Settings{Providers: map[string]bconfig.ProviderSettings{"acme": {API: "grpc", BaseURL: "http://x"}}}, provider.ErrModel, "want \"anthropic\" or \"openai\""},
+		{"unknown scenario", "scripted/nope", nil, bconfig.Settings{}, provider.ErrModel, "no such embedded scenario"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,7 +204,7 @@ func TestOpenScripted(t *testing.T) {
 }
 
 func TestModelSettingsOverride(t *testing.T) {
-	r := &Resolver{Settings: workspace.Settings{Models: map[string]workspace.ModelSettings{
+	r := &Resolver{Settings: bconfig.Settings{Models: map[string]bconfig.ModelSpec{
 		"ollama/qwen3-coder": {Window: 32768},
 		"lmstudio/mystery":   {Window: 65536, MaxOutput: 4096, Tokenizer: "qwen"},
 	}}}
@@ -213,7 +213,7 @@ func TestModelSettingsOverride(t *testing.T) {
 		t.Errorf("declared smaller window: %+v %v", m, err)
 	}
 	m, _ = r.Model("lmstudio/mystery")
-	if m.Window != 65536 || m.MaxOutput != 4096 || m.Tokenizer != provider.TokenizerQwen || !m.Known {
+	if m.Window != 65536 || m.MaxOutput != 4096 || m.Tokenizer != string(provider.TokenizerQwen) || !m.Known {
 		t.Errorf("declared unknown model: %+v", m)
 	}
 	m, _ = r.Model("lmstudio/other")

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/provider"
 )
 
@@ -43,11 +44,7 @@ type Scenario struct {
 }
 
 // ModelInfo is what a scenario says about its model's window.
-type ModelInfo struct {
-	Window    int    `json:"window,omitempty"`
-	MaxOutput int    `json:"max_output,omitempty"`
-	Tokenizer string `json:"tokenizer,omitempty"`
-}
+type ModelInfo = config.ModelSpec
 
 // Turn is the model's side of one prompt: one Call per model request.
 type Turn struct {

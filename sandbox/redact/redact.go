@@ -42,6 +42,10 @@ func New(env []string) *Redactor {
 	return r
 }
 
+// Values counts the exact values r knows; it only grows, so a text
+// redacted when it was n is redacted the same while it stays n.
+func (r *Redactor) Values() int { return len(r.literals) }
+
 // AddValue makes r redact value wherever it appears. kind names its
 // origin in the marker (for example "env:FOO" or ".env:DB_PASSWORD").
 func (r *Redactor) AddValue(value, kind string) {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func TestContextWindowSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := contextWindow(json.RawMessage(tt.settings), tt.env, func(string) contextwin.Model { return contextwin.DefaultModel })
+			w, err := ContextWindow(json.RawMessage(tt.settings), tt.env, func(string) contextwin.Model { return contextwin.DefaultModel })
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error = %v, want one saying %q", err, tt.err)
@@ -69,13 +69,13 @@ func TestProjectInstructions(t *testing.T) {
 	write(filepath.Join(root, "AGENTS.md"), "Use table tests.\n")
 	write(filepath.Join(root, ".bridle", "settings.json"), `{"instructions":["Never touch vendor/.","The staging key is ghp_abcdefghijklmnopqrstuvwxyz0123456789"]}`)
 	write(filepath.Join(config, "bridle", "settings.json"), `{"instructions":"Answer briefly."}`)
-	m := &models{getenv: func(k string) string {
+	m := &Models{Getenv: func(k string) string {
 		if k == "XDG_CONFIG_HOME" {
 			return config
 		}
 		return ""
-	}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	got := m.projectInstructions(root)
+	}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	got := m.ProjectInstructions(root)
 	var at []int
 	for _, want := range []string{"Use table tests.", "Answer briefly.", "- Never touch vendor/."} {
 		i := strings.Index(got, want)
@@ -101,7 +101,7 @@ func TestProjectInstructions(t *testing.T) {
 // answers with, and nothing reaches the address; once the user trusts the
 // project, the request goes there.
 func TestProjectProvidersRefusedBeforeAnyRequest(t *testing.T) {
-	srv := providertest.NewServer(t, providertest.Reply{Body: providertest.Load(t, "testdata/anthropic/text.sse")})
+	srv := providertest.NewServer(t, providertest.Reply{Body: providertest.Load(t, "../../testdata/anthropic/text.sse")})
 	root, config := t.TempDir(), t.TempDir()
 	project := filepath.Join(root, ".bridle", "settings.json")
 	user := filepath.Join(config, "bridle", "settings.json")
@@ -117,9 +117,9 @@ func TestProjectProvidersRefusedBeforeAnyRequest(t *testing.T) {
 		}
 	}
 	env := map[string]string{"XDG_CONFIG_HOME": config, "ANTHROPIC_API_KEY": "sk-ant-secret"}
-	m := &models{getenv: func(k string) string { return env[k] }, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	m := &Models{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 
-	if d := m.defaultFor(root); d != "" {
+	if d := m.DefaultFor(root); d != "" {
 		t.Errorf("defaultFor = %q; the refused settings must not pick a model", d)
 	}
 	says := func(what, msg string) {
@@ -133,9 +133,9 @@ func TestProjectProvidersRefusedBeforeAnyRequest(t *testing.T) {
 			t.Errorf("%s tells the user to set a key they have set:\n%s", what, msg)
 		}
 	}
-	says("unconfigured", m.unconfigured(root))
+	says("unconfigured", m.Unconfigured(root))
 	for _, spec := range []string{"", "anthropic/claude-sonnet-4-5"} {
-		_, err := m.open(context.Background(), spec, root)
+		_, err := m.Open(context.Background(), spec, root)
 		pe, ok := provider.AsError(err)
 		if !ok || pe.Kind != provider.ErrNotConfigured {
 			t.Fatalf("open(%q) error = %v, want a not-configured provider error", spec, err)
@@ -149,10 +149,10 @@ func TestProjectProvidersRefusedBeforeAnyRequest(t *testing.T) {
 	if err := os.WriteFile(user, []byte(`{"trusted_projects":["`+root+`"]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if d := m.defaultFor(root); d != "anthropic/claude-sonnet-4-5" {
+	if d := m.DefaultFor(root); d != "anthropic/claude-sonnet-4-5" {
 		t.Errorf("trusted: defaultFor = %q, want the project's model", d)
 	}
-	p, err := m.open(context.Background(), "anthropic/claude-sonnet-4-5", root)
+	p, err := m.Open(context.Background(), "anthropic/claude-sonnet-4-5", root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,10 @@
-package workspace
+// Package config holds bridle's settings and the rules for reading them:
+// the user's settings.json, the project's .bridle/settings.json and the
+// environment, resolved per session directory (For) and cached by the
+// files' identity. It holds data only: it imports no tool, provider or
+// session package; internal/app turns what it resolves into tools,
+// providers and the context window.
+package config
 
 import (
 	"bytes"
@@ -12,6 +18,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/bridle-dev/bridle/workspace"
 )
 
 // Settings is the merged content of the user's and the project's
@@ -29,7 +37,7 @@ type Settings struct {
 	Providers map[string]ProviderSettings `json:"providers,omitempty"`
 	// Models declares or corrects what the catalogue knows of a model,
 	// keyed by provider/model-id.
-	Models map[string]ModelSettings `json:"models,omitempty"`
+	Models map[string]ModelSpec `json:"models,omitempty"`
 
 	// TrustedProjects are the project directories (absolute, cleaned, "~/"
 	// expanded) whose settings may configure providers; a listed
@@ -37,7 +45,7 @@ type Settings struct {
 	// set it: a project cannot vouch for itself.
 	TrustedProjects []string `json:"trusted_projects,omitempty"`
 
-	// Sandbox is the "sandbox" object (sandbox.Settings reads it). Only
+	// Sandbox is the "sandbox" object (sandbox.ParseSettings reads it). Only
 	// the user's file may set it: a project's file is the repository
 	// author's, and must not loosen the box the user runs it in.
 	Sandbox json.RawMessage `json:"sandbox,omitempty"`
@@ -50,7 +58,7 @@ type Settings struct {
 	// string, or a list of strings), the user's first. They are not
 	// merged like the other keys: both apply, and the project's reach the
 	// model next to its AGENTS.md.
-	Instructions []Doc `json:"-"`
+	Instructions []workspace.Doc `json:"-"`
 
 	// Files lists the settings files that were read, user's first.
 	Files []string `json:"-"`
@@ -75,18 +83,26 @@ type ProviderSettings struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-// ModelSettings describes a model the catalogue does not know, or
-// corrects it (a local server running a smaller window, say).
-type ModelSettings struct {
-	Window    int    `json:"window,omitempty"`
-	MaxOutput int    `json:"max_output,omitempty"`
+// ModelSpec is what bridle must know of a model to budget its window:
+// the one description of a model's size, used by the catalogue
+// (provider.Model), the settings' "models" section, a scripted scenario's
+// "model" and the context window (contextwin.Model). In the settings it
+// describes a model the catalogue does not know, or corrects it (a local
+// server running a smaller window, say); zero fields say nothing.
+type ModelSpec struct {
+	// Window is the context window in tokens, input and output together.
+	Window int `json:"window,omitempty"`
+	// MaxOutput is the most tokens one response may hold.
+	MaxOutput int `json:"max_output,omitempty"`
+	// Tokenizer is the model's token encoding family ("o200k_base"); an
+	// unknown one is estimated and corrected from reported usage.
 	Tokenizer string `json:"tokenizer,omitempty"`
 }
 
-// UserSettingsPath is where the user's settings live:
+// UserPath is where the user's settings live:
 // $XDG_CONFIG_HOME/bridle/settings.json, or ~/.config/bridle/settings.json.
 // It returns "" when neither variable is set.
-func UserSettingsPath(getenv func(string) string) string {
+func UserPath(getenv func(string) string) string {
 	if dir := getenv("XDG_CONFIG_HOME"); dir != "" {
 		return filepath.Join(dir, "bridle", "settings.json")
 	}
@@ -96,12 +112,12 @@ func UserSettingsPath(getenv func(string) string) string {
 	return ""
 }
 
-// ProjectSettingsPath is where a project's settings live.
-func ProjectSettingsPath(root string) string {
+// ProjectPath is where a project's settings live.
+func ProjectPath(root string) string {
 	return filepath.Join(root, ".bridle", "settings.json")
 }
 
-// LoadSettings reads the user's settings (userPath, "" for none) and then
+// Load reads the user's settings (userPath, "" for none) and then
 // the project's (under projectRoot, "" for none); a missing file is not an
 // error. The project's values override the user's, key by key.
 //
@@ -114,10 +130,10 @@ func ProjectSettingsPath(root string) string {
 // whose providers override the user's key by key (a trusted project that
 // sets providers.openai.base_url keeps the user's api_key_env for the
 // same provider). An api_key is refused in every project file.
-func LoadSettings(userPath, projectRoot string) (Settings, error) {
+func Load(userPath, projectRoot string) (Settings, error) {
 	merged := map[string]any{}
 	var files []string
-	var instructions []Doc
+	var instructions []workspace.Doc
 	var trusted []string
 	unknownKeys := map[string][]string{}
 	for _, f := range []source{
@@ -143,7 +159,7 @@ func LoadSettings(userPath, projectRoot string) (Settings, error) {
 		files = append(files, f.path)
 		unknownKeys[f.path] = unknown
 		if text != "" {
-			instructions = append(instructions, Doc{Path: f.path, Text: text})
+			instructions = append(instructions, workspace.Doc{Path: f.path, Text: text})
 		}
 		mergeInto(merged, doc)
 	}
@@ -181,7 +197,7 @@ func projectSettingsOrEmpty(root string) string {
 	if root == "" {
 		return ""
 	}
-	return ProjectSettingsPath(root)
+	return ProjectPath(root)
 }
 
 // readSettings reads one file and returns it as a generic document for
@@ -190,11 +206,11 @@ func projectSettingsOrEmpty(root string) string {
 // a misspelt "base_ulr" is reported rather than ignored; unknown
 // top-level keys are only warnings, since other parts of bridle add
 // their own sections. The file's "instructions" come back apart, as text.
-// A project's file loses what only the user may set (see LoadSettings),
+// A project's file loses what only the user may set (see Load),
 // with an error for providers and a warning for the rest.
 func readSettings(src source) (doc map[string]any, unknown []string, instructions string, err error) {
 	path, project := src.path, src.project
-	data, err := ReadRegular(path)
+	data, err := workspace.ReadRegular(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, "", err
@@ -230,7 +246,7 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 	if err := strict("providers", &map[string]ProviderSettings{}); err != nil {
 		return nil, nil, "", err
 	}
-	if err := strict("models", &map[string]ModelSettings{}); err != nil {
+	if err := strict("models", &map[string]ModelSpec{}); err != nil {
 		return nil, nil, "", err
 	}
 	if raw, ok := top["instructions"]; ok {

@@ -1,4 +1,4 @@
-package workspace
+package config
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/bridle-dev/bridle/workspace"
 )
 
 func write(t *testing.T, path, content string) {
@@ -49,7 +51,7 @@ func TestLoadSettings(t *testing.T) {
 					"openai": {APIKeyEnv: "WORK_OPENAI_KEY", BaseURL: "https://gateway.example/v1"},
 					"vllm":   {BaseURL: "http://gpu-box:8000/v1"},
 				},
-				Models:          map[string]ModelSettings{"ollama/big": {Window: 8192, MaxOutput: 1024}},
+				Models:          map[string]ModelSpec{"ollama/big": {Window: 8192, MaxOutput: 1024}},
 				TrustedProjects: []string{"$ROOT"},
 			},
 		},
@@ -60,7 +62,7 @@ func TestLoadSettings(t *testing.T) {
 			want: Settings{
 				Model:     "ollama/qwen3-coder",
 				Providers: map[string]ProviderSettings{"openai": {APIKeyEnv: "WORK_OPENAI_KEY"}},
-				Models:    map[string]ModelSettings{"ollama/big": {Window: 8192, MaxOutput: 1024}},
+				Models:    map[string]ModelSpec{"ollama/big": {Window: 8192, MaxOutput: 1024}},
 				Context:   []byte(`{"drop":0.6}`),
 			},
 		},
@@ -96,7 +98,7 @@ func TestLoadSettings(t *testing.T) {
 			user:    `{"instructions":"Answer in British English."}`,
 			project: `{"instructions":["Never touch vendor/.", "  ", "Run make lint before you say done."],"context":{"drop":0.6}}`,
 			want: Settings{
-				Instructions: []Doc{
+				Instructions: []workspace.Doc{
 					{Path: "user", Text: "Answer in British English."},
 					{Path: "project", Text: "- Never touch vendor/.\n- Run make lint before you say done."},
 				},
@@ -126,13 +128,13 @@ func TestLoadSettings(t *testing.T) {
 				files = append(files, userPath)
 			}
 			if tt.project != "" {
-				write(t, ProjectSettingsPath(root), tt.project)
-				files = append(files, ProjectSettingsPath(root))
+				write(t, ProjectPath(root), tt.project)
+				files = append(files, ProjectPath(root))
 			}
 			for i, d := range tt.want.TrustedProjects {
 				tt.want.TrustedProjects[i] = strings.ReplaceAll(d, "$ROOT", root)
 			}
-			got, err := LoadSettings(userPath, root)
+			got, err := Load(userPath, root)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.err)
@@ -153,7 +155,7 @@ func TestLoadSettings(t *testing.T) {
 			tt.want.Files = files
 			got.Warnings = nil
 			for i, d := range tt.want.Instructions {
-				tt.want.Instructions[i].Path = map[string]string{"user": userPath, "project": ProjectSettingsPath(root)}[d.Path]
+				tt.want.Instructions[i].Path = map[string]string{"user": userPath, "project": ProjectPath(root)}[d.Path]
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tt.want)
@@ -164,13 +166,13 @@ func TestLoadSettings(t *testing.T) {
 
 func TestUserSettingsPath(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	if got := UserSettingsPath(env(map[string]string{"HOME": "/home/u"})); got != "/home/u/.config/bridle/settings.json" {
+	if got := UserPath(env(map[string]string{"HOME": "/home/u"})); got != "/home/u/.config/bridle/settings.json" {
 		t.Errorf("HOME only: %q", got)
 	}
-	if got := UserSettingsPath(env(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg"})); got != "/cfg/bridle/settings.json" {
+	if got := UserPath(env(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg"})); got != "/cfg/bridle/settings.json" {
 		t.Errorf("XDG_CONFIG_HOME: %q", got)
 	}
-	if got := UserSettingsPath(env(nil)); got != "" {
+	if got := UserPath(env(nil)); got != "" {
 		t.Errorf("no home: %q", got)
 	}
 }
@@ -180,8 +182,8 @@ func TestSandboxSettingsOnlyFromTheUser(t *testing.T) {
 	user := filepath.Join(home, "settings.json")
 	os.WriteFile(user, []byte(`{"sandbox": {"command": {"timeout_seconds": 30}}}`), 0o644)
 	os.MkdirAll(filepath.Join(proj, ".bridle"), 0o755)
-	os.WriteFile(ProjectSettingsPath(proj), []byte(`{"sandbox": {"command": {"allow_hosts": ["evil.example"]}}}`), 0o644)
-	s, err := LoadSettings(user, proj)
+	os.WriteFile(ProjectPath(proj), []byte(`{"sandbox": {"command": {"allow_hosts": ["evil.example"]}}}`), 0o644)
+	s, err := Load(user, proj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,9 +340,9 @@ func TestProjectProvidersNeedTrust(t *testing.T) {
 			if tt.user != "" {
 				write(t, userPath, expand(tt.user))
 			}
-			projectFile := ProjectSettingsPath(root)
+			projectFile := ProjectPath(root)
 			write(t, projectFile, expand(tt.project))
-			got, err := LoadSettings(userPath, root)
+			got, err := Load(userPath, root)
 			if tt.refused != nil || tt.err != "" {
 				if err == nil {
 					t.Fatalf("no error; settings %+v", got)
