@@ -7,56 +7,38 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Mode names a tool registry. A tool absent from a mode's registry is
-// absent from the catalogue the model sees.
-type Mode string
+// Mode names a tool registry; the policy is the permission package's.
+type Mode = permission.Mode
 
 const (
-	ModeReadOnly Mode = "read-only"
-	ModeAsk      Mode = "ask"
-	ModeAutoEdit Mode = "auto-edit"
-	ModeFullAuto Mode = "full-auto"
+	ModeReadOnly = permission.ModeReadOnly
+	ModeAsk      = permission.ModeAsk
+	ModeAutoEdit = permission.ModeAutoEdit
+	ModeFullAuto = permission.ModeFullAuto
 )
 
 // DefaultMode is the mode of a new session.
-const DefaultMode = ModeAsk
+const DefaultMode = permission.DefaultMode
 
 // ModeInfo describes a mode for the editor.
-type ModeInfo struct {
-	ID          Mode
-	Name        string
-	Description string
-}
+type ModeInfo = permission.ModeInfo
 
 // Modes lists the modes in the order an editor should offer them.
-func Modes() []ModeInfo {
-	return []ModeInfo{
-		{ModeReadOnly, "Read only", "Reads and searches; never edits or runs anything."},
-		{ModeAsk, "Ask", "Edits and commands need your approval."},
-		{ModeAutoEdit, "Auto edit", "Edits in the workspace are allowed; commands need approval."},
-		{ModeFullAuto, "Full auto", "Everything is allowed inside the box."},
-	}
-}
+func Modes() []ModeInfo { return permission.Modes() }
 
 // ParseMode checks that s names a mode.
-func ParseMode(s string) (Mode, error) {
-	for _, m := range Modes() {
-		if string(m.ID) == s {
-			return m.ID, nil
-		}
-	}
-	return "", fmt.Errorf("unknown mode %q: use one of read-only, ask, auto-edit, full-auto", s)
-}
+func ParseMode(s string) (Mode, error) { return permission.ParseMode(s) }
 
 // Decision is what a mode says about a call.
-type Decision int
+type Decision = permission.Decision
 
 const (
-	Allow Decision = iota
-	Ask
+	Allow = permission.Allow
+	Ask   = permission.Ask
 )
 
 // Registry is the set of tools one mode offers.
@@ -75,7 +57,7 @@ type Registry struct {
 func NewRegistry(mode Mode, tools []Tool) *Registry {
 	r := &Registry{mode: mode, schemas: map[string]*jsonschema.Resolved{}}
 	for _, t := range tools {
-		if mode == ModeReadOnly && t.Effect() > EffectRead {
+		if !permission.Offered(mode, t.Effect()) {
 			continue
 		}
 		r.tools = append(r.tools, t)
@@ -168,19 +150,6 @@ func describe(err error) string {
 	return strings.ReplaceAll(msg, "validating /properties/", "at /")
 }
 
-// Decide says whether a call to t may run at once or needs approval.
-func (r *Registry) Decide(t Tool) Decision {
-	switch t.Effect() {
-	case EffectNone, EffectRead:
-		return Allow
-	case EffectEdit:
-		if r.mode == ModeAutoEdit || r.mode == ModeFullAuto {
-			return Allow
-		}
-	case EffectExecute:
-		if r.mode == ModeFullAuto {
-			return Allow
-		}
-	}
-	return Ask
-}
+// Decide is what the registry's mode alone says about a call to t: Allow
+// or Ask (a tool the mode does not offer is not in the registry).
+func (r *Registry) Decide(t Tool) Decision { return permission.ForMode(r.mode, t.Effect()) }

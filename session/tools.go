@@ -33,14 +33,9 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	if err != nil {
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
-	if t.reg.Decide(tool) == sandbox.Ask {
-		granted, err := t.approve(ctx, key, c, preview)
-		if err != nil {
-			return err
-		}
-		if !granted {
-			return nil
-		}
+	granted, err := t.approve(ctx, key, c, tool.Effect(), preview)
+	if err != nil || !granted {
+		return err
 	}
 	return t.execute(ctx, key, c, tool)
 }
