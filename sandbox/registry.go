@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -65,6 +64,12 @@ func NewRegistry(mode Mode, tools []Tool) *Registry {
 	return r
 }
 
+// precompiled is implemented by the built-in tools: their schema is
+// derived from their input type and compiled once, at start.
+type precompiled interface {
+	compiled() *jsonschema.Resolved
+}
+
 func compileSchema(t Tool) (*jsonschema.Resolved, error) {
 	var sch jsonschema.Schema
 	if err := json.Unmarshal(t.Schema(), &sch); err != nil {
@@ -77,8 +82,12 @@ func compileSchema(t Tool) (*jsonschema.Resolved, error) {
 	return res, nil
 }
 
-// schema returns t's compiled schema, compiling it once.
+// schema returns t's compiled schema: a built-in tool's own, another's
+// (an MCP server's, the task tool's) compiled once per registry.
 func (r *Registry) schema(t Tool) (*jsonschema.Resolved, error) {
+	if p, ok := t.(precompiled); ok {
+		return p.compiled(), nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if sch, ok := r.schemas[t.Name()]; ok {
@@ -129,16 +138,17 @@ func (r *Registry) Check(t Tool, input json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	if len(bytes.TrimSpace(input)) == 0 {
-		input = json.RawMessage("{}")
+	return validateAgainst(sch, t.Name(), input)
+}
+
+// CheckCall is Check for a call whose Env came from ForCall: a built-in
+// tool then does not validate the same input again in Preview, Plan or
+// Run.
+func (r *Registry) CheckCall(env *Env, t Tool, input json.RawMessage) error {
+	if err := r.Check(t, input); err != nil {
+		return err
 	}
-	var inst any
-	if err := json.Unmarshal(input, &inst); err != nil {
-		return fmt.Errorf("%s: the arguments are not valid JSON (%v); send an object matching the tool's schema", t.Name(), err)
-	}
-	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("%s: the arguments do not match its schema: %s", t.Name(), describe(err))
-	}
+	env.markValidated(t.Name(), input)
 	return nil
 }
 

@@ -115,6 +115,9 @@ type Env struct {
 	// Redactor removes secrets from everything a tool returns. Nil: only
 	// the built-in token formats are redacted.
 	Redactor *redact.Redactor
+
+	// call is set by ForCall: what Preview, Plan and Run of one call share.
+	call *callMemo
 }
 
 func (e *Env) redact(s string) string { return e.Redactor.Redact(s) }
