@@ -100,9 +100,10 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandb
 		{ID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
 		{ID: optRejectAlways, Name: fmt.Sprintf("Reject %s on %s for this session", c.Name, sc.Label), Kind: optRejectAlways},
 	}
-	view := s.replayer().view(key, c.Name, c.Input)
+	r := s.replayer()
+	view := r.viewOf(key, c.Name, c.Input, p) // the call's own preview: not made again
 	if p.Diff != nil {
-		view.Diff = &Diff{Path: s.replayer().abs(p.Diff.Path), OldText: p.Diff.OldText, NewText: p.Diff.NewText}
+		view.Diff = &Diff{Path: r.abs(p.Diff.Path), OldText: p.Diff.OldText, NewText: p.Diff.NewText}
 	}
 	ans, err := s.client().RequestPermission(ctx, s.row.ID, Question{Tool: view, Options: options})
 	if err != nil && ctx.Err() == nil {

@@ -163,6 +163,10 @@ func (s *Session) env(key string) *sandbox.Env {
 	return &e
 }
 
+// callEnv is the Env of one call: its Preview, Plan and Run share it, so
+// that the input is validated and decoded once and an edit planned once.
+func (s *Session) callEnv(key string) *sandbox.Env { return s.env(key).ForCall(key) }
+
 // ID returns the session id.
 func (s *Session) ID() string { return s.row.ID }
 
