@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -110,5 +111,39 @@ func TestCallReplansAfterChange(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "uno\ntwo\nthree\n" {
 		t.Errorf("file = %q: the user's change was lost", b)
+	}
+}
+
+// incomparable is a tool whose value cannot be compared.
+type incomparable struct {
+	Remember
+	tags []string
+}
+
+// TestRegistriesCached: one registry per mode and tool set; a changed
+// set or mode builds another.
+func TestRegistriesCached(t *testing.T) {
+	var c Registries
+	set := tools()
+	r1 := c.Get(ModeAsk, set)
+	if c.Get(ModeAsk, slices.Clone(set)) != r1 {
+		t.Error("the same mode and tools built a second registry")
+	}
+	if c.Get(ModeAsk, tools()) == r1 {
+		t.Error("a new run_command (other settings, another box) got the old registry")
+	}
+	r1 = c.Get(ModeAsk, set)
+	if r2 := c.Get(ModeReadOnly, set); r2 == r1 || len(r2.Tools()) >= len(r1.Tools()) {
+		t.Error("read-only got the ask registry")
+	}
+	if c.Get(ModeAsk, set) != r1 {
+		t.Error("switching mode back rebuilt the registry")
+	}
+	if c.Get(ModeAsk, set[:3]) == r1 {
+		t.Error("a smaller tool set got the old registry")
+	}
+	odd := append(tools(), incomparable{})
+	if a, b := c.Get(ModeAsk, odd), c.Get(ModeAsk, odd); a == b {
+		t.Error("a tool that cannot be compared was taken as unchanged")
 	}
 }

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -163,3 +165,54 @@ func describe(err error) string {
 // Decide is what the registry's mode alone says about a call to t: Allow
 // or Ask (a tool the mode does not offer is not in the registry).
 func (r *Registry) Decide(t Tool) Decision { return permission.ForMode(r.mode, t.Effect()) }
+
+// Registries keeps one registry per mode, built once per set of tools:
+// a turn asks for its registry every model call, and gets the same one
+// (with the schemas it has compiled) while the mode and the tools — the
+// built-in ones, the task tool, an MCP server's — stay the same. The zero
+// value is ready to use.
+type Registries struct {
+	mu   sync.Mutex
+	last map[Mode]cached
+}
+
+type cached struct {
+	tools []Tool
+	reg   *Registry
+}
+
+// Get returns the registry of mode over tools, building it only when the
+// mode's tool set changed since the last call.
+func (c *Registries) Get(mode Mode, tools []Tool) *Registry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.last[mode]; ok && sameTools(e.tools, tools) {
+		return e.reg
+	}
+	if c.last == nil {
+		c.last = map[Mode]cached{}
+	}
+	r := NewRegistry(mode, tools)
+	c.last[mode] = cached{tools: slices.Clone(tools), reg: r}
+	return r
+}
+
+// sameTools reports whether a and b hold the same tool values in the same
+// order. A tool of a type that cannot be compared counts as changed.
+func sameTools(a, b []Tool) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false // a comparable struct holding an incomparable value
+		}
+	}()
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		ta, tb := reflect.TypeOf(a[i]), reflect.TypeOf(b[i])
+		if ta != tb || !ta.Comparable() || a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

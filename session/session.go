@@ -26,6 +26,8 @@ type Session struct {
 	// box is what every tool call gets: the workspace, the artifact store
 	// and the redactor; each call adds its key.
 	box sandbox.Env
+	// regs caches the registries of the session's modes.
+	regs sandbox.Registries
 
 	mu     sync.Mutex
 	row    store.Session
@@ -155,6 +157,10 @@ func (s *Session) tools() []sandbox.Tool {
 	}
 	return append(out, set.Tools()...)
 }
+
+// registry is the registry of the session's mode over its tools now,
+// built once per mode and tool set.
+func (s *Session) registry() *sandbox.Registry { return s.regs.Get(s.Mode(), s.tools()) }
 
 // env returns the sandbox environment of the call with idempotency key.
 func (s *Session) env(key string) *sandbox.Env {
