@@ -69,3 +69,19 @@ func TestSchemasAsBefore(t *testing.T) {
 		t.Errorf("run_command with hosts:\n was %q\n now %q", want, got)
 	}
 }
+
+// TestPinLenInSchema: the remember schema's maxLength is MaxPinLen (a
+// struct tag cannot name the constant).
+func TestPinLenInSchema(t *testing.T) {
+	var s struct {
+		Properties map[string]struct {
+			MaxLength int `json:"maxLength"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(Remember{}.Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Properties["text"].MaxLength; got != MaxPinLen {
+		t.Errorf("remember's text maxLength = %d, MaxPinLen = %d", got, MaxPinLen)
+	}
+}
