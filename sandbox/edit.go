@@ -35,6 +35,15 @@ func HashFile(env *Env, path string) (string, error) {
 	return Hash(data), nil
 }
 
+// unchanged reports whether a file's hash is still before ("" for a file
+// that does not exist): a plan computed earlier in the call still holds.
+// It reads and hashes the file; the diff and its redaction are not done
+// again.
+func unchanged(env *Env, path, before string) bool {
+	h, err := HashFile(env, path)
+	return err == nil && h == before
+}
+
 // readForEdit returns a file's content, or exists=false when it is absent.
 func readForEdit(env *Env, path string) (content []byte, exists bool, err error) {
 	if _, err := env.Root.Lstat(path); err != nil {

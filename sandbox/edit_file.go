@@ -6,51 +6,64 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // EditFile replaces an exact string in a file of the workspace.
 type EditFile struct{}
 
+var (
+	editFileDoc    = loadDoc("edit_file.md")
+	editFileSchema = deriveSchema[editFileInput]()
+)
+
 type editFileInput struct {
-	Path       string `json:"path"`
-	OldString  string `json:"old_string"`
-	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all,omitempty"`
+	Path       string `json:"path" jsonschema:"file path, relative to the workspace or absolute inside it" check:"minLength=1"`
+	OldString  string `json:"old_string" jsonschema:"exact text to replace" check:"minLength=1"`
+	NewString  string `json:"new_string" jsonschema:"replacement text"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence instead of exactly one"`
 }
 
 func (EditFile) Name() string { return "edit_file" }
 
-func (EditFile) Description() string {
-	return "Edit a file in the workspace by replacing an exact string. old_string must match the file exactly " +
-		"(whitespace and indentation included, without read_file's line-number prefixes) and occur exactly once, " +
-		"unless replace_all is set; include surrounding lines to make it unique. To create a file use write_file."
-}
+func (EditFile) Description() string { return editFileDoc.render(nil) }
 
-func (EditFile) Schema() json.RawMessage {
-	return schema(`"path":{"type":"string","minLength":1,"description":"file path, relative to the workspace or absolute inside it"},`+
-		`"old_string":{"type":"string","minLength":1,"description":"exact text to replace"},`+
-		`"new_string":{"type":"string","description":"replacement text"},`+
-		`"replace_all":{"type":"boolean","description":"replace every occurrence instead of exactly one"}`, "path", "old_string", "new_string")
-}
+func (EditFile) Schema() json.RawMessage { return editFileSchema.raw }
+
+func (EditFile) compiled() *jsonschema.Resolved { return editFileSchema.resolved }
 
 func (EditFile) Kind() Kind     { return KindEdit }
 func (EditFile) Effect() Effect { return EffectEdit }
 
 // Plan computes the edit without applying it.
 func (t EditFile) Plan(env *Env, input json.RawMessage) (FileEdit, error) {
-	in, err := parseInput[editFileInput](t.Name(), input)
+	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema, input)
 	if err != nil {
 		return FileEdit{}, err
 	}
-	_, _, fe, err := t.plan(env, in)
-	return fe, err
+	pl, err := t.planned(env, input, in)
+	return pl.fe, err
+}
+
+// editPlan is an edit computed once per call: Preview, Plan and Run of
+// the call share it while the file's hash still equals fe.Before.
+type editPlan struct {
+	old, next []byte
+	fe        FileEdit
+}
+
+func (t EditFile) planned(env *Env, input json.RawMessage, in editFileInput) (editPlan, error) {
+	return memoPlan(env, t.Name(), input,
+		func(p editPlan) bool { return unchanged(env, in.Path, p.fe.Before) },
+		func() (editPlan, error) {
+			old, next, fe, err := t.plan(env, in)
+			return editPlan{old, next, fe}, err
+		})
 }
 
 // plan returns the file's content now and after the edit, and the edit.
 func (t EditFile) plan(env *Env, in editFileInput) (old, next []byte, fe FileEdit, err error) {
-	if in.OldString == "" {
-		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: old_string is empty; to create a file use write_file")
-	}
 	if in.OldString == in.NewString {
 		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: old_string and new_string are the same; nothing to change")
 	}
@@ -110,16 +123,16 @@ func occurrenceLines(text, sub string, max int) string {
 }
 
 func (t EditFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[editFileInput](t.Name(), input)
+	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema, input)
 	if err != nil {
 		return Preview{}, err
 	}
 	p := Preview{Title: "Edit " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
-	old, _, fe, err := t.plan(env, in)
+	pl, err := t.planned(env, input, in)
 	switch {
 	case err == nil:
-		p.Diff = fe.Diff
-		p.Locations[0].Line = lineOf(string(old), strings.Index(string(old), in.OldString))
+		p.Diff = pl.fe.Diff
+		p.Locations[0].Line = lineOf(string(pl.old), strings.Index(string(pl.old), in.OldString))
 	case errors.Is(err, errHiddenPath):
 		// Refused whatever the user would answer: not proposed.
 		return Preview{}, err
@@ -128,14 +141,15 @@ func (t EditFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
 }
 
 func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[editFileInput](t.Name(), input)
+	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema, input)
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	old, next, fe, err := t.plan(env, in)
+	pl, err := t.planned(env, input, in)
 	if err != nil {
 		return Errorf("%v", err)
 	}
+	old, next, fe := pl.old, pl.next, pl.fe
 	if ctx.Err() != nil {
 		return Errorf("edit_file: cancelled before writing")
 	}

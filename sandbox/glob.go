@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Glob finds files by name pattern, skipping what .gitignore ignores.
@@ -17,24 +18,26 @@ type Glob struct {
 	MaxResults int
 }
 
+var (
+	globDoc    = loadDoc("glob.md")
+	globSchema = deriveSchema[globInput]()
+)
+
 type globInput struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path,omitempty"`
-	Offset  int    `json:"offset,omitempty"`
+	Pattern string `json:"pattern" jsonschema:"glob pattern, matched against paths relative to path" check:"minLength=1"`
+	Path    string `json:"path,omitempty" jsonschema:"directory to search (default: the workspace)"`
+	Offset  int    `json:"offset,omitempty" jsonschema:"first result to show, 1-based" check:"minimum=1"`
 }
 
 func (Glob) Name() string { return "glob" }
 
 func (t Glob) Description() string {
-	return fmt.Sprintf("Find files whose path matches a glob pattern (** matches any number of directories, e.g. \"**/*_test.go\", \"src/*.{ts,tsx}\"). "+
-		"Skips .git and files ignored by .gitignore. Returns paths sorted by name, at most %d per call; use offset for more.", t.max())
+	return globDoc.render(struct{ Max int }{t.max()})
 }
 
-func (Glob) Schema() json.RawMessage {
-	return schema(`"pattern":{"type":"string","minLength":1,"description":"glob pattern, matched against paths relative to path"},`+
-		`"path":{"type":"string","description":"directory to search (default: the workspace)"},`+
-		`"offset":{"type":"integer","minimum":1,"description":"first result to show, 1-based"}`, "pattern")
-}
+func (Glob) Schema() json.RawMessage { return globSchema.raw }
+
+func (Glob) compiled() *jsonschema.Resolved { return globSchema.resolved }
 
 func (Glob) Kind() Kind     { return KindSearch }
 func (Glob) Effect() Effect { return EffectRead }
@@ -42,7 +45,7 @@ func (Glob) Effect() Effect { return EffectRead }
 func (t Glob) max() int { return orDefault(t.MaxResults, 500) }
 
 func (t Glob) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[globInput](t.Name(), input)
+	in, err := parseInput[globInput](env, t.Name(), globSchema, input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -53,7 +56,7 @@ func (t Glob) Preview(env *Env, input json.RawMessage) (Preview, error) {
 }
 
 func (t Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[globInput](t.Name(), input)
+	in, err := parseInput[globInput](env, t.Name(), globSchema, input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

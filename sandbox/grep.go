@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Grep searches file contents with a regular expression, skipping what
@@ -27,30 +28,28 @@ type Grep struct {
 	MaxFileBytes int64
 }
 
+var (
+	grepDoc    = loadDoc("grep.md")
+	grepSchema = deriveSchema[grepInput]()
+)
+
 type grepInput struct {
-	Pattern    string `json:"pattern"`
-	Path       string `json:"path,omitempty"`
-	Glob       string `json:"glob,omitempty"`
-	IgnoreCase bool   `json:"ignore_case,omitempty"`
-	FilesOnly  bool   `json:"files_only,omitempty"`
+	Pattern    string `json:"pattern" jsonschema:"regular expression (RE2 syntax)" check:"minLength=1"`
+	Path       string `json:"path,omitempty" jsonschema:"directory or file to search (default: the workspace)"`
+	Glob       string `json:"glob,omitempty" jsonschema:"only files whose path matches this glob, e.g. \"*.go\" or \"src/**/*.ts\""`
+	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"match case-insensitively"`
+	FilesOnly  bool   `json:"files_only,omitempty" jsonschema:"list matching files with their match counts instead of lines"`
 }
 
 func (Grep) Name() string { return "grep" }
 
 func (t Grep) Description() string {
-	return fmt.Sprintf("Search file contents with a regular expression (Go RE2 syntax) under a directory of the workspace, "+
-		"skipping .git, files ignored by .gitignore and binary files. Returns path:line:text, at most %d matches "+
-		"(the rest is counted and kept in an artifact); use files_only for just the matching files and their counts, "+
-		"glob to filter files by name.", t.maxMatches())
+	return grepDoc.render(struct{ MaxMatches int }{t.maxMatches()})
 }
 
-func (Grep) Schema() json.RawMessage {
-	return schema(`"pattern":{"type":"string","minLength":1,"description":"regular expression (RE2 syntax)"},`+
-		`"path":{"type":"string","description":"directory or file to search (default: the workspace)"},`+
-		`"glob":{"type":"string","description":"only files whose path matches this glob, e.g. \"*.go\" or \"src/**/*.ts\""},`+
-		`"ignore_case":{"type":"boolean","description":"match case-insensitively"},`+
-		`"files_only":{"type":"boolean","description":"list matching files with their match counts instead of lines"}`, "pattern")
-}
+func (Grep) Schema() json.RawMessage { return grepSchema.raw }
+
+func (Grep) compiled() *jsonschema.Resolved { return grepSchema.resolved }
 
 func (Grep) Kind() Kind     { return KindSearch }
 func (Grep) Effect() Effect { return EffectRead }
@@ -60,9 +59,6 @@ func (t Grep) maxLineLen() int     { return orDefault(t.MaxLineLen, 300) }
 func (t Grep) maxFileBytes() int64 { return int64(orDefault(int(t.MaxFileBytes), 16<<20)) }
 
 func (t Grep) compile(in grepInput) (*regexp.Regexp, error) {
-	if in.Pattern == "" {
-		return nil, fmt.Errorf("grep: pattern is empty")
-	}
 	p := in.Pattern
 	if in.IgnoreCase {
 		p = "(?i)" + p
@@ -78,7 +74,7 @@ func (t Grep) compile(in grepInput) (*regexp.Regexp, error) {
 }
 
 func (t Grep) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[grepInput](t.Name(), input)
+	in, err := parseInput[grepInput](env, t.Name(), grepSchema, input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -101,7 +97,7 @@ type grepStats struct {
 }
 
 func (t Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[grepInput](t.Name(), input)
+	in, err := parseInput[grepInput](env, t.Name(), grepSchema, input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -4,30 +4,121 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
-// parseInput decodes a call's arguments. Registry.Check has validated
-// them against the schema already; this catches what a schema cannot say
-// and calls made without the registry.
-func parseInput[T any](tool string, input json.RawMessage) (T, error) {
-	var in T
-	if len(bytes.TrimSpace(input)) == 0 {
-		input = json.RawMessage("{}")
+// callMemo is what one call's Env remembers between Preview, Plan and Run of
+// that call: its input validated and decoded once, an edit planned once.
+// It remembers one input: a different one (a caller reusing the Env) is
+// validated and decoded afresh.
+type callMemo struct {
+	mu        sync.Mutex
+	tool      string
+	input     []byte
+	validated bool
+	value     any // the decoded input, once decoded
+	plan      any // an edit's plan, once planned
+}
+
+// ForCall returns a copy of e for one call with key. Within it, a built-in
+// tool validates and decodes the call's input once, and an edit is
+// planned once, however many of Preview, Plan and Run the session asks
+// for.
+func (e *Env) ForCall(key string) *Env {
+	c := *e
+	c.Key = key
+	c.call = &callMemo{}
+	return &c
+}
+
+// same locks the call's memory and reports whether it is about this tool
+// and input; if not, it is reset to them.
+func (c *callMemo) same(tool string, input json.RawMessage) bool {
+	if c.tool == tool && bytes.Equal(c.input, input) {
+		return true
 	}
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	c.tool, c.input = tool, bytes.Clone(input)
+	c.validated, c.value, c.plan = false, nil, nil
+	return false
+}
+
+// markValidated records that input was validated against tool's schema.
+func (e *Env) markValidated(tool string, input json.RawMessage) {
+	if e == nil || e.call == nil {
+		return
+	}
+	e.call.mu.Lock()
+	defer e.call.mu.Unlock()
+	e.call.same(tool, input)
+	e.call.validated = true
+}
+
+// parseInput validates a call's arguments against the tool's schema and
+// decodes them — once per call: with an Env from ForCall, later calls
+// return the first one's value, and a validation Registry.CheckCall made
+// is not repeated.
+func parseInput[T any](env *Env, tool string, sch *inputSchema, input json.RawMessage) (T, error) {
+	input = orEmpty(input)
+	var c *callMemo
+	if env != nil && env.call != nil {
+		c = env.call
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.same(tool, input) {
+			if v, ok := c.value.(T); ok {
+				return v, nil
+			}
+		}
+	}
+	var in T
+	if c == nil || !c.validated {
+		if err := sch.validate(tool, input); err != nil {
+			return in, err
+		}
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
 		return in, fmt.Errorf("%s: the arguments do not match its schema: %v", tool, err)
+	}
+	if c != nil {
+		c.validated, c.value = true, in
 	}
 	return in, nil
 }
 
-// schema builds a tool's JSON Schema from its properties and required
-// names, closed to other properties.
-func schema(properties string, required ...string) json.RawMessage {
-	req, _ := json.Marshal(required)
-	if required == nil {
-		req = []byte("[]")
+// memoPlan returns the plan remembered for this call, or computes it with
+// plan and remembers it. fresh says whether a remembered plan still
+// holds (the file did not change since).
+func memoPlan[P any](env *Env, tool string, input json.RawMessage, fresh func(P) bool, plan func() (P, error)) (P, error) {
+	if env == nil || env.call == nil {
+		return plan()
 	}
-	return json.RawMessage(`{"type":"object","properties":{` + properties + `},"required":` + string(req) + `,"additionalProperties":false}`)
+	c := env.call
+	c.mu.Lock()
+	if c.tool == tool && bytes.Equal(c.input, orEmpty(input)) {
+		if p, ok := c.plan.(P); ok {
+			c.mu.Unlock()
+			if fresh(p) {
+				return p, nil
+			}
+			c.mu.Lock()
+		}
+	}
+	c.mu.Unlock()
+	p, err := plan()
+	if err != nil {
+		return p, err
+	}
+	c.mu.Lock()
+	if c.tool == tool && bytes.Equal(c.input, orEmpty(input)) {
+		c.plan = p
+	}
+	c.mu.Unlock()
+	return p, nil
+}
+
+func orEmpty(input json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(input)) == 0 {
+		return json.RawMessage("{}")
+	}
+	return input
 }

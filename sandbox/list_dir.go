@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // ListDir lists one directory of the workspace.
@@ -15,22 +17,25 @@ type ListDir struct {
 	MaxEntries int
 }
 
+var (
+	listDirDoc    = loadDoc("list_dir.md")
+	listDirSchema = deriveSchema[listDirInput]()
+)
+
 type listDirInput struct {
-	Path   string `json:"path,omitempty"`
-	Offset int    `json:"offset,omitempty"`
+	Path   string `json:"path,omitempty" jsonschema:"directory, relative to the workspace or absolute inside it (default: the workspace)"`
+	Offset int    `json:"offset,omitempty" jsonschema:"first entry to show, 1-based" check:"minimum=1"`
 }
 
 func (ListDir) Name() string { return "list_dir" }
 
 func (t ListDir) Description() string {
-	return fmt.Sprintf("List the entries of a directory in the workspace: directories end in /, symbolic links show their target, files their size. "+
-		"At most %d entries per call; use offset to list on.", t.max())
+	return listDirDoc.render(struct{ Max int }{t.max()})
 }
 
-func (ListDir) Schema() json.RawMessage {
-	return schema(`"path":{"type":"string","description":"directory, relative to the workspace or absolute inside it (default: the workspace)"},` +
-		`"offset":{"type":"integer","minimum":1,"description":"first entry to show, 1-based"}`)
-}
+func (ListDir) Schema() json.RawMessage { return listDirSchema.raw }
+
+func (ListDir) compiled() *jsonschema.Resolved { return listDirSchema.resolved }
 
 func (ListDir) Kind() Kind     { return KindRead }
 func (ListDir) Effect() Effect { return EffectRead }
@@ -38,7 +43,7 @@ func (ListDir) Effect() Effect { return EffectRead }
 func (t ListDir) max() int { return orDefault(t.MaxEntries, 500) }
 
 func (t ListDir) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[listDirInput](t.Name(), input)
+	in, err := parseInput[listDirInput](env, t.Name(), listDirSchema, input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -54,7 +59,7 @@ func orDot(p string) string {
 }
 
 func (t ListDir) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[listDirInput](t.Name(), input)
+	in, err := parseInput[listDirInput](env, t.Name(), listDirSchema, input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // ReadArtifact pages through the whole output of an earlier call whose
@@ -15,26 +17,27 @@ type ReadArtifact struct {
 	MaxBytes int
 }
 
+var (
+	readArtifactDoc    = loadDoc("read_artifact.md")
+	readArtifactSchema = deriveSchema[readArtifactInput]()
+)
+
 type readArtifactInput struct {
-	ID      string `json:"id"`
-	Offset  int    `json:"offset,omitempty"`
-	Limit   int    `json:"limit,omitempty"`
-	Pattern string `json:"pattern,omitempty"`
+	ID      string `json:"id" jsonschema:"artifact id, as a capped result named it" check:"minLength=1"`
+	Offset  int    `json:"offset,omitempty" jsonschema:"first line, 1-based" check:"minimum=1"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"how many lines" check:"minimum=1"`
+	Pattern string `json:"pattern,omitempty" jsonschema:"only lines matching this regular expression (RE2)"`
 }
 
 func (ReadArtifact) Name() string { return "read_artifact" }
 
 func (t ReadArtifact) Description() string {
-	return fmt.Sprintf("Read the full output of an earlier tool call whose result was cut, by the artifact id the result named (like a12.0). "+
-		"Returns numbered lines, at most %d lines or %d bytes per call; use offset and limit to page, or pattern to show only matching lines.", t.maxLines(), t.maxBytes())
+	return readArtifactDoc.render(struct{ MaxLines, MaxBytes int }{t.maxLines(), t.maxBytes()})
 }
 
-func (ReadArtifact) Schema() json.RawMessage {
-	return schema(`"id":{"type":"string","minLength":1,"description":"artifact id, as a capped result named it"},`+
-		`"offset":{"type":"integer","minimum":1,"description":"first line, 1-based"},`+
-		`"limit":{"type":"integer","minimum":1,"description":"how many lines"},`+
-		`"pattern":{"type":"string","description":"only lines matching this regular expression (RE2)"}`, "id")
-}
+func (ReadArtifact) Schema() json.RawMessage { return readArtifactSchema.raw }
+
+func (ReadArtifact) compiled() *jsonschema.Resolved { return readArtifactSchema.resolved }
 
 func (ReadArtifact) Kind() Kind     { return KindRead }
 func (ReadArtifact) Effect() Effect { return EffectNone }
@@ -43,7 +46,7 @@ func (t ReadArtifact) maxLines() int { return orDefault(t.MaxLines, 1000) }
 func (t ReadArtifact) maxBytes() int { return orDefault(t.MaxBytes, 48<<10) }
 
 func (t ReadArtifact) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[readArtifactInput](t.Name(), input)
+	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSchema, input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -51,7 +54,7 @@ func (t ReadArtifact) Preview(env *Env, input json.RawMessage) (Preview, error) 
 }
 
 func (t ReadArtifact) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[readArtifactInput](t.Name(), input)
+	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSchema, input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // ReadFile reads a text file in the workspace, a range of lines at a time.
@@ -21,24 +23,26 @@ type ReadFile struct {
 	MaxLineLen int
 }
 
+var (
+	readFileDoc    = loadDoc("read_file.md")
+	readFileSchema = deriveSchema[readFileInput]()
+)
+
 type readFileInput struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset,omitempty"` // first line, 1-based
-	Limit  int    `json:"limit,omitempty"`
+	Path   string `json:"path" jsonschema:"file path, relative to the workspace or absolute inside it" check:"minLength=1"`
+	Offset int    `json:"offset,omitempty" jsonschema:"first line to read, 1-based (default 1)" check:"minimum=1"` // first line, 1-based
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many lines to read" check:"minimum=1"`
 }
 
 func (ReadFile) Name() string { return "read_file" }
 
 func (t ReadFile) Description() string {
-	return fmt.Sprintf("Read a text file in the workspace. Returns numbered lines (at most %d lines or %d bytes per call); "+
-		"use offset and limit to page through long files. Lines longer than %d bytes are cut.", t.maxLines(), t.maxBytes(), t.maxLineLen())
+	return readFileDoc.render(struct{ MaxLines, MaxBytes, MaxLineLen int }{t.maxLines(), t.maxBytes(), t.maxLineLen()})
 }
 
-func (ReadFile) Schema() json.RawMessage {
-	return schema(`"path":{"type":"string","minLength":1,"description":"file path, relative to the workspace or absolute inside it"},`+
-		`"offset":{"type":"integer","minimum":1,"description":"first line to read, 1-based (default 1)"},`+
-		`"limit":{"type":"integer","minimum":1,"description":"how many lines to read"}`, "path")
-}
+func (ReadFile) Schema() json.RawMessage { return readFileSchema.raw }
+
+func (ReadFile) compiled() *jsonschema.Resolved { return readFileSchema.resolved }
 
 func (ReadFile) Kind() Kind     { return KindRead }
 func (ReadFile) Effect() Effect { return EffectRead }
@@ -55,18 +59,15 @@ func orDefault(v, def int) int {
 }
 
 func (t ReadFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[readFileInput](t.Name(), input)
+	in, err := parseInput[readFileInput](env, t.Name(), readFileSchema, input)
 	if err != nil {
 		return Preview{}, err
-	}
-	if in.Path == "" {
-		return Preview{}, errors.New("read_file: path is required")
 	}
 	return Preview{Title: "Read " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path), Line: max(in.Offset, 1)}}}, nil
 }
 
 func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[readFileInput](t.Name(), input)
+	in, err := parseInput[readFileInput](env, t.Name(), readFileSchema, input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

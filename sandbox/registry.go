@@ -1,62 +1,45 @@
 package sandbox
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Mode names a tool registry. A tool absent from a mode's registry is
-// absent from the catalogue the model sees.
-type Mode string
+// Mode names a tool registry; the policy is the permission package's.
+type Mode = permission.Mode
 
 const (
-	ModeReadOnly Mode = "read-only"
-	ModeAsk      Mode = "ask"
-	ModeAutoEdit Mode = "auto-edit"
-	ModeFullAuto Mode = "full-auto"
+	ModeReadOnly = permission.ModeReadOnly
+	ModeAsk      = permission.ModeAsk
+	ModeAutoEdit = permission.ModeAutoEdit
+	ModeFullAuto = permission.ModeFullAuto
 )
 
 // DefaultMode is the mode of a new session.
-const DefaultMode = ModeAsk
+const DefaultMode = permission.DefaultMode
 
 // ModeInfo describes a mode for the editor.
-type ModeInfo struct {
-	ID          Mode
-	Name        string
-	Description string
-}
+type ModeInfo = permission.ModeInfo
 
 // Modes lists the modes in the order an editor should offer them.
-func Modes() []ModeInfo {
-	return []ModeInfo{
-		{ModeReadOnly, "Read only", "Reads and searches; never edits or runs anything."},
-		{ModeAsk, "Ask", "Edits and commands need your approval."},
-		{ModeAutoEdit, "Auto edit", "Edits in the workspace are allowed; commands need approval."},
-		{ModeFullAuto, "Full auto", "Everything is allowed inside the box."},
-	}
-}
+func Modes() []ModeInfo { return permission.Modes() }
 
 // ParseMode checks that s names a mode.
-func ParseMode(s string) (Mode, error) {
-	for _, m := range Modes() {
-		if string(m.ID) == s {
-			return m.ID, nil
-		}
-	}
-	return "", fmt.Errorf("unknown mode %q: use one of read-only, ask, auto-edit, full-auto", s)
-}
+func ParseMode(s string) (Mode, error) { return permission.ParseMode(s) }
 
 // Decision is what a mode says about a call.
-type Decision int
+type Decision = permission.Decision
 
 const (
-	Allow Decision = iota
-	Ask
+	Allow = permission.Allow
+	Ask   = permission.Ask
 )
 
 // Registry is the set of tools one mode offers.
@@ -75,12 +58,18 @@ type Registry struct {
 func NewRegistry(mode Mode, tools []Tool) *Registry {
 	r := &Registry{mode: mode, schemas: map[string]*jsonschema.Resolved{}}
 	for _, t := range tools {
-		if mode == ModeReadOnly && t.Effect() > EffectRead {
+		if !permission.Offered(mode, t.Effect()) {
 			continue
 		}
 		r.tools = append(r.tools, t)
 	}
 	return r
+}
+
+// precompiled is implemented by the built-in tools: their schema is
+// derived from their input type and compiled once, at start.
+type precompiled interface {
+	compiled() *jsonschema.Resolved
 }
 
 func compileSchema(t Tool) (*jsonschema.Resolved, error) {
@@ -95,8 +84,12 @@ func compileSchema(t Tool) (*jsonschema.Resolved, error) {
 	return res, nil
 }
 
-// schema returns t's compiled schema, compiling it once.
+// schema returns t's compiled schema: a built-in tool's own, another's
+// (an MCP server's, the task tool's) compiled once per registry.
 func (r *Registry) schema(t Tool) (*jsonschema.Resolved, error) {
+	if p, ok := t.(precompiled); ok {
+		return p.compiled(), nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if sch, ok := r.schemas[t.Name()]; ok {
@@ -147,16 +140,17 @@ func (r *Registry) Check(t Tool, input json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	if len(bytes.TrimSpace(input)) == 0 {
-		input = json.RawMessage("{}")
+	return validateAgainst(sch, t.Name(), input)
+}
+
+// CheckCall is Check for a call whose Env came from ForCall: a built-in
+// tool then does not validate the same input again in Preview, Plan or
+// Run.
+func (r *Registry) CheckCall(env *Env, t Tool, input json.RawMessage) error {
+	if err := r.Check(t, input); err != nil {
+		return err
 	}
-	var inst any
-	if err := json.Unmarshal(input, &inst); err != nil {
-		return fmt.Errorf("%s: the arguments are not valid JSON (%v); send an object matching the tool's schema", t.Name(), err)
-	}
-	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("%s: the arguments do not match its schema: %s", t.Name(), describe(err))
-	}
+	env.markValidated(t.Name(), input)
 	return nil
 }
 
@@ -168,19 +162,57 @@ func describe(err error) string {
 	return strings.ReplaceAll(msg, "validating /properties/", "at /")
 }
 
-// Decide says whether a call to t may run at once or needs approval.
-func (r *Registry) Decide(t Tool) Decision {
-	switch t.Effect() {
-	case EffectNone, EffectRead:
-		return Allow
-	case EffectEdit:
-		if r.mode == ModeAutoEdit || r.mode == ModeFullAuto {
-			return Allow
+// Decide is what the registry's mode alone says about a call to t: Allow
+// or Ask (a tool the mode does not offer is not in the registry).
+func (r *Registry) Decide(t Tool) Decision { return permission.ForMode(r.mode, t.Effect()) }
+
+// Registries keeps one registry per mode, built once per set of tools:
+// a turn asks for its registry every model call, and gets the same one
+// (with the schemas it has compiled) while the mode and the tools — the
+// built-in ones, the task tool, an MCP server's — stay the same. The zero
+// value is ready to use.
+type Registries struct {
+	mu   sync.Mutex
+	last map[Mode]cached
+}
+
+type cached struct {
+	tools []Tool
+	reg   *Registry
+}
+
+// Get returns the registry of mode over tools, building it only when the
+// mode's tool set changed since the last call.
+func (c *Registries) Get(mode Mode, tools []Tool) *Registry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.last[mode]; ok && sameTools(e.tools, tools) {
+		return e.reg
+	}
+	if c.last == nil {
+		c.last = map[Mode]cached{}
+	}
+	r := NewRegistry(mode, tools)
+	c.last[mode] = cached{tools: slices.Clone(tools), reg: r}
+	return r
+}
+
+// sameTools reports whether a and b hold the same tool values in the same
+// order. A tool of a type that cannot be compared counts as changed.
+func sameTools(a, b []Tool) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false // a comparable struct holding an incomparable value
 		}
-	case EffectExecute:
-		if r.mode == ModeFullAuto {
-			return Allow
+	}()
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		ta, tb := reflect.TypeOf(a[i]), reflect.TypeOf(b[i])
+		if ta != tb || !ta.Comparable() || a[i] != b[i] {
+			return false
 		}
 	}
-	return Ask
+	return true
 }

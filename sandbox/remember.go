@@ -5,44 +5,45 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Remember pins a constraint or a decision so that it survives compaction
 // and is repeated to the model every turn.
 type Remember struct{}
 
+var (
+	rememberDoc    = loadDoc("remember.md")
+	rememberSchema = deriveSchema[rememberInput]()
+)
+
 type rememberInput struct {
-	Kind string `json:"kind"`
-	Text string `json:"text"`
+	Kind string `json:"kind" jsonschema:"constraint or decision" check:"enum=constraint|decision"`
+	Text string `json:"text" jsonschema:"the constraint or decision, in one or two sentences" check:"minLength=1,maxLength=500"`
 }
 
 // MaxPinLen bounds one pin: pins are sent with every request.
-const MaxPinLen = 500
+const MaxPinLen = 500 // also the schema's maxLength (in characters; this is bytes)
 
 func (Remember) Name() string { return "remember" }
 
-func (Remember) Description() string {
-	return "Pin a constraint (a rule the user set that must hold for the whole session) or a decision (a choice made that later work must respect). " +
-		"Pins are kept verbatim in every request, even after the conversation is summarised. Keep each short and specific."
-}
+func (Remember) Description() string { return rememberDoc.render(nil) }
 
-func (Remember) Schema() json.RawMessage {
-	return schema(`"kind":{"type":"string","enum":["constraint","decision"],"description":"constraint or decision"},`+
-		fmt.Sprintf(`"text":{"type":"string","minLength":1,"maxLength":%d,"description":"the constraint or decision, in one or two sentences"}`, MaxPinLen), "kind", "text")
-}
+func (Remember) Schema() json.RawMessage { return rememberSchema.raw }
+
+func (Remember) compiled() *jsonschema.Resolved { return rememberSchema.resolved }
 
 func (Remember) Kind() Kind     { return KindThink }
 func (Remember) Effect() Effect { return EffectNone }
 
-func (t Remember) parse(input json.RawMessage) (rememberInput, error) {
-	in, err := parseInput[rememberInput](t.Name(), input)
+func (t Remember) parse(env *Env, input json.RawMessage) (rememberInput, error) {
+	in, err := parseInput[rememberInput](env, t.Name(), rememberSchema, input)
 	if err != nil {
 		return in, err
 	}
 	in.Text = strings.TrimSpace(in.Text)
 	switch {
-	case in.Kind != string(PinConstraint) && in.Kind != string(PinDecision):
-		return in, fmt.Errorf("remember: kind must be \"constraint\" or \"decision\", not %q", in.Kind)
 	case in.Text == "":
 		return in, fmt.Errorf("remember: text is empty")
 	case len(in.Text) > MaxPinLen:
@@ -52,7 +53,7 @@ func (t Remember) parse(input json.RawMessage) (rememberInput, error) {
 }
 
 func (t Remember) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := t.parse(input)
+	in, err := t.parse(env, input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -60,7 +61,7 @@ func (t Remember) Preview(env *Env, input json.RawMessage) (Preview, error) {
 }
 
 func (t Remember) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := t.parse(input)
+	in, err := t.parse(env, input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/sandbox/redact"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // RunCommand runs a shell command in the workspace, inside the box.
@@ -22,39 +23,37 @@ type RunCommand struct {
 	Environ []string
 }
 
+var (
+	runCommandDoc    = loadDoc("run_command.md")
+	runCommandSchema = deriveSchema[runCommandInput]()
+)
+
 type runCommandInput struct {
-	Command        string `json:"command"`
-	Workdir        string `json:"workdir,omitempty"`
-	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
-	Description    string `json:"description,omitempty"`
+	Command        string `json:"command" jsonschema:"shell command line" check:"minLength=1"`
+	Workdir        string `json:"workdir,omitempty" jsonschema:"directory to run in, inside the workspace (default: the workspace)"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"time limit in seconds" check:"minimum=1"`
+	Description    string `json:"description,omitempty" jsonschema:"a few words saying what the command does, shown to the user"`
 }
 
 func (*RunCommand) Name() string { return "run_command" }
 
 func (t *RunCommand) Description() string {
-	net := "There is no network access."
-	if len(t.Settings.AllowHosts) > 0 {
-		net = "Network access goes through a proxy to these hosts only: " + strings.Join(t.Settings.AllowHosts, ", ") + "."
-	}
-	return fmt.Sprintf("Run a shell command (/bin/sh -c) in the workspace, inside a sandbox: it can write only in the workspace and $TMPDIR "+
-		"(a private temp dir removed afterwards), reads no input and has no terminal. %s It is killed after %d s unless timeout_seconds says "+
-		"otherwise (at most %d s), together with everything it started: nothing keeps running after the call, so do not start servers in the "+
-		"background expecting them to stay. Output (stdout and stderr together) longer than %d lines is cut to its first and last lines; "+
-		"the whole is kept for read_artifact.", net, int(t.Settings.timeout().Seconds()), int(t.Settings.maxTimeout().Seconds()), t.Caps.HeadLines+t.Caps.TailLines)
+	return runCommandDoc.render(struct {
+		AllowHosts          string
+		Timeout, MaxTimeout int
+		Lines               int
+	}{strings.Join(t.Settings.AllowHosts, ", "), int(t.Settings.timeout().Seconds()), int(t.Settings.maxTimeout().Seconds()), t.Caps.HeadLines + t.Caps.TailLines})
 }
 
-func (*RunCommand) Schema() json.RawMessage {
-	return schema(`"command":{"type":"string","minLength":1,"description":"shell command line"},`+
-		`"workdir":{"type":"string","description":"directory to run in, inside the workspace (default: the workspace)"},`+
-		`"timeout_seconds":{"type":"integer","minimum":1,"description":"time limit in seconds"},`+
-		`"description":{"type":"string","description":"a few words saying what the command does, shown to the user"}`, "command")
-}
+func (*RunCommand) Schema() json.RawMessage { return runCommandSchema.raw }
+
+func (*RunCommand) compiled() *jsonschema.Resolved { return runCommandSchema.resolved }
 
 func (*RunCommand) Kind() Kind     { return KindExecute }
 func (*RunCommand) Effect() Effect { return EffectExecute }
 
 func (t *RunCommand) parse(env *Env, input json.RawMessage) (runCommandInput, string, time.Duration, error) {
-	in, err := parseInput[runCommandInput](t.Name(), input)
+	in, err := parseInput[runCommandInput](env, t.Name(), runCommandSchema, input)
 	if err != nil {
 		return in, "", 0, err
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
@@ -27,19 +28,15 @@ const (
 	KindOther   Kind = "other"
 )
 
-// Effect is what a tool can do to the machine. Modes decide approvals by
-// effect, so a new tool only has to say which it has.
-type Effect int
+// Effect is what a tool can do to the machine; the permission package
+// decides approvals by it.
+type Effect = permission.Effect
 
 const (
-	// EffectNone changes nothing outside the session (remember, think).
-	EffectNone Effect = iota
-	// EffectRead reads the workspace.
-	EffectRead
-	// EffectEdit writes files in the workspace.
-	EffectEdit
-	// EffectExecute runs a process.
-	EffectExecute
+	EffectNone    = permission.EffectNone
+	EffectRead    = permission.EffectRead
+	EffectEdit    = permission.EffectEdit
+	EffectExecute = permission.EffectExecute
 )
 
 // Location is a file (and line) a call touches. Path is absolute, as ACP
@@ -118,6 +115,9 @@ type Env struct {
 	// Redactor removes secrets from everything a tool returns. Nil: only
 	// the built-in token formats are redacted.
 	Redactor *redact.Redactor
+
+	// call is set by ForCall: what Preview, Plan and Run of one call share.
+	call *callMemo
 }
 
 func (e *Env) redact(s string) string { return e.Redactor.Redact(s) }

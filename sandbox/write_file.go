@@ -5,38 +5,49 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // WriteFile creates or overwrites a file of the workspace.
 type WriteFile struct{}
 
+var (
+	writeFileDoc    = loadDoc("write_file.md")
+	writeFileSchema = deriveSchema[writeFileInput]()
+)
+
 type writeFileInput struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
+	Path    string `json:"path" jsonschema:"file path, relative to the workspace or absolute inside it" check:"minLength=1"`
+	Content string `json:"content" jsonschema:"the file's whole new content"`
 }
 
 func (WriteFile) Name() string { return "write_file" }
 
-func (WriteFile) Description() string {
-	return "Create a file in the workspace, or replace its whole content. Missing parent directories are created. " +
-		"To change part of an existing file prefer edit_file."
-}
+func (WriteFile) Description() string { return writeFileDoc.render(nil) }
 
-func (WriteFile) Schema() json.RawMessage {
-	return schema(`"path":{"type":"string","minLength":1,"description":"file path, relative to the workspace or absolute inside it"},`+
-		`"content":{"type":"string","description":"the file's whole new content"}`, "path", "content")
-}
+func (WriteFile) Schema() json.RawMessage { return writeFileSchema.raw }
+
+func (WriteFile) compiled() *jsonschema.Resolved { return writeFileSchema.resolved }
 
 func (WriteFile) Kind() Kind     { return KindEdit }
 func (WriteFile) Effect() Effect { return EffectEdit }
 
 // Plan computes the write without doing it.
 func (t WriteFile) Plan(env *Env, input json.RawMessage) (FileEdit, error) {
-	in, err := parseInput[writeFileInput](t.Name(), input)
+	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema, input)
 	if err != nil {
 		return FileEdit{}, err
 	}
-	return t.plan(env, in)
+	return t.planned(env, input, in)
+}
+
+// planned is the write's plan, computed once per call: Preview, Plan and
+// Run of the call share it while the file's hash still equals Before.
+func (t WriteFile) planned(env *Env, input json.RawMessage, in writeFileInput) (FileEdit, error) {
+	return memoPlan(env, t.Name(), input,
+		func(fe FileEdit) bool { return unchanged(env, in.Path, fe.Before) },
+		func() (FileEdit, error) { return t.plan(env, in) })
 }
 
 func (t WriteFile) plan(env *Env, in writeFileInput) (FileEdit, error) {
@@ -62,12 +73,12 @@ func (t WriteFile) plan(env *Env, in writeFileInput) (FileEdit, error) {
 }
 
 func (t WriteFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[writeFileInput](t.Name(), input)
+	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema, input)
 	if err != nil {
 		return Preview{}, err
 	}
 	p := Preview{Title: "Write " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
-	if fe, err := t.plan(env, in); err == nil {
+	if fe, err := t.planned(env, input, in); err == nil {
 		p.Diff = fe.Diff
 	} else {
 		return Preview{}, err
@@ -76,11 +87,11 @@ func (t WriteFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
 }
 
 func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[writeFileInput](t.Name(), input)
+	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema, input)
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	fe, err := t.plan(env, in)
+	fe, err := t.planned(env, input, in)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -3,11 +3,9 @@ package session
 import (
 	"context"
 	"fmt"
-	"path"
-	"path/filepath"
-	"strings"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
@@ -19,139 +17,82 @@ import (
 // of the same tool whose target matches its pattern. Only the user's
 // answers write these events; nothing a tool returns or a model says can.
 
+// The policy — modes, scopes, patterns, which answer stands — is the
+// permission package's; this file reads the answers from the log, asks,
+// and records.
+
 // Permission option ids, as ACP names their kinds.
 const (
-	optAllowOnce    = "allow_once"
-	optAllowAlways  = "allow_always"
-	optRejectOnce   = "reject_once"
-	optRejectAlways = "reject_always"
+	optAllowOnce    = permission.AllowOnce
+	optAllowAlways  = permission.AllowAlways
+	optRejectOnce   = permission.RejectOnce
+	optRejectAlways = permission.RejectAlways
 )
 
-// scope is what a session-wide answer about one call covers.
-type scope struct {
-	// Pattern matches the call's target: a slash-separated glob over
-	// workspace-relative paths ("src/app/**"), the exact command line, or
-	// "*" for every call of the tool.
-	Pattern string
-	// Label says it to the user, inside an option's name.
-	Label string
-	paths []string
-	cmd   string
-}
-
 // scopeOf derives the scope a session-wide answer would have for a call.
-func (s *Session) scopeOf(p sandbox.Preview) scope {
-	if p.Command != "" {
-		return scope{Pattern: p.Command, Label: fmt.Sprintf("the command `%s`", p.Command), cmd: p.Command}
+func (s *Session) scopeOf(p sandbox.Preview) permission.Scope {
+	paths := make([]string, len(p.Locations))
+	for i, l := range p.Locations {
+		paths[i] = l.Path
 	}
-	var rels []string
-	for _, l := range p.Locations {
-		rels = append(rels, s.rel(l.Path))
-	}
-	if len(rels) == 0 {
-		return scope{Pattern: "*", Label: "every call"}
-	}
-	dir := path.Dir(rels[0])
-	for _, r := range rels[1:] {
-		for !within(r, dir) {
-			dir = path.Dir(dir)
+	return permission.ScopeOf(s.root.Dir(), p.Command, paths)
+}
+
+// answers are the session-scoped answers in a log, in order.
+func answers(events []event.Event) []permission.Answer {
+	var out []permission.Answer
+	for _, e := range events {
+		switch v := e.Payload.(type) {
+		case event.ApprovalGranted:
+			if v.Scope == "session" {
+				out = append(out, permission.Answer{Tool: v.Tool, Option: optAllowAlways, Pattern: v.Pattern})
+			}
+		case event.ApprovalDenied:
+			if v.Scope == "session" {
+				out = append(out, permission.Answer{Tool: v.Tool, Option: optRejectAlways, Pattern: v.Pattern})
+			}
 		}
 	}
-	pattern, label := dir+"/**", "files under "+dir+"/"
-	if dir == "." {
-		pattern, label = "**", "any file in the workspace"
-	}
-	return scope{Pattern: pattern, Label: label, paths: rels}
-}
-
-// rel makes a path workspace-relative and slash-separated when it is
-// inside the workspace; others stay absolute.
-func (s *Session) rel(p string) string {
-	if !filepath.IsAbs(p) {
-		return filepath.ToSlash(filepath.Clean(p))
-	}
-	if r, err := filepath.Rel(s.root.Dir(), p); err == nil && !strings.HasPrefix(r, "..") {
-		return filepath.ToSlash(r)
-	}
-	return filepath.ToSlash(p)
-}
-
-func within(p, dir string) bool {
-	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
-}
-
-// matches reports whether a recorded pattern covers a call's scope.
-func matches(pattern string, call scope) bool {
-	switch {
-	case pattern == "*":
-		return true
-	case call.cmd != "":
-		return pattern == call.cmd
-	case len(call.paths) == 0:
-		return false
-	}
-	for _, p := range call.paths {
-		if !globMatch(pattern, p) {
-			return false
-		}
-	}
-	return true
-}
-
-// globMatch matches slash paths against a pattern whose only wildcard is
-// a trailing "/**" (or "**" alone): the patterns scopeOf writes.
-func globMatch(pattern, p string) bool {
-	if pattern == "**" {
-		return !strings.HasPrefix(p, "/")
-	}
-	if dir, ok := strings.CutSuffix(pattern, "/**"); ok {
-		return within(p, dir)
-	}
-	return pattern == p
+	return out
 }
 
 // standing returns the latest session-scoped answer in the log that
 // covers this call: optAllowAlways, optRejectAlways or "".
-func standing(events []event.Event, tool string, call scope) string {
-	ans := ""
-	for _, e := range events {
-		switch v := e.Payload.(type) {
-		case event.ApprovalGranted:
-			if v.Tool == tool && v.Scope == "session" && matches(v.Pattern, call) {
-				ans = optAllowAlways
-			}
-		case event.ApprovalDenied:
-			if v.Tool == tool && v.Scope == "session" && matches(v.Pattern, call) {
-				ans = optRejectAlways
-			}
-		}
-	}
-	return ans
+func standing(events []event.Event, tool string, call permission.Scope) string {
+	return permission.Standing(answers(events), tool, call)
 }
 
-// approve settles whether a call may run: from a standing answer in the
-// log, or by asking the user. A denial is recorded as the call's result.
-// It returns an error only when the log cannot be written.
-func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, p sandbox.Preview) (bool, error) {
+// approve settles whether a call may run: by the mode, from a standing
+// answer in the log, or by asking the user. A denial is recorded as the
+// call's result. It returns an error only when the log cannot be written.
+func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, effect permission.Effect, p sandbox.Preview) (bool, error) {
+	mode := t.reg.Mode()
+	if permission.ForMode(mode, effect) == permission.Allow {
+		return true, nil // the log need not be read
+	}
 	s := t.s
 	sc := s.scopeOf(p)
-	switch standing(s.approvals(), c.Name, sc) {
-	case optAllowAlways:
+	v := permission.Decide(mode, effect, answers(s.approvals()), c.Name, sc)
+	switch v.Decision {
+	case permission.Allow:
 		return true, nil
-	case optRejectAlways:
-		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
-			Output: fmt.Sprintf("the user declined %s calls on %s for this session", c.Name, sc.Label)})
+	case permission.Deny:
+		out := fmt.Sprintf("the user declined %s calls on %s for this session", c.Name, sc.Label)
+		if v.Standing == "" {
+			out = fmt.Sprintf("tool %q is not available in %s mode", c.Name, mode)
+		}
+		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied", Output: out})
 	}
 	summary := summaryOf(p)
 	if _, err := s.append(ctx, event.ApprovalRequest{CallID: c.ID, Key: key, Tool: c.Name, Summary: summary, Pattern: sc.Pattern,
-		Options: []string{optAllowOnce, optAllowAlways, optRejectOnce, optRejectAlways}}); err != nil {
+		Options: permission.Options()}); err != nil {
 		return false, err
 	}
 	return t.ask(ctx, key, c, p, sc, summary)
 }
 
 // ask puts a recorded approval request to the user and records the answer.
-func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandbox.Preview, sc scope, summary string) (bool, error) {
+func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandbox.Preview, sc permission.Scope, summary string) (bool, error) {
 	s := t.s
 	options := []Option{
 		{ID: optAllowOnce, Name: "Allow once", Kind: optAllowOnce},
@@ -159,9 +100,10 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandb
 		{ID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
 		{ID: optRejectAlways, Name: fmt.Sprintf("Reject %s on %s for this session", c.Name, sc.Label), Kind: optRejectAlways},
 	}
-	view := s.replayer().view(key, c.Name, c.Input)
+	r := s.replayer()
+	view := r.viewOf(key, c.Name, c.Input, p) // the call's own preview: not made again
 	if p.Diff != nil {
-		view.Diff = &Diff{Path: s.replayer().abs(p.Diff.Path), OldText: p.Diff.OldText, NewText: p.Diff.NewText}
+		view.Diff = &Diff{Path: r.abs(p.Diff.Path), OldText: p.Diff.OldText, NewText: p.Diff.NewText}
 	}
 	ans, err := s.client().RequestPermission(ctx, s.row.ID, Question{Tool: view, Options: options})
 	if err != nil && ctx.Err() == nil {

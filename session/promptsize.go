@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/bridle-dev/bridle/contextwin"
-	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -32,7 +31,7 @@ func (t *turn) checkSize(content []event.Content) error {
 		spec = s.m.cfg.DefaultModel(info.Cwd) // the model the turn will pin
 	}
 	err := s.m.window(info.Cwd).CheckPrompt(spec, p, func() contextwin.Input {
-		t.reg = sandbox.NewRegistry(s.Mode(), s.tools())
+		t.reg = s.registry()
 		return t.input()
 	})
 	var pe *contextwin.PromptTooBigError

@@ -179,7 +179,7 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 				}
 				continue
 			}
-			if err := t.execute(ctx, cs.key, toProviderCall(cs.call), tool); err != nil {
+			if err := t.execute(ctx, cs.key, toProviderCall(cs.call), tool, s.callEnv(cs.key)); err != nil {
 				return err
 			}
 		case cs.asked && !cs.answered && s.Info().ParentID == "":
@@ -294,7 +294,8 @@ func (s *Session) AskPending(ctx context.Context) {
 					Output: fmt.Sprintf("tool %q is no longer offered", c.Name)})
 				continue
 			}
-			p, err := tool.Preview(s.env(cs.key), c.Input)
+			env := s.callEnv(cs.key)
+			p, err := tool.Preview(env, c.Input)
 			if err != nil {
 				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 				continue
@@ -305,7 +306,7 @@ func (s *Session) AskPending(ctx context.Context) {
 				return
 			}
 			if ok {
-				if err := t.execute(ctx, cs.key, c, tool); err != nil {
+				if err := t.execute(ctx, cs.key, c, tool, env); err != nil {
 					s.m.log.Error("recovering a call failed", "session", s.row.ID, "err", err)
 					return
 				}

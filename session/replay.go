@@ -146,14 +146,28 @@ func (r *replayer) view(key, name string, input json.RawMessage) ToolView {
 	}
 	v.Kind = string(t.Kind())
 	if p, err := t.Preview(r.env, input); err == nil {
-		if p.Title != "" {
-			v.Title = p.Title
-		}
-		for _, l := range p.Locations {
-			v.Locations = append(v.Locations, Location{Path: r.abs(l.Path), Line: l.Line})
-		}
+		r.fill(&v, p)
 	}
 	return v
+}
+
+// viewOf is view for a call whose preview the caller has already made.
+func (r *replayer) viewOf(key, name string, input json.RawMessage, p sandbox.Preview) ToolView {
+	v := ToolView{ID: toolCallID(key), Title: name, Kind: string(sandbox.KindOther), Status: "pending", Input: input}
+	if t, ok := r.tools[name]; ok {
+		v.Kind = string(t.Kind())
+		r.fill(&v, p)
+	}
+	return v
+}
+
+func (r *replayer) fill(v *ToolView, p sandbox.Preview) {
+	if p.Title != "" {
+		v.Title = p.Title
+	}
+	for _, l := range p.Locations {
+		v.Locations = append(v.Locations, Location{Path: r.abs(l.Path), Line: l.Line})
+	}
 }
 
 // abs makes a tool path absolute: ACP wants every path to be.

@@ -26,6 +26,8 @@ type Session struct {
 	// box is what every tool call gets: the workspace, the artifact store
 	// and the redactor; each call adds its key.
 	box sandbox.Env
+	// regs caches the registries of the session's modes.
+	regs sandbox.Registries
 
 	mu  sync.Mutex
 	row store.Session
@@ -158,12 +160,20 @@ func (s *Session) tools() []sandbox.Tool {
 	return append(out, set.Tools()...)
 }
 
+// registry is the registry of the session's mode over its tools now,
+// built once per mode and tool set.
+func (s *Session) registry() *sandbox.Registry { return s.regs.Get(s.Mode(), s.tools()) }
+
 // env returns the sandbox environment of the call with idempotency key.
 func (s *Session) env(key string) *sandbox.Env {
 	e := s.box
 	e.Key = key
 	return &e
 }
+
+// callEnv is the Env of one call: its Preview, Plan and Run share it, so
+// that the input is validated and decoded once and an edit planned once.
+func (s *Session) callEnv(key string) *sandbox.Env { return s.env(key).ForCall(key) }
 
 // ID returns the session id.
 func (s *Session) ID() string { return s.row.ID }

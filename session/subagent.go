@@ -136,7 +136,7 @@ func (t *taskTool) Run(ctx context.Context, env *sandbox.Env, input json.RawMess
 // childToolNames decides a child's tools: those named (or, if none, the
 // read-only ones), each of which the parent's mode must offer now.
 func (s *Session) childToolNames(requested []string) ([]string, error) {
-	reg := sandbox.NewRegistry(s.Mode(), s.tools())
+	reg := s.registry()
 	if len(requested) == 0 {
 		var out []string
 		for _, t := range reg.Tools() {

@@ -26,23 +26,19 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	}
 	// Arguments that do not match the schema are the model's to fix: an
 	// error result it can read, never a crash.
-	if err := t.reg.Check(tool, c.Input); err != nil {
+	env := s.callEnv(key)
+	if err := t.reg.CheckCall(env, tool, c.Input); err != nil {
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
-	preview, err := tool.Preview(s.env(key), c.Input)
+	preview, err := tool.Preview(env, c.Input)
 	if err != nil {
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
-	if t.reg.Decide(tool) == sandbox.Ask {
-		granted, err := t.approve(ctx, key, c, preview)
-		if err != nil {
-			return err
-		}
-		if !granted {
-			return nil
-		}
+	granted, err := t.approve(ctx, key, c, tool.Effect(), preview)
+	if err != nil || !granted {
+		return err
 	}
-	return t.execute(ctx, key, c, tool)
+	return t.execute(ctx, key, c, tool, env)
 }
 
 // execute records tool_started (with the file hashes an edit will change,
@@ -50,9 +46,9 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 // result together with the call's idempotency record. The caller passes
 // the tool it checked: an MCP server's tools can vanish meanwhile, and
 // the call then still reaches the tool, which says its server is gone.
-func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool sandbox.Tool) error {
+// env is the call's (Session.callEnv), shared with its Preview.
+func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool sandbox.Tool, env *sandbox.Env) error {
 	s := t.s
-	env := s.env(key)
 	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name, Input: c.Input}
 	var plan *sandbox.FileEdit
 	if p, ok := tool.(sandbox.Planner); ok {

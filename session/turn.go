@@ -156,7 +156,7 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 			t.spent = true
 			return t.finish(ctx, StopMaxTokens, nil)
 		}
-		t.reg = sandbox.NewRegistry(s.Mode(), s.tools())
+		t.reg = s.registry()
 		if err := t.noteChanges(ctx); err != nil {
 			return "", err
 		}

@@ -1,0 +1,129 @@
+package sandbox
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"text/template"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// validations counts the inputs validated, for tests.
+var validations atomic.Int64
+
+// inputSchema is a built-in tool's input schema, derived from its Go
+// input type once, at start, and compiled once.
+type inputSchema struct {
+	raw      json.RawMessage
+	resolved *jsonschema.Resolved
+}
+
+// deriveSchema derives T's schema with jsonschema.For: a property per
+// json field, required unless omitempty, closed to other properties, the
+// description from the field's jsonschema tag. A field's check tag adds
+// what For cannot infer: comma-separated minLength=N, maxLength=N,
+// minimum=N, enum=a|b.
+func deriveSchema[T any]() *inputSchema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(err)
+	}
+	typ := reflect.TypeFor[T]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		prop := s.Properties[name]
+		if prop == nil {
+			continue
+		}
+		for c := range strings.SplitSeq(f.Tag.Get("check"), ",") {
+			if c == "" {
+				continue
+			}
+			k, v, _ := strings.Cut(c, "=")
+			switch k {
+			case "enum":
+				for _, e := range strings.Split(v, "|") {
+					prop.Enum = append(prop.Enum, e)
+				}
+			case "minLength", "maxLength", "minimum":
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					panic(fmt.Sprintf("%s.%s: check %q: %v", typ, f.Name, c, err))
+				}
+				switch k {
+				case "minLength":
+					prop.MinLength = &n
+				case "maxLength":
+					prop.MaxLength = &n
+				case "minimum":
+					m := float64(n)
+					prop.Minimum = &m
+				}
+			default:
+				panic(fmt.Sprintf("%s.%s: unknown check %q", typ, f.Name, c))
+			}
+		}
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	res, err := s.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("%s: %v", typ, err))
+	}
+	return &inputSchema{raw: raw, resolved: res}
+}
+
+// validate checks a call's input against the schema. The error is worded
+// for the model, which gets it as the call's result.
+func (s *inputSchema) validate(tool string, input json.RawMessage) error {
+	return validateAgainst(s.resolved, tool, input)
+}
+
+func validateAgainst(sch *jsonschema.Resolved, tool string, input json.RawMessage) error {
+	validations.Add(1)
+	var inst any
+	if err := json.Unmarshal(orEmpty(input), &inst); err != nil {
+		return fmt.Errorf("%s: the arguments are not valid JSON (%v); send an object matching the tool's schema", tool, err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		return fmt.Errorf("%s: the arguments do not match its schema: %s", tool, describe(err))
+	}
+	return nil
+}
+
+//go:embed *.md
+var docFiles embed.FS
+
+// doc is a tool's description, from the .md file beside it. The file is a
+// text/template over the tool's settings; lines of a paragraph are joined
+// with spaces, paragraphs kept apart by a blank line.
+type doc struct{ t *template.Template }
+
+func loadDoc(name string) doc {
+	b, err := docFiles.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	paras := strings.Split(strings.TrimSpace(string(b)), "\n\n")
+	for i, p := range paras {
+		paras[i] = strings.Join(strings.Fields(strings.ReplaceAll(p, "\n", " ")), " ")
+	}
+	return doc{template.Must(template.New(name).Option("missingkey=error").Parse(strings.Join(paras, "\n\n")))}
+}
+
+// render fills the description in with data.
+func (d doc) render(data any) string {
+	var b strings.Builder
+	if err := d.t.Execute(&b, data); err != nil {
+		panic(err)
+	}
+	return b.String()
+}
