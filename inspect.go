@@ -28,8 +28,12 @@ func openExisting(ctx context.Context, path string) (*store.Store, error) {
 func listSessions(ctx context.Context, g globals, args []string, w io.Writer) error {
 	fl := flag.NewFlagSet("sessions", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "one JSON object per line")
-	if err := fl.Parse(args); err != nil {
+	extra, err := parseAll(fl, args)
+	if err != nil {
 		return err
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("sessions: unexpected argument %q (it takes only --json)", extra[0])
 	}
 	st, err := openExisting(ctx, g.db)
 	if err != nil {
@@ -100,10 +104,11 @@ func printLog(ctx context.Context, g globals, args []string, w io.Writer) error 
 	fl := flag.NewFlagSet("log", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "one JSON object per line")
 	occupancy := fl.Bool("context", false, "print how each model request filled the context window, as a table")
-	if err := fl.Parse(reorder(args)); err != nil {
+	ids, err := parseAll(fl, args)
+	if err != nil {
 		return err
 	}
-	if fl.NArg() != 1 {
+	if len(ids) != 1 {
 		return errors.New("log needs one session id: bridle log SESSION [--json] [--context] (list them with `bridle sessions`)")
 	}
 	st, err := openExisting(ctx, g.db)
@@ -111,7 +116,7 @@ func printLog(ctx context.Context, g globals, args []string, w io.Writer) error 
 		return err
 	}
 	defer st.Close()
-	id := fl.Arg(0)
+	id := ids[0]
 	if _, err := st.Session(ctx, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no session %q in %s; list them with `bridle sessions`", id, g.db)
@@ -126,20 +131,6 @@ func printLog(ctx context.Context, g globals, args []string, w io.Writer) error 
 		return writeContext(w, recs, *asJSON)
 	}
 	return writeLog(w, recs, *asJSON)
-}
-
-// reorder moves flags before positional arguments, so `log ID --json`
-// works as well as `log --json ID`.
-func reorder(args []string) []string {
-	var flags, pos []string
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			flags = append(flags, a)
-		} else {
-			pos = append(pos, a)
-		}
-	}
-	return append(flags, pos...)
 }
 
 func writeLog(w io.Writer, recs []store.Record, asJSON bool) error {

@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bridle-dev/bridle/internal/app"
@@ -133,6 +134,34 @@ func splitCommand(args []string) (cmd string, global, rest []string) {
 		}
 	}
 	return cmd, global, rest
+}
+
+// parseAll parses fl's flags wherever they stand among args, as the README
+// writes them (`bridle run "PROMPT" --cwd DIR`), and returns the other
+// arguments in order. Everything after "--" is an argument.
+func parseAll(fl *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		end := slices.Index(args, "--")
+		head := args
+		if end >= 0 {
+			head = args[:end]
+		}
+		if err := fl.Parse(head); err != nil {
+			return nil, err
+		}
+		rest := fl.Args()
+		if len(rest) == 0 {
+			if end >= 0 {
+				pos = append(pos, args[end+1:]...)
+			}
+			return pos, nil
+		}
+		// rest[0] is an argument; the flags after it are parsed next.
+		pos = append(pos, rest[0])
+		consumed := len(head) - len(rest) + 1
+		args = args[consumed:]
+	}
 }
 
 func usage(w io.Writer, fl *flag.FlagSet) {

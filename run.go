@@ -29,10 +29,11 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 	fl.SetOutput(stderr)
 	cwd := fl.String("cwd", "", "workspace `directory` (default: the current directory)")
 	mode := fl.String("mode", "", "tool mode: read-only, ask (default; nothing is approved, as no one can answer), auto-edit, full-auto")
-	if err := fl.Parse(args); err != nil {
+	words, err := parseAll(fl, args)
+	if err != nil {
 		return err
 	}
-	prompt := strings.TrimSpace(strings.Join(fl.Args(), " "))
+	prompt := strings.TrimSpace(strings.Join(words, " "))
 	if prompt == "" {
 		return errors.New(`run needs a prompt: bridle run "what does main.go do?" [--cwd DIR] [--model provider/model-id]`)
 	}
@@ -40,7 +41,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
-	dir, err := filepath.Abs(dir)
+	dir, err = filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("--cwd: %w", err)
 	}
@@ -117,7 +118,8 @@ type printer struct {
 	stdout, stderr io.Writer
 	lastNewline    bool
 	wrote          bool
-	afterTool      bool // a tool ran since the last text
+	afterTool      bool              // a tool ran since the last text
+	titles         map[string]string // tool call id → title: a call's end carries none
 }
 
 func (p *printer) Update(_ context.Context, _ string, u session.Update) error {
@@ -143,11 +145,19 @@ func (p *printer) Update(_ context.Context, _ string, u session.Update) error {
 	case session.UpdateToolCall:
 		if u.Tool != nil {
 			fmt.Fprintf(p.stderr, "\n[%s]\n", u.Tool.Title)
+			if p.titles == nil {
+				p.titles = map[string]string{}
+			}
+			p.titles[u.Tool.ID] = u.Tool.Title
 		}
 		p.afterTool = true
 	case session.UpdateToolCallDone:
 		if u.Tool != nil && u.Tool.Status == "failed" {
-			fmt.Fprintf(p.stderr, "[%s failed]\n", u.Tool.Title)
+			title := u.Tool.Title
+			if title == "" {
+				title = p.titles[u.Tool.ID]
+			}
+			fmt.Fprintf(p.stderr, "[%s failed]\n", title)
 		}
 	}
 	return nil
