@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -14,11 +14,8 @@ import (
 	"syscall"
 
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/session/event"
-	"github.com/bridle-dev/bridle/store"
 )
 
 // runOnce is `bridle run "prompt"`: one turn in a new session, headless,
@@ -45,39 +42,19 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return fmt.Errorf("--cwd: %w", err)
 	}
-	mods := g.models()
-	if msg := mods.Unconfigured(dir); msg != "" {
+	a := g.app()
+	if msg := a.Models.Unconfigured(dir); msg != "" {
 		return errors.New(msg)
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := store.Open(ctx, g.db)
-	if err != nil {
+	if err := a.Open(ctx); err != nil {
 		return err
 	}
-	defer st.Close()
-	if err := mods.CheckContext(); err != nil {
-		return err
-	}
+	defer a.Close()
 	out := &printer{stdout: stdout, stderr: stderr}
-	sbx := mods.Sandbox()
-	makeOwnDirs(g)
-	bx := box.New(box.Options{})
-	defer bx.Close()
-	mgr := session.NewManager(session.Config{
-		Store:        st,
-		Client:       out,
-		OpenModel:    mods.Open,
-		DefaultModel: mods.DefaultFor,
-		WindowFor:    mods.WindowFor,
-		Logger:       g.log,
-		Tools:        sandbox.NewTools(sbx, bx),
-		Hidden:       hiddenPaths(g, sbx),
-		Own:          ownPaths(g),
-		DataDir:      filepath.Dir(g.db),
-		Project:      mods.ProjectInstructions,
-	})
+	mgr := a.Manager(out)
 	defer mgr.Shutdown()
 	info, err := mgr.New(ctx, session.NewParams{Cwd: dir})
 	if err != nil {

@@ -1,11 +1,10 @@
-package main
+package cli
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +27,7 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 		return err
 	}
 	workspace := filepath.Join(dir, "workspace")
-	if err := copyWorkspace(workspace); err != nil {
+	if err := os.CopyFS(workspace, g.build.DemoWorkspace); err != nil {
 		return err
 	}
 	db := filepath.Join(dir, "bridle.db")
@@ -57,7 +56,7 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 	var sid string
 	err = func() error {
 		var initResp rpc.InitializeResponse
-		if err := conn.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "bridle-demo", "version": version}}, &initResp); err != nil {
+		if err := conn.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "bridle-demo", "version": g.build.Version}}, &initResp); err != nil {
 			return fmt.Errorf("initialize: %w", err)
 		}
 		var newResp rpc.NewSessionResponse
@@ -100,14 +99,6 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\nThe SQLite file is %s. Look again with:\n  go run . log --db %s %s\n", db, db, sid)
 	return nil
-}
-
-func copyWorkspace(dst string) error {
-	sub, err := fs.Sub(demoWorkspace, "testdata/workspaces/demo")
-	if err != nil {
-		return err
-	}
-	return os.CopyFS(dst, sub)
 }
 
 // pipe joins a child's stdout and stdin into one stream.
