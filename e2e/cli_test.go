@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,28 @@ func TestCLIDemo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestCLIRunSharesTheStack: `bridle run` builds its session manager as
+// serve does, with the fault hook (it had none): BRIDLE_FAULT=event:2
+// kills it after its second committed event, and the log keeps two.
+func TestCLIRunSharesTheStack(t *testing.T) {
+	model := acptest.Scenario(t, cliScenario)
+	db := filepath.Join(t.TempDir(), "bridle.db")
+	_, errs, err := runCLI(t, []string{"BRIDLE_FAULT=event:2"}, "run", "What is the answer?", "--db", db, "--model", model, "--cwd", acptest.Workspace(t, nil))
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
+		t.Fatalf("bridle run with BRIDLE_FAULT=event:2 was not killed: %v\n%s", err, errs)
+	}
+	list := sessionsOf(t, db)
+	if len(list) != 1 {
+		t.Fatalf("want one session, got %+v", list)
+	}
+	if events := acptest.Log(t, db, list[0].SessionID); len(events) != 2 {
+		t.Errorf("want the log cut after 2 events, got %s", acptest.Kinds(events))
+	}
+	if _, errs, err := runCLI(t, []string{"BRIDLE_FAULT=bogus"}, "run", "x", "--db", db, "--model", model); err == nil || !strings.Contains(errs, "BRIDLE_FAULT") {
+		t.Errorf("a bad BRIDLE_FAULT was not refused: %v\n%s", err, errs)
 	}
 }

@@ -113,6 +113,9 @@ func splitCommand(args []string) (cmd string, global, rest []string) {
 		a := args[i]
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch {
+		case a == "--":
+			// The rest are arguments, even if they look like flags.
+			return cmd, global, append(rest, args[i:]...)
 		case strings.HasPrefix(a, "-") && (name == "db" || name == "model"):
 			global = append(global, a)
 			if !hasValue && i+1 < len(args) {

@@ -45,3 +45,23 @@ func TestPrinterFailedTitle(t *testing.T) {
 		t.Errorf("stderr = %q", errs.String())
 	}
 }
+
+// TestSplitCommand takes the global flags wherever they stand, up to "--".
+func TestSplitCommand(t *testing.T) {
+	for _, c := range []struct {
+		args         []string
+		cmd          string
+		global, rest []string
+	}{
+		{[]string{"--db", "D", "run", "P", "--cwd", "C"}, "run", []string{"--db", "D"}, []string{"P", "--cwd", "C"}},
+		{[]string{"run", "P", "--model=M", "--cwd", "C", "--db", "D"}, "run", []string{"--model=M", "--db", "D"}, []string{"P", "--cwd", "C"}},
+		{[]string{"log", "S", "--json", "--version"}, "log", []string{"--version"}, []string{"S", "--json"}},
+		{[]string{"run", "--", "--db", "x"}, "run", nil, []string{"--", "--db", "x"}},
+		{[]string{"--db", "D"}, "", []string{"--db", "D"}, nil},
+	} {
+		cmd, global, rest := splitCommand(c.args)
+		if cmd != c.cmd || !slices.Equal(global, c.global) || !slices.Equal(rest, c.rest) {
+			t.Errorf("splitCommand(%q) = %q, %q, %q", c.args, cmd, global, rest)
+		}
+	}
+}
