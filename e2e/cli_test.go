@@ -181,7 +181,7 @@ func TestCLIFlagsAnywhere(t *testing.T) {
 		}
 	}
 	// Unknown flags and arguments are still refused.
-	for _, args := range [][]string{{"run", "--nope", "x"}, {"doctor", "extra"}, {"sessions", "extra"}, {"log"}, {"serve", "extra"}} {
+	for _, args := range [][]string{{"run", "--nope", "x"}, {"doctor", "extra"}, {"sessions", "extra"}, {"log"}, {"serve", "extra"}, {"demo", "extra"}} {
 		if out, errs, err := runCLI(t, []string{"BRIDLE_DB=" + db}, args...); err == nil {
 			t.Errorf("bridle %v succeeded:\n%s%s", args, out, errs)
 		}

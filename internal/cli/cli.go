@@ -83,6 +83,10 @@ func Main(ctx context.Context, b Build, args []string, stdin io.Reader, stdout, 
 		}
 		return serve(ctx, g, stdin, stdout)
 	case "demo":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "bridle: demo takes no argument, not %q; run `bridle help`\n", rest[0])
+			return 2
+		}
 		err = demo(ctx, g, stdout)
 	case "run":
 		err = runOnce(ctx, g, rest, stdout, stderr)
