@@ -1,32 +1,15 @@
 // Command bridle is a durable, sandboxed agent harness that an editor runs
-// as a child process and talks to in ACP over stdio.
-//
-//	bridle                      serve ACP on stdio (what editors run)
-//	bridle demo                 run a short scripted session and show it
-//	bridle run PROMPT           one headless turn, the answer on stdout
-//	bridle sessions [--json]    list sessions
-//	bridle log SESSION [--json] print a session's event log
-//	bridle log --context SESSION  how each request filled the context window
-//	bridle doctor [--json]      show which sandbox layers this machine has
-//
-// Global flags: --db PATH (or BRIDLE_DB), --model provider/model-id (or
-// BRIDLE_MODEL). Logs go to stderr at the level in BRIDLE_LOG.
+// as a child process and talks to in ACP over stdio. The command line is
+// internal/cli; the stack it runs, internal/app.
 package main
 
 import (
 	"context"
 	"embed"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
 	"io/fs"
-	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
 
-	"github.com/bridle-dev/bridle/internal/app"
+	"github.com/bridle-dev/bridle/internal/cli"
 	"github.com/bridle-dev/bridle/sandbox"
 )
 
@@ -43,164 +26,14 @@ func main() {
 	// bridle re-executes itself as the sandbox's first process; that
 	// process must do nothing else.
 	sandbox.MaybeRunHelper()
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(cli.Main(context.Background(), cli.Build{Version: version, Scenarios: sub(scenarioFiles, "testdata/scenarios"),
+		DemoWorkspace: sub(demoWorkspace, "testdata/workspaces/demo")}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// globals are the flags every command takes.
-type globals struct {
-	db    string
-	model string
-	log   *slog.Logger
-}
-
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("bridle", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	var g globals
-	fl.StringVar(&g.db, "db", "", "SQLite database `path` (default $BRIDLE_DB, else $XDG_DATA_HOME/bridle/bridle.db)")
-	fl.StringVar(&g.model, "model", "", "model as `provider/model-id` (default $BRIDLE_MODEL)")
-	showVersion := fl.Bool("version", false, "print the version and exit")
-	fl.Usage = func() { usage(stderr, fl) }
-	cmd, global, rest := splitCommand(args)
-	if err := fl.Parse(global); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if *showVersion {
-		fmt.Fprintln(stdout, "bridle", version)
-		return 0
-	}
-	g.log = newLogger(stderr)
-	if g.db == "" {
-		g.db = defaultDB()
-	}
-	if g.model == "" {
-		g.model = os.Getenv("BRIDLE_MODEL")
-	}
-	var err error
-	switch cmd {
-	case "", "serve":
-		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "bridle: unexpected argument %q; run `bridle help`\n", rest[0])
-			return 2
-		}
-		return serve(ctx, g, stdin, stdout)
-	case "demo":
-		err = demo(ctx, g, stdout)
-	case "run":
-		err = runOnce(ctx, g, rest, stdout, stderr)
-	case "sessions":
-		err = listSessions(ctx, g, rest, stdout)
-	case "log":
-		err = printLog(ctx, g, rest, stdout)
-	case "doctor":
-		err = doctor(rest, stdout)
-	case "help":
-		usage(stdout, fl)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "bridle: unknown command %q; run `bridle help`\n", cmd)
-		return 2
-	}
+func sub(f fs.FS, dir string) fs.FS {
+	s, err := fs.Sub(f, dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "bridle:", err)
-		return 1
+		panic(err) // the embed patterns guarantee the directories
 	}
-	return 0
-}
-
-// splitCommand separates the subcommand, the global flags (wherever they
-// are written) and the subcommand's own arguments.
-func splitCommand(args []string) (cmd string, global, rest []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch {
-		case strings.HasPrefix(a, "-") && (name == "db" || name == "model"):
-			global = append(global, a)
-			if !hasValue && i+1 < len(args) {
-				global = append(global, args[i+1])
-				i++
-			}
-		case strings.HasPrefix(a, "-") && (name == "version" || name == "h" || name == "help"):
-			global = append(global, a)
-		case cmd == "" && !strings.HasPrefix(a, "-"):
-			cmd = a
-		default:
-			rest = append(rest, a)
-		}
-	}
-	return cmd, global, rest
-}
-
-func usage(w io.Writer, fl *flag.FlagSet) {
-	fmt.Fprint(w, `bridle: a durable, sandboxed agent harness for your editor (ACP over stdio)
-
-Usage:
-  bridle [flags]                       serve ACP on stdio (editors run this)
-  bridle demo                          run a short scripted session and show it
-  bridle run "PROMPT" [--cwd DIR] [--mode M]
-                                       one turn, headless: the answer on stdout
-  bridle sessions [--json]             list sessions, newest first
-  bridle log SESSION [--json]          print a session's event log
-  bridle log --context SESSION [--json] how each request filled the context window
-  bridle doctor [--json]               show which sandbox layers this machine has
-  bridle help                          show this help
-
-Flags:
-`)
-	fl.SetOutput(w)
-	fl.PrintDefaults()
-	fmt.Fprint(w, `
-Environment:
-  BRIDLE_DB     database path        BRIDLE_MODEL  provider/model-id
-  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL,
-  OLLAMA_HOST   model providers; see the README's "Configuring model providers"
-  BRIDLE_LOG    log level on stderr: debug, info, warn (default), error
-  BRIDLE_CONTEXT  context window thresholds as JSON, e.g. {"drop":0.7,"compact":0.9,"low_water":0.5,"keep_turns":3}
-`)
-}
-
-func newLogger(w io.Writer) *slog.Logger {
-	level := slog.LevelWarn
-	switch strings.ToLower(os.Getenv("BRIDLE_LOG")) {
-	case "debug":
-		level = slog.LevelDebug
-	case "info":
-		level = slog.LevelInfo
-	case "error":
-		level = slog.LevelError
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
-}
-
-// defaultDB is $BRIDLE_DB, else $XDG_DATA_HOME/bridle/bridle.db, else
-// ~/.local/share/bridle/bridle.db.
-func defaultDB() string {
-	if p := os.Getenv("BRIDLE_DB"); p != "" {
-		return p
-	}
-	dir := os.Getenv("XDG_DATA_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = os.TempDir()
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(dir, "bridle", "bridle.db")
-}
-
-func (g globals) models() *app.Models {
-	return &app.Models{Flag: g.model, Getenv: os.Getenv, Scenarios: scenarios(), Log: g.log, Wrap: maybeRecord}
-}
-
-func scenarios() fs.FS {
-	sub, err := fs.Sub(scenarioFiles, "testdata/scenarios")
-	if err != nil {
-		panic(err) // the embed pattern guarantees the directory
-	}
-	return sub
+	return s
 }

@@ -1,7 +1,8 @@
 // Package app turns the resolved configuration (config) into what a
 // session runs with: model clients, the context window, the project's
-// instructions and the sandbox's settings. The commands in main wire
-// what it returns into the session manager.
+// instructions and the sandbox's settings; and builds, once, the whole
+// stack that serve and run use (App: the store, the box, the tools,
+// bridle's own and hidden paths, the session manager).
 package app
 
 import (

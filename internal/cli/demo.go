@@ -1,19 +1,18 @@
-package main
+package cli
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
-
+	"github.com/bridle-dev/bridle/internal/acpclient"
 	"github.com/bridle-dev/bridle/rpc"
 	"github.com/bridle-dev/bridle/store"
 )
@@ -28,7 +27,7 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 		return err
 	}
 	workspace := filepath.Join(dir, "workspace")
-	if err := copyWorkspace(workspace); err != nil {
+	if err := os.CopyFS(workspace, g.build.DemoWorkspace); err != nil {
 		return err
 	}
 	db := filepath.Join(dir, "bridle.db")
@@ -39,47 +38,42 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 		return fmt.Errorf("find the bridle binary: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, self, "--db", db, "--model", "scripted/demo")
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	view := &editorView{w: w}
+	conn, err := acpclient.Start(cmd, acpclient.Options{Stderr: os.Stderr, OnNote: view.note})
 	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start bridle: %w", err)
 	}
-	view := &editorView{w: w, tools: map[string]string{}}
-	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewPlainObjectStream(pipe{stdout, stdin}), view)
+	conn.OnRequest = view.permission
 
 	var sid string
 	err = func() error {
 		var initResp rpc.InitializeResponse
-		if err := conn.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "bridle-demo", "version": version}}, &initResp); err != nil {
-			return fmt.Errorf("initialize: %w", err)
+		if err := conn.Call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "bridle-demo", "version": g.build.Version}}, &initResp, demoTimeout); err != nil {
+			return err
 		}
 		var newResp rpc.NewSessionResponse
-		if err := conn.Call(ctx, "session/new", map[string]any{"cwd": workspace, "mcpServers": []any{}}, &newResp); err != nil {
-			return fmt.Errorf("session/new: %w", err)
+		if err := conn.Call("session/new", map[string]any{"cwd": workspace, "mcpServers": []any{}}, &newResp, demoTimeout); err != nil {
+			return err
 		}
 		sid = newResp.SessionID
 		fmt.Fprintf(w, "  session:   %s (agent %s %s, protocol v%d)\n", sid, initResp.AgentInfo.Name, initResp.AgentInfo.Version, initResp.ProtocolVersion)
 		for _, text := range []string{"What does this project do?", "Thanks, that's all I needed."} {
 			view.prompt(text)
 			var resp rpc.PromptResponse
-			if err := conn.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": text}}}, &resp); err != nil {
-				return fmt.Errorf("session/prompt: %w", err)
+			if err := conn.Call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": text}}}, &resp, demoTimeout); err != nil {
+				return err
 			}
 			view.stopped(resp.StopReason)
 		}
 		return nil
 	}()
-	stdin.Close() // end of input: bridle exits cleanly
-	conn.Close()
-	if werr := cmd.Wait(); err == nil && werr != nil {
-		err = fmt.Errorf("bridle exited: %w", werr)
+	conn.CloseStdin() // end of input: bridle exits cleanly
+	code, werr := conn.WaitExit(demoTimeout)
+	if err == nil && werr != nil {
+		err = werr
+	}
+	if err == nil && code != 0 {
+		err = fmt.Errorf("bridle exited with status %d", code)
 	}
 	if err != nil {
 		return err
@@ -102,28 +96,14 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 	return nil
 }
 
-func copyWorkspace(dst string) error {
-	sub, err := fs.Sub(demoWorkspace, "testdata/workspaces/demo")
-	if err != nil {
-		return err
-	}
-	return os.CopyFS(dst, sub)
-}
-
-// pipe joins a child's stdout and stdin into one stream.
-type pipe struct {
-	io.ReadCloser
-	w io.WriteCloser
-}
-
-func (p pipe) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p pipe) Close() error                { p.w.Close(); return p.ReadCloser.Close() }
+// demoTimeout bounds each exchange with the child: the scripted model
+// answers in milliseconds.
+const demoTimeout = time.Minute
 
 // editorView renders session/update notifications as a chat panel would.
 type editorView struct {
-	w     io.Writer
-	mu    sync.Mutex
-	tools map[string]string // tool call id → title
+	w  io.Writer
+	mu sync.Mutex
 	// last is what the previous line was, to place line breaks.
 	last string
 }
@@ -141,28 +121,30 @@ func (v *editorView) stopped(reason string) {
 	fmt.Fprintf(v.w, "\n  (turn ended: %s)\n", reason)
 }
 
-// Handle implements jsonrpc2.Handler for the demo's side of the connection.
-func (v *editorView) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	switch req.Method {
-	case "session/update":
-		var n struct {
-			Update map[string]json.RawMessage `json:"update"`
-		}
-		if req.Params != nil && json.Unmarshal(*req.Params, &n) == nil {
-			v.update(n.Update)
-		}
-	case "session/request_permission":
-		var p rpc.RequestPermissionRequest
-		_ = json.Unmarshal(*req.Params, &p)
-		v.mu.Lock()
-		fmt.Fprintf(v.w, "\n  ? %s — answering \"allow once\"\n", p.ToolCall.Title)
-		v.mu.Unlock()
-		_ = conn.Reply(ctx, req.ID, map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": "allow_once"}})
-	default:
-		if !req.Notif {
-			_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: -32601, Message: "the demo client does not handle " + req.Method})
-		}
+// note renders a session/update notification.
+func (v *editorView) note(m acpclient.Msg) {
+	if m.Method != "session/update" {
+		return
 	}
+	var n struct {
+		Update map[string]json.RawMessage `json:"update"`
+	}
+	if json.Unmarshal(m.Params, &n) == nil {
+		v.update(n.Update)
+	}
+}
+
+// permission shows a permission question and answers "allow once".
+func (v *editorView) permission(m acpclient.Msg) (any, *acpclient.RPCError) {
+	if m.Method != "session/request_permission" {
+		return nil, &acpclient.RPCError{Code: -32601, Message: "the demo client does not handle " + m.Method}
+	}
+	var p rpc.RequestPermissionRequest
+	_ = json.Unmarshal(m.Params, &p)
+	v.mu.Lock()
+	fmt.Fprintf(v.w, "\n  ? %s — answering \"allow once\"\n", p.ToolCall.Title)
+	v.mu.Unlock()
+	return map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": "allow_once"}}, nil
 }
 
 func (v *editorView) update(u map[string]json.RawMessage) {
@@ -194,12 +176,9 @@ func (v *editorView) update(u map[string]json.RawMessage) {
 		fmt.Fprint(v.w, text())
 		v.last = "agent"
 	case "tool_call":
-		id := str("toolCallId")
-		v.tools[id] = str("title")
 		fmt.Fprintf(v.w, "\n  ⏺ %s [%s] %s", str("title"), str("kind"), str("status"))
 		v.last = "tool"
 	case "tool_call_update":
-		id := str("toolCallId")
 		status := str("status")
 		if status != "" {
 			fmt.Fprintf(v.w, " → %s", status)
@@ -214,7 +193,6 @@ func (v *editorView) update(u map[string]json.RawMessage) {
 				fmt.Fprintf(v.w, "\n%s", indent(c.Content.Text, "      │ ", 6))
 			}
 		}
-		_ = id
 		v.last = "tool"
 	case "usage_update":
 	case "available_commands_update":

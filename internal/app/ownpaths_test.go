@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"path/filepath"
@@ -18,16 +18,16 @@ func TestOwnPaths(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("XDG_CACHE_HOME", "")
-	own := ownPaths(globals{db: "work.db"})
+	own := OwnPaths("work.db")
 	for _, want := range []string{
 		filepath.Join(dir, "work.db"), filepath.Join(dir, "work.db-wal"), filepath.Join(dir, "artifacts"),
 		filepath.Join(home, ".config", "bridle"), filepath.Join(home, ".cache", "bridle"),
 	} {
 		if !slices.Contains(own, want) {
-			t.Errorf("ownPaths lacks %s: %v", want, own)
+			t.Errorf("OwnPaths lacks %s: %v", want, own)
 		}
 	}
-	hidden := hiddenPaths(globals{db: "work.db"}, sandbox.Settings{})
+	hidden := HiddenPaths("work.db", sandbox.Settings{})
 	for _, p := range own {
 		if !filepath.IsAbs(p) || !slices.Contains(hidden, p) {
 			t.Errorf("%s is not on the hidden list %v", p, hidden)
@@ -38,7 +38,7 @@ func TestOwnPaths(t *testing.T) {
 	}
 	// bridle's own data directory is hidden whole.
 	data := filepath.Join(home, ".local", "share", "bridle")
-	if own := ownPaths(globals{db: filepath.Join(data, "bridle.db")}); !slices.Contains(own, data) {
-		t.Errorf("ownPaths lacks the data directory %s: %v", data, own)
+	if own := OwnPaths(filepath.Join(data, "bridle.db")); !slices.Contains(own, data) {
+		t.Errorf("OwnPaths lacks the data directory %s: %v", data, own)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -14,11 +14,8 @@ import (
 	"syscall"
 
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/session/event"
-	"github.com/bridle-dev/bridle/store"
 )
 
 // runOnce is `bridle run "prompt"`: one turn in a new session, headless,
@@ -29,10 +26,11 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 	fl.SetOutput(stderr)
 	cwd := fl.String("cwd", "", "workspace `directory` (default: the current directory)")
 	mode := fl.String("mode", "", "tool mode: read-only, ask (default; nothing is approved, as no one can answer), auto-edit, full-auto")
-	if err := fl.Parse(args); err != nil {
+	words, err := parseAll(fl, args)
+	if err != nil {
 		return err
 	}
-	prompt := strings.TrimSpace(strings.Join(fl.Args(), " "))
+	prompt := strings.TrimSpace(strings.Join(words, " "))
 	if prompt == "" {
 		return errors.New(`run needs a prompt: bridle run "what does main.go do?" [--cwd DIR] [--model provider/model-id]`)
 	}
@@ -40,43 +38,23 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
-	dir, err := filepath.Abs(dir)
+	dir, err = filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("--cwd: %w", err)
 	}
-	mods := g.models()
-	if msg := mods.Unconfigured(dir); msg != "" {
+	a := g.app()
+	if msg := a.Models.Unconfigured(dir); msg != "" {
 		return errors.New(msg)
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := store.Open(ctx, g.db)
-	if err != nil {
+	if err := a.Open(ctx); err != nil {
 		return err
 	}
-	defer st.Close()
-	if err := mods.CheckContext(); err != nil {
-		return err
-	}
+	defer a.Close()
 	out := &printer{stdout: stdout, stderr: stderr}
-	sbx := mods.Sandbox()
-	makeOwnDirs(g)
-	bx := box.New(box.Options{})
-	defer bx.Close()
-	mgr := session.NewManager(session.Config{
-		Store:        st,
-		Client:       out,
-		OpenModel:    mods.Open,
-		DefaultModel: mods.DefaultFor,
-		WindowFor:    mods.WindowFor,
-		Logger:       g.log,
-		Tools:        sandbox.NewTools(sbx, bx),
-		Hidden:       hiddenPaths(g, sbx),
-		Own:          ownPaths(g),
-		DataDir:      filepath.Dir(g.db),
-		Project:      mods.ProjectInstructions,
-	})
+	mgr := a.Manager(out)
 	defer mgr.Shutdown()
 	info, err := mgr.New(ctx, session.NewParams{Cwd: dir})
 	if err != nil {
@@ -117,7 +95,8 @@ type printer struct {
 	stdout, stderr io.Writer
 	lastNewline    bool
 	wrote          bool
-	afterTool      bool // a tool ran since the last text
+	afterTool      bool              // a tool ran since the last text
+	titles         map[string]string // tool call id → title: a call's end carries none
 }
 
 func (p *printer) Update(_ context.Context, _ string, u session.Update) error {
@@ -143,11 +122,19 @@ func (p *printer) Update(_ context.Context, _ string, u session.Update) error {
 	case session.UpdateToolCall:
 		if u.Tool != nil {
 			fmt.Fprintf(p.stderr, "\n[%s]\n", u.Tool.Title)
+			if p.titles == nil {
+				p.titles = map[string]string{}
+			}
+			p.titles[u.Tool.ID] = u.Tool.Title
 		}
 		p.afterTool = true
 	case session.UpdateToolCallDone:
 		if u.Tool != nil && u.Tool.Status == "failed" {
-			fmt.Fprintf(p.stderr, "[%s failed]\n", u.Tool.Title)
+			title := u.Tool.Title
+			if title == "" {
+				title = p.titles[u.Tool.ID]
+			}
+			fmt.Fprintf(p.stderr, "[%s failed]\n", title)
 		}
 	}
 	return nil

@@ -1,23 +1,21 @@
-package main
+package provider
 
 import (
 	"context"
 	"encoding/json"
 	"iter"
 	"os"
-
-	"github.com/bridle-dev/bridle/provider"
 )
 
 // recorder appends every request a provider is sent to a file, one JSON
 // object a line: BRIDLE_RECORD_REQUESTS=path shows exactly what left for
 // the model (the end-to-end tests check that it holds no secret).
 type recorder struct {
-	provider.Provider
+	Provider
 	path string
 }
 
-func (r recorder) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
+func (r recorder) Stream(ctx context.Context, req Request) iter.Seq2[Delta, error] {
 	if b, err := json.Marshal(req); err == nil {
 		// One write with O_APPEND: lines of concurrent sessions do not mix.
 		if f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
@@ -28,8 +26,8 @@ func (r recorder) Stream(ctx context.Context, req provider.Request) iter.Seq2[pr
 	return r.Provider.Stream(ctx, req)
 }
 
-// maybeRecord wraps p in a recorder when BRIDLE_RECORD_REQUESTS is set.
-func maybeRecord(p provider.Provider) provider.Provider {
+// MaybeRecord wraps p in a recorder when BRIDLE_RECORD_REQUESTS is set.
+func MaybeRecord(p Provider) Provider {
 	if path := os.Getenv("BRIDLE_RECORD_REQUESTS"); path != "" {
 		return recorder{Provider: p, path: path}
 	}

@@ -1,0 +1,75 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/bridle-dev/bridle/config"
+	"github.com/bridle-dev/bridle/sandbox"
+)
+
+// HiddenPaths are what no tool may read or write and commands do not see:
+// bridle's own files (OwnPaths) and the user's credential stores.
+func HiddenPaths(db string, s sandbox.Settings) []string {
+	home, _ := os.UserHomeDir()
+	return sandbox.HiddenPaths(s.Command, home, OwnPaths(db))
+}
+
+// OwnPaths are bridle's own settings, database, artifacts and cache,
+// hidden whatever the workspace (a session at $HOME or / must not rewrite
+// another session's log or widen its own box), and never made visible.
+// They are made absolute: a relative --db is opened from bridle's working
+// directory, and would otherwise be dropped from the list.
+func OwnPaths(db string) []string {
+	var own []string
+	if d := CacheDir(); d != "" {
+		own = append(own, d)
+	}
+	if p := config.UserPath(os.Getenv); p != "" {
+		own = append(own, filepath.Dir(p))
+	}
+	if data := filepath.Dir(db); filepath.Base(data) == "bridle" {
+		// bridle's own data directory: all of it.
+		own = append(own, data)
+	} else {
+		// A database put somewhere else (--db, BRIDLE_DB): its files only,
+		// since the directory may hold the user's work.
+		own = append(own, db, db+"-wal", db+"-shm", db+"-journal", filepath.Join(data, "artifacts"))
+	}
+	for i, p := range own {
+		if a, err := filepath.Abs(p); err == nil {
+			own[i] = a
+		}
+	}
+	return own
+}
+
+// makeOwnDirs creates bridle's own directories that may not exist yet
+// (its settings, cache and artifacts directories), so that the box can
+// hide them: a path that does not exist cannot be covered, and a command
+// with the workspace at $HOME could create ~/.config/bridle/settings.json
+// and widen the next session's box.
+func makeOwnDirs(db string) {
+	dirs := []string{CacheDir(), filepath.Join(filepath.Dir(db), "artifacts")}
+	if p := config.UserPath(os.Getenv); p != "" {
+		dirs = append(dirs, filepath.Dir(p))
+	}
+	for _, d := range dirs {
+		if d != "" {
+			os.MkdirAll(d, 0o700)
+		}
+	}
+}
+
+// CacheDir is $XDG_CACHE_HOME/bridle (default ~/.cache/bridle), or "" if
+// there is no home to put it in.
+func CacheDir() string {
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "bridle")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".cache", "bridle")
+}

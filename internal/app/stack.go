@@ -1,0 +1,133 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/box"
+	"github.com/bridle-dev/bridle/session"
+	"github.com/bridle-dev/bridle/store"
+)
+
+// Options are what the command line decides about the stack.
+type Options struct {
+	DB        string // the database file
+	Model     string // --model, else $BRIDLE_MODEL
+	Version   string // bridle's version, recorded in each session
+	Scenarios fs.FS  // the embedded scripted-model scenarios
+	Log       *slog.Logger
+}
+
+// App is the whole stack a session runs on, built once for every command
+// that runs sessions (serve, run): the models and settings, the store,
+// the box, the tools, bridle's own and hidden paths, the fault hook.
+type App struct {
+	Options
+	Models  *Models
+	Store   *store.Store
+	Box     *box.Box
+	Sandbox sandbox.Settings
+
+	fault *session.Fault
+}
+
+// ErrFault is wrapped by Open's error when BRIDLE_FAULT cannot be parsed.
+var ErrFault = errors.New("bad fault injection setting (BRIDLE_FAULT)")
+
+// New resolves the configuration; it opens nothing, so a command can
+// refuse early (no model configured) without creating the database.
+func New(o Options) *App {
+	return &App{Options: o, Models: &Models{Flag: o.Model, Getenv: os.Getenv, Scenarios: o.Scenarios, Log: o.Log, Wrap: provider.MaybeRecord}}
+}
+
+// Open checks the settings that apply to every session (the context
+// window's thresholds, the fault hook), opens the store and the box, and
+// creates bridle's own directories so that the box can hide them. Close
+// releases what it opened.
+func (a *App) Open(ctx context.Context) error {
+	fault, err := session.ParseFault(os.Getenv("BRIDLE_FAULT"))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrFault, err)
+	}
+	a.fault = fault
+	if err := a.Models.CheckContext(); err != nil {
+		return fmt.Errorf("cannot configure the context window: %w", err)
+	}
+	st, err := store.Open(ctx, a.DB)
+	if err != nil {
+		return err
+	}
+	a.Store = st
+	a.Sandbox = a.Models.Sandbox()
+	makeOwnDirs(a.DB)
+	a.Box = box.New(box.Options{})
+	return nil
+}
+
+// StartProbe probes the machine's sandbox layers in the background, once
+// per boot (the answer is cached).
+func (a *App) StartProbe() *sandbox.Probe {
+	return sandbox.StartProbeCached(a.Box, CacheDir())
+}
+
+// Manager builds the session manager that reports to client.
+func (a *App) Manager(client session.Client) *session.Manager {
+	sbx, bx := a.Sandbox, a.Box
+	return session.NewManager(session.Config{
+		Store:        a.Store,
+		Client:       client,
+		OpenModel:    reuseScripted(a.Models.Open),
+		DefaultModel: a.Models.DefaultFor,
+		WindowFor:    a.Models.WindowFor,
+		Logger:       a.Log,
+		Fault:        a.fault,
+		Tools:        sandbox.NewTools(sbx, bx),
+		Hidden:       HiddenPaths(a.DB, sbx),
+		Own:          OwnPaths(a.DB),
+		DataDir:      filepath.Dir(a.DB),
+		Project:      a.Models.ProjectInstructions,
+		Version:      a.Version,
+	})
+}
+
+// Close closes the box and the store.
+func (a *App) Close() {
+	if a.Box != nil {
+		a.Box.Close()
+	}
+	if a.Store != nil {
+		a.Store.Close()
+	}
+}
+
+// reuseScripted opens each scripted model once per process, so that a
+// sequential scenario plays on from one turn to the next. Other models are
+// opened for every turn: their settings may change in between.
+func reuseScripted(open session.ModelOpener) session.ModelOpener {
+	var mu sync.Mutex
+	opened := map[string]provider.Provider{}
+	return func(ctx context.Context, spec, cwd string) (provider.Provider, error) {
+		if !strings.HasPrefix(spec, "scripted/") {
+			return open(ctx, spec, cwd)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if p, ok := opened[spec]; ok {
+			return p, nil
+		}
+		p, err := open(ctx, spec, cwd)
+		if err == nil {
+			opened[spec] = p
+		}
+		return p, err
+	}
+}

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/session"
+)
+
+// TestParseAll parses flags wherever they stand among the arguments.
+func TestParseAll(t *testing.T) {
+	for _, c := range []struct {
+		args       []string
+		cwd, mode  string
+		positional []string
+	}{
+		{[]string{"PROMPT", "--cwd", "D", "--mode", "M"}, "D", "M", []string{"PROMPT"}},
+		{[]string{"--cwd", "D", "PROMPT", "--mode=M"}, "D", "M", []string{"PROMPT"}},
+		{[]string{"a", "--cwd=D", "b", "-mode", "M", "c"}, "D", "M", []string{"a", "b", "c"}},
+		{[]string{"a", "--", "--cwd", "D"}, "", "", []string{"a", "--cwd", "D"}},
+		{nil, "", "", nil},
+	} {
+		fl := flag.NewFlagSet("t", flag.ContinueOnError)
+		cwd := fl.String("cwd", "", "")
+		mode := fl.String("mode", "", "")
+		pos, err := parseAll(fl, c.args)
+		if err != nil || *cwd != c.cwd || *mode != c.mode || !slices.Equal(pos, c.positional) {
+			t.Errorf("parseAll(%q) = %q, cwd %q, mode %q, %v", c.args, pos, *cwd, *mode, err)
+		}
+	}
+}
+
+// TestPrinterFailedTitle: a call's end carries no title; the printer
+// names the call it started.
+func TestPrinterFailedTitle(t *testing.T) {
+	var out, errs strings.Builder
+	p := &printer{stdout: &out, stderr: &errs}
+	ctx := context.Background()
+	p.Update(ctx, "s", session.Update{Kind: session.UpdateToolCall, Tool: &session.ToolView{ID: "c1", Title: "Read missing.txt", Status: "pending"}})
+	p.Update(ctx, "s", session.Update{Kind: session.UpdateToolCallDone, Tool: &session.ToolView{ID: "c1", Status: "failed"}})
+	if !strings.Contains(errs.String(), "[Read missing.txt failed]") {
+		t.Errorf("stderr = %q", errs.String())
+	}
+}
+
+// TestSplitCommand takes the global flags wherever they stand, up to "--".
+func TestSplitCommand(t *testing.T) {
+	for _, c := range []struct {
+		args         []string
+		cmd          string
+		global, rest []string
+	}{
+		{[]string{"--db", "D", "run", "P", "--cwd", "C"}, "run", []string{"--db", "D"}, []string{"P", "--cwd", "C"}},
+		{[]string{"run", "P", "--model=M", "--cwd", "C", "--db", "D"}, "run", []string{"--model=M", "--db", "D"}, []string{"P", "--cwd", "C"}},
+		{[]string{"log", "S", "--json", "--version"}, "log", []string{"--version"}, []string{"S", "--json"}},
+		{[]string{"run", "--", "--db", "x"}, "run", nil, []string{"--", "--db", "x"}},
+		{[]string{"--db", "D"}, "", []string{"--db", "D"}, nil},
+	} {
+		cmd, global, rest := splitCommand(c.args)
+		if cmd != c.cmd || !slices.Equal(global, c.global) || !slices.Equal(rest, c.rest) {
+			t.Errorf("splitCommand(%q) = %q, %q, %q", c.args, cmd, global, rest)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bridle-dev/bridle/store"
+)
+
+func openExisting(ctx context.Context, path string) (*store.Store, error) {
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// listSessions prints sessions, newest first.
+func listSessions(ctx context.Context, g globals, args []string, w io.Writer) error {
+	fl := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	asJSON := fl.Bool("json", false, "one JSON object per line")
+	extra, err := parseAll(fl, args)
+	if err != nil {
+		return err
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("sessions: unexpected argument %q (it takes only --json)", extra[0])
+	}
+	st, err := openExisting(ctx, g.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rows, _, err := st.Sessions(ctx, store.ListOptions{Children: true})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(w)
+		for _, r := range rows {
+			if err := enc.Encode(map[string]any{
+				"sessionId": r.ID, "cwd": r.Cwd, "title": r.Title, "model": r.Model, "mode": r.Mode,
+				"parentId": r.ParentID, "createdAt": stamp(r.CreatedAt), "updatedAt": stamp(r.UpdatedAt),
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(w, "no sessions in %s\n", g.db)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tUPDATED\tMODEL\tMODE\tCWD\tTITLE")
+	for _, r := range tree(rows) {
+		id := r.ID
+		if r.ParentID != "" {
+			id = "  └ " + id // a subagent's session, under its parent
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, time.UnixMilli(r.UpdatedAt).Format("2006-01-02 15:04"), r.Model, r.Mode, r.Cwd, r.Title)
+	}
+	return tw.Flush()
+}
+
+// tree orders sessions so that each subagent's follows its parent's;
+// parents keep their order (newest first), and so do children.
+func tree(rows []store.Session) []store.Session {
+	children := map[string][]store.Session{}
+	ids := map[string]bool{}
+	for _, r := range rows {
+		ids[r.ID] = true
+		if r.ParentID != "" {
+			children[r.ParentID] = append(children[r.ParentID], r)
+		}
+	}
+	var out []store.Session
+	var add func(r store.Session)
+	add = func(r store.Session) {
+		out = append(out, r)
+		for _, c := range children[r.ID] {
+			add(c)
+		}
+	}
+	for _, r := range rows {
+		if r.ParentID == "" || !ids[r.ParentID] {
+			add(r)
+		}
+	}
+	return out
+}
