@@ -32,11 +32,11 @@ test-editors: build
 		echo "== $$s"; BRIDLE_BIN=$(CURDIR)/$(BIN) $$s || exit 1; \
 	done
 
-# Speed and memory targets (figures are reported in the issue notes).
+# Speed and memory targets (figures and commands in docs/benchmarks.md).
 bench: build
 	BRIDLE_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem ./...
 
-# The context window's fidelity benchmark (issue 6): 200 randomized long
+# The context window's fidelity benchmark: 200 randomized long
 # sessions through the real session loop, checked against the exact
 # tokenizer. SEED and SESSIONS override the defaults.
 SEED     ?= 1

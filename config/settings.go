@@ -221,7 +221,7 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 		return map[string]any{}, nil, "", nil
 	}
 	invalid := func(err error) error {
-		return fmt.Errorf("settings file %s is not valid: %w (see the README's \"Configuring model providers\")", path, err)
+		return fmt.Errorf("settings file %s is not valid: %w (see docs/configuration.md)", path, err)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {

@@ -91,8 +91,8 @@ type item struct {
 	dropped   bool
 }
 
-// Assemble builds the request for in from the log, in the order DESIGN.md
-// §5 gives, applies the thresholds and proves that the request and the
+// Assemble builds the request for in from the log, in the order
+// docs/architecture.md §5 gives, applies the thresholds and proves that the request and the
 // response slack fit the window before returning it.
 func (w *Window) Assemble(in Input) (Assembly, error) {
 	l, err := w.layout(in)

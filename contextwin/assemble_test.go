@@ -425,8 +425,8 @@ func TestMarkersMatchTheScriptedModel(t *testing.T) {
 	}
 }
 
-// BenchmarkAssemble measures one assembly (the per-call harness overhead
-// DESIGN.md §10 names) over logs of 1k and 100k events.
+// BenchmarkAssemble measures one assembly (the harness's overhead on every
+// model call) over logs of 1k and 10k events.
 func BenchmarkAssemble(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {

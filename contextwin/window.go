@@ -28,7 +28,8 @@ type Models func(spec string) Model
 // (config.Context), which is where its fields are documented.
 type Config = config.Context
 
-// DefaultConfig is the configuration DESIGN.md §5 describes.
+// DefaultConfig: drop outputs from 70 % of the budget, compact from 90 %
+// down to 50 %, always keep the last three turns.
 var DefaultConfig = Config{Drop: 0.70, Compact: 0.90, LowWater: 0.50, KeepTurns: 3}
 
 // uncertainty is how far an estimated count may be off after correction;

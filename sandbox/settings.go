@@ -155,7 +155,7 @@ func ParseSettings(raw []byte) (Settings, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: %w (see the README's sandbox section)", err)
+		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: %w (see docs/sandbox.md)", err)
 	}
 	if s.Command.MaxTimeoutSeconds < 0 || s.Command.TimeoutSeconds < 0 || s.Command.Processes < 0 || s.Command.TmpMB < 0 || s.Command.ShmMB < 0 {
 		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: timeouts, processes and sizes must not be negative")

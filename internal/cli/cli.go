@@ -187,7 +187,7 @@ Flags:
 Environment:
   BRIDLE_DB     database path        BRIDLE_MODEL  provider/model-id
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL,
-  OLLAMA_HOST   model providers; see the README's "Configuring model providers"
+  OLLAMA_HOST   model providers; see docs/configuration.md
   BRIDLE_LOG    log level on stderr: debug, info, warn (default), error
   BRIDLE_CONTEXT  context window thresholds as JSON, e.g. {"drop":0.7,"compact":0.9,"low_water":0.5,"keep_turns":3}
 `)
