@@ -216,7 +216,7 @@ type AuthMethodAgent struct {
 }
 
 // Typed identifier used for auth method values on the wire.
-type AuthMethodID string
+type AuthMethodID = string
 
 // Terminal-based authentication method.
 //
@@ -858,7 +858,7 @@ type ElicitationFormMode struct {
 }
 
 // Unique identifier for an elicitation.
-type ElicitationID string
+type ElicitationID = string
 
 // Property schema for elicitation form fields.
 //
@@ -1531,7 +1531,7 @@ type MCPServerStdio struct {
 }
 
 // Unique identifier for a message within a session.
-type MessageID string
+type MessageID = string
 
 // Items for a multi-select (array) property schema.
 type MultiSelectItems struct {
@@ -1682,7 +1682,7 @@ type PermissionOption struct {
 }
 
 // Unique identifier for a permission option.
-type PermissionOptionID string
+type PermissionOptionID = string
 
 // The type of permission option being presented to the user.
 //
@@ -1851,7 +1851,7 @@ type PromptResponse struct {
 //
 // This version is only bumped for breaking changes.
 // Non-breaking changes should be introduced via capabilities.
-type ProtocolVersion int
+type ProtocolVersion = int
 
 // Request to read content from a text file.
 //
@@ -2164,10 +2164,10 @@ type SessionConfigBoolean struct {
 }
 
 // Unique identifier for a session configuration option value group.
-type SessionConfigGroupID string
+type SessionConfigGroupID = string
 
 // Unique identifier for a session configuration option.
-type SessionConfigID string
+type SessionConfigID = string
 
 // A session configuration option selector and its current state.
 type SessionConfigOption struct {
@@ -2275,7 +2275,7 @@ type SessionConfigSelectOption struct {
 type SessionConfigSelectOptions = json.RawMessage
 
 // Unique identifier for a session configuration option value.
-type SessionConfigValueID string
+type SessionConfigValueID = string
 
 // Capabilities for the `session/delete` method.
 //
@@ -2295,7 +2295,7 @@ type SessionDeleteCapabilities struct {
 // allowing multiple independent interactions with the same agent.
 //
 // See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/session-setup#session-id)
-type SessionID string
+type SessionID = string
 
 // Information about a session returned by session/list
 type SessionInfo struct {
@@ -2369,7 +2369,7 @@ type SessionMode struct {
 }
 
 // Unique identifier for a Session Mode.
-type SessionModeID string
+type SessionModeID = string
 
 // The set of modes and the one currently active.
 type SessionModeState struct {
@@ -2711,7 +2711,7 @@ type TerminalExitStatus struct {
 }
 
 // Typed identifier used for terminal values on the wire.
-type TerminalID string
+type TerminalID = string
 
 // Request to get the current output and status of a terminal.
 type TerminalOutputRequest struct {
@@ -2873,7 +2873,7 @@ func (u *ToolCallContent) UnmarshalJSON(b []byte) error {
 }
 
 // Unique identifier for a tool call within a session.
-type ToolCallID string
+type ToolCallID = string
 
 // A file location being accessed or modified by a tool.
 //

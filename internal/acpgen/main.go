@@ -15,6 +15,8 @@
 //     discriminator; a variant without one is the default;
 //   - a union of objects without a discriminator is one struct holding the
 //     fields of all its variants (required only if every variant requires it);
+//   - a plain string or integer (SessionId, ProtocolVersion, …) is an alias
+//     of Go's type, so ids pass to and from the rest of bridle unconverted;
 //   - any other union (ids, arrays of either kind, …) is raw JSON.
 //
 // Run it with `go generate ./acp`; acp's test regenerates and fails on any
@@ -154,9 +156,9 @@ func (g *gen) def(name string, d *schema) {
 	case variants != nil && g.mergeable(variants):
 		g.object(name, &schema{AnyOf: variants})
 	case typeIs(d, "string"):
-		g.p("type %s string\n\n", name)
+		g.p("type %s = string\n\n", name)
 	case typeIs(d, "integer"):
-		g.p("type %s int\n\n", name)
+		g.p("type %s = int\n\n", name)
 	default:
 		g.p("type %s = json.RawMessage\n\n", name)
 	}
