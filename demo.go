@@ -14,7 +14,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/bridle-dev/bridle/rpc"
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/store"
 )
 
@@ -56,11 +56,11 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 
 	var sid string
 	err = func() error {
-		var initResp rpc.InitializeResponse
+		var initResp acp.InitializeResponse
 		if err := conn.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "bridle-demo", "version": version}}, &initResp); err != nil {
 			return fmt.Errorf("initialize: %w", err)
 		}
-		var newResp rpc.NewSessionResponse
+		var newResp acp.NewSessionResponse
 		if err := conn.Call(ctx, "session/new", map[string]any{"cwd": workspace, "mcpServers": []any{}}, &newResp); err != nil {
 			return fmt.Errorf("session/new: %w", err)
 		}
@@ -68,11 +68,11 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 		fmt.Fprintf(w, "  session:   %s (agent %s %s, protocol v%d)\n", sid, initResp.AgentInfo.Name, initResp.AgentInfo.Version, initResp.ProtocolVersion)
 		for _, text := range []string{"What does this project do?", "Thanks, that's all I needed."} {
 			view.prompt(text)
-			var resp rpc.PromptResponse
+			var resp acp.PromptResponse
 			if err := conn.Call(ctx, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": text}}}, &resp); err != nil {
 				return fmt.Errorf("session/prompt: %w", err)
 			}
-			view.stopped(resp.StopReason)
+			view.stopped(string(resp.StopReason))
 		}
 		return nil
 	}()
@@ -152,10 +152,10 @@ func (v *editorView) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 			v.update(n.Update)
 		}
 	case "session/request_permission":
-		var p rpc.RequestPermissionRequest
+		var p acp.RequestPermissionRequest
 		_ = json.Unmarshal(*req.Params, &p)
 		v.mu.Lock()
-		fmt.Fprintf(v.w, "\n  ? %s — answering \"allow once\"\n", p.ToolCall.Title)
+		fmt.Fprintf(v.w, "\n  ? %s — answering \"allow once\"\n", deref(p.ToolCall.Title))
 		v.mu.Unlock()
 		_ = conn.Reply(ctx, req.ID, map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": "allow_once"}})
 	default:
@@ -237,4 +237,11 @@ func indent(s, prefix string, max int) string {
 		out += fmt.Sprintf("\n%s(%d more lines)", prefix, more)
 	}
 	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
