@@ -9,6 +9,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session"
@@ -43,39 +44,33 @@ func invalidField(field, what string, args ...any) error {
 	return &paramError{fmt.Sprintf("invalid params: %q %s", fmt.Sprintf(field, args...), what)}
 }
 
-type validator interface{ validate() error }
-
-// decode unmarshals params into dst and checks its required fields,
-// turning every failure into a -32602 that names the field.
-func decode(raw *json.RawMessage, dst validator) error {
+// decode unmarshals params into dst, turning every failure into a -32602
+// that names the field. It is the one parse of a request's params: ACP's
+// types carry _meta as an object, so a _meta of another kind fails here
+// too, by name.
+func decode(raw *json.RawMessage, dst any) error {
 	if raw == nil || bytes.Equal(bytes.TrimSpace(*raw), []byte("null")) {
-		return dst.validate()
+		return nil
 	}
 	if t := bytes.TrimSpace(*raw); len(t) > 0 && t[0] != '{' {
 		return &paramError{"invalid params: params must be a JSON object"}
 	}
-	if bytes.Contains(*raw, []byte(`"_meta"`)) {
-		// ACP's _meta is an object (or null) wherever it appears; a
-		// request type without the field would let any value through.
-		var m struct {
-			Meta json.RawMessage `json:"_meta"`
-		}
-		if json.Unmarshal(*raw, &m) == nil && len(m.Meta) > 0 && m.Meta[0] != '{' && string(m.Meta) != "null" {
-			return &paramError{fmt.Sprintf("invalid params: \"_meta\" must be an object, not %s", clip(m.Meta))}
-		}
-	}
 	if err := json.Unmarshal(*raw, dst); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
+		var ue *acp.UnionError
+		switch {
+		case errors.As(err, &te):
 			field := te.Field
 			if field == "" {
 				field = "params"
 			}
 			return &paramError{fmt.Sprintf("invalid params: %q must be %s, not %s", field, jsonKind(te.Type.Kind().String()), te.Value)}
+		case errors.As(err, &ue):
+			return &paramError{"invalid params: " + ue.Error()}
 		}
 		return &paramError{"invalid params: " + err.Error()}
 	}
-	return dst.validate()
+	return nil
 }
 
 func jsonKind(goKind string) string {

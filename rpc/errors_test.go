@@ -3,6 +3,7 @@ package rpc
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/bridle-dev/bridle/acp"
 	"testing"
 
 	"github.com/bridle-dev/bridle/contextwin"
@@ -35,7 +36,7 @@ func TestDecodeRefusesAMetaThatIsNotAnObject(t *testing.T) {
 		`{"cwd":"/x","note":"_meta: 5"}`: true,
 	} {
 		msg := json.RawMessage(raw)
-		var p ListSessionsRequest
+		var p acp.ListSessionsRequest
 		err := decode(&msg, &p)
 		if (err == nil) != ok {
 			t.Errorf("%s: err = %v", raw, err)

@@ -11,14 +11,8 @@ import (
 type EventsRequest struct {
 	SessionID string `json:"sessionId"`
 	// After skips events with seq <= After.
-	After int64 `json:"after,omitempty"`
-}
-
-func (r *EventsRequest) validate() error {
-	if r.SessionID == "" {
-		return missing("sessionId")
-	}
-	return nil
+	After int64          `json:"after,omitempty"`
+	Meta  map[string]any `json:"_meta,omitempty"`
 }
 
 // EventsResponse lists events in log order.

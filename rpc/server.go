@@ -17,6 +17,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	lsp "go.lsp.dev/protocol"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/mcp"
 	"github.com/bridle-dev/bridle/session"
@@ -55,6 +56,9 @@ type Server struct {
 	shutdown bool
 	exited   chan struct{}
 	exitOnce sync.Once
+
+	table  map[string]handler
+	notify map[string]func(*jsonrpc2.Request) error
 }
 
 // NewServer returns a server; Serve connects it.
@@ -63,7 +67,9 @@ func NewServer(opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{opts: opts, log: log, inflight: map[jsonrpc2.ID]context.CancelFunc{}, exited: make(chan struct{})}
+	s := &Server{opts: opts, log: log, inflight: map[jsonrpc2.ID]context.CancelFunc{}, exited: make(chan struct{})}
+	s.table, s.notify = s.handlers(), s.notifications()
+	return s
 }
 
 // Serve answers requests on stream until the client disconnects, sends
@@ -92,107 +98,174 @@ func (s *Server) Serve(ctx context.Context, stream *Stream, mgr *session.Manager
 	return !exited || s.shutdown
 }
 
-// Handle implements jsonrpc2.Handler. It runs on the connection's read
-// loop, so messages are handled in the order they arrive; only a prompt's
-// turn runs on, in its own goroutine, once it has started (so a
-// session/cancel sent right after the prompt always finds the turn).
-func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	if req.Notif {
-		s.notification(req)
-		return
+// initializeParams reads protocolVersion as a pointer, to tell a missing
+// version from 0, in the same single decode.
+type initializeParams struct {
+	acp.InitializeRequest
+	ProtocolVersion *acp.ProtocolVersion `json:"protocolVersion"`
+}
+
+func (s *Server) initialize(_ context.Context, _ *initializeParams) (any, error) {
+	meta := map[string]any{"version": s.opts.Version, "events": "_bridle/events"}
+	for k, v := range s.opts.Meta {
+		meta[k] = v
 	}
-	switch req.Method {
-	case "session/prompt":
-		s.prompt(ctx, conn, req)
-		return
-	case "session/cancel", "$/cancel_request", "$/cancelRequest":
-		// Notifications, sent with an id by mistake: cancel all the same,
-		// and answer (null), since the client waits for an answer.
-		s.reply(ctx, conn, req, nil, s.cancel(req))
-		return
+	title := "bridle"
+	resp := acp.InitializeResponse{
+		ProtocolVersion: acp.Version,
+		AgentCapabilities: acp.AgentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true},
+			MCPCapabilities:    acp.MCPCapabilities{HTTP: true},
+			SessionCapabilities: acp.SessionCapabilities{
+				List: &acp.SessionListCapabilities{}, Resume: &acp.SessionResumeCapabilities{},
+				Close: &acp.SessionCloseCapabilities{}, Delete: &acp.SessionDeleteCapabilities{},
+				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
+			},
+			Meta: map[string]any{"bridle": meta},
+		},
+		AuthMethods: []acp.AuthMethod{},
+		AgentInfo:   &acp.Implementation{Name: "bridle", Title: &title, Version: s.opts.Version},
 	}
-	result, err := s.call(ctx, req)
-	s.reply(ctx, conn, req, result, err)
-	if err == nil {
-		s.opened(ctx, req, result)
+	if s.opts.Unconfigured != "" {
+		desc := s.opts.Unconfigured
+		resp.AuthMethods = append(resp.AuthMethods, acp.AuthMethod{Agent: &acp.AuthMethodAgent{ID: "configure-provider", Name: "Configure a model provider", Description: &desc}})
 	}
+	return resp, nil
+}
+
+func (s *Server) authenticate(context.Context, *acp.AuthenticateRequest) (any, error) {
+	if s.opts.Unconfigured != "" {
+		return nil, &jsonrpc2.Error{Code: CodeAuthRequired, Message: s.opts.Unconfigured}
+	}
+	return acp.AuthenticateResponse{}, nil
+}
+
+func (s *Server) newSession(ctx context.Context, p *acp.NewSessionRequest) (any, error) {
+	info, err := s.mgr.New(ctx, session.NewParams{Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories, MCPServers: mcpServers(p.MCPServers)})
+	if err != nil {
+		return nil, err
+	}
+	s.announce(ctx, info.ID)
+	resp := acp.NewSessionResponse{SessionID: info.ID, Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info)}
+	return then{resp, func() { s.opened(ctx, info.ID) }}, nil
+}
+
+func (s *Server) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (any, error) {
+	sess, err := s.mgr.Load(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: mcpServers(p.MCPServers)})
+	if err != nil {
+		return nil, err
+	}
+	s.announce(ctx, sess.ID())
+	info := sess.Info()
+	resp := acp.LoadSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info)}
+	return then{resp, func() { s.opened(ctx, p.SessionID) }}, nil
+}
+
+func (s *Server) resumeSession(ctx context.Context, p *acp.ResumeSessionRequest) (any, error) {
+	sess, err := s.mgr.Resume(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: mcpServers(p.MCPServers)})
+	if err != nil {
+		return nil, err
+	}
+	s.announce(ctx, sess.ID())
+	info := sess.Info()
+	resp := acp.ResumeSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info)}
+	return then{resp, func() { s.opened(ctx, p.SessionID) }}, nil
 }
 
 // opened tells a session the editor has it, once the answer that names it
 // is sent: notices held back (an MCP server that failed) go out, and
 // questions a crashed process left unanswered are asked again.
-func (s *Server) opened(ctx context.Context, req *jsonrpc2.Request, result any) {
-	var id string
-	switch req.Method {
-	case "session/new":
-		id = result.(NewSessionResponse).SessionID
-	case "session/load", "session/resume":
-		var p LoadSessionRequest
-		if decode(req.Params, &p) != nil {
-			return
-		}
-		id = p.SessionID
-	default:
-		return
-	}
+func (s *Server) opened(ctx context.Context, id string) {
 	if sess, err := s.mgr.Get(ctx, id); err == nil {
 		sess.Ready(ctx)
 	}
 }
 
-func (s *Server) reply(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, result any, err error) {
-	var werr error
+func (s *Server) listSessions(ctx context.Context, p *acp.ListSessionsRequest) (any, error) {
+	var cwd, cursor string
+	if p.Cwd != nil {
+		cwd = *p.Cwd
+	}
+	if p.Cursor != nil {
+		cursor = *p.Cursor
+	}
+	infos, next, err := s.mgr.List(ctx, cwd, cursor, 100)
 	if err != nil {
-		rerr := toRPCError(err)
-		s.log.Debug("request failed", "method", req.Method, "code", rerr.Code, "err", rerr.Message)
-		werr = conn.ReplyWithError(ctx, req.ID, rerr)
-	} else {
-		werr = conn.Reply(ctx, req.ID, result)
+		return nil, err
 	}
-	if werr != nil {
-		s.log.Debug("reply not delivered", "method", req.Method, "err", werr)
+	resp := acp.ListSessionsResponse{Sessions: make([]acp.SessionInfo, 0, len(infos))}
+	for _, in := range infos {
+		resp.Sessions = append(resp.Sessions, sessionInfo(in))
 	}
+	if next != "" {
+		resp.NextCursor = &next
+	}
+	return resp, nil
 }
 
-func (s *Server) notification(req *jsonrpc2.Request) {
-	switch req.Method {
-	case "session/cancel", "$/cancel_request", "$/cancelRequest":
-		if err := s.cancel(req); err != nil {
-			s.log.Warn(req.Method+" ignored", "err", err)
-		}
-	case "exit":
-		s.exitOnce.Do(func() { close(s.exited) })
-	default:
-		// JSON-RPC: unknown notifications are ignored without an answer.
-		s.log.Debug("notification ignored", "method", req.Method)
+func (s *Server) closeSession(ctx context.Context, p *acp.CloseSessionRequest) (any, error) {
+	if err := s.mgr.Close(ctx, p.SessionID); err != nil {
+		return nil, err
 	}
+	return acp.CloseSessionResponse{}, nil
 }
 
-// cancel handles session/cancel (by session), ACP's $/cancel_request and
-// LSP's $/cancelRequest (by request id).
-func (s *Server) cancel(req *jsonrpc2.Request) error {
-	switch req.Method {
-	case "session/cancel":
-		var p SessionRequest
-		if err := decode(req.Params, &p); err != nil {
-			return err
-		}
-		s.mgr.Cancel(p.SessionID)
-		return nil
-	case "$/cancel_request":
-		var p CancelRequestParams
-		if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || p.RequestID == nil {
-			return missing("requestId")
-		}
-		return s.cancelRequest("requestId", p.RequestID)
-	default:
-		var p lsp.CancelParams
-		if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || p.ID == nil {
-			return missing("id")
-		}
-		raw, _ := json.Marshal(p.ID)
-		return s.cancelRequest("id", raw)
+func (s *Server) deleteSession(ctx context.Context, p *acp.DeleteSessionRequest) (any, error) {
+	if err := s.mgr.Delete(ctx, p.SessionID); err != nil {
+		return nil, err
 	}
+	return acp.DeleteSessionResponse{}, nil
+}
+
+func (s *Server) setMode(ctx context.Context, p *acp.SetSessionModeRequest) (any, error) {
+	sess, err := s.mgr.Get(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return acp.SetSessionModeResponse{}, sess.SetMode(ctx, p.ModeID)
+}
+
+// shutdownRequest is LSP's orderly stop: end every turn now; exit follows.
+func (s *Server) shutdownRequest(context.Context, *jsonrpc2.Request) (any, error) {
+	s.mgr.Shutdown()
+	s.mu.Lock()
+	s.shutdown = true
+	s.mu.Unlock()
+	return nil, nil
+}
+
+// cancelSession handles session/cancel: the session's turn ends.
+func (s *Server) cancelSession(req *jsonrpc2.Request) error {
+	var p acp.CancelNotification
+	if err := decode(req.Params, &p); err != nil {
+		return err
+	}
+	if p.SessionID == "" {
+		return missing("sessionId")
+	}
+	s.mgr.Cancel(p.SessionID)
+	return nil
+}
+
+// cancelRequestACP handles ACP's $/cancel_request: the request with that
+// id ends.
+func (s *Server) cancelRequestACP(req *jsonrpc2.Request) error {
+	var p acp.CancelRequestNotification
+	if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || p.RequestID == nil {
+		return missing("requestId")
+	}
+	return s.cancelRequest("requestId", p.RequestID)
+}
+
+// cancelRequestLSP handles LSP's $/cancelRequest.
+func (s *Server) cancelRequestLSP(req *jsonrpc2.Request) error {
+	var p lsp.CancelParams
+	if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || p.ID == nil {
+		return missing("id")
+	}
+	raw, _ := json.Marshal(p.ID)
+	return s.cancelRequest("id", raw)
 }
 
 func (s *Server) cancelRequest(field string, raw json.RawMessage) error {
@@ -209,201 +282,28 @@ func (s *Server) cancelRequest(field string, raw json.RawMessage) error {
 	return nil
 }
 
-// prompt starts a turn on the read loop and answers from a goroutine.
-func (s *Server) prompt(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	var p PromptRequest
-	if err := decode(req.Params, &p); err != nil {
-		s.reply(ctx, conn, req, nil, err)
-		return
-	}
+// prompt starts a turn on the read loop; its answer comes later, when the
+// turn ends. It runs under the cancellation middleware.
+func (s *Server) prompt(ctx context.Context, p *acp.PromptRequest) (any, error) {
 	sess, err := s.mgr.Get(ctx, p.SessionID)
 	if err != nil {
-		s.reply(ctx, conn, req, nil, err)
-		return
+		return nil, err
 	}
 	content, err := contentOf(p.Prompt)
 	if err != nil {
-		s.reply(ctx, conn, req, nil, err)
-		return
+		return nil, err
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	s.mu.Lock()
-	_, dup := s.inflight[req.ID]
-	if !dup {
-		s.inflight[req.ID] = cancel
-	}
-	s.mu.Unlock()
-	if dup {
-		cancel()
-		s.reply(ctx, conn, req, nil, &jsonrpc2.Error{Code: CodeInvalidRequest, Message: fmt.Sprintf(
-			"invalid request: id %s is in use by a session/prompt still running on this connection; give each request its own id", req.ID)})
-		return
-	}
-	run, err := sess.Start(rctx, content)
+	run, err := sess.Start(ctx, content)
 	if err != nil {
-		s.mu.Lock()
-		delete(s.inflight, req.ID)
-		s.mu.Unlock()
-		cancel()
-		s.reply(ctx, conn, req, nil, err)
-		return
+		return nil, err
 	}
-	go func() {
+	return later(func() (any, error) {
 		stop, err := run.Wait()
-		// Free the id before answering: once the client has the answer it
-		// may use the id again.
-		s.mu.Lock()
-		delete(s.inflight, req.ID)
-		s.mu.Unlock()
-		cancel()
-		if err != nil {
-			s.reply(ctx, conn, req, nil, err)
-			return
-		}
-		s.reply(ctx, conn, req, PromptResponse{StopReason: string(stop)}, nil)
-	}()
-}
-
-// call handles every request but session/prompt.
-func (s *Server) call(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	switch req.Method {
-	case "initialize":
-		var p InitializeRequest
-		if err := decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		return s.initialize(p), nil
-	case "authenticate":
-		var p AuthenticateRequest
-		if err := decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		if s.opts.Unconfigured != "" {
-			return nil, &jsonrpc2.Error{Code: CodeAuthRequired, Message: s.opts.Unconfigured}
-		}
-		return struct{}{}, nil
-	case "session/new":
-		var p NewSessionRequest
-		if err := decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		info, err := s.mgr.New(ctx, session.NewParams{Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories, MCPServers: mcpServers(p.MCPServers)})
 		if err != nil {
 			return nil, err
 		}
-		s.announce(ctx, info.ID)
-		return NewSessionResponse{SessionID: info.ID, Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info)}, nil
-	case "session/load", "session/resume":
-		var p LoadSessionRequest
-		if err := decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		load := s.mgr.Resume
-		if req.Method == "session/load" {
-			load = s.mgr.Load
-		}
-		sess, err := load(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: mcpServers(p.MCPServers)})
-		if err != nil {
-			return nil, err
-		}
-		s.announce(ctx, sess.ID())
-		info := sess.Info()
-		return LoadSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info)}, nil
-	case "session/list":
-		var p ListSessionsRequest
-		if err := decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		var cwd, cursor string
-		if p.Cwd != nil {
-			cwd = *p.Cwd
-		}
-		if p.Cursor != nil {
-			cursor = *p.Cursor
-		}
-		infos, next, err := s.mgr.List(ctx, cwd, cursor, 100)
-		if err != nil {
-			return nil, err
-		}
-		resp := ListSessionsResponse{Sessions: make([]SessionInfo, 0, len(infos))}
-		for _, in := range infos {
-			resp.Sessions = append(resp.Sessions, sessionInfo(in))
-		}
-		if next != "" {
-			resp.NextCursor = &next
-		}
-		return resp, nil
-	case "session/close", "session/delete":
-		var p SessionRequest
-		if err := decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		op := s.mgr.Close
-		if req.Method == "session/delete" {
-			op = s.mgr.Delete
-		}
-		if err := op(ctx, p.SessionID); err != nil {
-			return nil, err
-		}
-		return struct{}{}, nil
-	case "session/set_mode":
-		var p SetSessionModeRequest
-		if err := decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		sess, err := s.mgr.Get(ctx, p.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		return struct{}{}, sess.SetMode(ctx, p.ModeID)
-	case "session/set_config_option":
-		var p SetSessionConfigOptionRequest
-		if err := decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		return s.setConfigOption(ctx, p)
-	case "_bridle/events":
-		var p EventsRequest
-		if err := decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		return s.events(ctx, p)
-	case "shutdown":
-		// LSP's orderly stop: end every turn now; exit follows.
-		s.mgr.Shutdown()
-		s.mu.Lock()
-		s.shutdown = true
-		s.mu.Unlock()
-		return nil, nil
-	}
-	return nil, &jsonrpc2.Error{Code: CodeMethodNotFound,
-		Message: fmt.Sprintf("method %q is not supported by bridle: see the ACP methods listed in initialize's agentCapabilities", req.Method)}
-}
-
-func (s *Server) initialize(p InitializeRequest) InitializeResponse {
-	meta := map[string]any{"version": s.opts.Version, "events": "_bridle/events"}
-	for k, v := range s.opts.Meta {
-		meta[k] = v
-	}
-	resp := InitializeResponse{
-		ProtocolVersion: ProtocolVersion,
-		AgentCapabilities: AgentCapabilities{
-			LoadSession:        true,
-			PromptCapabilities: PromptCapabilities{EmbeddedContext: true},
-			MCPCapabilities:    MCPCapabilities{HTTP: true},
-			SessionCapabilities: SessionCapabilities{
-				List: &empty{}, Resume: &empty{}, Close: &empty{}, Delete: &empty{},
-				AdditionalDirectories: &empty{},
-			},
-			Meta: Meta{"bridle": meta},
-		},
-		AuthMethods: []AuthMethod{},
-		AgentInfo:   &Implementation{Name: "bridle", Title: "bridle", Version: s.opts.Version},
-	}
-	if s.opts.Unconfigured != "" {
-		resp.AuthMethods = append(resp.AuthMethods, AuthMethod{ID: "configure-provider", Name: "Configure a model provider", Description: s.opts.Unconfigured})
-	}
-	return resp
+		return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+	}), nil
 }
 
 // announce tells the editor which slash commands a session offers.
@@ -415,7 +315,7 @@ func (s *Server) announce(ctx context.Context, sessionID string) {
 	_ = s.Update(ctx, sessionID, session.Update{Kind: session.UpdateCommands, Commands: cmds})
 }
 
-func (s *Server) setConfigOption(ctx context.Context, p SetSessionConfigOptionRequest) (any, error) {
+func (s *Server) setConfigOption(ctx context.Context, p *acp.SetSessionConfigOptionRequest) (any, error) {
 	sess, err := s.mgr.Get(ctx, p.SessionID)
 	if err != nil {
 		return nil, err
@@ -436,64 +336,83 @@ func (s *Server) setConfigOption(ctx context.Context, p SetSessionConfigOptionRe
 	default:
 		return nil, invalidField("configId", fmt.Sprintf("%q is not a config option of this session; see configOptions in session/new's answer", p.ConfigID))
 	}
-	return SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(sess.Info())}, nil
+	return acp.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(sess.Info())}, nil
 }
 
-func modeState(current string) *SessionModeState {
-	st := &SessionModeState{CurrentModeID: current}
+func modeState(current string) *acp.SessionModeState {
+	st := &acp.SessionModeState{CurrentModeID: current}
 	for _, m := range sandbox.Modes() {
-		st.AvailableModes = append(st.AvailableModes, SessionMode{ID: string(m.ID), Name: m.Name, Description: m.Description})
+		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: string(m.ID), Name: m.Name, Description: optional(m.Description)})
 	}
 	return st
 }
 
-func (s *Server) configOptions(info session.Info) []SessionConfigOption {
-	mode := SessionConfigOption{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: info.Mode}
-	for _, m := range sandbox.Modes() {
-		mode.Options = append(mode.Options, SessionConfigSelectOption{Value: string(m.ID), Name: m.Name, Description: m.Description})
+// optional is ACP's optional string: absent when empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
 	}
-	opts := []SessionConfigOption{mode}
+	return &s
+}
+
+func (s *Server) configOptions(info session.Info) []acp.SessionConfigOption {
+	category := func(c acp.SessionConfigOptionCategory) *acp.SessionConfigOptionCategory { return &c }
+	var modes []acp.SessionConfigSelectOption
+	for _, m := range sandbox.Modes() {
+		modes = append(modes, acp.SessionConfigSelectOption{Value: string(m.ID), Name: m.Name, Description: optional(m.Description)})
+	}
+	opts := []acp.SessionConfigOption{{ID: "mode", Name: "Mode", Category: category(acp.SessionConfigOptionCategoryMode),
+		Type: "select", CurrentValue: raw(info.Mode), Options: raw(modes)}}
 	if info.Model == "" {
 		return opts // nothing configured: the auth method says what to set
 	}
 	// The model is pinned at session/new; changing it here is explicit and
 	// recorded as a model_changed event.
-	model := SessionConfigOption{ID: "model", Name: "Model", Category: "model", Type: "select", CurrentValue: info.Model,
-		Description: "provider/model-id; any model the provider serves can be set"}
+	var models []acp.SessionConfigSelectOption
 	seen := map[string]bool{}
 	for _, m := range append([]string{info.Model}, s.opts.Models...) {
 		if m != "" && !seen[m] {
 			seen[m] = true
-			model.Options = append(model.Options, SessionConfigSelectOption{Value: m, Name: m})
+			models = append(models, acp.SessionConfigSelectOption{Value: m, Name: m})
 		}
 	}
-	return append(opts, model)
+	return append(opts, acp.SessionConfigOption{ID: "model", Name: "Model", Category: category(acp.SessionConfigOptionCategoryModel), Type: "select",
+		CurrentValue: raw(info.Model), Options: raw(models),
+		Description: optional("provider/model-id; any model the provider serves can be set")})
 }
 
-func sessionInfo(in session.Info) SessionInfo {
-	si := SessionInfo{SessionID: in.ID, Cwd: in.Cwd, AdditionalDirectories: in.AdditionalDirs}
-	if in.Title != "" {
-		t := in.Title
-		si.Title = &t
-	}
+func sessionInfo(in session.Info) acp.SessionInfo {
+	si := acp.SessionInfo{SessionID: in.ID, Cwd: in.Cwd, AdditionalDirectories: in.AdditionalDirs, Title: optional(in.Title)}
 	if in.UpdatedAt != 0 {
 		u := time.UnixMilli(in.UpdatedAt).UTC().Format(time.RFC3339)
 		si.UpdatedAt = &u
 	}
-	si.Meta = Meta{"bridle": map[string]any{"model": in.Model, "mode": in.Mode}}
+	si.Meta = map[string]any{"bridle": map[string]any{"model": in.Model, "mode": in.Mode}}
 	return si
 }
 
 // mcpServers converts ACP's mcpServers entries; Manager checks them.
-func mcpServers(in []MCPServer) []mcp.Server {
+func mcpServers(in []acp.MCPServer) []mcp.Server {
 	out := make([]mcp.Server, 0, len(in))
+	vars := func(name, value string, into *[]mcp.Var) { *into = append(*into, mcp.Var{Name: name, Value: value}) }
 	for _, m := range in {
-		sv := mcp.Server{Name: m.Name, Type: m.Type, Command: m.Command, Args: m.Args, URL: m.URL}
-		for _, e := range m.Env {
-			sv.Env = append(sv.Env, mcp.Var{Name: e.Name, Value: e.Value})
-		}
-		for _, h := range m.Headers {
-			sv.Headers = append(sv.Headers, mcp.Var{Name: h.Name, Value: h.Value})
+		var sv mcp.Server
+		switch {
+		case m.Stdio != nil:
+			sv = mcp.Server{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args}
+			for _, e := range m.Stdio.Env {
+				vars(e.Name, e.Value, &sv.Env)
+			}
+		case m.HTTP != nil:
+			sv = mcp.Server{Name: m.HTTP.Name, Type: "http", URL: m.HTTP.URL}
+			for _, h := range m.HTTP.Headers {
+				vars(h.Name, h.Value, &sv.Headers)
+			}
+		case m.SSE != nil:
+			sv = mcp.Server{Name: m.SSE.Name, Type: "sse", URL: m.SSE.URL}
+			for _, h := range m.SSE.Headers {
+				vars(h.Name, h.Value, &sv.Headers)
+			}
 		}
 		out = append(out, sv)
 	}

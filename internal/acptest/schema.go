@@ -119,7 +119,7 @@ func Validate(s Sent) error {
 	if err := sch.Validate(pinst); err != nil {
 		return fmt.Errorf("%s does not match %s:\n%s\n%v", s.Method+m.Method, def, s.Raw, err)
 	}
-	return nil
+	return RoundTrip(def, part)
 }
 
 // AssertValid fails t for every message bridle wrote that the ACP schema

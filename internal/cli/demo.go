@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/internal/acpclient"
-	"github.com/bridle-dev/bridle/rpc"
 	"github.com/bridle-dev/bridle/store"
 )
 
@@ -47,11 +47,11 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 
 	var sid string
 	err = func() error {
-		var initResp rpc.InitializeResponse
+		var initResp acp.InitializeResponse
 		if err := conn.Call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "bridle-demo", "version": g.build.Version}}, &initResp, demoTimeout); err != nil {
 			return err
 		}
-		var newResp rpc.NewSessionResponse
+		var newResp acp.NewSessionResponse
 		if err := conn.Call("session/new", map[string]any{"cwd": workspace, "mcpServers": []any{}}, &newResp, demoTimeout); err != nil {
 			return err
 		}
@@ -59,11 +59,11 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 		fmt.Fprintf(w, "  session:   %s (agent %s %s, protocol v%d)\n", sid, initResp.AgentInfo.Name, initResp.AgentInfo.Version, initResp.ProtocolVersion)
 		for _, text := range []string{"What does this project do?", "Thanks, that's all I needed."} {
 			view.prompt(text)
-			var resp rpc.PromptResponse
+			var resp acp.PromptResponse
 			if err := conn.Call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": text}}}, &resp, demoTimeout); err != nil {
 				return err
 			}
-			view.stopped(resp.StopReason)
+			view.stopped(string(resp.StopReason))
 		}
 		return nil
 	}()
@@ -139,10 +139,14 @@ func (v *editorView) permission(m acpclient.Msg) (any, *acpclient.RPCError) {
 	if m.Method != "session/request_permission" {
 		return nil, &acpclient.RPCError{Code: -32601, Message: "the demo client does not handle " + m.Method}
 	}
-	var p rpc.RequestPermissionRequest
+	var p acp.RequestPermissionRequest
 	_ = json.Unmarshal(m.Params, &p)
+	title := ""
+	if p.ToolCall.Title != nil {
+		title = *p.ToolCall.Title
+	}
 	v.mu.Lock()
-	fmt.Fprintf(v.w, "\n  ? %s — answering \"allow once\"\n", p.ToolCall.Title)
+	fmt.Fprintf(v.w, "\n  ? %s — answering \"allow once\"\n", title)
 	v.mu.Unlock()
 	return map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": "allow_once"}}, nil
 }
@@ -215,4 +219,11 @@ func indent(s, prefix string, max int) string {
 		out += fmt.Sprintf("\n%s(%d more lines)", prefix, more)
 	}
 	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
