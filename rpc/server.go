@@ -312,7 +312,7 @@ func (s *Server) announce(ctx context.Context, sessionID string) {
 	if len(cmds) == 0 {
 		return
 	}
-	_ = s.Update(ctx, sessionID, session.Update{Kind: session.UpdateCommands, Commands: cmds})
+	_ = s.Update(ctx, sessionID, acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: cmds}})
 }
 
 func (s *Server) setConfigOption(ctx context.Context, p *acp.SetSessionConfigOptionRequest) (any, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
@@ -94,18 +95,20 @@ func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, eff
 // ask puts a recorded approval request to the user and records the answer.
 func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandbox.Preview, sc permission.Scope, summary string) (bool, error) {
 	s := t.s
-	options := []Option{
-		{ID: optAllowOnce, Name: "Allow once", Kind: optAllowOnce},
-		{ID: optAllowAlways, Name: fmt.Sprintf("Allow %s on %s for this session", c.Name, sc.Label), Kind: optAllowAlways},
-		{ID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
-		{ID: optRejectAlways, Name: fmt.Sprintf("Reject %s on %s for this session", c.Name, sc.Label), Kind: optRejectAlways},
+	options := []acp.PermissionOption{
+		{OptionID: optAllowOnce, Name: "Allow once", Kind: optAllowOnce},
+		{OptionID: optAllowAlways, Name: fmt.Sprintf("Allow %s on %s for this session", c.Name, sc.Label), Kind: optAllowAlways},
+		{OptionID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
+		{OptionID: optRejectAlways, Name: fmt.Sprintf("Reject %s on %s for this session", c.Name, sc.Label), Kind: optRejectAlways},
 	}
 	r := s.replayer()
-	view := r.viewOf(key, c.Name, c.Input, p) // the call's own preview: not made again
+	call := r.viewOf(key, c.Name, c.Input, p) // the call's own preview: not made again
+	card := acp.ToolCallUpdate{ToolCallID: call.ToolCallID, Title: &call.Title, Kind: call.Kind, Status: call.Status,
+		Locations: call.Locations, RawInput: call.RawInput}
 	if p.Diff != nil {
-		view.Diff = &Diff{Path: r.abs(p.Diff.Path), OldText: p.Diff.OldText, NewText: p.Diff.NewText}
+		card.Content = []acp.ToolCallContent{{Diff: &acp.Diff{Path: r.abs(p.Diff.Path), OldText: p.Diff.OldText, NewText: p.Diff.NewText}}}
 	}
-	ans, err := s.client().RequestPermission(ctx, s.row.ID, Question{Tool: view, Options: options})
+	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID, ToolCall: card, Options: options})
 	if err != nil && ctx.Err() == nil {
 		// The editor failed to put the question: the user said nothing,
 		// so this is no cancel of theirs, and the model hears why.
@@ -116,16 +119,17 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandb
 		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
 			Output: fmt.Sprintf("the editor failed to ask the user (%v): not run", err)})
 	}
-	if err != nil || ans.Cancelled || ctx.Err() != nil {
+	answer := Answered(resp)
+	if err != nil || answer == "" || ctx.Err() != nil {
 		if _, aerr := s.append(ctx, event.ApprovalDenied{CallID: c.ID, Key: key, Tool: c.Name, Scope: "cancelled", Cancelled: true}); aerr != nil {
 			return false, aerr
 		}
 		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "cancelled", Output: contextwin.CancelledResult})
 	}
-	switch ans.OptionID {
+	switch answer {
 	case optAllowOnce, optAllowAlways:
 		g := event.ApprovalGranted{CallID: c.ID, Key: key, Tool: c.Name, Scope: "once"}
-		if ans.OptionID == optAllowAlways {
+		if answer == optAllowAlways {
 			g.Scope, g.Pattern = "session", sc.Pattern
 		}
 		_, err := s.append(ctx, g)
@@ -135,7 +139,7 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandb
 		return err == nil, err
 	default:
 		d := event.ApprovalDenied{CallID: c.ID, Key: key, Tool: c.Name, Scope: "once"}
-		if ans.OptionID == optRejectAlways {
+		if answer == optRejectAlways {
 			d.Scope, d.Pattern = "session", sc.Pattern
 		}
 		if _, err := s.append(ctx, d); err != nil {

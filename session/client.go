@@ -2,96 +2,76 @@ package session
 
 import (
 	"context"
-	"encoding/json"
+
+	"github.com/bridle-dev/bridle/acp"
 )
 
-// Client is the editor as the session sees it. rpc implements it with ACP;
-// the session never learns which protocol carries its updates.
+// Client is the editor as the session sees it, in ACP's vocabulary: rpc
+// carries what it is given over the wire as it is; `bridle run` prints it.
 type Client interface {
-	// Update tells the editor about progress in a session.
-	Update(ctx context.Context, sessionID string, u Update) error
+	// Update tells the editor about progress in a session (a
+	// session/update notification's update).
+	Update(ctx context.Context, sessionID string, u acp.SessionUpdate) error
 	// RequestPermission asks the user about a tool call and waits for the
-	// answer. It returns when ctx ends, with ctx's error; any other error
-	// means the editor failed to ask (the call is denied as client_error).
-	RequestPermission(ctx context.Context, sessionID string, q Question) (Answer, error)
+	// answer, one of the options offered or cancelled. It returns when ctx
+	// ends, with ctx's error; any other error means the editor failed to
+	// ask (the call is denied as client_error).
+	RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
 }
 
-// UpdateKind says what an Update carries.
-type UpdateKind int
-
-const (
-	UpdateUserText     UpdateKind = iota + 1 // Text: the user's prompt (replay only)
-	UpdateAgentText                          // Text: a fragment of the answer
-	UpdateAgentThought                       // Text: a fragment of reasoning
-	UpdateToolCall                           // Tool: a new call
-	UpdateToolCallDone                       // Tool: a change to a call (status, content)
-	UpdateUsage                              // Usage: context window occupancy
-	UpdateMode                               // Mode: the current mode changed
-	UpdateCommands                           // Commands: the slash commands on offer
-)
-
-// Update is one piece of progress for the editor.
-type Update struct {
-	Kind     UpdateKind
-	Text     string
-	Tool     *ToolView
-	Usage    *Usage
-	Mode     string
-	Commands []Command
+// text is a text content block.
+func text(s string) acp.ContentBlock {
+	return acp.ContentBlock{Text: &acp.TextContent{Text: s}}
 }
 
-// ToolView is a tool call as the editor shows it.
-type ToolView struct {
-	ID        string
-	Title     string
-	Kind      string // ACP ToolKind
-	Status    string // pending, in_progress, completed, failed
-	Input     json.RawMessage
-	Output    string
-	Locations []Location
-	Diff      *Diff
-	// Terminal says Output is a command's output (shown in a code block).
-	Terminal bool
+// UserText is the user's prompt, as shown on replay.
+func UserText(s string) acp.SessionUpdate {
+	return acp.SessionUpdate{UserMessageChunk: &acp.ContentChunk{Content: text(s)}}
 }
 
-// Location is a file a call touches.
-type Location struct {
-	Path string
-	Line int
+// AgentText is a fragment of the answer.
+func AgentText(s string) acp.SessionUpdate {
+	return acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: text(s)}}
 }
 
-// Diff is an edit.
-type Diff struct {
-	Path    string
-	OldText *string
-	NewText string
+// AgentThought is a fragment of reasoning.
+func AgentThought(s string) acp.SessionUpdate {
+	return acp.SessionUpdate{AgentThoughtChunk: &acp.ContentChunk{Content: text(s)}}
 }
 
-// Usage is how full the context window is.
-type Usage struct {
-	Used, Size int
+// TextOf is the text of a chunk's content, "" if it holds none.
+func TextOf(c *acp.ContentChunk) string {
+	if c == nil || c.Content.Text == nil {
+		return ""
+	}
+	return c.Content.Text.Text
 }
 
-// Command is a slash command the user can type.
-type Command struct {
-	Name, Description, Hint string
+// update is a change to a tool call's card.
+func update(u acp.ToolCallUpdate) acp.SessionUpdate {
+	return acp.SessionUpdate{ToolCallUpdate: &u}
 }
 
-// Question asks the user to approve a tool call.
-type Question struct {
-	Tool    ToolView
-	Options []Option
+// status is a tool call status to set.
+func status(s acp.ToolCallStatus) *acp.ToolCallStatus { return &s }
+
+// output is a tool call's content: its output as text, fenced as a code
+// block when it is a command's.
+func output(out string, terminal bool) []acp.ToolCallContent {
+	if out == "" {
+		return nil
+	}
+	if terminal {
+		out = "```\n" + out + "\n```"
+	}
+	return []acp.ToolCallContent{{Content: &acp.Content{Content: text(out)}}}
 }
 
-// Option is one answer to a Question.
-type Option struct {
-	ID   string
-	Name string
-	Kind string // allow_once, allow_always, reject_once, reject_always
-}
-
-// Answer is the user's choice, or Cancelled if the question was withdrawn.
-type Answer struct {
-	OptionID  string
-	Cancelled bool
+// Answered is the option a permission response selected, or "" if the
+// question was cancelled.
+func Answered(r acp.RequestPermissionResponse) string {
+	if r.Outcome.Selected == nil {
+		return ""
+	}
+	return r.Outcome.Selected.OptionID
 }

@@ -4,14 +4,16 @@ import (
 	"context"
 	"strings"
 
+	"github.com/bridle-dev/bridle/acp"
+
 	"github.com/bridle-dev/bridle/session/event"
 )
 
 // Commands lists the slash commands every session offers.
-func (m *Manager) Commands() []Command {
-	return []Command{
-		{Name: "constraint", Description: "Pin a rule the agent must keep for the whole session", Hint: "a rule, e.g. never touch the migrations folder"},
-		{Name: "decision", Description: "Record a decision later turns must respect", Hint: "a decision, e.g. use sqlite, not postgres"},
+func (m *Manager) Commands() []acp.AvailableCommand {
+	return []acp.AvailableCommand{
+		{Name: "constraint", Description: "Pin a rule the agent must keep for the whole session", Input: &acp.AvailableCommandInput{Hint: "a rule, e.g. never touch the migrations folder"}},
+		{Name: "decision", Description: "Record a decision later turns must respect", Input: &acp.AvailableCommandInput{Hint: "a decision, e.g. use sqlite, not postgres"}},
 	}
 }
 
@@ -44,7 +46,7 @@ func (t *turn) pin(ctx context.Context, p event.Payload) (StopReason, error) {
 		return "", err
 	}
 	for _, u := range t.s.replayer().updates(evs[0]) {
-		if u.Kind != UpdateUserText { // the editor shows what the user typed
+		if u.UserMessageChunk == nil { // the editor shows what the user typed
 			t.s.send(ctx, u)
 		}
 	}

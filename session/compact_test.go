@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
@@ -20,18 +21,18 @@ import (
 // recorder is an editor that keeps the updates it is sent.
 type recorder struct {
 	mu      sync.Mutex
-	updates []Update
+	updates []acp.SessionUpdate
 }
 
-func (r *recorder) Update(_ context.Context, _ string, u Update) error {
+func (r *recorder) Update(_ context.Context, _ string, u acp.SessionUpdate) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.updates = append(r.updates, u)
 	return nil
 }
 
-func (r *recorder) RequestPermission(context.Context, string, Question) (Answer, error) {
-	return Answer{OptionID: "allow_once"}, nil
+func (r *recorder) RequestPermission(context.Context, acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.SelectedPermissionOutcome{OptionID: "allow_once"}}}, nil
 }
 
 // dump is a tool that prints n numbered lines.
@@ -140,10 +141,10 @@ func TestTurnCompactsWithTheSessionModelAndReportsOccupancy(t *testing.T) {
 	}
 	usage := 0
 	for _, u := range rec.updates {
-		if u.Kind == UpdateUsage {
+		if u.UsageUpdate != nil {
 			usage++
-			if u.Usage.Size != 10_000 {
-				t.Fatalf("usage size %d", u.Usage.Size)
+			if u.UsageUpdate.Size != 10_000 {
+				t.Fatalf("usage size %d", u.UsageUpdate.Size)
 			}
 		}
 	}

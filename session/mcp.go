@@ -72,7 +72,7 @@ func (s *Session) notice(text string) {
 	}
 	s.mu.Unlock()
 	s.m.log.Warn(text, "session", s.row.ID)
-	s.send(context.Background(), Update{Kind: UpdateAgentText, Text: "\n[bridle: " + text + "]\n"})
+	s.send(context.Background(), AgentText("\n[bridle: "+text+"]\n"))
 }
 
 // Ready is called once the editor has the session: after the answer to

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/sandbox"
 )
 
@@ -39,16 +40,14 @@ func (t *turn) stopped(ctx context.Context, err error) error {
 			if cs.result {
 				continue
 			}
-			v := ToolView{ID: toolCallID(cs.key), Status: "failed",
-				Output: "not run: the turn stopped before this call because bridle could not write its log"}
+			out := "not run: the turn stopped before this call because bridle could not write its log"
 			if cs.started != nil {
-				v.Output = "bridle could not record this call's result: its log could not be written. " +
+				out = "bridle could not record this call's result: its log could not be written. " +
 					"Once it can, the result is recorded as unknown (check the call's effects before running it again)."
 			}
-			if tool, ok := r.tools[cs.call.Name]; ok && tool.Kind() == sandbox.KindExecute {
-				v.Terminal = true
-			}
-			s.send(ctx, Update{Kind: UpdateToolCallDone, Tool: &v})
+			tool, ok := r.tools[cs.call.Name]
+			s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(cs.key), Status: status(acp.ToolCallStatusFailed),
+				Content: output(out, ok && tool.Kind() == sandbox.KindExecute)}))
 		}
 	}
 	s.m.log.Error("a commit failed; the turn stopped", "session", s.row.ID, "err", err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
@@ -65,13 +66,13 @@ func TestAFailedResultCommitIsMendedOnTheNextUse(t *testing.T) {
 	if !errors.Is(err, ErrNotRecorded) || !strings.Contains(err.Error(), "disk is full") {
 		t.Fatalf("err = %v, want ErrNotRecorded from a full disk", err)
 	}
-	var last *ToolView
+	var last *acp.ToolCallUpdate
 	for _, u := range rec.updates {
-		if u.Kind == UpdateToolCallDone {
-			last = u.Tool
+		if u.ToolCallUpdate != nil {
+			last = u.ToolCallUpdate
 		}
 	}
-	if last == nil || last.Status != "failed" {
+	if last == nil || last.Status == nil || *last.Status != acp.ToolCallStatusFailed {
 		t.Fatalf("the card's last update: %+v, want failed", last)
 	}
 	// Any use of the session closes the turn first; the read runs again.

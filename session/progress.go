@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/bridle-dev/bridle/acp"
 )
 
 // progress is a running child's Client. The editor sees the subagent as
@@ -42,19 +44,19 @@ func newProgress(parent *Session, key, desc, childID string) *progress {
 }
 
 // Update implements Client.
-func (p *progress) Update(ctx context.Context, _ string, u Update) error {
+func (p *progress) Update(ctx context.Context, _ string, u acp.SessionUpdate) error {
 	p.mu.Lock()
-	switch u.Kind {
-	case UpdateAgentText:
-		p.text.WriteString(u.Text)
+	switch {
+	case u.AgentMessageChunk != nil:
+		p.text.WriteString(TextOf(u.AgentMessageChunk))
 		p.mu.Unlock()
 		return nil // shown with the next step
-	case UpdateToolCall:
+	case u.ToolCall != nil:
 		p.said = lastLine(p.text.String())
 		p.text.Reset()
-		p.steps = append(p.steps, step{id: u.Tool.ID, title: u.Tool.Title, status: "pending"})
-	case UpdateToolCallDone:
-		if !p.set(u.Tool.ID, u.Tool.Status) {
+		p.steps = append(p.steps, step{id: u.ToolCall.ToolCallID, title: u.ToolCall.Title, status: "pending"})
+	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
+		if !p.set(u.ToolCallUpdate.ToolCallID, string(*u.ToolCallUpdate.Status)) {
 			p.mu.Unlock()
 			return nil
 		}
@@ -62,28 +64,34 @@ func (p *progress) Update(ctx context.Context, _ string, u Update) error {
 		p.mu.Unlock()
 		return nil
 	}
-	view := p.view()
+	card := p.card()
 	p.mu.Unlock()
-	p.parent.send(ctx, Update{Kind: UpdateToolCallDone, Tool: &view})
+	p.parent.send(ctx, update(card))
 	return nil
 }
 
 // RequestPermission implements Client: the question goes to the editor
 // on the task call, titled with the subagent's description.
-func (p *progress) RequestPermission(ctx context.Context, _ string, q Question) (Answer, error) {
+func (p *progress) RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	p.mu.Lock()
-	p.set(q.Tool.ID, "waiting for your approval")
+	p.set(req.ToolCall.ToolCallID, "waiting for your approval")
 	p.mu.Unlock()
-	q.Tool.ID = p.callID
-	q.Tool.Title = fmt.Sprintf("Subagent %q: %s", p.desc, q.Tool.Title)
-	q.Tool.Status = ""
-	ans, err := p.parent.client().RequestPermission(ctx, p.parent.ID(), q)
+	title := ""
+	if req.ToolCall.Title != nil {
+		title = *req.ToolCall.Title
+	}
+	title = fmt.Sprintf("Subagent %q: %s", p.desc, title)
+	req.SessionID = p.parent.ID()
+	req.ToolCall.ToolCallID = p.callID
+	req.ToolCall.Title = &title
+	req.ToolCall.Status = nil
+	resp, err := p.parent.client().RequestPermission(ctx, req)
 	// The question updated the task call's card; put the card back.
 	p.mu.Lock()
-	view := p.view()
+	card := p.card()
 	p.mu.Unlock()
-	p.parent.send(ctx, Update{Kind: UpdateToolCallDone, Tool: &view})
-	return ans, err
+	p.parent.send(ctx, update(card))
+	return resp, err
 }
 
 // set changes a step's status; false if nothing changed.
@@ -97,8 +105,8 @@ func (p *progress) set(id, status string) bool {
 	return false
 }
 
-// view renders the progress as the task call's content. Called with mu.
-func (p *progress) view() ToolView {
+// card renders the progress as the task call's content. Called with mu.
+func (p *progress) card() acp.ToolCallUpdate {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Subagent %q at work (session %s)\n", p.desc, p.childID)
 	steps := p.steps
@@ -123,7 +131,9 @@ func (p *progress) view() ToolView {
 	if p.said != "" {
 		fmt.Fprintf(&b, "> %s\n", p.said)
 	}
-	return ToolView{ID: p.callID, Title: "Subagent: " + p.desc, Kind: "think", Status: "in_progress", Input: p.input, Output: strings.TrimSpace(b.String())}
+	title, kind := "Subagent: "+p.desc, acp.ToolKindThink
+	return acp.ToolCallUpdate{ToolCallID: p.callID, Title: &title, Kind: &kind, Status: status(acp.ToolCallStatusInProgress),
+		RawInput: p.input, Content: output(strings.TrimSpace(b.String()), false)}
 }
 
 // lastLine returns the last non-empty line of s, clipped.

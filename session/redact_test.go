@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/session/event"
 )
@@ -79,7 +80,7 @@ func TestPromptSecretsRedactedBeforeTheyAreStored(t *testing.T) {
 
 	note := "[bridle: 4 secrets in your prompt were redacted before they were stored or sent to the model: env:MY_SERVICE_TOKEN, services/api/.env.local:DB_PASS, github-token, assignment]\n\n"
 	pinNote := "[bridle: 1 secret in your prompt was redacted before it was stored or sent to the model: env:MY_SERVICE_TOKEN]\n\n"
-	live := texts(rec, UpdateAgentText)
+	live := texts(rec, func(u acp.SessionUpdate) *acp.ContentChunk { return u.AgentMessageChunk })
 	if len(live) < 3 || live[0] != note || live[1] != "Noted." || live[2] != pinNote {
 		t.Errorf("live agent text %q", live)
 	}
@@ -89,11 +90,11 @@ func TestPromptSecretsRedactedBeforeTheyAreStored(t *testing.T) {
 	if err := s.Replay(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	replay := texts(rec, UpdateAgentText)
+	replay := texts(rec, func(u acp.SessionUpdate) *acp.ContentChunk { return u.AgentMessageChunk })
 	if len(replay) < 3 || replay[0] != note || replay[2] != pinNote {
 		t.Errorf("replayed agent text %q", replay)
 	}
-	for _, u := range texts(rec, UpdateUserText) {
+	for _, u := range texts(rec, func(u acp.SessionUpdate) *acp.ContentChunk { return u.UserMessageChunk }) {
 		for _, sec := range secrets {
 			if strings.Contains(u, sec) {
 				t.Errorf("the replayed prompt holds %q", sec)
@@ -102,13 +103,14 @@ func TestPromptSecretsRedactedBeforeTheyAreStored(t *testing.T) {
 	}
 }
 
-func texts(r *recorder, kind UpdateKind) []string {
+// texts is the text of the updates' chunks of one kind.
+func texts(r *recorder, kind func(acp.SessionUpdate) *acp.ContentChunk) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
 	for _, u := range r.updates {
-		if u.Kind == kind {
-			out = append(out, u.Text)
+		if c := kind(u); c != nil {
+			out = append(out, TextOf(c))
 		}
 	}
 	return out

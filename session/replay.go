@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
 )
@@ -47,61 +48,60 @@ func (s *Session) replayer() *replayer {
 	return &replayer{sessionID: s.row.ID, tools: tools, env: s.env("")}
 }
 
-func (r *replayer) updates(e event.Event) []Update {
+func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
 	switch v := e.Payload.(type) {
 	case event.UserMessage:
-		out := []Update{{Kind: UpdateUserText, Text: v.Text()}}
+		out := []acp.SessionUpdate{UserText(v.Text())}
 		if len(v.Redacted) > 0 {
-			out = append(out, Update{Kind: UpdateAgentText, Text: RedactedNote(v.Redacted)})
+			out = append(out, AgentText(RedactedNote(v.Redacted)))
 		}
 		return out
 	case event.AssistantMessage:
-		var out []Update
+		var out []acp.SessionUpdate
 		if v.Thinking != "" {
-			out = append(out, Update{Kind: UpdateAgentThought, Text: v.Thinking})
+			out = append(out, AgentThought(v.Thinking))
 		}
 		if v.Text != "" {
-			out = append(out, Update{Kind: UpdateAgentText, Text: v.Text})
+			out = append(out, AgentText(v.Text))
 		}
 		for i, c := range v.ToolCalls {
-			view := r.view(callKey(r.sessionID, e.Seq, i), c.Name, c.Input)
-			out = append(out, Update{Kind: UpdateToolCall, Tool: &view})
+			call := r.view(callKey(r.sessionID, e.Seq, i), c.Name, c.Input)
+			out = append(out, acp.SessionUpdate{ToolCall: &call})
 		}
 		return out
 	case event.ToolStarted:
-		return []Update{{Kind: UpdateToolCallDone, Tool: &ToolView{ID: toolCallID(v.Key), Status: "in_progress"}}}
+		return []acp.SessionUpdate{update(acp.ToolCallUpdate{ToolCallID: toolCallID(v.Key), Status: status(acp.ToolCallStatusInProgress)})}
 	case event.ToolResult:
-		view := ToolView{ID: toolCallID(v.Key), Status: "completed", Output: v.Output}
+		up := acp.ToolCallUpdate{ToolCallID: toolCallID(v.Key), Status: status(acp.ToolCallStatusCompleted)}
 		if v.IsError {
-			view.Status = "failed"
+			up.Status = status(acp.ToolCallStatusFailed)
 		}
-		if t, ok := r.tools[v.Name]; ok && t.Kind() == sandbox.KindExecute {
-			view.Terminal = true
-		}
+		t, ok := r.tools[v.Name]
+		up.Content = output(v.Output, ok && t.Kind() == sandbox.KindExecute)
 		if v.Diff != nil {
-			view.Diff = &Diff{Path: r.abs(v.Diff.Path), OldText: v.Diff.OldText, NewText: v.Diff.NewText}
+			up.Content = append(up.Content, acp.ToolCallContent{Diff: &acp.Diff{Path: r.abs(v.Diff.Path), OldText: v.Diff.OldText, NewText: v.Diff.NewText}})
 		}
 		for _, l := range v.Locations {
-			view.Locations = append(view.Locations, Location{Path: r.abs(l)})
+			up.Locations = append(up.Locations, acp.ToolCallLocation{Path: r.abs(l)})
 		}
-		return []Update{{Kind: UpdateToolCallDone, Tool: &view}}
+		return []acp.SessionUpdate{update(up)}
 	case event.Interrupted:
-		var out []Update
+		var out []acp.SessionUpdate
 		if v.Thinking != "" {
-			out = append(out, Update{Kind: UpdateAgentThought, Text: v.Thinking})
+			out = append(out, AgentThought(v.Thinking))
 		}
-		return append(out, Update{Kind: UpdateAgentText, Text: v.Text + InterruptedMark})
+		return append(out, AgentText(v.Text+InterruptedMark))
 	case event.ContextAssembled:
-		return []Update{{Kind: UpdateUsage, Usage: &Usage{Used: v.Used(), Size: v.Window}}}
+		return []acp.SessionUpdate{{UsageUpdate: &acp.UsageUpdate{Used: uint64(v.Used()), Size: uint64(v.Window)}}}
 	case event.ConstraintPinned:
 		return pinUpdates("/constraint", v.Source, v.Text, "Pinned constraint: ", v.Redacted)
 	case event.DecisionRecorded:
 		return pinUpdates("/decision", v.Source, v.Text, "Recorded decision: ", v.Redacted)
 	case event.ModeChanged:
-		return []Update{{Kind: UpdateMode, Mode: v.To}}
+		return []acp.SessionUpdate{{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: v.To}}}
 	case event.ProviderError:
 		if v.Final {
-			return []Update{{Kind: UpdateAgentText, Text: "\n\n[error: " + v.Message + "]"}}
+			return []acp.SessionUpdate{AgentText("\n\n[error: " + v.Message + "]")}
 		}
 	}
 	return nil
@@ -109,15 +109,15 @@ func (r *replayer) updates(e event.Event) []Update {
 
 // pinUpdates shows a pin; one the user typed also shows the command, as a
 // prompt would be.
-func pinUpdates(cmd, source, text, ack string, redacted []string) []Update {
-	var out []Update
+func pinUpdates(cmd, source, text, ack string, redacted []string) []acp.SessionUpdate {
+	var out []acp.SessionUpdate
 	if source == "user" {
-		out = append(out, Update{Kind: UpdateUserText, Text: cmd + " " + text})
+		out = append(out, UserText(cmd+" "+text))
 	}
 	if len(redacted) > 0 {
-		out = append(out, Update{Kind: UpdateAgentText, Text: RedactedNote(redacted)})
+		out = append(out, AgentText(RedactedNote(redacted)))
 	}
-	return append(out, Update{Kind: UpdateAgentText, Text: ack + text})
+	return append(out, AgentText(ack+text))
 }
 
 // RedactedNote tells the user that secrets were taken out of their prompt
@@ -136,15 +136,16 @@ func RedactedNote(kinds []string) string {
 	return fmt.Sprintf("[bridle: %d secrets in your prompt were redacted before they were stored or sent to the model: %s]\n\n", len(kinds), strings.Join(names, ", "))
 }
 
-// view describes a requested call from its input alone, so the live view
+// view describes a requested call from its input alone, so the live card
 // and the replayed one agree.
-func (r *replayer) view(key, name string, input json.RawMessage) ToolView {
-	v := ToolView{ID: toolCallID(key), Title: name, Kind: string(sandbox.KindOther), Status: "pending", Input: input}
+func (r *replayer) view(key, name string, input json.RawMessage) acp.ToolCall {
+	v := pending(key, name, input)
 	t, ok := r.tools[name]
 	if !ok {
 		return v
 	}
-	v.Kind = string(t.Kind())
+	kind := acp.ToolKind(t.Kind())
+	v.Kind = &kind
 	if p, err := t.Preview(r.env, input); err == nil {
 		r.fill(&v, p)
 	}
@@ -152,21 +153,33 @@ func (r *replayer) view(key, name string, input json.RawMessage) ToolView {
 }
 
 // viewOf is view for a call whose preview the caller has already made.
-func (r *replayer) viewOf(key, name string, input json.RawMessage, p sandbox.Preview) ToolView {
-	v := ToolView{ID: toolCallID(key), Title: name, Kind: string(sandbox.KindOther), Status: "pending", Input: input}
+func (r *replayer) viewOf(key, name string, input json.RawMessage, p sandbox.Preview) acp.ToolCall {
+	v := pending(key, name, input)
 	if t, ok := r.tools[name]; ok {
-		v.Kind = string(t.Kind())
+		kind := acp.ToolKind(t.Kind())
+		v.Kind = &kind
 		r.fill(&v, p)
 	}
 	return v
 }
 
-func (r *replayer) fill(v *ToolView, p sandbox.Preview) {
+// pending is the card of a call not yet previewed.
+func pending(key, name string, input json.RawMessage) acp.ToolCall {
+	kind := acp.ToolKind(sandbox.KindOther)
+	return acp.ToolCall{ToolCallID: toolCallID(key), Title: name, Kind: &kind, Status: status(acp.ToolCallStatusPending), RawInput: input}
+}
+
+func (r *replayer) fill(v *acp.ToolCall, p sandbox.Preview) {
 	if p.Title != "" {
 		v.Title = p.Title
 	}
 	for _, l := range p.Locations {
-		v.Locations = append(v.Locations, Location{Path: r.abs(l.Path), Line: l.Line})
+		loc := acp.ToolCallLocation{Path: r.abs(l.Path)}
+		if l.Line > 0 {
+			line := uint64(l.Line)
+			loc.Line = &line
+		}
+		v.Locations = append(v.Locations, loc)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/mcp"
@@ -248,7 +249,7 @@ func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 
 // send delivers an update to the editor. A failed delivery (the editor is
 // gone) is logged, not fatal: the log already holds the truth.
-func (s *Session) send(ctx context.Context, u Update) {
+func (s *Session) send(ctx context.Context, u acp.SessionUpdate) {
 	if s.muted.Load() {
 		return
 	}

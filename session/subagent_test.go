@@ -113,7 +113,8 @@ func TestTaskRunsAChildSession(t *testing.T) {
 	// call; the recorder allows it.
 	asked := false
 	for _, u := range rec.updates {
-		if u.Kind == UpdateToolCallDone && u.Tool.ID == "call-4-0" && strings.Contains(u.Tool.Output, "✓ poke") {
+		if c := u.ToolCallUpdate; c != nil && c.ToolCallID == "call-4-0" && len(c.Content) > 0 && c.Content[0].Content != nil &&
+			strings.Contains(c.Content[0].Content.Content.Text.Text, "✓ poke") {
 			asked = true
 		}
 	}

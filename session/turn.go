@@ -127,7 +127,7 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 		return "", err
 	}
 	for _, u := range s.replayer().updates(evs[0]) {
-		if u.Kind != UpdateUserText { // the editor shows what the user typed
+		if u.UserMessageChunk == nil { // the editor shows what the user typed
 			s.send(ctx, u) // what was redacted
 		}
 	}
@@ -180,7 +180,7 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 		}
 		asst := evs[0]
 		for _, u := range s.replayer().updates(asst) {
-			if u.Kind == UpdateToolCall {
+			if u.ToolCall != nil {
 				s.send(ctx, u) // the text was streamed already
 			}
 		}
@@ -255,9 +255,9 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 		c.Add(d)
 		switch d.Kind {
 		case provider.DeltaText:
-			s.send(ctx, Update{Kind: UpdateAgentText, Text: d.Text})
+			s.send(ctx, AgentText(d.Text))
 		case provider.DeltaThinking:
-			s.send(ctx, Update{Kind: UpdateAgentThought, Text: d.Text})
+			s.send(ctx, AgentThought(d.Text))
 		}
 	}
 	if streamErr == nil && ctx.Err() != nil {
@@ -275,7 +275,7 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 		// Recorded by finish, in the same commit as the turn's end. The
 		// fragments were streamed already; only the mark is new.
 		t.tail = append(t.tail, event.Interrupted{Text: resp.Text, Thinking: resp.Thinking, Reason: reason})
-		s.send(ctx, Update{Kind: UpdateAgentText, Text: InterruptedMark})
+		s.send(ctx, AgentText(InterruptedMark))
 	}
 	return resp, streamErr
 }

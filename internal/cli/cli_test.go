@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bridle-dev/bridle/session"
+	"github.com/bridle-dev/bridle/acp"
 )
 
 // TestParseAll parses flags wherever they stand among the arguments.
@@ -39,8 +39,9 @@ func TestPrinterFailedTitle(t *testing.T) {
 	var out, errs strings.Builder
 	p := &printer{stdout: &out, stderr: &errs}
 	ctx := context.Background()
-	p.Update(ctx, "s", session.Update{Kind: session.UpdateToolCall, Tool: &session.ToolView{ID: "c1", Title: "Read missing.txt", Status: "pending"}})
-	p.Update(ctx, "s", session.Update{Kind: session.UpdateToolCallDone, Tool: &session.ToolView{ID: "c1", Status: "failed"}})
+	pending, failed := acp.ToolCallStatusPending, acp.ToolCallStatusFailed
+	p.Update(ctx, "s", acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: "c1", Title: "Read missing.txt", Status: &pending}})
+	p.Update(ctx, "s", acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: "c1", Status: &failed}})
 	if !strings.Contains(errs.String(), "[Read missing.txt failed]") {
 		t.Errorf("stderr = %q", errs.String())
 	}

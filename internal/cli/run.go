@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/session/event"
@@ -99,12 +100,13 @@ type printer struct {
 	titles         map[string]string // tool call id → title: a call's end carries none
 }
 
-func (p *printer) Update(_ context.Context, _ string, u session.Update) error {
+func (p *printer) Update(_ context.Context, _ string, u acp.SessionUpdate) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch u.Kind {
-	case session.UpdateAgentText:
-		if u.Text == "" {
+	switch {
+	case u.AgentMessageChunk != nil:
+		text := session.TextOf(u.AgentMessageChunk)
+		if text == "" {
 			return nil
 		}
 		if p.afterTool && p.wrote {
@@ -116,23 +118,21 @@ func (p *printer) Update(_ context.Context, _ string, u session.Update) error {
 			io.WriteString(p.stdout, sep)
 		}
 		p.afterTool = false
-		io.WriteString(p.stdout, u.Text)
+		io.WriteString(p.stdout, text)
 		p.wrote = true
-		p.lastNewline = strings.HasSuffix(u.Text, "\n")
-	case session.UpdateToolCall:
-		if u.Tool != nil {
-			fmt.Fprintf(p.stderr, "\n[%s]\n", u.Tool.Title)
-			if p.titles == nil {
-				p.titles = map[string]string{}
-			}
-			p.titles[u.Tool.ID] = u.Tool.Title
+		p.lastNewline = strings.HasSuffix(text, "\n")
+	case u.ToolCall != nil:
+		fmt.Fprintf(p.stderr, "\n[%s]\n", u.ToolCall.Title)
+		if p.titles == nil {
+			p.titles = map[string]string{}
 		}
+		p.titles[u.ToolCall.ToolCallID] = u.ToolCall.Title
 		p.afterTool = true
-	case session.UpdateToolCallDone:
-		if u.Tool != nil && u.Tool.Status == "failed" {
-			title := u.Tool.Title
-			if title == "" {
-				title = p.titles[u.Tool.ID]
+	case u.ToolCallUpdate != nil:
+		if c := u.ToolCallUpdate; c.Status != nil && *c.Status == acp.ToolCallStatusFailed {
+			title := p.titles[c.ToolCallID]
+			if c.Title != nil && *c.Title != "" {
+				title = *c.Title
 			}
 			fmt.Fprintf(p.stderr, "[%s failed]\n", title)
 		}
@@ -140,16 +140,20 @@ func (p *printer) Update(_ context.Context, _ string, u session.Update) error {
 	return nil
 }
 
-func (p *printer) RequestPermission(_ context.Context, _ string, q session.Question) (session.Answer, error) {
+func (p *printer) RequestPermission(_ context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	title := ""
+	if req.ToolCall.Title != nil {
+		title = *req.ToolCall.Title
+	}
 	p.mu.Lock()
-	fmt.Fprintf(p.stderr, "\n[refused: %s needs approval, which `bridle run` cannot ask for; use --mode auto-edit or full-auto]\n", q.Tool.Title)
+	fmt.Fprintf(p.stderr, "\n[refused: %s needs approval, which `bridle run` cannot ask for; use --mode auto-edit or full-auto]\n", title)
 	p.mu.Unlock()
-	for _, o := range q.Options {
-		if o.Kind == "reject_once" {
-			return session.Answer{OptionID: o.ID}, nil
+	for _, o := range req.Options {
+		if o.Kind == acp.PermissionOptionKindRejectOnce {
+			return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.SelectedPermissionOutcome{OptionID: o.OptionID}}}, nil
 		}
 	}
-	return session.Answer{Cancelled: true}, nil
+	return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &struct{}{}}}, nil
 }
 
 // finish ends the answer with a newline, so the shell prompt starts on a

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
@@ -339,9 +340,9 @@ func runSession(ctx context.Context, st *store.Store, win *contextwin.Window, po
 // quiet is an editor that listens to nothing.
 type quiet struct{}
 
-func (quiet) Update(context.Context, string, session.Update) error { return nil }
-func (quiet) RequestPermission(context.Context, string, session.Question) (session.Answer, error) {
-	return session.Answer{OptionID: "allow_once"}, nil
+func (quiet) Update(context.Context, string, acp.SessionUpdate) error { return nil }
+func (quiet) RequestPermission(context.Context, acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.SelectedPermissionOutcome{OptionID: "allow_once"}}}, nil
 }
 
 // Under returns the worst undercount, in percent (0 if none): the error
