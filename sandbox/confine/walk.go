@@ -123,7 +123,8 @@ func (r *Root) OpenTree(dir string) (Tree, error) {
 	if h := g.byPath(lexical); h != nil {
 		return nil, h.refuse(dir)
 	}
-	top, err := d.root.Open(rel)
+	// Without waiting: a named pipe given as the directory would block.
+	top, err := openNoWait(d.root, rel)
 	if err != nil {
 		return nil, r.explain(dir, d, err)
 	}
