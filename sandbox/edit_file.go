@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/bridle-dev/bridle/sandbox/confine"
 )
 
 // EditFile replaces an exact string in a file of the workspace.
@@ -72,7 +74,7 @@ func (t EditFile) plan(env *Env, in editFileInput) (old, next []byte, fe FileEdi
 		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: %w", err)
 	}
 	if !exists {
-		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: %s does not exist in %s; to create it use write_file", in.Path, env.Root.where())
+		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: %s does not exist in %s; to create it use write_file", in.Path, env.Root.Where())
 	}
 	text := string(old)
 	n := strings.Count(text, in.OldString)
@@ -133,7 +135,7 @@ func (t EditFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
 	case err == nil:
 		p.Diff = pl.fe.Diff
 		p.Locations[0].Line = lineOf(string(pl.old), strings.Index(string(pl.old), in.OldString))
-	case errors.Is(err, errHiddenPath):
+	case errors.Is(err, confine.ErrHiddenPath):
 		// Refused whatever the user would answer: not proposed.
 		return Preview{}, err
 	}

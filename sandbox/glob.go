@@ -10,6 +10,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/bridle-dev/bridle/sandbox/confine"
 )
 
 // Glob finds files by name pattern, skipping what .gitignore ignores.
@@ -66,13 +68,13 @@ func (t Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	pattern := strings.TrimPrefix(in.Pattern, "./")
 	dir := orDot(in.Path)
 	var found []string
-	tree, err := openTree(env, dir)
+	tree, err := env.Root.OpenTree(dir)
 	if err != nil {
 		return Errorf("glob: %v", err)
 	}
-	defer tree.close()
-	err = tree.walk(ctx, func(f treeFile) error {
-		rel := f.rel
+	defer tree.Close()
+	err = tree.Walk(ctx, func(f confine.File) error {
+		rel := f.Rel
 		if ok, _ := doublestar.Match(pattern, rel); ok {
 			found = append(found, rel)
 		} else if !strings.Contains(pattern, "/") {

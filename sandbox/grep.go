@@ -15,6 +15,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/bridle-dev/bridle/sandbox/confine"
 )
 
 // Grep searches file contents with a regular expression, skipping what
@@ -165,39 +167,39 @@ func (t Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 }
 
 func (t Grep) walk(ctx context.Context, env *Env, dir string, in grepInput, re *regexp.Regexp, st *grepStats) error {
-	tree, err := openTree(env, dir)
+	tree, err := env.Root.OpenTree(dir)
 	if err != nil {
 		return err
 	}
-	defer tree.close()
-	jobs := make(chan treeFile, 256)
+	defer tree.Close()
+	jobs := make(chan confine.File, 256)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for f := range jobs {
-				data, err := tree.read(f, t.maxFileBytes())
-				f.release()
+				data, err := tree.Read(f, t.maxFileBytes())
+				f.Release()
 				st.mu.Lock()
 				switch {
-				case errors.Is(err, errHidden):
+				case errors.Is(err, confine.ErrHidden):
 					// Not searched, not counted: as if it were not there.
-				case errors.Is(err, errLinked):
+				case errors.Is(err, confine.ErrLinked):
 					st.linked++
-				case errors.Is(err, errTooLarge):
+				case errors.Is(err, confine.ErrTooLarge):
 					st.large++
 				case err != nil:
 					st.unred++
 				}
 				st.mu.Unlock()
 				if err == nil {
-					t.search(env, data, joinRel(dir, f.rel), re, in.FilesOnly, st)
+					t.search(env, data, joinRel(dir, f.Rel), re, in.FilesOnly, st)
 				}
 			}
 		})
 	}
 	glob := strings.TrimPrefix(in.Glob, "./")
-	err = tree.walk(ctx, func(f treeFile) error {
-		rel := f.rel
+	err = tree.Walk(ctx, func(f confine.File) error {
+		rel := f.Rel
 		if glob != "" {
 			ok, _ := doublestar.Match(glob, rel)
 			if !ok && !strings.Contains(glob, "/") {
@@ -207,7 +209,7 @@ func (t Grep) walk(ctx context.Context, env *Env, dir string, in grepInput, re *
 				return nil
 			}
 		}
-		f.hold() // released by the worker that reads it
+		f.Hold() // released by the worker that reads it
 		jobs <- f
 		return nil
 	})

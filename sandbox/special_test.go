@@ -35,6 +35,8 @@ func TestSpecialFilesRefused(t *testing.T) {
 			{"list_dir", `{"path": "NAME"}`, "not a "},
 			{"grep", `{"pattern": "needle"}`, "ok.txt"},
 			{"glob", `{"pattern": "*"}`, "ok.txt"},
+			{"grep", `{"pattern": "needle", "path": "NAME"}`, "not a "},
+			{"glob", `{"pattern": "*", "path": "NAME"}`, "not a "},
 		} {
 			t.Run(name+"/"+tc.tool, func(t *testing.T) {
 				done := make(chan Result, 1)

@@ -1,7 +1,8 @@
 // Package sandbox is the box the agent works in: the tools, the registry of
-// tools each mode allows, path confinement to the workspace, output caps
-// with spill to artifacts, and redaction. Confined processes are in
-// sandbox/box, secret redaction in sandbox/redact.
+// tools each mode allows, output caps with spill to artifacts, and
+// redaction of what tools return. Path confinement to the workspace (the
+// Root, its hidden paths, the walks) is in sandbox/confine, confined
+// processes in sandbox/box, secret redaction in sandbox/redact.
 package sandbox
 
 import (
@@ -10,8 +11,19 @@ import (
 	"fmt"
 
 	"github.com/bridle-dev/bridle/permission"
+	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 )
+
+// Root is the workspace the file tools are confined to (sandbox/confine);
+// the alias keeps sandbox.Root for the session and internal/app.
+type Root = confine.Root
+
+// OpenRoot opens dir, and any additional directories, as the workspace
+// (confine.OpenRoot).
+func OpenRoot(dir string, additional ...string) (*Root, error) {
+	return confine.OpenRoot(dir, additional...)
+}
 
 // Kind tells an editor how to show a tool call (ACP's ToolKind).
 type Kind string

@@ -1,4 +1,4 @@
-package sandbox
+package confine
 
 import (
 	"context"
@@ -14,39 +14,39 @@ import (
 	"github.com/bridle-dev/bridle/workspace"
 )
 
-// fileTree is a directory of the workspace seen as a tree of files: what
+// Tree is a directory of the workspace seen as a tree of files: what
 // glob and grep walk. Walks skip .git, what .gitignore files ignore and
 // hidden paths (bridle's own files, credential stores), and never follow
 // symbolic links.
-type fileTree interface {
-	// walk calls fn with every regular file; fn returning fs.SkipAll
-	// stops the walk. fn must hold the file to read it after it returns.
-	walk(ctx context.Context, fn func(f treeFile) error) error
-	// read returns a file's content, refusing files over max bytes
-	// (errTooLarge), with other hard links (errLinked) and hidden ones
-	// (errHidden).
-	read(f treeFile, max int64) ([]byte, error)
-	close()
+type Tree interface {
+	// Walk calls fn with every regular file; fn returning fs.SkipAll
+	// stops the walk. fn must Hold the file to Read it after it returns.
+	Walk(ctx context.Context, fn func(f File) error) error
+	// Read returns a file's content, refusing files over max bytes
+	// (ErrTooLarge), with other hard links (ErrLinked) and hidden ones
+	// (ErrHidden).
+	Read(f File, max int64) ([]byte, error)
+	Close()
 }
 
-// treeFile is a regular file a walk found.
-type treeFile struct {
-	rel string // slash path below the tree's top
+// File is a regular file a walk found.
+type File struct {
+	Rel string // slash path below the tree's top
 	// dir is the open directory holding it (fast tree only), which the
 	// walk checked: the file is read through it, not through its path.
 	dir  *dirFD
 	name string
 }
 
-// hold keeps f's directory open after the walk's callback returns, for a
-// read later; release gives it back.
-func (f treeFile) hold() {
+// Hold keeps f's directory open after the walk's callback returns, for a
+// Read later; Release gives it back.
+func (f File) Hold() {
 	if f.dir != nil {
 		f.dir.refs.Add(1)
 	}
 }
 
-func (f treeFile) release() {
+func (f File) Release() {
 	if f.dir != nil {
 		f.dir.release()
 	}
@@ -73,9 +73,9 @@ func (d *dirFD) release() {
 }
 
 var (
-	errTooLarge = errors.New("file too large")
-	errLinked   = errors.New("file has other hard links")
-	errHidden   = errors.New("file is hidden")
+	ErrTooLarge = errors.New("file too large")
+	ErrLinked   = errors.New("file has other hard links")
+	ErrHidden   = errors.New("file is hidden")
 )
 
 // walkGuard is what a walk skips: the hidden paths below its top, by
@@ -107,10 +107,9 @@ func (w *walkGuard) skipInfo(fi fs.FileInfo) bool {
 	return ok && w.skipID(id)
 }
 
-// openTree opens the workspace directory dir for walking. A hidden
+// OpenTree opens the workspace directory dir for walking. A hidden
 // directory (or one inside a hidden directory) is refused.
-func openTree(env *Env, dir string) (fileTree, error) {
-	r := env.Root
+func (r *Root) OpenTree(dir string) (Tree, error) {
 	d, rel, err := r.resolve(dir)
 	if err != nil {
 		return nil, err
@@ -124,7 +123,8 @@ func openTree(env *Env, dir string) (fileTree, error) {
 	if h := g.byPath(lexical); h != nil {
 		return nil, h.refuse(dir)
 	}
-	top, err := d.root.Open(rel)
+	// Without waiting: a named pipe given as the directory would block.
+	top, err := openNoWait(d.root, rel)
 	if err != nil {
 		return nil, r.explain(dir, d, err)
 	}
@@ -185,9 +185,9 @@ type fsTree struct {
 	hide   *walkGuard
 }
 
-func (t *fsTree) close() {}
+func (t *fsTree) Close() {}
 
-func (t *fsTree) walk(ctx context.Context, fn func(f treeFile) error) error {
+func (t *fsTree) Walk(ctx context.Context, fn func(f File) error) error {
 	ignores := map[string]*workspace.Ignore{".": t.ig}
 	return fs.WalkDir(t.fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if ctx.Err() != nil {
@@ -232,16 +232,16 @@ func (t *fsTree) walk(ctx context.Context, fn func(f treeFile) error) error {
 		if !d.Type().IsRegular() || parent.Match(full, false) {
 			return nil
 		}
-		return fn(treeFile{rel: p, name: d.Name()})
+		return fn(File{Rel: p, name: d.Name()})
 	})
 }
 
-func (t *fsTree) read(f treeFile, max int64) ([]byte, error) {
+func (t *fsTree) Read(f File, max int64) ([]byte, error) {
 	// The type first: opening a named pipe would wait for a writer.
-	if fi, err := fs.Stat(t.fsys, f.rel); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := fs.Stat(t.fsys, f.Rel); err != nil || !fi.Mode().IsRegular() {
 		return nil, errors.New("not a regular file")
 	}
-	file, err := t.fsys.Open(f.rel)
+	file, err := t.fsys.Open(f.Rel)
 	if err != nil {
 		return nil, err
 	}
@@ -251,13 +251,13 @@ func (t *fsTree) read(f treeFile, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if t.hide.skipInfo(fi) {
-		return nil, errHidden
+		return nil, ErrHidden
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-		return nil, errLinked
+		return nil, ErrLinked
 	}
 	if fi.Size() > max {
-		return nil, errTooLarge
+		return nil, ErrTooLarge
 	}
 	return io.ReadAll(file)
 }

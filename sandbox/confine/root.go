@@ -1,4 +1,4 @@
-package sandbox
+package confine
 
 import (
 	"errors"
@@ -110,8 +110,8 @@ func (r *Root) Close() error {
 	return errors.Join(errs...)
 }
 
-// where names the workspace in an error message.
-func (r *Root) where() string {
+// Where names the workspace in an error message.
+func (r *Root) Where() string {
 	if len(r.dirs) == 1 {
 		return "the workspace " + r.dirs[0].dir
 	}
@@ -124,7 +124,7 @@ func (r *Root) where() string {
 // that directory, as os.Root wants it.
 func (r *Root) resolve(path string) (*dirRoot, string, error) {
 	if path == "" {
-		return nil, "", fmt.Errorf("empty path: give a path relative to %s", r.where())
+		return nil, "", fmt.Errorf("empty path: give a path relative to %s", r.Where())
 	}
 	if strings.IndexByte(path, 0) >= 0 {
 		return nil, "", fmt.Errorf("path %q contains a NUL byte", path)
@@ -139,7 +139,7 @@ func (r *Root) resolve(path string) (*dirRoot, string, error) {
 			return &r.dirs[i], rel, nil
 		}
 	}
-	return nil, "", fmt.Errorf("path %s is outside %s", path, r.where())
+	return nil, "", fmt.Errorf("path %s is outside %s", path, r.Where())
 }
 
 // split returns the top of the workspace directory holding path (as an
@@ -156,7 +156,7 @@ func (r *Root) split(path string) (top, sub string, err error) {
 }
 
 func (r *Root) notDir(path string) error {
-	return fmt.Errorf("%s is not a directory in %s", path, r.where())
+	return fmt.Errorf("%s is not a directory in %s", path, r.Where())
 }
 
 // Abs returns the absolute path of a workspace path, lexically: for

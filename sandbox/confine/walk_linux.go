@@ -1,4 +1,4 @@
-package sandbox
+package confine
 
 import (
 	"context"
@@ -29,7 +29,7 @@ const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_N
 
 // openFastTree takes top (the tree's top directory, checked) if openat2
 // works here (Linux 5.6+); otherwise the caller keeps it.
-func openFastTree(top *os.File, prefix string, ig *workspace.Ignore, hide *walkGuard) (fileTree, bool) {
+func openFastTree(top *os.File, prefix string, ig *workspace.Ignore, hide *walkGuard) (Tree, bool) {
 	fd, err := openat2(int(top.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, false
@@ -38,7 +38,7 @@ func openFastTree(top *os.File, prefix string, ig *workspace.Ignore, hide *walkG
 	return &fastTree{top: top, prefix: prefix, ig: ig, hide: hide}, true
 }
 
-func (t *fastTree) close() { t.top.Close() }
+func (t *fastTree) Close() { t.top.Close() }
 
 func openat2(dir int, name string, flags uint64) (int, error) {
 	for {
@@ -72,7 +72,7 @@ func (t *fastTree) openDir(dir int, name string) (d *dirFD, hidden bool, err err
 	return newDirFD(fd, dev), false, nil
 }
 
-func (t *fastTree) walk(ctx context.Context, fn func(f treeFile) error) error {
+func (t *fastTree) Walk(ctx context.Context, fn func(f File) error) error {
 	d, hidden, err := t.openDir(int(t.top.Fd()), ".")
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func (t *fastTree) walk(ctx context.Context, fn func(f treeFile) error) error {
 	return err
 }
 
-func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *workspace.Ignore, fn func(treeFile) error) error {
+func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *workspace.Ignore, fn func(File) error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -173,7 +173,7 @@ func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *work
 			if ig.Match(full(p), false) || t.hide.skipID(fileID{dir.dev, e.ino}) {
 				continue
 			}
-			if err := fn(treeFile{rel: p, dir: dir, name: e.name}); err != nil {
+			if err := fn(File{Rel: p, dir: dir, name: e.name}); err != nil {
 				return err
 			}
 		}
@@ -181,7 +181,7 @@ func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *work
 	return nil
 }
 
-func (t *fastTree) read(f treeFile, max int64) ([]byte, error) {
+func (t *fastTree) Read(f File, max int64) ([]byte, error) {
 	if f.dir == nil {
 		return nil, errors.New("not a file of this walk")
 	}
@@ -204,13 +204,13 @@ func (t *fastTree) readAt(dir int, name string, max int64) ([]byte, error) {
 		return nil, errors.New("not a regular file")
 	}
 	if t.hide.skipID(fileID{uint64(st.Dev), st.Ino}) {
-		return nil, errHidden
+		return nil, ErrHidden
 	}
 	if st.Nlink > 1 {
-		return nil, errLinked
+		return nil, ErrLinked
 	}
 	if st.Size > max {
-		return nil, errTooLarge
+		return nil, ErrTooLarge
 	}
 	// One read for the common case; loop for files that grew or short
 	// reads.
@@ -233,7 +233,7 @@ func (t *fastTree) readAt(dir int, name string, max int64) ([]byte, error) {
 		}
 		if len(data) == cap(data) {
 			if int64(len(data)) > max {
-				return nil, errTooLarge
+				return nil, ErrTooLarge
 			}
 			data = append(data, 0)[:len(data)]
 		}

@@ -1,0 +1,358 @@
+//go:build unix
+
+package confine
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests hold the Root to its promises through its own API. The
+// tests in sandbox (escape_test.go, hidden_test.go, special_test.go) hold
+// every tool to them too, through the tools.
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func openRoot(t *testing.T, dir string, more ...string) *Root {
+	t.Helper()
+	r, err := OpenRoot(dir, more...)
+	must(t, err)
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// walk returns the files a tree of dir lists, and the first error its
+// Read gives for each (nil when it read).
+func walk(t *testing.T, tree Tree, max int64) (map[string]error, error) {
+	t.Helper()
+	defer tree.Close()
+	got := map[string]error{}
+	err := tree.Walk(context.Background(), func(f File) error {
+		_, err := tree.Read(f, max)
+		got[f.Rel] = err
+		return nil
+	})
+	return got, err
+}
+
+// op is one way into the workspace by a path.
+type op struct {
+	name string
+	do   func(r *Root, p string) error
+}
+
+var ops = []op{
+	{"Open", func(r *Root, p string) error {
+		f, _, err := r.Open(p)
+		if err == nil {
+			f.Close()
+		}
+		return err
+	}},
+	{"ReadFile", func(r *Root, p string) error { _, err := r.ReadFile(p, 0); return err }},
+	{"ReadDir", func(r *Root, p string) error { _, err := r.ReadDir(p); return err }},
+	{"WriteFile", func(r *Root, p string) error { return r.WriteFile(p, []byte("PWNED")) }},
+	{"OpenTree", func(r *Root, p string) error {
+		tree, err := r.OpenTree(p)
+		if err == nil {
+			tree.Close()
+		}
+		return err
+	}},
+}
+
+// TestRootEscapes tries every way out of the workspace with every way in:
+// each is refused with an error naming the path and the workspace, and
+// nothing outside changes.
+func TestRootEscapes(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	write(t, secret, "OUTSIDE-CONTENT\n")
+	write(t, filepath.Join(outside, "dir", "f.txt"), "OUTSIDE-CONTENT\n")
+	must(t, os.Symlink(secret, filepath.Join(ws, "link-file")))
+	must(t, os.Symlink(filepath.Join(outside, "dir"), filepath.Join(ws, "link-dir")))
+	must(t, os.Symlink("loop-b", filepath.Join(ws, "loop-a")))
+	must(t, os.Symlink("loop-a", filepath.Join(ws, "loop-b")))
+	must(t, os.Symlink("/proc/self/root"+outside, filepath.Join(ws, "proc-link")))
+	must(t, os.Link(secret, filepath.Join(ws, "hard-link")))
+	rel, _ := filepath.Rel(ws, secret)
+	r := openRoot(t, ws)
+	for name, p := range map[string]string{
+		"relative ..":          rel,
+		"dot-dot in middle":    "sub/../../" + filepath.Base(outside) + "/secret.txt",
+		"absolute outside":     secret,
+		"absolute /etc":        "/etc/passwd",
+		"symlink file":         "link-file",
+		"symlink dir":          "link-dir/f.txt",
+		"symlink loop":         "loop-a",
+		"/proc/self/root":      "/proc/self/root" + secret,
+		"symlink to /proc":     "proc-link/secret.txt",
+		"hard link to outside": "hard-link",
+	} {
+		for _, o := range ops {
+			t.Run(name+"/"+o.name, func(t *testing.T) {
+				err := o.do(r, p)
+				if err == nil {
+					t.Fatal("not refused")
+				}
+				if msg := err.Error(); !strings.Contains(msg, ws) || !strings.Contains(msg, p) && !strings.Contains(msg, filepath.Base(p)) {
+					t.Fatalf("error does not name the workspace %s and the path %s: %q", ws, p, msg)
+				}
+			})
+		}
+	}
+	if _, err := r.ReadFile("link-dir/f.txt", 0); err == nil {
+		t.Fatal("read through a link to outside")
+	}
+	for _, f := range []string{secret, filepath.Join(outside, "dir", "f.txt")} {
+		if b, _ := os.ReadFile(f); string(b) != "OUTSIDE-CONTENT\n" {
+			t.Fatalf("%s changed: %q", f, b)
+		}
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 2 {
+		t.Fatalf("files appeared outside: %v", ents)
+	}
+}
+
+// TestRootAdditionalDirectories: absolute paths in an additional
+// directory are inside; a refusal names every directory.
+func TestRootAdditionalDirectories(t *testing.T) {
+	main, extra, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	write(t, filepath.Join(extra, "lib.txt"), "extra content\n")
+	r := openRoot(t, main, extra)
+	if b, err := r.ReadFile(filepath.Join(extra, "lib.txt"), 0); err != nil || string(b) != "extra content\n" {
+		t.Fatalf("additional directory not readable: %q, %v", b, err)
+	}
+	err := r.WriteFile(filepath.Join(outside, "x"), []byte("x"))
+	if err == nil || !strings.Contains(err.Error(), main) || !strings.Contains(err.Error(), extra) {
+		t.Fatalf("outside write: %v", err)
+	}
+	if got := r.Dirs(); !slices.Equal(got, []string{main, extra}) || r.Dir() != main {
+		t.Fatalf("Dirs() = %v, Dir() = %s", got, r.Dir())
+	}
+}
+
+// hiddenRoot is a workspace (as at $HOME) holding bridle's data
+// directory, its settings and a credential store, hidden, and links into
+// them.
+func hiddenRoot(t *testing.T) (r *Root, ws, data, config, ssh string) {
+	ws = t.TempDir()
+	t.Setenv("HOME", ws)
+	data, config, ssh = filepath.Join(ws, ".local", "share", "bridle"), filepath.Join(ws, ".config", "bridle"), filepath.Join(ws, ".ssh")
+	write(t, filepath.Join(data, "bridle.db"), "DB\n")
+	write(t, filepath.Join(data, "artifacts", "s", "a3.0.txt"), "ART\n")
+	write(t, filepath.Join(config, "settings.json"), "{}\n")
+	write(t, filepath.Join(ssh, "id_ed25519"), "KEY\n")
+	write(t, filepath.Join(ws, "notes.txt"), "visible\n")
+	write(t, filepath.Join(ws, "src", "main.go"), "package main\n")
+	for link, target := range map[string]string{
+		"link-data":   ".local/share/bridle",
+		"link-db":     ".local/share/bridle/bridle.db",
+		"link-ssh":    ".ssh",
+		"src/up-data": "../.local/share/bridle",
+	} {
+		must(t, os.Symlink(target, filepath.Join(ws, link)))
+	}
+	r = openRoot(t, ws)
+	r.HideOwn(data, config)
+	r.Hide(ssh)
+	return r, ws, data, config, ssh
+}
+
+// TestRootHidden: every way in refuses a hidden path, by name, through
+// "..", and through links, as ErrHiddenPath with the reason; nothing
+// hidden is created.
+func TestRootHidden(t *testing.T) {
+	r, ws, data, config, ssh := hiddenRoot(t)
+	for _, p := range []string{
+		".local/share/bridle/bridle.db", filepath.Join(data, "bridle.db"),
+		"src/../.local/share/bridle/bridle.db", "link-data/bridle.db",
+		"src/up-data/bridle.db", "link-db", "link-data/artifacts/s/a3.0.txt",
+		".config/bridle/settings.json", ".ssh/id_ed25519", "link-ssh/id_ed25519",
+	} {
+		for _, o := range ops {
+			if o.name == "ReadDir" || o.name == "OpenTree" {
+				continue // files: these refuse them as files anyway
+			}
+			if err := o.do(r, p); !errors.Is(err, ErrHiddenPath) {
+				t.Errorf("%s %s: %v, want a hidden-path refusal", o.name, p, err)
+			}
+		}
+		// CheckWrite goes by names and does not follow a final link (the
+		// write itself refuses it, above).
+		if fi, err := os.Lstat(filepath.Join(ws, p)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			continue
+		}
+		if err := r.CheckWrite(p); !errors.Is(err, ErrHiddenPath) {
+			t.Errorf("CheckWrite %s: %v", p, err)
+		}
+	}
+	for _, p := range []string{".local/share/bridle", data, "link-data", "src/up-data", ".ssh", "link-ssh", "src/../.ssh", ".config/bridle"} {
+		for _, o := range ops {
+			if o.name == "Open" || o.name == "ReadFile" || o.name == "WriteFile" {
+				continue
+			}
+			if err := o.do(r, p); !errors.Is(err, ErrHiddenPath) {
+				t.Errorf("%s %s: %v, want a hidden-path refusal", o.name, p, err)
+			}
+		}
+		if err := r.WriteFile(p+"/new.txt", []byte("x")); !errors.Is(err, ErrHiddenPath) {
+			t.Errorf("WriteFile in %s: %v", p, err)
+		}
+	}
+	for _, p := range []string{".ssh", ".local/share/bridle/bridle.db"} {
+		if _, err := r.Lstat(p); !errors.Is(err, ErrHiddenPath) {
+			t.Errorf("Lstat %s: %v", p, err)
+		}
+		if _, err := r.Readlink(p); !errors.Is(err, ErrHiddenPath) {
+			t.Errorf("Readlink %s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ssh, "new.txt")); err == nil {
+		t.Error("a file was created in a hidden directory")
+	}
+	for _, c := range []struct{ path, want string }{
+		{".local/share/bridle/bridle.db", "is bridle's own file (" + data + ": its settings, database, artifacts or cache)"},
+		{".config/bridle/settings.json", "bridle's own file (" + config},
+		{".ssh/id_ed25519", "is a credential store (" + ssh + ")"},
+	} {
+		if _, err := r.ReadFile(c.path, 0); err == nil || !strings.HasPrefix(err.Error(), c.path+" ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadFile %s: %v, want %q", c.path, err, c.want)
+		}
+	}
+	secrets := filepath.Join(ws, "secrets")
+	write(t, filepath.Join(secrets, "x"), "x\n")
+	r.Hide(secrets)
+	if _, err := r.ReadFile("secrets/x", 0); err == nil || !strings.Contains(err.Error(), "sandbox.command.hidden_paths: "+secrets) {
+		t.Errorf("ReadFile secrets/x: %v", err)
+	}
+	if got := r.Hidden(); !slices.Equal(got, []string{data, config, ssh, secrets}) {
+		t.Errorf("Hidden() = %v", got)
+	}
+	ents, err := r.ReadDir(".")
+	must(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if slices.Contains(names, ".ssh") || slices.Contains(names, "secrets") || !slices.Contains(names, "notes.txt") {
+		t.Errorf("ReadDir(.) = %v: hidden entries must be left out, others kept", names)
+	}
+	// Renamed, a hidden directory stays hidden by its identity.
+	must(t, os.Rename(ssh, filepath.Join(ws, "keys")))
+	if _, err := r.ReadFile("keys/id_ed25519", 0); !errors.Is(err, ErrHiddenPath) {
+		t.Errorf("renamed hidden directory: %v", err)
+	}
+}
+
+// TestRootWalks: both trees list the regular files, skipping .git,
+// ignored files, hidden paths (by name and by identity), special files
+// and symbolic links; Read refuses hard-linked and oversized files.
+func TestRootWalks(t *testing.T) {
+	r, ws, data, _, _ := hiddenRoot(t)
+	write(t, filepath.Join(ws, ".git", "HEAD"), "ref\n")
+	write(t, filepath.Join(ws, ".gitignore"), "*.log\n")
+	write(t, filepath.Join(ws, "build.log"), "ignored\n")
+	write(t, filepath.Join(ws, "big.txt"), strings.Repeat("x", 100)+"\n")
+	must(t, os.Link(filepath.Join(ws, "notes.txt"), filepath.Join(ws, "twin.txt")))
+	must(t, syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644))
+	must(t, os.Rename(data, filepath.Join(ws, "moved"))) // hidden by identity now
+	want := []string{"big.txt", "notes.txt", "src/main.go", "twin.txt"}
+
+	trees := map[string]func() Tree{
+		"OpenTree": func() Tree {
+			tree, err := r.OpenTree(".")
+			must(t, err)
+			return tree
+		},
+		"fsTree": func() Tree {
+			fsys, err := r.FS(".")
+			must(t, err)
+			return &fsTree{fsys: fsys, ig: nil, hide: newWalkGuard(r.guard(), ws)}
+		},
+	}
+	for name, open := range trees {
+		t.Run(name, func(t *testing.T) {
+			got, err := walk(t, open(), 50)
+			must(t, err)
+			var rels []string
+			for rel := range got {
+				rels = append(rels, rel)
+			}
+			sort.Strings(rels)
+			if name == "fsTree" {
+				// Built here without the workspace's .gitignore rules.
+				rels = slices.DeleteFunc(rels, func(s string) bool { return s == "build.log" || s == ".gitignore" })
+			} else {
+				rels = slices.DeleteFunc(rels, func(s string) bool { return s == ".gitignore" })
+			}
+			if !slices.Equal(rels, want) {
+				t.Fatalf("walked %v, want %v", rels, want)
+			}
+			if !errors.Is(got["big.txt"], ErrTooLarge) || !errors.Is(got["twin.txt"], ErrLinked) || got["src/main.go"] != nil {
+				t.Fatalf("reads: %v", got)
+			}
+		})
+	}
+	if _, err := r.OpenTree("moved"); !errors.Is(err, ErrHiddenPath) {
+		t.Fatalf("OpenTree of a renamed hidden directory: %v", err)
+	}
+}
+
+// TestRootSpecialFiles: a named pipe or a socket where a file is expected
+// is refused at once, never opened to block.
+func TestRootSpecialFiles(t *testing.T) {
+	ws := t.TempDir()
+	must(t, syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644))
+	ln, err := net.Listen("unix", filepath.Join(ws, "sock"))
+	if err != nil {
+		t.Fatalf("a Unix socket to test with: %v", err)
+	}
+	defer ln.Close()
+	r := openRoot(t, ws)
+	for _, name := range []string{"pipe", "sock"} {
+		for _, o := range ops {
+			t.Run(name+"/"+o.name, func(t *testing.T) {
+				done := make(chan error, 1)
+				go func() { done <- o.do(r, name) }()
+				select {
+				case err = <-done:
+				case <-time.After(time.Minute):
+					// A hang guard, not a timing assertion.
+					t.Fatalf("%s on a %s has not returned after a minute: it blocks", o.name, name)
+				}
+				want := "not a regular file"
+				if o.name == "ReadDir" || o.name == "OpenTree" {
+					want = "not a "
+				}
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("%s on %s: %v", o.name, name, err)
+				}
+			})
+		}
+	}
+}

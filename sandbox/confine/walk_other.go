@@ -1,0 +1,13 @@
+//go:build !linux
+
+package confine
+
+import (
+	"os"
+
+	"github.com/bridle-dev/bridle/workspace"
+)
+
+func openFastTree(top *os.File, prefix string, ig *workspace.Ignore, hide *walkGuard) (Tree, bool) {
+	return nil, false
+}
