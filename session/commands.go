@@ -41,14 +41,8 @@ func command(content []event.Content) (event.Payload, bool) {
 // pin records a command's event and acknowledges it, without a model call:
 // a pin is the user's word, not a question.
 func (t *turn) pin(ctx context.Context, p event.Payload) (StopReason, error) {
-	evs, err := t.s.append(ctx, p)
-	if err != nil {
+	if _, err := t.s.commit(ctx, typed, p); err != nil {
 		return "", err
-	}
-	for _, u := range t.s.replayer().updates(evs[0]) {
-		if u.UserMessageChunk == nil { // the editor shows what the user typed
-			t.s.send(ctx, u)
-		}
 	}
 	return t.finish(ctx, StopEndTurn, nil)
 }

@@ -40,14 +40,10 @@ func (t *turn) assemble(ctx context.Context) (contextwin.Assembly, error) {
 			}
 		}
 	}
-	evs, err := s.append(ctx, a.Occupancy)
-	if err != nil {
+	if _, err := s.commit(ctx, nil, a.Occupancy); err != nil {
 		return a, err
 	}
 	t.sent = a.Occupancy.Used()
-	for _, u := range s.replayer().updates(evs[0]) {
-		s.send(ctx, u)
-	}
 	return a, nil
 }
 

@@ -247,6 +247,52 @@ func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]even
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 
+// commit appends payloads as one write, then sends the editor what the
+// replayer makes of them, so that the live session shows what a replay
+// will. hide, if not nil, keeps back the updates the editor has shown
+// already (typed, streamed). Every event the editor sees is sent here.
+func (s *Session) commit(ctx context.Context, hide hidden, payloads ...event.Payload) ([]event.Event, error) {
+	evs, err := s.append(ctx, payloads...)
+	if err != nil {
+		return nil, err
+	}
+	s.show(ctx, hide, evs)
+	return evs, nil
+}
+
+// show sends the replayer's updates for events just appended: the second
+// half of commit, for the one caller that must act between the two.
+func (s *Session) show(ctx context.Context, hide hidden, evs []event.Event) {
+	r := s.replayer()
+	for _, e := range evs {
+		for _, u := range r.updates(e) {
+			if hide == nil || !hide(e, u) {
+				s.send(ctx, u)
+			}
+		}
+	}
+}
+
+// hidden says which of an event's updates a commit does not send.
+type hidden func(event.Event, acp.SessionUpdate) bool
+
+// typed hides the user's own text: the editor shows what the user typed.
+// What was redacted in it is still said.
+func typed(_ event.Event, u acp.SessionUpdate) bool { return u.UserMessageChunk != nil }
+
+// streamed hides what the stream showed already: an answer's thinking and
+// text (its tool calls are new), and an interrupted answer altogether,
+// whose fragments and mark were shown as soon as the stream stopped.
+func streamed(e event.Event, u acp.SessionUpdate) bool {
+	switch e.Payload.(type) {
+	case event.AssistantMessage:
+		return u.ToolCall == nil
+	case event.Interrupted:
+		return true
+	}
+	return false
+}
+
 // send delivers an update to the editor. A failed delivery (the editor is
 // gone) is logged, not fatal: the log already holds the truth.
 func (s *Session) send(ctx context.Context, u acp.SessionUpdate) {
@@ -342,6 +388,7 @@ func (s *Session) SetMode(ctx context.Context, mode string) error {
 	if from == to {
 		return nil
 	}
+	// Not commit: the mode is changed before the editor hears of it.
 	evs, err := s.append(ctx, event.ModeChanged{From: string(from), To: string(to)})
 	if err != nil {
 		return err
@@ -353,9 +400,7 @@ func (s *Session) SetMode(ctx context.Context, mode string) error {
 	s.mu.Lock()
 	s.row.Mode = string(to)
 	s.mu.Unlock()
-	for _, u := range s.replayer().updates(evs[0]) {
-		s.send(ctx, u)
-	}
+	s.show(ctx, nil, evs)
 	return nil
 }
 

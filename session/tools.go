@@ -61,12 +61,8 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 		started.Path, started.BeforeHash, started.AfterHash = fe.Path, fe.Before, fe.After
 		plan = &fe
 	}
-	evs, err := s.append(ctx, started)
-	if err != nil {
+	if _, err := s.commit(ctx, nil, started); err != nil {
 		return err
-	}
-	for _, u := range s.replayer().updates(evs[0]) {
-		s.send(ctx, u)
 	}
 	fs := s.files()
 	res, seen, cached := fs.run(ctx, env, tool, c.Input, plan)
@@ -146,14 +142,8 @@ func (t *turn) pinFromModel(ctx context.Context, p sandbox.Pin) error {
 	if p.Kind == sandbox.PinDecision {
 		ev = event.DecisionRecorded{Text: p.Text, Source: "model"}
 	}
-	evs, err := t.s.append(ctx, ev)
-	if err != nil {
-		return err
-	}
-	for _, u := range t.s.replayer().updates(evs[0]) {
-		t.s.send(ctx, u)
-	}
-	return nil
+	_, err := t.s.commit(ctx, nil, ev)
+	return err
 }
 
 // tool returns one of the session's tools by name, whatever the mode, or
@@ -187,12 +177,6 @@ func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error
 	// never carry the window past both thresholds at once.
 	info := t.s.Info()
 	r = t.s.m.window(info.Cwd).CutOutput(info.Model, r)
-	evs, err := t.s.append(ctx, r)
-	if err != nil {
-		return err
-	}
-	for _, u := range t.s.replayer().updates(evs[0]) {
-		t.s.send(ctx, u)
-	}
-	return nil
+	_, err := t.s.commit(ctx, nil, r)
+	return err
 }

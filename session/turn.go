@@ -122,14 +122,8 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 	if p, ok := command(content); ok && s.parent == nil {
 		return t.pin(ctx, withRedacted(p, redacted))
 	}
-	evs, err := s.append(ctx, event.UserMessage{Content: content, Redacted: redacted})
-	if err != nil {
+	if _, err := s.commit(ctx, typed, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
 		return "", err
-	}
-	for _, u := range s.replayer().updates(evs[0]) {
-		if u.UserMessageChunk == nil { // the editor shows what the user typed
-			s.send(ctx, u) // what was redacted
-		}
 	}
 	if s.Info().Title == "" {
 		if err := s.m.cfg.Store.UpdateSession(ctx, s.row.ID, "", "", titleOf(content)); err == nil {
@@ -170,7 +164,7 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 			// The provider did not say what it read: count what was sent.
 			t.used += t.sent
 		}
-		evs, err := s.append(ctx, event.AssistantMessage{
+		evs, err := s.commit(ctx, streamed, event.AssistantMessage{
 			Text: resp.Text, Thinking: resp.Thinking, Signature: resp.Signature,
 			ToolCalls: toEventCalls(resp.ToolCalls), StopReason: string(resp.StopReason),
 			Usage: event.Usage(resp.Usage),
@@ -179,11 +173,6 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 			return "", err
 		}
 		asst := evs[0]
-		for _, u := range s.replayer().updates(asst) {
-			if u.ToolCall != nil {
-				s.send(ctx, u) // the text was streamed already
-			}
-		}
 		if len(resp.ToolCalls) == 0 {
 			return t.finish(ctx, stopOf(resp.StopReason), nil)
 		}
@@ -292,32 +281,15 @@ func (t *turn) finish(ctx context.Context, stop StopReason, err error) (StopReas
 		if e, ok := provider.AsError(err); ok {
 			pe = event.ProviderError{Provider: e.Provider, ErrKind: string(e.Kind), Status: e.Status, Message: e.Error(), Retryable: e.Retryable, Final: true}
 		}
-		evs, aerr := s.append(ctx, append(t.tail, pe, event.TurnFinished{StopReason: "error", Iterations: t.iters})...)
-		if aerr != nil {
+		if _, aerr := s.commit(ctx, streamed, append(t.tail, pe, event.TurnFinished{StopReason: "error", Iterations: t.iters})...); aerr != nil {
 			return "", errors.Join(err, aerr)
 		}
-		t.announce(ctx, evs)
 		return "", err
 	}
-	evs, aerr := s.append(ctx, append(t.tail, event.TurnFinished{StopReason: string(stop), Iterations: t.iters})...)
-	if aerr != nil {
+	if _, aerr := s.commit(ctx, streamed, append(t.tail, event.TurnFinished{StopReason: string(stop), Iterations: t.iters})...); aerr != nil {
 		return "", aerr
 	}
-	t.announce(ctx, evs)
 	return stop, nil
-}
-
-// announce sends the updates of the events finish committed, but for the
-// interrupted mark, which was shown as soon as the stream stopped.
-func (t *turn) announce(ctx context.Context, evs []event.Event) {
-	for _, e := range evs {
-		if _, ok := e.Payload.(event.Interrupted); ok {
-			continue
-		}
-		for _, u := range t.s.replayer().updates(e) {
-			t.s.send(ctx, u)
-		}
-	}
 }
 
 func stopOf(r provider.StopReason) StopReason {
