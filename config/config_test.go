@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
 func loaderWith(env map[string]string) *Loader {
@@ -17,8 +19,8 @@ func loaderWith(env map[string]string) *Loader {
 // user's.
 func TestForProjectOverridesUser(t *testing.T) {
 	home, proj, other := t.TempDir(), t.TempDir(), t.TempDir()
-	write(t, filepath.Join(home, "bridle", "settings.json"), `{"model":"ollama/user","context":{"drop":0.6,"compact":0.95},"models":{"ollama/m":{"window":9000,"max_output":900}}}`)
-	write(t, ProjectPath(proj), `{"model":"ollama/project","context":{"compact":0.8},"models":{"ollama/m":{"window":8000}}}`)
+	testfs.Write(t, filepath.Join(home, "bridle", "settings.json"), `{"model":"ollama/user","context":{"drop":0.6,"compact":0.95},"models":{"ollama/m":{"window":9000,"max_output":900}}}`)
+	testfs.Write(t, ProjectPath(proj), `{"model":"ollama/project","context":{"compact":0.8},"models":{"ollama/m":{"window":8000}}}`)
 	l := loaderWith(map[string]string{"XDG_CONFIG_HOME": home, "BRIDLE_CONTEXT": `{"low_water":0.4}`})
 	c := l.For(proj)
 	if c.Err != nil || c.ContextErr != nil {
@@ -44,9 +46,9 @@ func TestForProjectOverridesUser(t *testing.T) {
 // next call.
 func TestForCachesByFileIdentity(t *testing.T) {
 	home, proj := t.TempDir(), t.TempDir()
-	write(t, filepath.Join(proj, ".git", "HEAD"), "ref: refs/heads/main\n")
-	write(t, filepath.Join(proj, "AGENTS.md"), "Use table tests.\n")
-	write(t, ProjectPath(proj), `{"model":"ollama/aaa"}`)
+	testfs.Write(t, filepath.Join(proj, ".git", "HEAD"), "ref: refs/heads/main\n")
+	testfs.Write(t, filepath.Join(proj, "AGENTS.md"), "Use table tests.\n")
+	testfs.Write(t, ProjectPath(proj), `{"model":"ollama/aaa"}`)
 	l := loaderWith(map[string]string{"XDG_CONFIG_HOME": home})
 	c1 := l.For(proj)
 	if c2 := l.For(proj); c2 != c1 {
@@ -59,7 +61,7 @@ func TestForCachesByFileIdentity(t *testing.T) {
 	// Same size, same modification time, another inode.
 	fi, _ := os.Stat(ProjectPath(proj))
 	tmp := filepath.Join(proj, ".bridle", "new.json")
-	write(t, tmp, `{"model":"ollama/bbb"}`)
+	testfs.Write(t, tmp, `{"model":"ollama/bbb"}`)
 	os.Chtimes(tmp, fi.ModTime(), fi.ModTime())
 	if err := os.Rename(tmp, ProjectPath(proj)); err != nil {
 		t.Fatal(err)
@@ -69,13 +71,13 @@ func TestForCachesByFileIdentity(t *testing.T) {
 		t.Fatalf("after the edit: model %q (same resolution: %v)", c3.Settings.Model, c3 == c1)
 	}
 
-	write(t, filepath.Join(proj, "AGENTS.md"), "Use property tests.\n")
+	testfs.Write(t, filepath.Join(proj, "AGENTS.md"), "Use property tests.\n")
 	if got := l.For(proj).Instructions(); !strings.Contains(got, "Use property tests.") {
 		t.Fatalf("after editing AGENTS.md: instructions = %q", got)
 	}
 
 	// The user's file counts the same way.
-	write(t, filepath.Join(home, "bridle", "settings.json"), `{"context":{"reserve":1234}}`)
+	testfs.Write(t, filepath.Join(home, "bridle", "settings.json"), `{"context":{"reserve":1234}}`)
 	time.Sleep(time.Millisecond)
 	if c := l.For(proj); c.Context.Reserve != 1234 {
 		t.Fatalf("after creating the user's file: context = %+v", c.Context)
@@ -86,14 +88,14 @@ func TestForCachesByFileIdentity(t *testing.T) {
 // is redacted from the instructions, also one added after the first call.
 func TestInstructionsRedactDotEnv(t *testing.T) {
 	proj := t.TempDir()
-	write(t, filepath.Join(proj, "AGENTS.md"), "Deploy with s3cr3t-deploy-value-123 and other-value-4567890.\n")
-	write(t, filepath.Join(proj, ".env"), "DEPLOY=s3cr3t-deploy-value-123\n")
+	testfs.Write(t, filepath.Join(proj, "AGENTS.md"), "Deploy with s3cr3t-deploy-value-123 and other-value-4567890.\n")
+	testfs.Write(t, filepath.Join(proj, ".env"), "DEPLOY=s3cr3t-deploy-value-123\n")
 	l := loaderWith(nil)
 	got := l.For(proj).Instructions()
 	if strings.Contains(got, "s3cr3t-deploy-value-123") || !strings.Contains(got, "other-value-4567890") {
 		t.Fatalf("instructions = %q", got)
 	}
-	write(t, filepath.Join(proj, ".env.local"), "OTHER=other-value-4567890\n")
+	testfs.Write(t, filepath.Join(proj, ".env.local"), "OTHER=other-value-4567890\n")
 	if got := l.For(proj).Instructions(); strings.Contains(got, "other-value-4567890") {
 		t.Fatalf("a new .env file's value was not redacted: %q", got)
 	}

@@ -7,18 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/workspace"
 )
-
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestLoadSettings(t *testing.T) {
 	tests := []struct {
@@ -124,11 +115,11 @@ func TestLoadSettings(t *testing.T) {
 			var files []string
 			tt.user = strings.ReplaceAll(tt.user, "$ROOT", root)
 			if tt.user != "" {
-				write(t, userPath, tt.user)
+				testfs.Write(t, userPath, tt.user)
 				files = append(files, userPath)
 			}
 			if tt.project != "" {
-				write(t, ProjectPath(root), tt.project)
+				testfs.Write(t, ProjectPath(root), tt.project)
 				files = append(files, ProjectPath(root))
 			}
 			for i, d := range tt.want.TrustedProjects {
@@ -338,10 +329,10 @@ func TestProjectProvidersNeedTrust(t *testing.T) {
 			}
 			expand := strings.NewReplacer("$ROOT", root, "$DIR", dir).Replace
 			if tt.user != "" {
-				write(t, userPath, expand(tt.user))
+				testfs.Write(t, userPath, expand(tt.user))
 			}
 			projectFile := ProjectPath(root)
-			write(t, projectFile, expand(tt.project))
+			testfs.Write(t, projectFile, expand(tt.project))
 			got, err := Load(userPath, root)
 			if tt.refused != nil || tt.err != "" {
 				if err == nil {

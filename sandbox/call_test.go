@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
 // TestCallValidatesOnce: within one call's Env the input is validated
@@ -14,7 +16,7 @@ import (
 // a call without ForCall still validates on its own.
 func TestCallValidatesOnce(t *testing.T) {
 	base := testEnv(t)
-	write(t, filepath.Join(base.Root.Dir(), "a.txt"), "one\ntwo\n")
+	testfs.Write(t, filepath.Join(base.Root.Dir(), "a.txt"), "one\ntwo\n")
 	r := NewRegistry(ModeFullAuto, tools())
 	tl, _ := r.Get("edit_file")
 	in := json.RawMessage(`{"path":"a.txt","old_string":"one","new_string":"uno"}`)
@@ -52,7 +54,7 @@ func TestCallValidatesOnce(t *testing.T) {
 func TestCallPlansOnce(t *testing.T) {
 	base := testEnv(t)
 	path := filepath.Join(base.Root.Dir(), "a.txt")
-	write(t, path, "one\ntwo\n")
+	testfs.Write(t, path, "one\ntwo\n")
 	for _, tc := range []struct{ tool, input, want string }{
 		{"edit_file", `{"path":"a.txt","old_string":"one","new_string":"uno"}`, "uno\ntwo\n"},
 		{"write_file", `{"path":"a.txt","content":"three\n"}`, "three\n"},
@@ -90,7 +92,7 @@ func TestCallPlansOnce(t *testing.T) {
 func TestCallReplansAfterChange(t *testing.T) {
 	base := testEnv(t)
 	path := filepath.Join(base.Root.Dir(), "a.txt")
-	write(t, path, "one\ntwo\n")
+	testfs.Write(t, path, "one\ntwo\n")
 	tl := byName("edit_file")
 	in := json.RawMessage(`{"path":"a.txt","old_string":"one","new_string":"uno"}`)
 	env := base.ForCall("s/1/0")
@@ -98,7 +100,7 @@ func TestCallReplansAfterChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, path, "one\ntwo\nthree\n") // the user edits meanwhile
+	testfs.Write(t, path, "one\ntwo\nthree\n") // the user edits meanwhile
 	fe, err := tl.(Planner).Plan(env, in)
 	if err != nil {
 		t.Fatal(err)

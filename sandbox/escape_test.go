@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
 // TestPathEscapes tries every way out of the workspace with every tool
@@ -21,8 +23,8 @@ func TestPathEscapes(t *testing.T) {
 	ws := env.Root.Dir()
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret.txt")
-	write(t, secret, "OUTSIDE-CONTENT\n")
-	write(t, filepath.Join(outside, "dir", "f.txt"), "OUTSIDE-CONTENT\n")
+	testfs.Write(t, secret, "OUTSIDE-CONTENT\n")
+	testfs.Write(t, filepath.Join(outside, "dir", "f.txt"), "OUTSIDE-CONTENT\n")
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -100,9 +102,9 @@ func TestSymlinkSwapRace(t *testing.T) {
 	env := testEnv(t)
 	ws := env.Root.Dir()
 	outside := t.TempDir()
-	write(t, filepath.Join(outside, "f"), "OUTSIDE-CONTENT\n")
+	testfs.Write(t, filepath.Join(outside, "f"), "OUTSIDE-CONTENT\n")
 	d := filepath.Join(ws, "d")
-	write(t, filepath.Join(ws, "real", "f"), "inside\n")
+	testfs.Write(t, filepath.Join(ws, "real", "f"), "inside\n")
 	if err := os.Rename(filepath.Join(ws, "real"), d); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +150,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 
 func TestAdditionalDirectories(t *testing.T) {
 	main, extra, outside := t.TempDir(), t.TempDir(), t.TempDir()
-	write(t, filepath.Join(extra, "lib.txt"), "extra content\n")
+	testfs.Write(t, filepath.Join(extra, "lib.txt"), "extra content\n")
 	root, err := OpenRoot(main, extra)
 	if err != nil {
 		t.Fatal(err)

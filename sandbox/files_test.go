@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
 func TestReadFilePaging(t *testing.T) {
@@ -15,7 +17,7 @@ func TestReadFilePaging(t *testing.T) {
 	for i := 1; i <= 30; i++ {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
-	write(t, filepath.Join(env.Root.Dir(), "f.txt"), b.String()+strings.Repeat("x", 5000)+"\n")
+	testfs.Write(t, filepath.Join(env.Root.Dir(), "f.txt"), b.String()+strings.Repeat("x", 5000)+"\n")
 	rf := ReadFile{MaxLines: 10}
 	res := call(t, rf, env, `{"path": "f.txt"}`)
 	if !strings.Contains(res.Output, "     1\tline 1\n") || !strings.Contains(res.Output, "read on with offset 11") || strings.Contains(res.Output, "line 11") {
@@ -28,7 +30,7 @@ func TestReadFilePaging(t *testing.T) {
 	if res.Locations[0].Path != filepath.Join(env.Root.Dir(), "f.txt") || res.Locations[0].Line != 29 {
 		t.Fatalf("location %+v", res.Locations)
 	}
-	write(t, filepath.Join(env.Root.Dir(), "bin"), "\x00\x01\x02")
+	testfs.Write(t, filepath.Join(env.Root.Dir(), "bin"), "\x00\x01\x02")
 	if res := call(t, rf, env, `{"path": "bin"}`); !res.IsError || !strings.Contains(res.Output, "binary") {
 		t.Fatalf("binary: %q", res.Output)
 	}
@@ -40,7 +42,7 @@ func TestReadFilePaging(t *testing.T) {
 func TestEditFile(t *testing.T) {
 	env := testEnv(t)
 	path := filepath.Join(env.Root.Dir(), "a.go")
-	write(t, path, "package a\n\nfunc A() int { return 1 }\nfunc B() int { return 1 }\n")
+	testfs.Write(t, path, "package a\n\nfunc A() int { return 1 }\nfunc B() int { return 1 }\n")
 	ed := EditFile{}
 	for _, c := range []struct{ input, want string }{
 		{`{"path": "a.go", "old_string": "return 1", "new_string": "return 2"}`, "occurs 2 times in a.go (lines 3, 4)"},
@@ -117,14 +119,14 @@ func TestWriteFile(t *testing.T) {
 func TestGrepAndGlobRespectGitignore(t *testing.T) {
 	env := testEnv(t)
 	ws := env.Root.Dir()
-	write(t, filepath.Join(ws, ".gitignore"), "build/\n*.log\n")
-	write(t, filepath.Join(ws, "src", ".gitignore"), "gen.go\n")
-	write(t, filepath.Join(ws, "src", "a.go"), "package src\n// TODO one\n// TODO two\n")
-	write(t, filepath.Join(ws, "src", "gen.go"), "// TODO generated\n")
-	write(t, filepath.Join(ws, "build", "out.go"), "// TODO built\n")
-	write(t, filepath.Join(ws, "debug.log"), "TODO logged\n")
-	write(t, filepath.Join(ws, ".git", "HEAD"), "TODO git\n")
-	write(t, filepath.Join(ws, "img.bin"), "TODO\x00binary")
+	testfs.Write(t, filepath.Join(ws, ".gitignore"), "build/\n*.log\n")
+	testfs.Write(t, filepath.Join(ws, "src", ".gitignore"), "gen.go\n")
+	testfs.Write(t, filepath.Join(ws, "src", "a.go"), "package src\n// TODO one\n// TODO two\n")
+	testfs.Write(t, filepath.Join(ws, "src", "gen.go"), "// TODO generated\n")
+	testfs.Write(t, filepath.Join(ws, "build", "out.go"), "// TODO built\n")
+	testfs.Write(t, filepath.Join(ws, "debug.log"), "TODO logged\n")
+	testfs.Write(t, filepath.Join(ws, ".git", "HEAD"), "TODO git\n")
+	testfs.Write(t, filepath.Join(ws, "img.bin"), "TODO\x00binary")
 	res := call(t, byName("grep"), env, `{"pattern": "TODO"}`)
 	if res.IsError || !strings.HasPrefix(res.Output, "2 matches in 1 files (skipped files: 1 binary)") || !strings.Contains(res.Output, "src/a.go:2:// TODO one") {
 		t.Fatalf("grep: %q", res.Output)
@@ -157,7 +159,7 @@ func TestGrepCapSpillsToArtifact(t *testing.T) {
 	for i := range 500 {
 		fmt.Fprintf(&b, "match %d\n", i)
 	}
-	write(t, filepath.Join(env.Root.Dir(), "many.txt"), b.String())
+	testfs.Write(t, filepath.Join(env.Root.Dir(), "many.txt"), b.String())
 	res := call(t, Grep{MaxMatches: 50}, env, `{"pattern": "match"}`)
 	if !strings.HasPrefix(res.Output, "500 matches in 1 files\n") || res.Artifact != "a7.0" || !strings.Contains(res.Output, "read_artifact a7.0 for the rest") {
 		t.Fatalf("grep cap: %q (artifact %q)", res.Output[:min(300, len(res.Output))], res.Artifact)
@@ -188,7 +190,7 @@ func TestRemember(t *testing.T) {
 func TestListingCaps(t *testing.T) {
 	env := testEnv(t)
 	for i := range 12 {
-		write(t, filepath.Join(env.Root.Dir(), "d", fmt.Sprintf("f%02d.txt", i)), "x")
+		testfs.Write(t, filepath.Join(env.Root.Dir(), "d", fmt.Sprintf("f%02d.txt", i)), "x")
 	}
 	tests := []struct {
 		tool  Tool

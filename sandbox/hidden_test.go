@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
 // Markers of the hidden files' contents, assembled at run time so that
@@ -54,13 +56,13 @@ func newHiddenWorkspaceIn(t *testing.T, env *Env) *hiddenWorkspace {
 	h.artifact = filepath.Join(h.data, "artifacts", "other-session", "a3.0.txt")
 	h.settings = filepath.Join(h.config, "settings.json")
 	h.key = filepath.Join(h.ssh, "id_ed25519")
-	write(t, h.db, "SQLite format 3 "+dbMarker+"\n")
-	write(t, h.db+"-wal", dbMarker+"\n")
-	write(t, h.artifact, "output of another session: "+artifactMarker+"\n")
-	write(t, h.settings, `{"sandbox": {"command": {"env_allow": ["`+settingsMarker+`"]}}}`+"\n")
-	write(t, h.key, sshMarker+"\n")
-	write(t, filepath.Join(ws, "notes.txt"), "ordinary file: "+visibleMarker+"\n")
-	write(t, filepath.Join(ws, "src", "main.go"), "package main // "+visibleMarker+"\n")
+	testfs.Write(t, h.db, "SQLite format 3 "+dbMarker+"\n")
+	testfs.Write(t, h.db+"-wal", dbMarker+"\n")
+	testfs.Write(t, h.artifact, "output of another session: "+artifactMarker+"\n")
+	testfs.Write(t, h.settings, `{"sandbox": {"command": {"env_allow": ["`+settingsMarker+`"]}}}`+"\n")
+	testfs.Write(t, h.key, sshMarker+"\n")
+	testfs.Write(t, filepath.Join(ws, "notes.txt"), "ordinary file: "+visibleMarker+"\n")
+	testfs.Write(t, filepath.Join(ws, "src", "main.go"), "package main // "+visibleMarker+"\n")
 	for link, target := range map[string]string{
 		"link-data":     ".local/share/bridle",
 		"link-db":       ".local/share/bridle/bridle.db",
@@ -351,7 +353,7 @@ func TestHiddenSymlinkSwapRace(t *testing.T) {
 			before := h.hiddenState(t)
 			d := filepath.Join(h.ws, "d")
 			real := filepath.Join(h.ws, "real")
-			write(t, filepath.Join(d, "bridle.db"), "ordinary\n")
+			testfs.Write(t, filepath.Join(d, "bridle.db"), "ordinary\n")
 			var stop atomic.Bool
 			var swaps atomic.Int64
 			var wg sync.WaitGroup
@@ -422,7 +424,7 @@ func TestHiddenMessages(t *testing.T) {
 	h := newHiddenWorkspaceAtHome(t)
 	h.env.Root.HideOwn(h.data, h.config)
 	secrets := filepath.Join(h.ws, "secrets")
-	write(t, filepath.Join(secrets, "x"), "x\n")
+	testfs.Write(t, filepath.Join(secrets, "x"), "x\n")
 	h.env.Root.Hide(secrets)
 	for _, c := range []struct{ path, want string }{
 		{".local/share/bridle/bridle.db", "is bridle's own file (" + h.data + ": its settings, database, artifacts or cache), hidden from the agent: no tool may read or write it, and no setting can make bridle's own files visible"},

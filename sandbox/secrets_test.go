@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 )
@@ -29,10 +30,10 @@ func secretEnv(t *testing.T) (*Env, *RunCommand) {
 	ws := env.Root.Dir()
 	environ := append(os.Environ(), "MY_SERVICE_TOKEN="+envSecret)
 	env.Redactor = redact.New(environ)
-	write(t, filepath.Join(ws, ".env"), "DB_PASSWORD="+dotenvSecret+"\n")
+	testfs.Write(t, filepath.Join(ws, ".env"), "DB_PASSWORD="+dotenvSecret+"\n")
 	env.Redactor.LoadDotEnvFiles(ws)
-	write(t, filepath.Join(ws, "config.yaml"), "github: "+fileToken+"\nname: demo\n")
-	write(t, filepath.Join(ws, "id_ed25519"), pem)
+	testfs.Write(t, filepath.Join(ws, "config.yaml"), "github: "+fileToken+"\nname: demo\n")
+	testfs.Write(t, filepath.Join(ws, "id_ed25519"), pem)
 	rc := &RunCommand{Box: box.New(box.Options{}), Caps: Caps{HeadLines: 20, HeadBytes: 4096, TailLines: 20, TailBytes: 4096}, Environ: environ}
 	return env, rc
 }

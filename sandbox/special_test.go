@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
 // TestSpecialFilesRefused: a named pipe (or a socket) where the model
@@ -18,7 +20,7 @@ import (
 func TestSpecialFilesRefused(t *testing.T) {
 	env := testEnv(t)
 	ws := env.Root.Dir()
-	write(t, filepath.Join(ws, "ok.txt"), "needle\n")
+	testfs.Write(t, filepath.Join(ws, "ok.txt"), "needle\n")
 	if err := syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644); err != nil {
 		t.Fatalf("mkfifo: %v", err)
 	}

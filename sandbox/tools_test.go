@@ -33,16 +33,6 @@ func testEnv(t *testing.T) *Env {
 	return &Env{Root: root, Key: "sess/7/0", Artifacts: arts, Redactor: redact.New(nil)}
 }
 
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func call(t *testing.T, tool Tool, env *Env, input string) Result {
 	t.Helper()
 	return tool.Run(context.Background(), env, json.RawMessage(input))

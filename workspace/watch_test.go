@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
 // recorder collects what a watcher delivers.
@@ -85,7 +87,7 @@ func tree(t *testing.T) string {
 		"docs/guide/.gitkeep":  "",
 		"docs/guide/notes.log": "log\n",
 	} {
-		write(t, filepath.Join(root, p), body)
+		testfs.Write(t, filepath.Join(root, p), body)
 	}
 	return root
 }
@@ -103,15 +105,15 @@ func TestWatcherReportsChanges(t *testing.T) {
 		do   func()
 		want []string
 	}{
-		{"edit", func() { write(t, filepath.Join(src, "a.go"), "package a // edited\n") }, []string{filepath.Join(src, "a.go")}},
-		{"create", func() { write(t, filepath.Join(src, "c.go"), "package a\n") }, []string{filepath.Join(src, "c.go")}},
+		{"edit", func() { testfs.Write(t, filepath.Join(src, "a.go"), "package a // edited\n") }, []string{filepath.Join(src, "a.go")}},
+		{"create", func() { testfs.Write(t, filepath.Join(src, "c.go"), "package a\n") }, []string{filepath.Join(src, "c.go")}},
 		{"delete", func() { os.Remove(filepath.Join(src, "b.go")) }, []string{filepath.Join(src, "b.go")}},
 		{"rename", func() { os.Rename(filepath.Join(src, "c.go"), filepath.Join(src, "d.go")) },
 			[]string{filepath.Join(src, "c.go"), filepath.Join(src, "d.go")}},
 		{"new directory with a file, then a file in it", func() {
-			write(t, filepath.Join(root, "pkg", "x", "x.go"), "package x\n")
+			testfs.Write(t, filepath.Join(root, "pkg", "x", "x.go"), "package x\n")
 			time.Sleep(100 * time.Millisecond) // the watch on pkg/x is in place
-			write(t, filepath.Join(root, "pkg", "x", "y.go"), "package x\n")
+			testfs.Write(t, filepath.Join(root, "pkg", "x", "y.go"), "package x\n")
 		}, []string{filepath.Join(root, "pkg", "x", "x.go"), filepath.Join(root, "pkg", "x", "y.go")}},
 	}
 	for _, s := range steps {
@@ -125,15 +127,15 @@ func TestWatcherReportsChanges(t *testing.T) {
 	// watched: a marker change after them is reported, and they never
 	// are. An ignored file in a watched directory is reported (a listing
 	// shows it).
-	write(t, filepath.Join(root, "build", "out.bin"), "changed")
-	write(t, filepath.Join(root, "build", "new.bin"), "new")
-	write(t, filepath.Join(root, "node_modules", "m", "i.js"), "2")
-	write(t, filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/other\n")
-	write(t, filepath.Join(outside, "elsewhere.go"), "package e\n")
+	testfs.Write(t, filepath.Join(root, "build", "out.bin"), "changed")
+	testfs.Write(t, filepath.Join(root, "build", "new.bin"), "new")
+	testfs.Write(t, filepath.Join(root, "node_modules", "m", "i.js"), "2")
+	testfs.Write(t, filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/other\n")
+	testfs.Write(t, filepath.Join(outside, "elsewhere.go"), "package e\n")
 	log := filepath.Join(root, "docs", "guide", "notes.log")
-	write(t, log, "more\n")
+	testfs.Write(t, log, "more\n")
 	marker := filepath.Join(root, "docs", "guide", "intro.md")
-	write(t, marker, "# intro, edited\n")
+	testfs.Write(t, marker, "# intro, edited\n")
 	r.waitFor(t, marker, log)
 	time.Sleep(100 * time.Millisecond)
 	r.mu.Lock()
@@ -152,7 +154,7 @@ func TestWatcherReportsChanges(t *testing.T) {
 // spot for the trees above it.
 func TestWatcherFollowsRenamesAndGitignore(t *testing.T) {
 	root := tree(t)
-	write(t, filepath.Join(root, "pkg", "sub", "x.go"), "package sub\n")
+	testfs.Write(t, filepath.Join(root, "pkg", "sub", "x.go"), "package sub\n")
 	w, r := startWatch(t, WatchOptions{}, root)
 	if w.Sees(root) {
 		t.Error("the root is trusted although node_modules (not in .gitignore) is unwatched")
@@ -170,19 +172,19 @@ func TestWatcherFollowsRenamesAndGitignore(t *testing.T) {
 	r.waitFor(t, filepath.Join(root, "lib"))
 	time.Sleep(100 * time.Millisecond)
 	moved := filepath.Join(root, "lib", "sub", "x.go")
-	write(t, moved, "package sub // edited after the rename\n")
+	testfs.Write(t, moved, "package sub // edited after the rename\n")
 	r.waitFor(t, moved)
 	newDir := filepath.Join(root, "lib", "sub", "deeper")
-	write(t, filepath.Join(newDir, "y.go"), "package deeper\n")
+	testfs.Write(t, filepath.Join(newDir, "y.go"), "package deeper\n")
 	time.Sleep(100 * time.Millisecond)
-	write(t, filepath.Join(newDir, "z.go"), "package deeper\n")
+	testfs.Write(t, filepath.Join(newDir, "z.go"), "package deeper\n")
 	r.waitFor(t, filepath.Join(newDir, "z.go"))
 	if r.seen(filepath.Join(root, "pkg", "sub", "x.go")) {
 		t.Error("a change after the rename was reported under the old name")
 	}
 
 	// build/ stops being ignored: it is watched after the rescan.
-	write(t, filepath.Join(root, ".gitignore"), "*.log\n")
+	testfs.Write(t, filepath.Join(root, ".gitignore"), "*.log\n")
 	deadline := time.Now().Add(10 * time.Second)
 	for !w.Sees(filepath.Join(root, "build")) {
 		if time.Now().After(deadline) {
@@ -191,7 +193,7 @@ func TestWatcherFollowsRenamesAndGitignore(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	out := filepath.Join(root, "build", "out.bin")
-	write(t, out, "rebuilt")
+	testfs.Write(t, out, "rebuilt")
 	r.waitFor(t, out)
 }
 
@@ -247,7 +249,7 @@ func TestWatcherLimit(t *testing.T) {
 	if v, ok := c.Get("read"); !ok || v != "package a\n" {
 		t.Error("a file read is not cached with a degraded watcher: its modification time is checked instead")
 	}
-	write(t, file, "package a // changed, unseen by the watcher\n")
+	testfs.Write(t, file, "package a // changed, unseen by the watcher\n")
 	if _, ok := c.Get("read"); ok {
 		t.Error("a changed file was served from the cache")
 	}
@@ -287,14 +289,14 @@ func TestCache(t *testing.T) {
 
 	// A read just after the file changed is not kept: it may be torn.
 	b := filepath.Join(root, "src", "b.go")
-	write(t, b, "package a // fresh\n")
+	testfs.Write(t, b, "package a // fresh\n")
 	c.Put("read b", "package a // fresh\n", []Dep{{Path: b}}, time.Now())
 	if _, ok := c.Get("read b"); ok {
 		t.Error("a read of a file modified during it was kept")
 	}
 
 	// A change in an ignored directory invalidates nothing.
-	write(t, filepath.Join(root, "build", "out.bin"), "rebuilt")
+	testfs.Write(t, filepath.Join(root, "build", "out.bin"), "rebuilt")
 	time.Sleep(150 * time.Millisecond)
 	if c.Len() != 3 {
 		t.Errorf("a change in build/ (ignored) dropped entries: %d left", c.Len())
@@ -302,7 +304,7 @@ func TestCache(t *testing.T) {
 
 	// A new file under src drops the grep of src, not that of docs.
 	n := filepath.Join(root, "src", "n.go")
-	write(t, n, "package a\n")
+	testfs.Write(t, n, "package a\n")
 	r.waitFor(t, n)
 	r.mu.Lock()
 	last := r.batches[len(r.batches)-1]

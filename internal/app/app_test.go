@@ -4,24 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/provider"
 )
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func modelsFor(config string) *Models {
 	return &Models{Getenv: func(k string) string {
@@ -37,9 +27,9 @@ func modelsFor(config string) *Models {
 // keeps its window, an edited one gets a new one at the next call.
 func TestWindowForEachDirectory(t *testing.T) {
 	config, a, b := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(config, "bridle", "settings.json"), `{"context":{"keep_turns":4}}`)
-	writeFile(t, filepath.Join(a, ".bridle", "settings.json"), `{"context":{"drop":0.6,"compact":0.8},"models":{"ollama/m":{"window":50000,"max_output":1000}}}`)
-	writeFile(t, filepath.Join(b, ".bridle", "settings.json"), `{"context":{"drop":0.5,"compact":0.85,"reserve":700},"models":{"ollama/m":{"window":70000,"max_output":1000}}}`)
+	testfs.Write(t, filepath.Join(config, "bridle", "settings.json"), `{"context":{"keep_turns":4}}`)
+	testfs.Write(t, filepath.Join(a, ".bridle", "settings.json"), `{"context":{"drop":0.6,"compact":0.8},"models":{"ollama/m":{"window":50000,"max_output":1000}}}`)
+	testfs.Write(t, filepath.Join(b, ".bridle", "settings.json"), `{"context":{"drop":0.5,"compact":0.85,"reserve":700},"models":{"ollama/m":{"window":70000,"max_output":1000}}}`)
 	m := modelsFor(config)
 	wa, wb := m.WindowFor(a), m.WindowFor(b)
 	if got := wa.Config(); got.Drop != 0.6 || got.Compact != 0.8 || got.KeepTurns != 4 || got.Reserve != 0 {
@@ -57,13 +47,13 @@ func TestWindowForEachDirectory(t *testing.T) {
 	if m.WindowFor(a) != wa {
 		t.Error("an unchanged project's window was made again")
 	}
-	writeFile(t, filepath.Join(a, ".bridle", "settings.json"), `{"context":{"drop":0.65,"compact":0.8},"models":{"ollama/m":{"window":40000,"max_output":1000}}}`)
+	testfs.Write(t, filepath.Join(a, ".bridle", "settings.json"), `{"context":{"drop":0.65,"compact":0.8},"models":{"ollama/m":{"window":40000,"max_output":1000}}}`)
 	w := m.WindowFor(a)
 	if w.Config().Drop != 0.65 || w.Model("ollama/m").Window != 40000 {
 		t.Errorf("after the edit: %+v, window %d", w.Config(), w.Model("ollama/m").Window)
 	}
 	// Thresholds that cannot work in a project's file: the defaults.
-	writeFile(t, filepath.Join(a, ".bridle", "settings.json"), `{"context":{"drop":0.95,"compact":0.9}}`)
+	testfs.Write(t, filepath.Join(a, ".bridle", "settings.json"), `{"context":{"drop":0.95,"compact":0.9}}`)
 	if got := m.WindowFor(a).Config(); got.Drop != contextwin.DefaultConfig.Drop {
 		t.Errorf("unusable thresholds: %+v, want the defaults", got)
 	}
@@ -74,9 +64,9 @@ func TestWindowForEachDirectory(t *testing.T) {
 // an api_key makes every model use in it fail, naming the file.
 func TestProjectSettingsCannotSetSandboxOrKey(t *testing.T) {
 	config, proj := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(config, "bridle", "settings.json"), `{"sandbox":{"command":{"timeout_seconds":30}}}`)
+	testfs.Write(t, filepath.Join(config, "bridle", "settings.json"), `{"sandbox":{"command":{"timeout_seconds":30}}}`)
 	project := filepath.Join(proj, ".bridle", "settings.json")
-	writeFile(t, project, `{"sandbox":{"command":{"allow_hosts":["evil.example"],"timeout_seconds":999}}}`)
+	testfs.Write(t, project, `{"sandbox":{"command":{"allow_hosts":["evil.example"],"timeout_seconds":999}}}`)
 	m := modelsFor(config)
 	m.Config(proj)
 	s := m.Sandbox()
@@ -87,7 +77,7 @@ func TestProjectSettingsCannotSetSandboxOrKey(t *testing.T) {
 		t.Errorf("the project's sandbox reached its settings: %s", c.Settings.Sandbox)
 	}
 
-	writeFile(t, project, `{"providers":{"openai":{"api_key":"sk-project-key"}}}`)
+	testfs.Write(t, project, `{"providers":{"openai":{"api_key":"sk-project-key"}}}`)
 	_, err := m.Open(context.Background(), "openai/gpt-4.1", proj)
 	pe, ok := provider.AsError(err)
 	if !ok || pe.Kind != provider.ErrNotConfigured || !strings.Contains(pe.Error(), project) || !strings.Contains(pe.Error(), "api_key") {

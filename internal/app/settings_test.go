@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/providertest"
 )
@@ -56,19 +57,10 @@ func TestContextWindowSettings(t *testing.T) {
 func TestProjectInstructions(t *testing.T) {
 	root := t.TempDir()
 	config := t.TempDir()
-	write := func(path, content string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/main\n")
-	write(filepath.Join(root, "AGENTS.md"), "Use table tests.\n")
-	write(filepath.Join(root, ".bridle", "settings.json"), `{"instructions":["Never touch vendor/.","The staging key is ghp_abcdefghijklmnopqrstuvwxyz0123456789"]}`)
-	write(filepath.Join(config, "bridle", "settings.json"), `{"instructions":"Answer briefly."}`)
+	testfs.Write(t, filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/main\n")
+	testfs.Write(t, filepath.Join(root, "AGENTS.md"), "Use table tests.\n")
+	testfs.Write(t, filepath.Join(root, ".bridle", "settings.json"), `{"instructions":["Never touch vendor/.","The staging key is ghp_abcdefghijklmnopqrstuvwxyz0123456789"]}`)
+	testfs.Write(t, filepath.Join(config, "bridle", "settings.json"), `{"instructions":"Answer briefly."}`)
 	m := &Models{Getenv: func(k string) string {
 		if k == "XDG_CONFIG_HOME" {
 			return config

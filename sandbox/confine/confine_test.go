@@ -14,21 +14,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
 // These tests hold the Root to its promises through its own API. The
 // tests in sandbox (escape_test.go, hidden_test.go, special_test.go) hold
 // every tool to them too, through the tools.
-
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func must(t *testing.T, err error) {
 	t.Helper()
@@ -91,8 +83,8 @@ var ops = []op{
 func TestRootEscapes(t *testing.T) {
 	ws, outside := t.TempDir(), t.TempDir()
 	secret := filepath.Join(outside, "secret.txt")
-	write(t, secret, "OUTSIDE-CONTENT\n")
-	write(t, filepath.Join(outside, "dir", "f.txt"), "OUTSIDE-CONTENT\n")
+	testfs.Write(t, secret, "OUTSIDE-CONTENT\n")
+	testfs.Write(t, filepath.Join(outside, "dir", "f.txt"), "OUTSIDE-CONTENT\n")
 	must(t, os.Symlink(secret, filepath.Join(ws, "link-file")))
 	must(t, os.Symlink(filepath.Join(outside, "dir"), filepath.Join(ws, "link-dir")))
 	must(t, os.Symlink("loop-b", filepath.Join(ws, "loop-a")))
@@ -142,7 +134,7 @@ func TestRootEscapes(t *testing.T) {
 // directory are inside; a refusal names every directory.
 func TestRootAdditionalDirectories(t *testing.T) {
 	main, extra, outside := t.TempDir(), t.TempDir(), t.TempDir()
-	write(t, filepath.Join(extra, "lib.txt"), "extra content\n")
+	testfs.Write(t, filepath.Join(extra, "lib.txt"), "extra content\n")
 	r := openRoot(t, main, extra)
 	if b, err := r.ReadFile(filepath.Join(extra, "lib.txt"), 0); err != nil || string(b) != "extra content\n" {
 		t.Fatalf("additional directory not readable: %q, %v", b, err)
@@ -163,12 +155,12 @@ func hiddenRoot(t *testing.T) (r *Root, ws, data, config, ssh string) {
 	ws = t.TempDir()
 	t.Setenv("HOME", ws)
 	data, config, ssh = filepath.Join(ws, ".local", "share", "bridle"), filepath.Join(ws, ".config", "bridle"), filepath.Join(ws, ".ssh")
-	write(t, filepath.Join(data, "bridle.db"), "DB\n")
-	write(t, filepath.Join(data, "artifacts", "s", "a3.0.txt"), "ART\n")
-	write(t, filepath.Join(config, "settings.json"), "{}\n")
-	write(t, filepath.Join(ssh, "id_ed25519"), "KEY\n")
-	write(t, filepath.Join(ws, "notes.txt"), "visible\n")
-	write(t, filepath.Join(ws, "src", "main.go"), "package main\n")
+	testfs.Write(t, filepath.Join(data, "bridle.db"), "DB\n")
+	testfs.Write(t, filepath.Join(data, "artifacts", "s", "a3.0.txt"), "ART\n")
+	testfs.Write(t, filepath.Join(config, "settings.json"), "{}\n")
+	testfs.Write(t, filepath.Join(ssh, "id_ed25519"), "KEY\n")
+	testfs.Write(t, filepath.Join(ws, "notes.txt"), "visible\n")
+	testfs.Write(t, filepath.Join(ws, "src", "main.go"), "package main\n")
 	for link, target := range map[string]string{
 		"link-data":   ".local/share/bridle",
 		"link-db":     ".local/share/bridle/bridle.db",
@@ -245,7 +237,7 @@ func TestRootHidden(t *testing.T) {
 		}
 	}
 	secrets := filepath.Join(ws, "secrets")
-	write(t, filepath.Join(secrets, "x"), "x\n")
+	testfs.Write(t, filepath.Join(secrets, "x"), "x\n")
 	r.Hide(secrets)
 	if _, err := r.ReadFile("secrets/x", 0); err == nil || !strings.Contains(err.Error(), "sandbox.command.hidden_paths: "+secrets) {
 		t.Errorf("ReadFile secrets/x: %v", err)
@@ -274,10 +266,10 @@ func TestRootHidden(t *testing.T) {
 // and symbolic links; Read refuses hard-linked and oversized files.
 func TestRootWalks(t *testing.T) {
 	r, ws, data, _, _ := hiddenRoot(t)
-	write(t, filepath.Join(ws, ".git", "HEAD"), "ref\n")
-	write(t, filepath.Join(ws, ".gitignore"), "*.log\n")
-	write(t, filepath.Join(ws, "build.log"), "ignored\n")
-	write(t, filepath.Join(ws, "big.txt"), strings.Repeat("x", 100)+"\n")
+	testfs.Write(t, filepath.Join(ws, ".git", "HEAD"), "ref\n")
+	testfs.Write(t, filepath.Join(ws, ".gitignore"), "*.log\n")
+	testfs.Write(t, filepath.Join(ws, "build.log"), "ignored\n")
+	testfs.Write(t, filepath.Join(ws, "big.txt"), strings.Repeat("x", 100)+"\n")
 	must(t, os.Link(filepath.Join(ws, "notes.txt"), filepath.Join(ws, "twin.txt")))
 	must(t, syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644))
 	must(t, os.Rename(data, filepath.Join(ws, "moved"))) // hidden by identity now

@@ -6,25 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+	"github.com/bridle-dev/bridle/internal/testfs"
+)
 
 func TestLoadDotEnvTree(t *testing.T) {
 	ws, outside := t.TempDir(), t.TempDir()
 	deep := strings.Repeat("d/", dotEnvDepth+1) // a .env one level too deep
-	writeFiles(t, ws, map[string]string{
+	testfs.WriteTree(t, ws, map[string]string{
 		".env":                    "TOP=top-value-1234\n",
 		"sub/.env":                "DB_PASS=sub-value-5678\n",
 		"services/api/.env.local": "API_TOKEN=api-value-9012\n",
@@ -39,7 +28,7 @@ func TestLoadDotEnvTree(t *testing.T) {
 		"services/cache/.env":     "C=nested-ignore-value-5555\n",
 		"big/.env":                "BIG=" + strings.Repeat("b", dotEnvMax) + "\n",
 	})
-	writeFiles(t, outside, map[string]string{"linked/.env": "L=outside-dir-value-6666\n", "secret.txt": "S=outside-file-value-7777\n"})
+	testfs.WriteTree(t, outside, map[string]string{"linked/.env": "L=outside-dir-value-6666\n", "secret.txt": "S=outside-file-value-7777\n"})
 	if err := os.Symlink(filepath.Join(outside, "linked"), filepath.Join(ws, "linked")); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +68,7 @@ func TestLoadDotEnvTreeBounds(t *testing.T) {
 	for i := range dotEnvFiles + 5 {
 		files[filepath.Join("pkg"+strings.Repeat("x", i%7), string(rune('a'+i%26))+string(rune('a'+i/26)), ".env")] = "K=value-number-12345\n"
 	}
-	writeFiles(t, ws, files)
+	testfs.WriteTree(t, ws, files)
 	got, complete := New(nil).LoadDotEnvTree(ws)
 	if complete || len(got) != dotEnvFiles {
 		t.Errorf("read %d files (complete %v), want the first %d and incomplete", len(got), complete, dotEnvFiles)

@@ -7,13 +7,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
 // TestLoadDotEnvTreeFIFO: a FIFO named .env (or .gitignore) is skipped,
 // never waited on: nothing will ever write to it.
 func TestLoadDotEnvTreeFIFO(t *testing.T) {
 	ws := t.TempDir()
-	writeFiles(t, ws, map[string]string{"a/.env": "K=after-fifo-value-1234\n"})
+	testfs.WriteTree(t, ws, map[string]string{"a/.env": "K=after-fifo-value-1234\n"})
 	for _, p := range []string{".env", ".gitignore", "a/.env.local"} {
 		if err := syscall.Mkfifo(filepath.Join(ws, p), 0o644); err != nil {
 			t.Skipf("mkfifo: %v", err)
