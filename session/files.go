@@ -54,9 +54,10 @@ func (s *Session) openFiles() *files {
 	}
 	turn := 0 // as promptNumber counts
 	for _, e := range s.Events() {
-		switch v := e.Payload.(type) {
-		case event.UserMessage:
+		if e.Kind().Facts().OpensTurn {
 			turn++
+		}
+		switch v := e.Payload.(type) {
 		case event.ToolResult:
 			for _, seen := range v.Seen {
 				f.known[seen.Path] = &seenFile{version: seen.Version, turn: turn, shown: s.root.Show(seen.Path)}

@@ -53,13 +53,12 @@ type callState struct {
 func unfinished(sessionID string, events []event.Event) ([]*callState, bool) {
 	start := -1
 	for i := len(events) - 1; i >= 0; i-- {
-		switch events[i].Payload.(type) {
-		case event.TurnFinished:
+		f := events[i].Kind().Facts()
+		if f.ClosesTurn {
 			return nil, false
-		case event.UserMessage:
-			start = i
 		}
-		if start >= 0 {
+		if f.OpensTurn {
+			start = i
 			break
 		}
 	}

@@ -49,6 +49,9 @@ func (s *Session) replayer() *replayer {
 }
 
 func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
+	if !e.Kind().Facts().Shown {
+		return nil
+	}
 	switch v := e.Payload.(type) {
 	case event.UserMessage:
 		out := []acp.SessionUpdate{UserText(v.Text())}

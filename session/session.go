@@ -219,12 +219,7 @@ func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]even
 		if err != nil {
 			return nil, err
 		}
-		switch v := p.(type) {
-		case event.ToolStarted:
-			r.Key = v.Key
-		case event.ToolResult:
-			r.Key = v.Key
-		}
+		r.Key = event.CallKey(p)
 		recs[i] = r
 	}
 	// Hold the lock across the write so the cache keeps the log's order.
@@ -284,13 +279,7 @@ func typed(_ event.Event, u acp.SessionUpdate) bool { return u.UserMessageChunk 
 // text (its tool calls are new), and an interrupted answer altogether,
 // whose fragments and mark were shown as soon as the stream stopped.
 func streamed(e event.Event, u acp.SessionUpdate) bool {
-	switch e.Payload.(type) {
-	case event.AssistantMessage:
-		return u.ToolCall == nil
-	case event.Interrupted:
-		return true
-	}
-	return false
+	return e.Kind().Facts().Streamed && u.ToolCall == nil
 }
 
 // send delivers an update to the editor. A failed delivery (the editor is

@@ -88,7 +88,7 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 func (t *turn) promptNumber() int {
 	if t.prompt == 0 {
 		for _, e := range t.s.Events() {
-			if e.Kind() == event.KindUserMessage {
+			if e.Kind().Facts().OpensTurn {
 				t.prompt++
 			}
 		}

@@ -43,6 +43,9 @@ const (
 // Payload is the body of one event.
 type Payload interface {
 	Kind() Kind
+	// Line renders the event on one line, as `bridle log` prints it
+	// (summary.go).
+	Line() string
 }
 
 // Event is one entry of a session's log.
