@@ -8,17 +8,18 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// A handler answers one request. Params are the request's raw params, as
-// jsonrpc2 read them; typed decodes them once into the method's ACP type.
-type handler func(ctx context.Context, req *jsonrpc2.Request) (any, error)
+// A handler answers one request. params are the request's raw params as
+// the stream's envelope pass kept them (jsonrpc2 never sees them); typed
+// decodes them, once, into the method's ACP type.
+type handler func(ctx context.Context, req *jsonrpc2.Request, params json.RawMessage) (any, error)
 
 // typed makes a handler of a function of the method's params type: the
 // params are decoded once, checked for the fields ACP requires, and
 // passed on. check may be nil.
 func typed[P any](check func(*P) error, h func(ctx context.Context, p *P) (any, error)) handler {
-	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	return func(ctx context.Context, _ *jsonrpc2.Request, params json.RawMessage) (any, error) {
 		var p P
-		if err := decode(req.Params, &p); err != nil {
+		if err := decode(&params, &p); err != nil {
 			return nil, err
 		}
 		if check != nil {
@@ -47,7 +48,7 @@ type then struct {
 // request with the id of one still running is refused, so a cancel by id
 // is never ambiguous; the id is free again before the answer is sent.
 func (s *Server) cancellable(h handler) handler {
-	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	return func(ctx context.Context, req *jsonrpc2.Request, params json.RawMessage) (any, error) {
 		rctx, cancel := context.WithCancel(ctx)
 		s.mu.Lock()
 		_, dup := s.inflight[req.ID]
@@ -66,7 +67,7 @@ func (s *Server) cancellable(h handler) handler {
 			s.mu.Unlock()
 			cancel()
 		}
-		result, err := h(rctx, req)
+		result, err := h(rctx, req, params)
 		if wait, ok := result.(later); ok && err == nil {
 			return later(func() (any, error) {
 				defer done()
@@ -106,21 +107,21 @@ func (s *Server) handlers() map[string]handler {
 
 // notifications is the table of notifications bridle acts on; the rest
 // are ignored, as JSON-RPC says.
-func (s *Server) notifications() map[string]func(*jsonrpc2.Request) error {
-	return map[string]func(*jsonrpc2.Request) error{
+func (s *Server) notifications() map[string]func(params json.RawMessage) error {
+	return map[string]func(json.RawMessage) error{
 		"session/cancel":   s.cancelSession,
 		"$/cancel_request": s.cancelRequestACP,
 		"$/cancelRequest":  s.cancelRequestLSP,
-		"exit": func(*jsonrpc2.Request) error {
+		"exit": func(json.RawMessage) error {
 			s.exitOnce.Do(func() { close(s.exited) })
 			return nil
 		},
 	}
 }
 
-func (s *Server) asRequest(n func(*jsonrpc2.Request) error) handler {
-	return func(_ context.Context, req *jsonrpc2.Request) (any, error) {
-		return nil, n(req)
+func (s *Server) asRequest(n func(json.RawMessage) error) handler {
+	return func(_ context.Context, _ *jsonrpc2.Request, params json.RawMessage) (any, error) {
+		return nil, n(params)
 	}
 }
 
@@ -130,13 +131,22 @@ func (s *Server) asRequest(n func(*jsonrpc2.Request) error) handler {
 // turn has started (so a session/cancel sent right after the prompt
 // always finds the turn).
 func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	params, ok := s.stream.Held(req)
+	if !ok {
+		// Not reached: the stream holds every request's params.
+		s.log.Error("a message reached the handler without its params", "method", req.Method)
+		if !req.Notif {
+			s.reply(ctx, conn, req, nil, &jsonrpc2.Error{Code: CodeInternal, Message: "internal error: bridle lost this request's params; send it again"})
+		}
+		return
+	}
 	if req.Notif {
 		n := s.notify[req.Method]
 		if n == nil {
 			s.log.Debug("notification ignored", "method", req.Method)
 			return
 		}
-		if err := n(req); err != nil {
+		if err := n(params); err != nil {
 			s.log.Warn(req.Method+" ignored", "err", err)
 		}
 		return
@@ -147,7 +157,7 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			Message: fmt.Sprintf("method %q is not supported by bridle: see the ACP methods listed in initialize's agentCapabilities", req.Method)})
 		return
 	}
-	result, err := h(ctx, req)
+	result, err := h(ctx, req, params)
 	switch r := result.(type) {
 	case later:
 		go func() {

@@ -12,9 +12,10 @@ import (
 	"github.com/bridle-dev/bridle/acp"
 )
 
-func request(method, params string) *jsonrpc2.Request {
-	raw := json.RawMessage(params)
-	return &jsonrpc2.Request{Method: method, Params: &raw, ID: jsonrpc2.ID{Num: 7}}
+// request is a request as jsonrpc2 hands it over (without params: the
+// stream holds them) and its params.
+func request(method, params string) (context.Context, *jsonrpc2.Request, json.RawMessage) {
+	return context.Background(), &jsonrpc2.Request{Method: method, ID: jsonrpc2.ID{Num: 7}}, json.RawMessage(params)
 }
 
 // typed decodes the params into the method's ACP type and checks its
@@ -36,7 +37,7 @@ func TestTypedHandlersCheckParamsBeforeRunning(t *testing.T) {
 		`[1]`: `must be a JSON object`,
 	} {
 		got = nil
-		_, err := h(context.Background(), request("session/prompt", params))
+		_, err := h(request("session/prompt", params))
 		var pe *paramError
 		if !errors.As(err, &pe) || !strings.Contains(pe.msg, want) {
 			t.Errorf("%s: %v, want -32602 saying %s", params, err, want)
@@ -45,7 +46,7 @@ func TestTypedHandlersCheckParamsBeforeRunning(t *testing.T) {
 			t.Errorf("%s: the handler ran", params)
 		}
 	}
-	if _, err := h(context.Background(), request("session/prompt", `{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}`)); err != nil {
+	if _, err := h(request("session/prompt", `{"sessionId":"s","prompt":[{"type":"text","text":"hi"}]}`)); err != nil {
 		t.Fatal(err)
 	}
 	if got == nil || got.SessionID != "s" || got.Prompt[0].Text == nil || got.Prompt[0].Text.Text != "hi" {
@@ -60,20 +61,20 @@ func TestCancellableHoldsTheIDUntilTheAnswer(t *testing.T) {
 	s := NewServer(Options{})
 	release := make(chan struct{})
 	var rctx context.Context
-	h := s.cancellable(func(ctx context.Context, _ *jsonrpc2.Request) (any, error) {
+	h := s.cancellable(func(ctx context.Context, _ *jsonrpc2.Request, _ json.RawMessage) (any, error) {
 		rctx = ctx
 		return later(func() (any, error) {
 			<-release
 			return "done", nil
 		}), nil
 	})
-	req := request("session/prompt", `{}`)
-	res, err := h(context.Background(), req)
+	ctx, req, params := request("session/prompt", `{}`)
+	res, err := h(ctx, req, params)
 	wait, ok := res.(later)
 	if err != nil || !ok {
 		t.Fatalf("result %v, %v; want a later result", res, err)
 	}
-	if _, err := h(context.Background(), req); err == nil || toRPCError(err).Code != CodeInvalidRequest {
+	if _, err := h(ctx, req, params); err == nil || toRPCError(err).Code != CodeInvalidRequest {
 		t.Errorf("a second request with id 7 while the first runs: %v, want -32600", err)
 	}
 	if err := s.cancelRequest("requestId", json.RawMessage(`7`)); err != nil {

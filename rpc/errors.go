@@ -49,13 +49,17 @@ func invalidField(field, what string, args ...any) error {
 // types carry _meta as an object, so a _meta of another kind fails here
 // too, by name.
 func decode(raw *json.RawMessage, dst any) error {
-	if raw == nil || bytes.Equal(bytes.TrimSpace(*raw), []byte("null")) {
+	if raw == nil {
 		return nil
 	}
-	if t := bytes.TrimSpace(*raw); len(t) > 0 && t[0] != '{' {
+	t := bytes.TrimSpace(*raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil
+	}
+	if t[0] != '{' {
 		return &paramError{"invalid params: params must be a JSON object"}
 	}
-	if err := json.Unmarshal(*raw, dst); err != nil {
+	if err := json.Unmarshal(t, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		var ue *acp.UnionError
 		switch {

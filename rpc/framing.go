@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
 )
 
 // Framing is how messages are delimited on the wire.
@@ -64,6 +66,12 @@ type Stream struct {
 	// end where the next message starts: the next read first skips to the
 	// next "Content-Length:".
 	resync bool
+
+	// hold: requests and notifications reach jsonrpc2 without their
+	// params, which wait in held for the handler (Held). Set by the
+	// Server; the stream alone hands over whole messages.
+	hold bool
+	held *envelope
 
 	mu      sync.Mutex // guards framing and writes
 	framing Framing
@@ -159,6 +167,7 @@ func (s *Stream) ReadObject(v any) error {
 			continue
 		}
 		env, err := checkEnvelope(frame)
+		id := answerID(env.ID)
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
 			s.reject(nil, CodeParseError, notJSON)
@@ -175,17 +184,27 @@ func (s *Stream) ReadObject(v any) error {
 			if errors.As(err, &fe) {
 				s.reject(fe.id, fe.code, fe.msg)
 			} else {
-				s.reject(idOf(frame), CodeInvalidRequest, err.Error())
+				s.reject(id, CodeInvalidRequest, err.Error())
 			}
 			continue
 		}
-		if err := json.Unmarshal(frame, v); err != nil {
+		rest := frame
+		if s.hold && !env.response() {
+			// The handler takes the params from here (Held); jsonrpc2,
+			// which would read them twice and re-encode them, is given
+			// the envelope alone.
+			rest = env.bare()
+		}
+		if err := json.Unmarshal(rest, v); err != nil {
 			if env.response() {
 				s.log.Debug("undecodable response from the client dropped", "err", err, "message", clip(frame))
 				continue
 			}
-			s.reject(idOf(frame), CodeInvalidRequest, "invalid request: "+err.Error())
+			s.reject(id, CodeInvalidRequest, "invalid request: "+err.Error())
 			continue
+		}
+		if s.hold && !env.response() {
+			s.held = &env
 		}
 		return nil
 	}
@@ -193,14 +212,45 @@ func (s *Stream) ReadObject(v any) error {
 
 const notJSON = "parse error: the message is not valid JSON; send one JSON-RPC 2.0 object per message"
 
-// envelope is the JSON-RPC 2.0 envelope of a message, each member's raw
-// JSON (nil when absent, "null" when null).
+// envelope is a message as the stream's one pass over it read it: each
+// member's raw JSON (nil when absent, "null" when null). Its id answers
+// errors and its params reach the handler's typed decode, so the message
+// is not parsed again for either.
 type envelope struct {
 	JSONRPC *string         `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
+
+	method string // Method decoded, once checkEnvelope has passed it
+}
+
+// bare is the request or notification without its params, for jsonrpc2:
+// it needs the method and id to dispatch and answer, and nothing else.
+func (e envelope) bare() []byte {
+	b := make([]byte, 0, 40+len(e.Method)+len(e.ID))
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = append(b, e.Method...)
+	if e.ID != nil {
+		b = append(b, `,"id":`...)
+		b = append(b, e.ID...)
+	}
+	return append(b, '}')
+}
+
+// Held returns the params of the message the stream last handed over,
+// and forgets them. jsonrpc2 hands a message to its handler on the read
+// loop before it reads the next, so they are that request's. ok is false
+// if the last message was not req (a stream not in hold mode, or a bug).
+func (s *Stream) Held(req *jsonrpc2.Request) (params json.RawMessage, ok bool) {
+	e := s.held
+	s.held = nil
+	if e == nil || e.method != req.Method || (e.ID == nil) != req.Notif {
+		return nil, false
+	}
+	return e.Params, true
 }
 
 // response says the message is an answer (to a request bridle sent).
@@ -233,8 +283,7 @@ func checkEnvelope(frame []byte) (envelope, error) {
 		}
 		return env, nil
 	}
-	var m string
-	if json.Unmarshal(env.Method, &m) != nil || m == "" {
+	if json.Unmarshal(env.Method, &env.method) != nil || env.method == "" {
 		return env, errors.New(`invalid request: "method" must be a non-empty string`)
 	}
 	if env.ID == nil {
@@ -261,18 +310,28 @@ func checkEnvelope(frame []byte) (envelope, error) {
 	return env, nil
 }
 
-// idOf extracts a message's id for an error answer, or nil. It is kept
-// as the client wrote it, so a large number keeps every digit.
+// idOf extracts the id of a message the stream refuses before its
+// envelope is read (a body longer than its header said), or nil.
 func idOf(frame []byte) any {
 	var m struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if json.Unmarshal(frame, &m) != nil || len(m.ID) == 0 {
+	if json.Unmarshal(frame, &m) != nil {
 		return nil
 	}
-	switch c := m.ID[0]; {
+	return answerID(m.ID)
+}
+
+// answerID is a message's raw id as an error answer carries it, or nil
+// when it has none that could be answered. It is kept as the client wrote
+// it, so a large number keeps every digit.
+func answerID(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	switch c := raw[0]; {
 	case c == '"', c == '-', c >= '0' && c <= '9':
-		return m.ID
+		return raw
 	}
 	return nil
 }

@@ -43,7 +43,8 @@ type Server struct {
 	log  *slog.Logger
 	mgr  *session.Manager
 
-	conn *jsonrpc2.Conn
+	conn   *jsonrpc2.Conn
+	stream *Stream // holds each message's params for Handle
 
 	// lastID is the id of the last request bridle sent the client.
 	lastID atomic.Uint64
@@ -58,7 +59,7 @@ type Server struct {
 	exitOnce sync.Once
 
 	table  map[string]handler
-	notify map[string]func(*jsonrpc2.Request) error
+	notify map[string]func(json.RawMessage) error
 }
 
 // NewServer returns a server; Serve connects it.
@@ -79,11 +80,7 @@ func (s *Server) Serve(ctx context.Context, stream *Stream, mgr *session.Manager
 	s.mgr = mgr
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	logger := slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
-	stream.log = s.log
-	s.mu.Lock()
-	s.conn = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(logger))
-	s.mu.Unlock()
+	s.connect(ctx, stream)
 	var exited bool
 	select {
 	case <-s.conn.DisconnectNotify():
@@ -96,6 +93,17 @@ func (s *Server) Serve(ctx context.Context, stream *Stream, mgr *session.Manager
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return !exited || s.shutdown
+}
+
+// connect starts reading stream, handing each message to Handle.
+func (s *Server) connect(ctx context.Context, stream *Stream) {
+	logger := slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
+	stream.log = s.log
+	stream.hold = true
+	s.stream = stream
+	s.mu.Lock()
+	s.conn = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(logger))
+	s.mu.Unlock()
 }
 
 // initializeParams reads protocolVersion as a pointer, to tell a missing
@@ -227,7 +235,7 @@ func (s *Server) setMode(ctx context.Context, p *acp.SetSessionModeRequest) (any
 }
 
 // shutdownRequest is LSP's orderly stop: end every turn now; exit follows.
-func (s *Server) shutdownRequest(context.Context, *jsonrpc2.Request) (any, error) {
+func (s *Server) shutdownRequest(context.Context, *jsonrpc2.Request, json.RawMessage) (any, error) {
 	s.mgr.Shutdown()
 	s.mu.Lock()
 	s.shutdown = true
@@ -236,9 +244,9 @@ func (s *Server) shutdownRequest(context.Context, *jsonrpc2.Request) (any, error
 }
 
 // cancelSession handles session/cancel: the session's turn ends.
-func (s *Server) cancelSession(req *jsonrpc2.Request) error {
+func (s *Server) cancelSession(params json.RawMessage) error {
 	var p acp.CancelNotification
-	if err := decode(req.Params, &p); err != nil {
+	if err := decode(&params, &p); err != nil {
 		return err
 	}
 	if p.SessionID == "" {
@@ -250,18 +258,18 @@ func (s *Server) cancelSession(req *jsonrpc2.Request) error {
 
 // cancelRequestACP handles ACP's $/cancel_request: the request with that
 // id ends.
-func (s *Server) cancelRequestACP(req *jsonrpc2.Request) error {
+func (s *Server) cancelRequestACP(params json.RawMessage) error {
 	var p acp.CancelRequestNotification
-	if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || p.RequestID == nil {
+	if decode(&params, &p) != nil || p.RequestID == nil {
 		return missing("requestId")
 	}
 	return s.cancelRequest("requestId", p.RequestID)
 }
 
 // cancelRequestLSP handles LSP's $/cancelRequest.
-func (s *Server) cancelRequestLSP(req *jsonrpc2.Request) error {
+func (s *Server) cancelRequestLSP(params json.RawMessage) error {
 	var p lsp.CancelParams
-	if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || p.ID == nil {
+	if decode(&params, &p) != nil || p.ID == nil {
 		return missing("id")
 	}
 	raw, _ := json.Marshal(p.ID)
