@@ -8,6 +8,7 @@ import (
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/session/subagent"
 )
 
 // A process can die anywhere in a turn. When a session is next opened, its
@@ -208,8 +209,8 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 // result was never recorded.
 func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) event.ToolResult {
 	st := cs.started
-	if st.Name == taskName && s.task != nil {
-		return s.resolveTask(ctx, cs)
+	if st.Name == subagent.Name && s.task != nil {
+		return subagent.Resolve(ctx, asParent{s}, st.CallID, cs.key)
 	}
 	r := event.ToolResult{CallID: st.CallID, Key: cs.key, Name: st.Name}
 	tool := s.tool(st.Name)

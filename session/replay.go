@@ -18,18 +18,10 @@ const InterruptedMark = "\n\n[interrupted]"
 
 // callKey is the idempotency key of call index i of the assistant event at
 // seq: the same on the first run and on every replay.
-func callKey(sessionID string, seq int64, i int) string {
-	return fmt.Sprintf("%s/%d/%d", sessionID, seq, i)
-}
+func callKey(sessionID string, seq int64, i int) string { return event.NewCallKey(sessionID, seq, i) }
 
 // toolCallID is the id the editor knows a call by, derived from its key.
-func toolCallID(key string) string {
-	parts := strings.Split(key, "/")
-	if len(parts) < 3 {
-		return key
-	}
-	return "call-" + parts[len(parts)-2] + "-" + parts[len(parts)-1]
-}
+func toolCallID(key string) string { return event.ToolCallID(key) }
 
 // replayer turns events into the updates the editor saw when they
 // happened. The live turn uses it too, for every update that is not a

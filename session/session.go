@@ -17,6 +17,7 @@ import (
 	"github.com/bridle-dev/bridle/sandbox/mcp"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/session/subagent"
 	"github.com/bridle-dev/bridle/store"
 )
 
@@ -108,7 +109,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	}
 	s := &Session{m: m, root: root, box: box, row: row, events: events}
 	if row.ParentID == "" {
-		s.task = &taskTool{s: s}
+		s.task = subagent.New(asParent{s})
 	}
 	return s, nil
 }
@@ -149,7 +150,7 @@ func (s *Session) client() Client {
 // it was given.
 func (s *Session) tools() []sandbox.Tool {
 	if s.parent != nil {
-		return s.parent.childTools(s.allowed)
+		return subagent.Tools(s.parent.tools(), s.allowed)
 	}
 	s.mu.Lock()
 	set := s.mcp

@@ -1,4 +1,4 @@
-package session
+package subagent
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/session/event"
 )
 
 // progress is a running child's Client. The editor sees the subagent as
@@ -18,7 +19,7 @@ import (
 // Progress is not replayed by session/load (like streamed text): the
 // call's result, the child's answer, replaces it in the end either way.
 type progress struct {
-	parent  *Session
+	parent  Parent
 	callID  string // the task call's id in the editor
 	desc    string
 	childID string
@@ -35,12 +36,8 @@ type step struct{ id, title, status string }
 // maxSteps bounds the lines shown; earlier ones are counted.
 const maxSteps = 12
 
-func newProgress(parent *Session, key, desc, childID string) *progress {
-	p := &progress{parent: parent, callID: toolCallID(key), desc: desc, childID: childID}
-	if c, ok := parent.callOf(key); ok {
-		p.input = c.Input
-	}
-	return p
+func newProgress(parent Parent, key string, input json.RawMessage, desc, childID string) *progress {
+	return &progress{parent: parent, callID: event.ToolCallID(key), desc: desc, childID: childID, input: input}
 }
 
 // Update implements Client.
@@ -48,7 +45,9 @@ func (p *progress) Update(ctx context.Context, _ string, u acp.SessionUpdate) er
 	p.mu.Lock()
 	switch {
 	case u.AgentMessageChunk != nil:
-		p.text.WriteString(TextOf(u.AgentMessageChunk))
+		if t := u.AgentMessageChunk.Content.Text; t != nil {
+			p.text.WriteString(t.Text)
+		}
 		p.mu.Unlock()
 		return nil // shown with the next step
 	case u.ToolCall != nil:
@@ -66,7 +65,7 @@ func (p *progress) Update(ctx context.Context, _ string, u acp.SessionUpdate) er
 	}
 	card := p.card()
 	p.mu.Unlock()
-	p.parent.send(ctx, update(card))
+	p.parent.Show(ctx, acp.SessionUpdate{ToolCallUpdate: &card})
 	return nil
 }
 
@@ -85,12 +84,12 @@ func (p *progress) RequestPermission(ctx context.Context, req acp.RequestPermiss
 	req.ToolCall.ToolCallID = p.callID
 	req.ToolCall.Title = &title
 	req.ToolCall.Status = nil
-	resp, err := p.parent.client().RequestPermission(ctx, req)
+	resp, err := p.parent.Ask(ctx, req)
 	// The question updated the task call's card; put the card back.
 	p.mu.Lock()
 	card := p.card()
 	p.mu.Unlock()
-	p.parent.send(ctx, update(card))
+	p.parent.Show(ctx, acp.SessionUpdate{ToolCallUpdate: &card})
 	return resp, err
 }
 
@@ -131,9 +130,12 @@ func (p *progress) card() acp.ToolCallUpdate {
 	if p.said != "" {
 		fmt.Fprintf(&b, "> %s\n", p.said)
 	}
-	title, kind := "Subagent: "+p.desc, acp.ToolKindThink
-	return acp.ToolCallUpdate{ToolCallID: p.callID, Title: &title, Kind: &kind, Status: status(acp.ToolCallStatusInProgress),
-		RawInput: p.input, Content: output(strings.TrimSpace(b.String()), false)}
+	title, kind, status := "Subagent: "+p.desc, acp.ToolKindThink, acp.ToolCallStatusInProgress
+	var content []acp.ToolCallContent
+	if out := strings.TrimSpace(b.String()); out != "" {
+		content = []acp.ToolCallContent{{Content: &acp.Content{Content: acp.ContentBlock{Text: &acp.TextContent{Text: out}}}}}
+	}
+	return acp.ToolCallUpdate{ToolCallID: p.callID, Title: &title, Kind: &kind, Status: &status, RawInput: p.input, Content: content}
 }
 
 // lastLine returns the last non-empty line of s, clipped.

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,41 +29,6 @@ func (poke) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
 }
 func (poke) Run(context.Context, *sandbox.Env, json.RawMessage) sandbox.Result {
 	return sandbox.Result{Output: "poked"}
-}
-
-func TestChildToolNames(t *testing.T) {
-	m, _ := newTestManager(t, &scripted.Scenario{})
-	m.cfg.Tools = []sandbox.Tool{dump{}, poke{}, sandbox.Remember{}}
-	info, err := m.New(context.Background(), NewParams{Cwd: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := m.Get(context.Background(), info.ID)
-	tests := []struct {
-		mode      sandbox.Mode
-		requested []string
-		want      string // names, or the error's text
-	}{
-		{sandbox.ModeAsk, nil, "dump"},
-		{sandbox.ModeAsk, []string{"dump", "poke", "dump"}, "dump poke"},
-		{sandbox.ModeReadOnly, []string{"poke"}, `"poke" is not available in read-only mode`},
-		{sandbox.ModeReadOnly, nil, "dump"},
-		{sandbox.ModeAsk, []string{"task"}, "cannot start subagents"},
-		{sandbox.ModeAsk, []string{"nope"}, `there is no tool "nope"; a subagent may have: dump, poke, remember`},
-	}
-	for _, tt := range tests {
-		if err := s.SetMode(context.Background(), string(tt.mode)); err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.childToolNames(tt.requested)
-		text := strings.Join(got, " ")
-		if err != nil {
-			text = err.Error()
-		}
-		if !strings.Contains(text, tt.want) {
-			t.Errorf("%s %v: %q, want %q", tt.mode, tt.requested, text, tt.want)
-		}
-	}
 }
 
 func TestTaskRunsAChildSession(t *testing.T) {
@@ -120,59 +84,6 @@ func TestTaskRunsAChildSession(t *testing.T) {
 	}
 	if !asked {
 		t.Error("no progress showed the child's approved call")
-	}
-}
-
-func TestOutcomes(t *testing.T) {
-	said := []event.Event{
-		{Payload: event.AssistantMessage{Text: "Looking."}},
-		{Payload: event.AssistantMessage{Text: "Found it: 42."}},
-	}
-	cut := append(append([]event.Event(nil), said[:1]...), event.Event{Payload: event.Interrupted{Text: "Halfway", Reason: "cancelled"}})
-	tests := []struct {
-		name   string
-		events []event.Event
-		stop   StopReason
-		err    error
-		t      turn
-		status string
-		want   []string
-	}{
-		{"finished", said, StopEndTurn, nil, turn{}, "completed", []string{"Found it: 42."}},
-		{"finished silent", said[:0], StopEndTurn, nil, turn{}, "completed", []string{"without a final message"}},
-		{"turns spent", said, StopMaxTurnRequests, nil, turn{iters: 2, spent: true, budget: budget{Turns: 2}}, "budget_exhausted",
-			[]string{"Looking.", "Found it: 42.", "budget of 2 model calls", "session ses_c"}},
-		{"tokens spent", said, StopMaxTokens, nil, turn{used: 5000, spent: true, budget: budget{Tokens: 1000}}, "budget_exhausted",
-			[]string{"5000 tokens of its budget of 1000"}},
-		{"cancelled", cut, StopCancelled, nil, turn{}, "cancelled", []string{"Looking.", "Halfway [interrupted]", "cancelled before it finished"}},
-		{"failed", said, "", errors.New("boom"), turn{}, "failed", []string{"failed: boom"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := outcomeOf("ses_c", tt.events, tt.stop, tt.err, &tt.t)
-			if o.status != tt.status {
-				t.Errorf("status %q, want %q", o.status, tt.status)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(o.answer, w) {
-					t.Errorf("answer %q lacks %q", o.answer, w)
-				}
-			}
-		})
-	}
-
-	st := event.SubagentStarted{ChildID: "ses_c"}
-	restarted := append(append([]event.Event(nil), said...),
-		event.Event{Payload: event.ToolResult{Name: "dump", Status: "completed"}},
-		event.Event{Payload: event.ToolResult{Name: "poke", Status: "unknown"}},
-		event.Event{Payload: event.TurnFinished{StopReason: "interrupted"}})
-	o := recoveredOutcome(st, restarted)
-	if o.status != "interrupted" || !strings.Contains(o.answer, "after 2 model calls") || !strings.Contains(o.answer, "dump: completed, poke: unknown") {
-		t.Errorf("recovered outcome = %+v", o)
-	}
-	done := append(append([]event.Event(nil), said...), event.Event{Payload: event.TurnFinished{StopReason: "end_turn"}})
-	if o := recoveredOutcome(st, done); o.status != "completed" || o.answer != "Found it: 42." {
-		t.Errorf("a child that finished before the restart: %+v", o)
 	}
 }
 

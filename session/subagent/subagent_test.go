@@ -1,0 +1,130 @@
+package subagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// tool is a tool with a name and an effect that does nothing.
+type tool struct {
+	name   string
+	effect sandbox.Effect
+}
+
+func (t tool) Name() string            { return t.name }
+func (t tool) Description() string     { return t.name + "." }
+func (t tool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (t tool) Kind() sandbox.Kind      { return sandbox.KindOther }
+func (t tool) Effect() sandbox.Effect  { return t.effect }
+func (t tool) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+	return sandbox.Preview{Title: t.name}, nil
+}
+func (t tool) Run(context.Context, *sandbox.Env, json.RawMessage) sandbox.Result {
+	return sandbox.Result{Output: t.name}
+}
+
+// parent is a Parent with a mode and tools; the rest is not reached by
+// the tests that use it.
+type parent struct {
+	Parent
+	mode  sandbox.Mode
+	tools []sandbox.Tool
+}
+
+func (p *parent) Mode() sandbox.Mode          { return p.mode }
+func (p *parent) Registry() *sandbox.Registry { return sandbox.NewRegistry(p.mode, p.tools) }
+func (p *parent) Has(name string) bool {
+	for _, t := range p.tools {
+		if t.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+func (p *parent) Show(context.Context, acp.SessionUpdate) {}
+
+func TestChildToolNames(t *testing.T) {
+	p := &parent{}
+	p.tools = []sandbox.Tool{tool{"dump", sandbox.EffectRead}, tool{"poke", sandbox.EffectEdit}, sandbox.Remember{}, New(p)}
+	tests := []struct {
+		mode      sandbox.Mode
+		requested []string
+		want      string // names, or the error's text
+	}{
+		{sandbox.ModeAsk, nil, "dump"},
+		{sandbox.ModeAsk, []string{"dump", "poke", "dump"}, "dump poke"},
+		{sandbox.ModeReadOnly, []string{"poke"}, `"poke" is not available in read-only mode`},
+		{sandbox.ModeReadOnly, nil, "dump"},
+		{sandbox.ModeAsk, []string{"task"}, "cannot start subagents"},
+		{sandbox.ModeAsk, []string{"nope"}, `there is no tool "nope"; a subagent may have: dump, poke, remember`},
+	}
+	for _, tt := range tests {
+		p.mode = tt.mode
+		got, err := ToolNames(p, tt.requested)
+		text := strings.Join(got, " ")
+		if err != nil {
+			text = err.Error()
+		}
+		if !strings.Contains(text, tt.want) {
+			t.Errorf("%s %v: %q, want %q", tt.mode, tt.requested, text, tt.want)
+		}
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	said := []event.Event{
+		{Payload: event.AssistantMessage{Text: "Looking."}},
+		{Payload: event.AssistantMessage{Text: "Found it: 42."}},
+	}
+	cut := append(append([]event.Event(nil), said[:1]...), event.Event{Payload: event.Interrupted{Text: "Halfway", Reason: "cancelled"}})
+	tests := []struct {
+		name   string
+		run    Run
+		budget Budget
+		status string
+		want   []string
+	}{
+		{"finished", Run{Events: said, Stop: stopEndTurn}, Budget{}, "completed", []string{"Found it: 42."}},
+		{"finished silent", Run{Events: said[:0], Stop: stopEndTurn}, Budget{}, "completed", []string{"without a final message"}},
+		{"turns spent", Run{Events: said, Stop: stopMaxTurnRequests, Iters: 2, Spent: true}, Budget{Turns: 2}, "budget_exhausted",
+			[]string{"Looking.", "Found it: 42.", "budget of 2 model calls", "session ses_c"}},
+		{"tokens spent", Run{Events: said, Stop: stopMaxTokens, Used: 5000, Spent: true}, Budget{Tokens: 1000}, "budget_exhausted",
+			[]string{"5000 tokens of its budget of 1000"}},
+		{"cancelled", Run{Events: cut, Stop: stopCancelled}, Budget{}, "cancelled", []string{"Looking.", "Halfway [interrupted]", "cancelled before it finished"}},
+		{"failed", Run{Events: said, Err: errors.New("boom")}, Budget{}, "failed", []string{"failed: boom"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := outcomeOf("ses_c", tt.run, tt.budget)
+			if o.status != tt.status {
+				t.Errorf("status %q, want %q", o.status, tt.status)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(o.answer, w) {
+					t.Errorf("answer %q lacks %q", o.answer, w)
+				}
+			}
+		})
+	}
+
+	st := event.SubagentStarted{ChildID: "ses_c"}
+	restarted := append(append([]event.Event(nil), said...),
+		event.Event{Payload: event.ToolResult{Name: "dump", Status: "completed"}},
+		event.Event{Payload: event.ToolResult{Name: "poke", Status: "unknown"}},
+		event.Event{Payload: event.TurnFinished{StopReason: "interrupted"}})
+	o := recoveredOutcome(st, restarted)
+	if o.status != "interrupted" || !strings.Contains(o.answer, "after 2 model calls") || !strings.Contains(o.answer, "dump: completed, poke: unknown") {
+		t.Errorf("recovered outcome = %+v", o)
+	}
+	done := append(append([]event.Event(nil), said...), event.Event{Payload: event.TurnFinished{StopReason: "end_turn"}})
+	if o := recoveredOutcome(st, done); o.status != "completed" || o.answer != "Found it: 42." {
+		t.Errorf("a child that finished before the restart: %+v", o)
+	}
+}

@@ -1,0 +1,170 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/session/subagent"
+	"github.com/bridle-dev/bridle/store"
+)
+
+// The task tool lives in session/subagent; this file is what a session
+// gives it (subagent.Parent): its log, its tools, and the children it
+// creates, runs and recovers, which are sessions like any other.
+
+func (s *Session) system() string {
+	if s.parent != nil || s.Info().ParentID != "" {
+		return s.m.cfg.System + subagent.System
+	}
+	return s.m.cfg.System
+}
+
+// asParent is a top-level session as its task tool sees it.
+type asParent struct{ s *Session }
+
+var _ subagent.Parent = asParent{}
+
+func (p asParent) ID() string                  { return p.s.ID() }
+func (p asParent) Mode() sandbox.Mode          { return p.s.Mode() }
+func (p asParent) Registry() *sandbox.Registry { return p.s.registry() }
+func (p asParent) Has(name string) bool        { return p.s.tool(name) != nil }
+func (p asParent) MaxTurns() int               { return p.s.m.cfg.MaxIterations }
+func (p asParent) Events() []event.Event       { return p.s.Events() }
+func (p asParent) Env(key string) *sandbox.Env { return p.s.env(key) }
+func (p asParent) NewID() (string, error)      { return newID() }
+
+func (p asParent) Warn(msg string, args ...any) { p.s.m.log.Warn(msg, args...) }
+
+func (p asParent) Append(ctx context.Context, payloads ...event.Payload) error {
+	_, err := p.s.append(ctx, payloads...)
+	return err
+}
+
+func (p asParent) Show(ctx context.Context, u acp.SessionUpdate) { p.s.send(ctx, u) }
+
+func (p asParent) Ask(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	return p.s.client().RequestPermission(ctx, req)
+}
+
+// Spawn creates the child st names, live while it runs, and runs its turn
+// on the caller's goroutine.
+func (p asParent) Spawn(ctx context.Context, st event.SubagentStarted, b subagent.Budget, cl subagent.Client) (subagent.Run, error) {
+	child, err := p.s.m.newChild(ctx, p.s, st)
+	if err != nil {
+		return subagent.Run{}, err
+	}
+	defer p.s.m.closeChild(child)
+	child.cl = cl
+	t := &turn{s: child, budget: budget{Turns: b.Turns, Tokens: b.Tokens}}
+	stop, runErr := child.runChild(ctx, t, st.Prompt)
+	return subagent.Run{Stop: string(stop), Err: runErr, Iters: t.iters, Used: t.used, Spent: t.spent, Events: child.Events()}, nil
+}
+
+// Reopen recovers a child that a restart cut short; it is not made live.
+func (p asParent) Reopen(ctx context.Context, st event.SubagentStarted) ([]event.Event, bool, error) {
+	m := p.s.m
+	row, err := m.cfg.Store.Session(ctx, st.ChildID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	m.mu.Lock()
+	live, ok := m.live[st.ChildID]
+	m.mu.Unlock()
+	if ok {
+		// Opened (and so recovered) already, by its id.
+		return live.Events(), true, nil
+	}
+	if err := m.lease(ctx, st.ChildID); err != nil {
+		return nil, true, err
+	}
+	defer m.release(st.ChildID)
+	recs, err := m.cfg.Store.Events(ctx, st.ChildID, 0)
+	if err != nil {
+		return nil, true, err
+	}
+	events, err := decodeAll(recs)
+	if err != nil {
+		return nil, true, err
+	}
+	c, err := newSession(m, row, events)
+	if err != nil {
+		return nil, true, err
+	}
+	defer c.close()
+	c.parent, c.allowed = p.s, st.Tools
+	c.muted.Store(true)
+	if err := c.recover(ctx); err != nil {
+		return nil, true, err
+	}
+	return c.Events(), true, nil
+}
+
+// newChild creates a subagent's session and makes it live while it runs,
+// so that session/cancel by its id reaches it and a second opening of it
+// finds it busy.
+func (m *Manager) newChild(ctx context.Context, parent *Session, st event.SubagentStarted) (*Session, error) {
+	info := parent.Info()
+	started := event.SessionStarted{V: event.Version, Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Model: info.Model, Mode: string(parent.Mode())}
+	rec, err := m.record(info.Cwd, info.Model, started)
+	if err != nil {
+		return nil, err
+	}
+	row := store.Session{ID: st.ChildID, Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Model: info.Model, Mode: started.Mode,
+		ParentID: parent.ID(), Title: st.Description}
+	recs, err := m.cfg.Store.CreateSession(ctx, row, rec)
+	if err != nil {
+		return nil, fmt.Errorf("create the subagent's session: %w", err)
+	}
+	row.CreatedAt, row.UpdatedAt = recs[0].CreatedAt, recs[0].CreatedAt
+	m.cfg.Fault.committed(1)
+	if err := m.lease(ctx, st.ChildID); err != nil {
+		return nil, err
+	}
+	s, err := newSession(m, row, []event.Event{{Seq: recs[0].Seq, Time: msTime(recs[0].CreatedAt), Payload: started, Tokens: rec.Tokens}})
+	if err != nil {
+		m.release(st.ChildID)
+		return nil, err
+	}
+	s.parent, s.allowed = parent, st.Tools
+	m.mu.Lock()
+	m.live[s.ID()] = s
+	m.mu.Unlock()
+	m.log.Info("subagent started", "session", parent.ID(), "child", s.ID(), "tools", st.Tools)
+	return s, nil
+}
+
+// closeChild ends a child's stay among the live sessions.
+func (m *Manager) closeChild(s *Session) {
+	m.mu.Lock()
+	if m.live[s.ID()] == s {
+		delete(m.live, s.ID())
+	}
+	m.mu.Unlock()
+	s.close()
+	m.release(s.ID())
+}
+
+// runChild runs the child's one turn on the caller's goroutine, as a
+// cancellable turn of the child (so Cancel and Shutdown reach it).
+func (s *Session) runChild(ctx context.Context, t *turn, prompt string) (StopReason, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.cancel, s.done = cancel, done
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cancel, s.done = nil, nil
+		s.mu.Unlock()
+		close(done)
+	}()
+	return t.run(ctx, []event.Content{{Type: "text", Text: prompt}})
+}
