@@ -1,0 +1,49 @@
+package session
+
+import (
+	"context"
+	"testing"
+
+	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// TestReplayerMatchesShownFacts holds the Shown fact of session/event to
+// what the replayer does: a kind marked shown gives the editor updates,
+// one not marked gives none (the replayer returns nothing for it).
+func TestReplayerMatchesShownFacts(t *testing.T) {
+	m, _ := newTestManager(t, &scripted.Scenario{})
+	info, err := m.New(context.Background(), NewParams{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.Get(context.Background(), info.ID)
+	r := s.replayer()
+	shown := []event.Payload{
+		event.UserMessage{Content: []event.Content{{Type: "text", Text: "hi"}}},
+		event.AssistantMessage{Text: "hello"},
+		event.ToolStarted{Key: "s/2/0", Name: "read_file"},
+		event.ToolResult{Key: "s/2/0", Name: "read_file", Output: "x"},
+		event.Interrupted{Text: "half"},
+		event.ConstraintPinned{Text: "c", Source: "user"},
+		event.DecisionRecorded{Text: "d", Source: "user"},
+		event.ContextAssembled{Window: 10},
+		event.ModeChanged{From: "ask", To: "code"},
+		event.ProviderError{Message: "down", Final: true},
+	}
+	seen := map[event.Kind]bool{}
+	for _, p := range shown {
+		seen[p.Kind()] = true
+		if !p.Kind().Facts().Shown {
+			t.Errorf("%s: the replayer shows it, but its facts say it is not shown", p.Kind())
+		}
+		if len(r.updates(event.Event{Payload: p})) == 0 {
+			t.Errorf("%s: marked shown, but the replayer gave no update", p.Kind())
+		}
+	}
+	for _, k := range event.Kinds() {
+		if k.Facts().Shown && !seen[k] {
+			t.Errorf("%s is marked shown: add an example to this test", k)
+		}
+	}
+}
