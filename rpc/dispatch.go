@@ -131,7 +131,7 @@ func (s *Server) asRequest(n func(json.RawMessage) error) handler {
 // turn has started (so a session/cancel sent right after the prompt
 // always finds the turn).
 func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	params, ok := s.stream.Held(req)
+	params, ok := s.stream.params(req)
 	if !ok {
 		// Not reached: the stream holds every request's params.
 		s.log.Error("a message reached the handler without its params", "method", req.Method)

@@ -68,7 +68,7 @@ type Stream struct {
 	resync bool
 
 	// hold: requests and notifications reach jsonrpc2 without their
-	// params, which wait in held for the handler (Held). Set by the
+	// params, which wait in held for the handler (params). Set by the
 	// Server; the stream alone hands over whole messages.
 	hold bool
 	held *envelope
@@ -190,7 +190,7 @@ func (s *Stream) ReadObject(v any) error {
 		}
 		rest := frame
 		if s.hold && !env.response() {
-			// The handler takes the params from here (Held); jsonrpc2,
+			// The handler takes the params from here (params); jsonrpc2,
 			// which would read them twice and re-encode them, is given
 			// the envelope alone.
 			rest = env.bare()
@@ -240,11 +240,11 @@ func (e envelope) bare() []byte {
 	return append(b, '}')
 }
 
-// Held returns the params of the message the stream last handed over,
+// params returns the params of the message the stream last handed over,
 // and forgets them. jsonrpc2 hands a message to its handler on the read
 // loop before it reads the next, so they are that request's. ok is false
 // if the last message was not req (a stream not in hold mode, or a bug).
-func (s *Stream) Held(req *jsonrpc2.Request) (params json.RawMessage, ok bool) {
+func (s *Stream) params(req *jsonrpc2.Request) (params json.RawMessage, ok bool) {
 	e := s.held
 	s.held = nil
 	if e == nil || e.method != req.Method || (e.ID == nil) != req.Notif {

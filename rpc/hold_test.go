@@ -41,11 +41,11 @@ func TestStreamHoldsParamsForTheHandler(t *testing.T) {
 			}
 			continue
 		}
-		params, ok := s.Held(&jsonrpc2.Request{Method: tt.method, Notif: tt.notif})
+		params, ok := s.params(&jsonrpc2.Request{Method: tt.method, Notif: tt.notif})
 		if !ok || string(params) != tt.params {
 			t.Errorf("%s: held %s, %v; want %s", tt.method, params, ok, tt.params)
 		}
-		if _, ok := s.Held(&jsonrpc2.Request{Method: tt.method, Notif: tt.notif}); ok {
+		if _, ok := s.params(&jsonrpc2.Request{Method: tt.method, Notif: tt.notif}); ok {
 			t.Errorf("%s: params held twice", tt.method)
 		}
 	}
