@@ -1,21 +1,28 @@
-// Package anthropic talks to the Anthropic Messages API through the
-// official SDK: streaming, parallel tool use, thinking blocks passed back
-// with their signatures, and cache_control on the stable prefix.
+// Package anthropic talks to the Anthropic Messages API: streaming,
+// parallel tool use, thinking blocks passed back with their signatures,
+// and cache_control on the stable prefix. Requests are encoded here and
+// the stream read with provider's SSE reader, with the headers the
+// official SDK sent; the SDK carried only that, at a large part of the
+// binary.
 package anthropic
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
-
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"strings"
 
 	"github.com/bridle-dev/bridle/provider"
 )
 
 // DefaultBaseURL is the Anthropic API.
 const DefaultBaseURL = "https://api.anthropic.com"
+
+// APIVersion is the anthropic-version header: the version of the API the
+// request and event shapes here follow (the one SDK v2.17.0 pinned).
+const APIVersion = "2026-10-21"
 
 // Config says how to reach the API. Nothing is read from the environment
 // here; the caller resolves keys and URLs.
@@ -40,7 +47,8 @@ type Config struct {
 type Client struct {
 	name    string
 	baseURL string
-	sdk     sdk.Client
+	http    *http.Client
+	header  http.Header
 	enc     provider.BodyEncoder
 }
 
@@ -55,26 +63,25 @@ func New(cfg Config) *Client {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
-	opts := []option.RequestOption{
-		// The SDK would otherwise read ANTHROPIC_* variables and profile
-		// files itself; bridle resolves configuration in one place.
-		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithHTTPClient(cfg.HTTPClient),
-		// Retries belong to provider.WithRetry, which knows whether output
-		// has already reached the editor.
-		option.WithMaxRetries(0),
-	}
+	h := http.Header{}
+	h.Set("Accept", "application/json")
+	h.Set("Anthropic-Version", APIVersion)
+	// Retries belong to provider.WithRetry, which knows whether output
+	// has already reached the editor; the header tells the API this is
+	// a first attempt, as the SDK did.
+	h.Set("X-Stainless-Retry-Count", "0")
+	// The key goes as a bearer token, as the SDK sent it; a gateway's
+	// token the same way when there is no key.
 	switch {
 	case cfg.APIKey != "":
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	case cfg.AuthToken != "":
-		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
+		h.Set("Authorization", "Bearer "+cfg.AuthToken)
 	}
 	for k, v := range cfg.Headers {
-		opts = append(opts, option.WithHeader(k, v))
+		h.Set(k, v)
 	}
-	return &Client{name: cfg.Name, baseURL: cfg.BaseURL, sdk: sdk.NewClient(opts...)}
+	return &Client{name: cfg.Name, baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), http: cfg.HTTPClient, header: h}
 }
 
 // Name implements provider.Provider.
@@ -91,31 +98,84 @@ func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[pro
 		// The stream's context is cancelled when the consumer stops early,
 		// so the connection closes at once in every case.
 		ctx, cancel := context.WithCancel(ctx)
-		var resp *http.Response
-		// The body replaces the (empty) parameters; see wireRequest.
-		stream := c.sdk.Messages.NewStreaming(ctx, sdk.MessageNewParams{Model: req.Model},
-			option.WithRequestBody("application/json", b), option.WithResponseInto(&resp))
+		resp, err := provider.Post(ctx, c.http, c.baseURL+"/v1/messages", c.header, b)
+		if err != nil {
+			err = c.classify(ctx, err, false)
+			cancel()
+			yield(provider.Delta{}, err)
+			return
+		}
 		d := decoder{name: c.name, blocks: map[int64]block{}}
 		defer func() {
-			if d.done && resp != nil {
+			if d.done {
 				provider.Release(resp.Body, cancel)
 				return
 			}
-			stream.Close()
+			resp.Body.Close()
 			cancel()
 		}()
-		for stream.Next() {
-			ev := stream.Current()
-			if !d.event(&ev, yield) || d.done {
+		sse := provider.NewSSE(resp.Body)
+		for sse.Next() {
+			ev := sse.Event()
+			switch ev.Type {
+			case "", "ping":
+				continue
+			case "error":
+				// An error event inside a 200 stream: its type decides.
+				yield(provider.Delta{}, c.classify(ctx, &provider.StatusError{Status: resp.StatusCode, Header: resp.Header, Body: ev.Data}, d.output))
+				return
+			}
+			if len(ev.Data) == 0 {
+				continue
+			}
+			var se event
+			if err := json.Unmarshal(ev.Data, &se); err != nil {
+				yield(provider.Delta{}, c.classify(ctx, fmt.Errorf("reading the stream: %w", err), d.output))
+				return
+			}
+			if !d.event(&se, yield) || d.done {
 				return
 			}
 		}
-		if err := stream.Err(); err != nil {
+		if err := sse.Err(); err != nil {
 			yield(provider.Delta{}, c.classify(ctx, err, d.output))
 			return
 		}
 		yield(provider.Delta{}, provider.Truncated(c.name, d.output))
 	}
+}
+
+// event is one stream event, with the fields bridle reads.
+type event struct {
+	Type    string `json:"type"`
+	Index   int64  `json:"index"`
+	Message struct {
+		Usage usage `json:"usage"`
+	} `json:"message"`
+	ContentBlock struct {
+		Type      string `json:"type"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Text      string `json:"text"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage usage `json:"usage"`
+}
+
+type usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 }
 
 // blockKind is what a content block of the response holds.
@@ -137,7 +197,7 @@ type decoder struct {
 
 // event handles one stream event; it returns false when the consumer
 // stopped.
-func (d *decoder) event(ev *sdk.MessageStreamEventUnion, yield func(provider.Delta, error) bool) bool {
+func (d *decoder) event(ev *event, yield func(provider.Delta, error) bool) bool {
 	emit := func(delta provider.Delta) bool {
 		if delta.Kind != provider.DeltaUsage && delta.Kind != provider.DeltaStop {
 			d.output = true
@@ -225,13 +285,13 @@ func (d *decoder) event(ev *sdk.MessageStreamEventUnion, yield func(provider.Del
 	return true
 }
 
-func stopReason(s sdk.StopReason) provider.StopReason {
+func stopReason(s string) provider.StopReason {
 	switch s {
-	case sdk.StopReasonToolUse:
+	case "tool_use":
 		return provider.StopToolUse
-	case sdk.StopReasonMaxTokens, "model_context_window_exceeded":
+	case "max_tokens", "model_context_window_exceeded":
 		return provider.StopMaxTokens
-	case sdk.StopReasonRefusal:
+	case "refusal":
 		return provider.StopRefusal
 	case "":
 		return ""

@@ -8,24 +8,24 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/tidwall/gjson"
 
 	"github.com/bridle-dev/bridle/provider"
 )
 
-// classify turns an SDK or transport error into a provider.Error worded
+// classify turns an HTTP, stream or transport error into a provider.Error worded
 // for the person at the editor. partial says output was already streamed.
 func (c *Client) classify(ctx context.Context, err error, partial bool) error {
-	var api *sdk.Error
+	var api *provider.StatusError
 	if !errors.As(err, &api) {
 		return provider.TransportError(ctx, c.name, c.baseURL, err, partial)
 	}
-	status := api.StatusCode
-	typ := string(api.Type())
-	msg := api.Message
+	status := api.Status
+	raw := string(api.Body)
+	typ := gjson.Get(raw, "error.type").String()
+	msg := gjson.Get(raw, "error.message").String()
 	if msg == "" {
-		msg = strings.TrimSpace(api.RawJSON())
+		msg = strings.TrimSpace(raw)
 	}
 	if len(msg) > 300 {
 		msg = msg[:300] + "…"
@@ -39,9 +39,7 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 	} else {
 		e.Status = status
 	}
-	if api.Response != nil {
-		e.RetryAfter = provider.RetryAfter(api.Response.Header, time.Now())
-	}
+	e.RetryAfter = provider.RetryAfter(api.Header, time.Now())
 	switch {
 	case typ == "overloaded_error" || status == 529:
 		e.Kind, e.Retryable = provider.ErrOverloaded, true
@@ -49,7 +47,7 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 	case typ == "rate_limit_error" || status == http.StatusTooManyRequests:
 		e.Kind, e.Retryable = provider.ErrRateLimited, true
 		e.Message = "rate limited (" + msg + ")"
-		if code := gjson.Get(api.RawJSON(), "error.details.error_code").String(); code == "enforced_spend_limit_reached" {
+		if code := gjson.Get(raw, "error.details.error_code").String(); code == "enforced_spend_limit_reached" {
 			e.Retryable = false
 			e.Message = "the organisation's monthly spend limit is reached (" + msg + "); retrying will not help until the limit is raised"
 		}

@@ -18,8 +18,6 @@ const defaultMaxTokens = 8192
 // encoding/json rather than through the SDK's parameter types: those
 // re-encode every nested union into its own buffer, which costs about a
 // millisecond per 100 KB of history, on every iteration of a tool loop.
-// The SDK still carries the request (auth, headers, version) and decodes
-// the stream.
 type (
 	wireRequest struct {
 		Model     string        `json:"model"`

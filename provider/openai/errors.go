@@ -8,36 +8,30 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/tidwall/gjson"
 
 	"github.com/bridle-dev/bridle/provider"
 )
 
-// classify turns an SDK or transport error into a provider.Error worded
+// classify turns an HTTP, stream or transport error into a provider.Error worded
 // for the person at the editor. partial says output was already streamed.
 func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 	var (
 		status         int
 		code, typ, msg string
 		header         http.Header
-		api            *sdk.Error
-		streamErr      *ssestream.StreamError
+		api            *provider.StatusError
+		streamErr      *streamError
 	)
 	switch {
 	case errors.As(err, &api):
-		status, code, typ, msg = api.StatusCode, api.Code, api.Type, api.Message
-		if api.Response != nil {
-			header = api.Response.Header
-		}
-		raw := api.RawJSON()
-		if msg == "" {
-			// Ollama and llama.cpp nest the same fields under "error".
-			msg = gjson.Get(raw, "error.message").String()
-			code = first(code, gjson.Get(raw, "error.code").String())
-			typ = first(typ, gjson.Get(raw, "error.type").String())
-		}
+		status, header = api.Status, api.Header
+		raw := string(api.Body)
+		// OpenAI, Ollama and llama.cpp put the fields under "error";
+		// some servers send them at the top level.
+		msg = first(gjson.Get(raw, "error.message").String(), gjson.Get(raw, "message").String())
+		code = first(gjson.Get(raw, "error.code").String(), gjson.Get(raw, "code").String())
+		typ = first(gjson.Get(raw, "error.type").String(), gjson.Get(raw, "type").String())
 		if msg == "" {
 			msg = first(gjson.Get(raw, "error").String(), strings.TrimSpace(raw))
 		}
@@ -46,7 +40,7 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 		}
 	case errors.As(err, &streamErr):
 		// An error object in the middle of a 200 stream.
-		data := string(streamErr.Event.Data)
+		data := streamErr.data
 		msg = first(gjson.Get(data, "error.message").String(), gjson.Get(data, "error").String())
 		code = gjson.Get(data, "error.code").String()
 		typ = gjson.Get(data, "error.type").String()

@@ -1,6 +1,8 @@
 // Package openai talks to any server that speaks OpenAI's Chat Completions
-// API, through the official SDK: OpenAI itself, and local servers (Ollama,
-// vLLM, llama.cpp's server, LM Studio) at their own base URLs.
+// API: OpenAI itself, and local servers (Ollama, vLLM, llama.cpp's server,
+// LM Studio) at their own base URLs. Requests are encoded here and the
+// stream read with provider's SSE reader: the official SDK carried only
+// that, at a third of the binary.
 package openai
 
 import (
@@ -9,9 +11,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
+	"strings"
 
 	"github.com/bridle-dev/bridle/provider"
 )
@@ -52,7 +52,8 @@ type Client struct {
 	name            string
 	baseURL         string
 	legacyMaxTokens bool
-	sdk             sdk.Client
+	http            *http.Client
+	header          http.Header
 	enc             provider.BodyEncoder
 }
 
@@ -67,35 +68,29 @@ func New(cfg Config) *Client {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
-	// The SDK reads OPENAI_* variables itself and offers no public way to
-	// stop it, so every value it could pick up is set explicitly here;
-	// otherwise an OpenAI key would be sent to a local server.
-	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithHTTPClient(cfg.HTTPClient),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithAdminAPIKey(""),
-		// Retries belong to provider.WithRetry.
-		option.WithMaxRetries(0),
+	h := http.Header{}
+	h.Set("Accept", "application/json")
+	// Retries belong to provider.WithRetry; the header says so to
+	// servers that count them, as the SDK did.
+	h.Set("X-Stainless-Retry-Count", "0")
+	if cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
 	if cfg.Organization != "" {
-		opts = append(opts, option.WithOrganization(cfg.Organization))
-	} else {
-		opts = append(opts, option.WithHeaderDel("OpenAI-Organization"))
+		h.Set("OpenAI-Organization", cfg.Organization)
 	}
 	if cfg.Project != "" {
-		opts = append(opts, option.WithProject(cfg.Project))
-	} else {
-		opts = append(opts, option.WithHeaderDel("OpenAI-Project"))
+		h.Set("OpenAI-Project", cfg.Project)
 	}
 	for k, v := range cfg.Headers {
-		opts = append(opts, option.WithHeader(k, v))
+		h.Set(k, v)
 	}
 	return &Client{
 		name:            cfg.Name,
-		baseURL:         cfg.BaseURL,
+		baseURL:         strings.TrimSuffix(cfg.BaseURL, "/"),
 		legacyMaxTokens: cfg.LegacyMaxTokens,
-		sdk:             sdk.NewClient(opts...),
+		http:            cfg.HTTPClient,
+		header:          h,
 	}
 }
 
@@ -111,27 +106,43 @@ func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[pro
 			return
 		}
 		ctx, cancel := context.WithCancel(ctx)
-		var resp *http.Response
-		// The body replaces the (empty) parameters; see wireRequest.
-		stream := c.sdk.Chat.Completions.NewStreaming(ctx, sdk.ChatCompletionNewParams{Model: req.Model},
-			option.WithRequestBody("application/json", b), option.WithResponseInto(&resp))
+		resp, err := provider.Post(ctx, c.http, c.baseURL+"/chat/completions", c.header, b)
+		if err != nil {
+			err = c.classify(ctx, err, false)
+			cancel()
+			yield(provider.Delta{}, err)
+			return
+		}
 		d := decoder{calls: map[int64]*call{}}
 		ended := false // the stream ended cleanly
 		defer func() {
-			if ended && resp != nil {
+			if ended {
 				provider.Release(resp.Body, cancel)
 				return
 			}
-			stream.Close()
+			resp.Body.Close()
 			cancel()
 		}()
-		for stream.Next() {
-			chunk := stream.Current()
-			if !d.chunk(&chunk, yield) {
+		sse := provider.NewSSE(resp.Body)
+		for sse.Next() {
+			data := sse.Event().Data
+			if len(data) >= 6 && string(data[:6]) == "[DONE]" {
+				break
+			}
+			var ch chunk
+			if err := json.Unmarshal(data, &ch); err != nil {
+				yield(provider.Delta{}, c.classify(ctx, fmt.Errorf("reading the stream: %w", err), d.output))
+				return
+			}
+			if len(ch.Error) > 0 && string(ch.Error) != "null" {
+				yield(provider.Delta{}, c.classify(ctx, &streamError{data: string(data)}, d.output))
+				return
+			}
+			if !d.chunk(&ch, yield) {
 				return
 			}
 		}
-		if err := stream.Err(); err != nil {
+		if err := sse.Err(); err != nil {
 			yield(provider.Delta{}, c.classify(ctx, err, d.output))
 			return
 		}
@@ -148,6 +159,43 @@ func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[pro
 		yield(provider.Delta{Kind: provider.DeltaStop, StopReason: d.stop}, nil)
 	}
 }
+
+// chunk is one event of the stream, with the fields bridle reads.
+type chunk struct {
+	Choices []struct {
+		Index int64 `json:"index"`
+		Delta struct {
+			Content string `json:"content"`
+			// Servers other than OpenAI stream reasoning under names
+			// OpenAI does not define; see reasoning.
+			ReasoningContent json.RawMessage `json:"reasoning_content"`
+			Reasoning        json.RawMessage `json:"reasoning"`
+			ToolCalls        []struct {
+				Index    int64  `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        *int64 `json:"prompt_tokens"`
+		CompletionTokens    int64  `json:"completion_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	// Error is an error object sent in the middle of a 200 stream.
+	Error json.RawMessage `json:"error"`
+}
+
+// streamError is an error object the server sent inside the stream.
+type streamError struct{ data string }
+
+func (e *streamError) Error() string { return "received error while streaming: " + e.data }
 
 // call is one tool call being streamed.
 type call struct {
@@ -166,18 +214,17 @@ type decoder struct {
 	output    bool
 }
 
-func (d *decoder) chunk(ch *sdk.ChatCompletionChunk, yield func(provider.Delta, error) bool) bool {
+func (d *decoder) chunk(ch *chunk, yield func(provider.Delta, error) bool) bool {
 	emit := func(delta provider.Delta) bool {
 		d.output = true
 		return yield(delta, nil)
 	}
-	if ch.JSON.Usage.Valid() && ch.Usage.JSON.PromptTokens.Valid() {
-		u := ch.Usage
+	if u := ch.Usage; u != nil && u.PromptTokens != nil {
 		cached := int(u.PromptTokensDetails.CachedTokens)
 		// prompt_tokens counts cached tokens too; bridle's Usage, like
 		// Anthropic's, keeps them apart so the sum is the whole prompt.
 		d.usage = provider.Usage{
-			InputTokens:     int(u.PromptTokens) - cached,
+			InputTokens:     int(*u.PromptTokens) - cached,
 			OutputTokens:    int(u.CompletionTokens),
 			CacheReadTokens: cached,
 		}
@@ -188,7 +235,7 @@ func (d *decoder) chunk(ch *sdk.ChatCompletionChunk, yield func(provider.Delta, 
 			continue // bridle asks for one choice
 		}
 		delta := choice.Delta
-		if r := reasoning(delta); r != "" {
+		if r := reasoning(delta.ReasoningContent, delta.Reasoning); r != "" {
 			if !emit(provider.Delta{Kind: provider.DeltaThinking, Text: r}) {
 				return false
 			}
@@ -245,16 +292,12 @@ func (d *decoder) chunk(ch *sdk.ChatCompletionChunk, yield func(provider.Delta, 
 
 // reasoning returns the reasoning text that OpenAI-compatible servers add
 // to a delta under names OpenAI does not define: reasoning_content (vLLM,
-// llama.cpp, DeepSeek) or reasoning (Ollama).
-func reasoning(d sdk.ChatCompletionChunkChoiceDelta) string {
-	for _, key := range []string{"reasoning_content", "reasoning"} {
-		// Extra fields never report Valid; their raw text is what counts.
-		f, ok := d.JSON.ExtraFields[key]
-		if !ok || f.Raw() == "" {
-			continue
-		}
+// llama.cpp, DeepSeek) or reasoning (Ollama). Either may be null or, on
+// some servers, not a string; those are not reasoning text.
+func reasoning(fields ...json.RawMessage) string {
+	for _, f := range fields {
 		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+		if len(f) > 0 && json.Unmarshal(f, &s) == nil && s != "" {
 			return s
 		}
 	}

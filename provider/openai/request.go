@@ -10,8 +10,7 @@ import (
 
 // The request body, in Chat Completions' shapes, encoded with
 // encoding/json rather than through the SDK's parameter types (which cost
-// about a millisecond per 100 KB of history on every iteration); the SDK
-// still carries the request and decodes the stream.
+// about a millisecond per 100 KB of history on every iteration).
 type (
 	wireRequest struct {
 		Model  string `json:"model"`
