@@ -9,17 +9,45 @@ import (
 	"github.com/bridle-dev/bridle/internal/acptest"
 )
 
-// BenchmarkSpawnToInitialize measures a cold start: exec of the built
-// binary to the answer of initialize (ns/op).
+// BenchmarkSpawnToInitialize measures a start with an existing data
+// directory (the database and the sandbox probe's cached report are
+// there): exec of the built binary to the answer of initialize (ns/op).
 func BenchmarkSpawnToInitialize(b *testing.B) {
 	acptest.Binary(b)
 	db := b.TempDir() + "/b.db"
+	env := []string{"XDG_CACHE_HOME=" + b.TempDir()}
+	// The first start creates the database and the probe's report.
+	a := acptest.Start(b, acptest.Options{DB: db, Model: "scripted/demo", Env: env})
+	a.Initialize()
+	a.NewSession(acptest.Workspace(b, nil))
+	a.CloseStdin()
+	a.WaitExit()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		a := acptest.Start(b, acptest.Options{DB: db, Model: "scripted/demo"})
+		a := acptest.Start(b, acptest.Options{DB: db, Model: "scripted/demo", Env: env})
 		a.Initialize()
 		b.StopTimer()
 		a.CloseStdin()
+		a.WaitExit()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkSpawnToInitializeFirstStart measures a first start: a fresh
+// data directory and cache, so bridle creates its database and has no
+// sandbox report yet.
+func BenchmarkSpawnToInitializeFirstStart(b *testing.B) {
+	acptest.Binary(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := b.TempDir()
+		b.StartTimer()
+		a := acptest.Start(b, acptest.Options{DB: dir + "/data/b.db", Model: "scripted/demo", Env: []string{"XDG_CACHE_HOME=" + dir + "/cache"}})
+		a.Initialize()
+		b.StopTimer()
+		a.CloseStdin()
+		a.WaitExit()
 		b.StartTimer()
 	}
 }

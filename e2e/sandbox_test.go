@@ -65,31 +65,29 @@ func TestBoxThroughTheBinary(t *testing.T) {
 	os.WriteFile(filepath.Join(config, "bridle", "settings.json"), []byte(`{"sandbox": {"command": {"max_timeout_seconds": 5}}}`), 0o644)
 	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, boxScenario),
 		Env: []string{"MY_SERVICE_TOKEN=" + envSecret, "BRIDLE_RECORD_REQUESTS=" + requests, "XDG_CONFIG_HOME=" + config}})
-	init := a.Initialize()
-	var caps struct {
-		AgentCapabilities struct {
-			Meta struct {
-				Bridle struct {
-					Sandbox struct {
-						Layers []struct {
-							Name string `json:"name"`
-							OK   bool   `json:"ok"`
-						} `json:"layers"`
-						Missing []string `json:"missing"`
-					} `json:"sandbox"`
-				} `json:"bridle"`
-			} `json:"_meta"`
-		} `json:"agentCapabilities"`
+	a.Initialize()
+	// The report is not on initialize's path: it comes with the answer
+	// that opens a session.
+	var opened struct {
+		SessionID string `json:"sessionId"`
+		Meta      struct {
+			Bridle struct {
+				Sandbox struct {
+					Layers []struct {
+						Name string `json:"name"`
+						OK   bool   `json:"ok"`
+					} `json:"layers"`
+					Missing []string `json:"missing"`
+				} `json:"sandbox"`
+			} `json:"bridle"`
+		} `json:"_meta"`
 	}
-	if err := json.Unmarshal(init, &caps); err != nil {
-		t.Fatal(err)
-	}
-	sb := caps.AgentCapabilities.Meta.Bridle.Sandbox
+	a.MustCall("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}, &opened)
+	sb := opened.Meta.Bridle.Sandbox
 	if len(sb.Layers) < 6 || sb.Missing == nil {
-		t.Fatalf("initialize lacks the sandbox report: %s", init)
+		t.Fatalf("session/new lacks the sandbox report: %+v", opened)
 	}
-
-	sid := a.NewSession(ws)
+	sid := opened.SessionID
 	if stop := a.Prompt(sid, "show me the configuration"); stop != "end_turn" {
 		t.Fatalf("stopReason = %q", stop)
 	}

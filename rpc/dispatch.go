@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/bridle-dev/bridle/acp"
 )
 
 // A handler answers one request. params are the request's raw params as
@@ -138,6 +140,10 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		if !req.Notif {
 			s.reply(ctx, conn, req, nil, &jsonrpc2.Error{Code: CodeInternal, Message: "internal error: bridle lost this request's params; send it again"})
 		}
+		return
+	}
+	// Only initialize is answered before the manager is open.
+	if req.Method != acp.MethodInitialize && !s.waitReady(ctx, conn, req) {
 		return
 	}
 	if req.Notif {

@@ -32,6 +32,14 @@ type Options struct {
 	Unconfigured string
 	// Meta is advertised in agentCapabilities._meta.bridle.
 	Meta map[string]any
+	// AfterInitialize, when set, runs once initialize has been answered:
+	// work the editor should not wait for before its first answer (the
+	// sandbox probe) starts there.
+	AfterInitialize func()
+	// SessionMeta, when set, is added to _meta.bridle of the answers to
+	// session/new, session/load and session/resume (the sandbox report,
+	// which initialize no longer waits for).
+	SessionMeta func() map[string]any
 	// Models are offered in each session's model option, beside its
 	// current model; any provider/model-id is accepted.
 	Models []string
@@ -42,6 +50,11 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 	mgr  *session.Manager
+	// ready is closed once the manager is open (or failed to, openErr);
+	// every message but initialize waits for it. Nil means ready.
+	ready   chan struct{}
+	openErr error
+	initOnce sync.Once
 
 	conn   *jsonrpc2.Conn
 	stream *Stream // holds each message's params for Handle
@@ -73,13 +86,27 @@ func NewServer(opts Options) *Server {
 	return s
 }
 
+// Opener builds the session manager: it opens the database, which the
+// first answer (initialize) does not need.
+type Opener func(ctx context.Context) (*session.Manager, error)
+
 // Serve answers requests on stream until the client disconnects, sends
-// LSP's exit, or ctx ends. It returns true if the client asked for an
-// orderly shutdown (or simply closed the stream).
-func (s *Server) Serve(ctx context.Context, stream *Stream, mgr *session.Manager) (clean bool) {
-	s.mgr = mgr
+// LSP's exit, or ctx ends, while open builds the manager in the
+// background: initialize is answered at once, and every other message
+// waits for the manager, in arrival order (the read loop waits). It
+// returns true if the client asked for an orderly shutdown (or simply
+// closed the stream), and open's error if the manager could not be built.
+func (s *Server) Serve(ctx context.Context, stream *Stream, open Opener) (clean bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	s.ready = make(chan struct{})
+	go func() {
+		defer close(s.ready)
+		s.mgr, s.openErr = open(ctx)
+		if s.openErr != nil {
+			cancel() // nothing but initialize could be answered
+		}
+	}()
 	s.connect(ctx, stream)
 	var exited bool
 	select {
@@ -88,11 +115,37 @@ func (s *Server) Serve(ctx context.Context, stream *Stream, mgr *session.Manager
 		exited = true
 	case <-ctx.Done():
 	}
-	mgr.Shutdown()
+	<-s.ready
+	if s.mgr != nil {
+		s.mgr.Shutdown()
+	}
 	s.conn.Close()
+	if s.openErr != nil {
+		return false, s.openErr
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !exited || s.shutdown
+	return !exited || s.shutdown, nil
+}
+
+// waitReady waits until the manager is open; it reports false, having
+// answered req, when it could not be opened or ctx ended first.
+func (s *Server) waitReady(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) bool {
+	if s.ready == nil {
+		return true
+	}
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return false
+	}
+	if s.openErr == nil {
+		return true
+	}
+	if !req.Notif {
+		s.reply(ctx, conn, req, nil, &jsonrpc2.Error{Code: CodeInternal, Message: "bridle could not start: " + s.openErr.Error()})
+	}
+	return false
 }
 
 // connect starts reading stream, handing each message to Handle.
@@ -114,6 +167,14 @@ type initializeParams struct {
 }
 
 func (s *Server) initialize(_ context.Context, _ *initializeParams) (any, error) {
+	resp := s.initializeResponse()
+	if s.opts.AfterInitialize == nil {
+		return resp, nil
+	}
+	return then{resp, func() { s.initOnce.Do(s.opts.AfterInitialize) }}, nil
+}
+
+func (s *Server) initializeResponse() acp.InitializeResponse {
 	meta := map[string]any{"version": s.opts.Version, "events": "_bridle/events"}
 	for k, v := range s.opts.Meta {
 		meta[k] = v
@@ -139,7 +200,15 @@ func (s *Server) initialize(_ context.Context, _ *initializeParams) (any, error)
 		desc := s.opts.Unconfigured
 		resp.AuthMethods = append(resp.AuthMethods, acp.AuthMethod{Agent: &acp.AuthMethodAgent{ID: "configure-provider", Name: "Configure a model provider", Description: &desc}})
 	}
-	return resp, nil
+	return resp
+}
+
+// sessionMeta is the _meta of the answers that open a session.
+func (s *Server) sessionMeta() map[string]any {
+	if s.opts.SessionMeta == nil {
+		return nil
+	}
+	return map[string]any{"bridle": s.opts.SessionMeta()}
 }
 
 func (s *Server) authenticate(context.Context, *acp.AuthenticateRequest) (any, error) {
@@ -155,7 +224,7 @@ func (s *Server) newSession(ctx context.Context, p *acp.NewSessionRequest) (any,
 		return nil, err
 	}
 	s.announce(ctx, info.ID)
-	resp := acp.NewSessionResponse{SessionID: info.ID, Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info)}
+	resp := acp.NewSessionResponse{SessionID: info.ID, Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
 	return then{resp, func() { s.opened(ctx, info.ID) }}, nil
 }
 
@@ -166,7 +235,7 @@ func (s *Server) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (an
 	}
 	s.announce(ctx, sess.ID())
 	info := sess.Info()
-	resp := acp.LoadSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info)}
+	resp := acp.LoadSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
 	return then{resp, func() { s.opened(ctx, p.SessionID) }}, nil
 }
 
@@ -177,7 +246,7 @@ func (s *Server) resumeSession(ctx context.Context, p *acp.ResumeSessionRequest)
 	}
 	s.announce(ctx, sess.ID())
 	info := sess.Info()
-	resp := acp.ResumeSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info)}
+	resp := acp.ResumeSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
 	return then{resp, func() { s.opened(ctx, p.SessionID) }}, nil
 }
 

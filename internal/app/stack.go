@@ -49,18 +49,30 @@ func New(o Options) *App {
 	return &App{Options: o, Models: &Models{Flag: o.Model, Getenv: os.Getenv, Scenarios: o.Scenarios, Log: o.Log, Wrap: provider.MaybeRecord}}
 }
 
-// Open checks the settings that apply to every session (the context
-// window's thresholds, the fault hook), opens the store and the box, and
-// creates bridle's own directories so that the box can hide them. Close
-// releases what it opened.
-func (a *App) Open(ctx context.Context) error {
+// Check checks the settings that apply to every session (the context
+// window's thresholds, the fault hook) and makes the box, which opens
+// nothing until it runs a command; it touches no file but the settings.
+func (a *App) Check() error {
+	if a.Box != nil {
+		return nil
+	}
 	fault, err := session.ParseFault(os.Getenv("BRIDLE_FAULT"))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrFault, err)
 	}
-	a.fault = fault
 	if err := a.Models.CheckContext(); err != nil {
 		return fmt.Errorf("cannot configure the context window: %w", err)
+	}
+	a.fault = fault
+	a.Box = box.New(box.Options{})
+	return nil
+}
+
+// Open runs Check, opens the store, and creates bridle's own directories
+// so that the box can hide them. Close releases what it opened.
+func (a *App) Open(ctx context.Context) error {
+	if err := a.Check(); err != nil {
+		return err
 	}
 	st, err := store.Open(ctx, a.DB)
 	if err != nil {
@@ -69,7 +81,6 @@ func (a *App) Open(ctx context.Context) error {
 	a.Store = st
 	a.Sandbox = a.Models.Sandbox()
 	makeOwnDirs(a.DB)
-	a.Box = box.New(box.Options{})
 	return nil
 }
 
