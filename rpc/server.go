@@ -52,8 +52,8 @@ type Server struct {
 	mgr  *session.Manager
 	// ready is closed once the manager is open (or failed to, openErr);
 	// every message but initialize waits for it. Nil means ready.
-	ready   chan struct{}
-	openErr error
+	ready    chan struct{}
+	openErr  error
 	initOnce sync.Once
 
 	conn   *jsonrpc2.Conn
