@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
+	"github.com/bridle-dev/bridle/provider/providertest"
 )
 
 // BenchmarkSpawnToInitialize measures a start with an existing data
@@ -148,5 +149,59 @@ func BenchmarkCancelRunningCommand(b *testing.B) {
 			b.Fatalf("answer %s", res)
 		}
 		b.StartTimer()
+	}
+}
+
+// BenchmarkPromptToFirstByte measures, through the binary, the time from
+// writing a session's first session/prompt to the provider having the
+// request's headers, against a server on 127.0.0.1 replaying a recorded
+// stream. Each iteration is a fresh process with a new session, as an
+// editor opening a project would be: whatever the first model call
+// builds (the exact tokenizer, the HTTP client) is in the figure.
+func BenchmarkPromptToFirstByte(b *testing.B) {
+	providers := []struct {
+		name, model, stream string
+		env                 func(url string) []string
+	}{
+		{"anthropic", "anthropic/claude-sonnet-4-5", "anthropic/text.sse", func(url string) []string {
+			return []string{"ANTHROPIC_API_KEY=sk-ant-bench", "ANTHROPIC_BASE_URL=" + url}
+		}},
+		{"openai", "openai/gpt-4.1", "openai/text.sse", func(url string) []string {
+			return []string{"OPENAI_API_KEY=sk-oai-bench", "OPENAI_BASE_URL=" + url + "/v1"}
+		}},
+	}
+	for _, p := range providers {
+		b.Run(p.name, func(b *testing.B) {
+			srv := providertest.NewServer(b, providertest.Reply{Body: providertest.Load(b, acptest.Root()+"/testdata/"+p.stream)})
+			home := b.TempDir()
+			env := append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/.config", "XDG_CACHE_HOME=" + home + "/.cache",
+				"ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=", "ANTHROPIC_BASE_URL=", "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OLLAMA_HOST=127.0.0.1:1"},
+				p.env(srv.URL)...)
+			ws := acptest.Workspace(b, nil)
+			db := b.TempDir() + "/b.db"
+			var total time.Duration
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				a := acptest.Start(b, acptest.Options{DB: db, Model: p.model, Env: env})
+				a.Initialize()
+				sid := a.NewSession(ws)
+				n := len(srv.Requests())
+				b.StartTimer()
+				sent := time.Now()
+				_, answer := a.Request("session/prompt", acptest.PromptParams(sid, "say hello"))
+				res, _ := a.Wait(answer)
+				b.StopTimer()
+				reqs := srv.Requests()
+				if len(reqs) != n+1 || !strings.Contains(string(res), "end_turn") {
+					b.Fatalf("%d requests, answer %s", len(reqs)-n, res)
+				}
+				total += reqs[n].Arrived.Sub(sent)
+				a.CloseStdin()
+				a.WaitExit()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-to-provider")
+		})
 	}
 }

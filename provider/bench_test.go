@@ -104,31 +104,3 @@ func BenchmarkToolLoopGap(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkPromptToFirstByte measures the time from calling Stream with a
-// full request to the provider receiving it.
-func BenchmarkPromptToFirstByte(b *testing.B) {
-	for name, open := range benchClients(b) {
-		b.Run(name, func(b *testing.B) {
-			p, srv := open()
-			req := history(30)
-			ctx := context.Background()
-			var total time.Duration
-			for i := 0; i < b.N+1; i++ {
-				start := time.Now()
-				for _, err := range p.Stream(ctx, req) {
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				if i == 0 {
-					b.ResetTimer() // the first call opens the connection
-					continue
-				}
-				reqs := srv.Requests()
-				total += reqs[len(reqs)-1].Arrived.Sub(start)
-			}
-			b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs-to-provider")
-		})
-	}
-}
