@@ -343,7 +343,21 @@ func (m *Manager) adopt(s *Session) *Session {
 		return other
 	}
 	m.live[s.ID()] = s
+	m.warmCounter(s.Info())
 	return s
+}
+
+// warmCounter builds the token counter of a session's model in the
+// background as the session starts (new, load, resume): an exact
+// tokenizer's vocabulary takes about 100 ms to build, which the first
+// prompt would otherwise wait for. Counting waits for a build under way
+// rather than starting another.
+func (m *Manager) warmCounter(info Info) {
+	w := m.window(info.Cwd)
+	if w == nil || m.cfg.CountTokens != nil {
+		return
+	}
+	go w.Counter(info.Model).Count("warm")
 }
 
 // Load makes a session live and replays its whole history to the editor.
