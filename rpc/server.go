@@ -93,19 +93,19 @@ type Opener func(ctx context.Context) (*session.Manager, error)
 // Serve answers requests on stream until the client disconnects, sends
 // LSP's exit, or ctx ends, while open builds the manager in the
 // background: initialize is answered at once, and every other message
-// waits for the manager, in arrival order (the read loop waits). It
-// returns true if the client asked for an orderly shutdown (or simply
-// closed the stream), and open's error if the manager could not be built.
+// waits for the manager, in arrival order (the read loop waits); if it
+// cannot be built, they are answered -32603 with the cause. It returns
+// true if the client asked for an orderly shutdown (or simply closed the
+// stream), and open's error if the manager could not be built.
 func (s *Server) Serve(ctx context.Context, stream *Stream, open Opener) (clean bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.ready = make(chan struct{})
 	go func() {
 		defer close(s.ready)
+		// On failure the connection stays up: each message is answered
+		// with the cause until the editor goes away.
 		s.mgr, s.openErr = open(ctx)
-		if s.openErr != nil {
-			cancel() // nothing but initialize could be answered
-		}
 	}()
 	s.connect(ctx, stream)
 	var exited bool
