@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"text/template"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -102,10 +101,13 @@ func validateAgainst(sch *jsonschema.Resolved, tool string, input json.RawMessag
 //go:embed *.md
 var docFiles embed.FS
 
-// doc is a tool's description, from the .md file beside it. The file is a
-// text/template over the tool's settings; lines of a paragraph are joined
-// with spaces, paragraphs kept apart by a blank line.
-type doc struct{ t *template.Template }
+// doc is a tool's description, from the .md file beside it: lines of a
+// paragraph are joined with spaces, paragraphs kept apart by a blank line.
+// It names the tool's settings as {{.Field}} of the struct render is
+// given, and may choose text with {{if .Field}}…{{else}}…{{end}} (taken
+// when the field is not zero, not nested). That is all the descriptions
+// need; text/template did the same and cost the binary its package.
+type doc struct{ name, text string }
 
 func loadDoc(name string) doc {
 	b, err := docFiles.ReadFile(name)
@@ -116,14 +118,59 @@ func loadDoc(name string) doc {
 	for i, p := range paras {
 		paras[i] = strings.Join(strings.Fields(strings.ReplaceAll(p, "\n", " ")), " ")
 	}
-	return doc{template.Must(template.New(name).Option("missingkey=error").Parse(strings.Join(paras, "\n\n")))}
+	return doc{name: name, text: strings.Join(paras, "\n\n")}
 }
 
-// render fills the description in with data.
+// render fills the description in with data's fields. A field the struct
+// lacks or an action it does not know is a bug in the .md file: it panics,
+// and the tools' tests render every description.
 func (d doc) render(data any) string {
-	var b strings.Builder
-	if err := d.t.Execute(&b, data); err != nil {
-		panic(err)
+	v := reflect.ValueOf(data)
+	field := func(name string) reflect.Value {
+		var f reflect.Value
+		if v.Kind() == reflect.Struct {
+			f = v.FieldByName(name)
+		}
+		if !f.IsValid() {
+			panic(fmt.Sprintf("%s: no setting %q to fill in", d.name, name))
+		}
+		return f
 	}
-	return b.String()
+	var b strings.Builder
+	rest := d.text
+	inIf, taken, skip := false, false, false
+	for {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			if inIf {
+				panic(fmt.Sprintf("%s: {{if}} without {{end}}", d.name))
+			}
+			b.WriteString(rest)
+			return b.String()
+		}
+		if !skip {
+			b.WriteString(rest[:i])
+		}
+		j := strings.Index(rest[i:], "}}")
+		if j < 0 {
+			panic(fmt.Sprintf("%s: {{ without }}", d.name))
+		}
+		action := strings.TrimSpace(rest[i+2 : i+j])
+		rest = rest[i+j+2:]
+		switch {
+		case strings.HasPrefix(action, "if .") && !inIf:
+			inIf, taken = true, !field(action[len("if ."):]).IsZero()
+			skip = !taken
+		case action == "else" && inIf:
+			skip = taken
+		case action == "end" && inIf:
+			inIf, skip = false, false
+		case strings.HasPrefix(action, "."):
+			if !skip {
+				fmt.Fprint(&b, field(action[1:]).Interface())
+			}
+		default:
+			panic(fmt.Sprintf("%s: unsupported action {{%s}}", d.name, action))
+		}
+	}
 }
