@@ -113,9 +113,10 @@ func (r *Redactor) LoadDotEnvFiles(dir string) {
 	}
 }
 
-// secretWords mark a variable name as holding a secret wherever they occur
-// in it.
-var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "SIGNATURE", "DSN", "CONNECTION_STRING", "DATABASE_URL"}
+// secretWords mark a variable name as holding a secret where one of them
+// (or its plural) ends a word of it: APIKEY, api_key, apiKeyID and
+// db_passwords, but not KEYBOARD, KEYWORD, Tokenizer or author.
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH", "AUTHORIZATION", "COOKIE", "SESSION", "PRIVATE", "SIGNATURE", "DSN", "CONNECTION_STRING", "DATABASE_URL"}
 
 // secretSegments mark a name as holding a secret only as one of its words
 // (DB_PASS, adminPass), not inside another (PASSTHROUGH, BYPASS, COMPASS).
@@ -133,8 +134,15 @@ func SecretName(name string) bool {
 		return false
 	}
 	for _, w := range secretWords {
-		if strings.Contains(n, w) {
-			return true
+		for off := 0; ; {
+			i := strings.Index(n[off:], w)
+			if i < 0 {
+				break
+			}
+			if endsWord(name, off+i+len(w)) {
+				return true
+			}
+			off += i + 1
 		}
 	}
 	for _, w := range secretSegments {
@@ -166,6 +174,16 @@ func hasSegment(name, seg string) bool {
 		}
 	}
 	return false
+}
+
+// endsWord reports whether a word of name ends at i, or at i+1 if
+// name[i] is a plural s: the name ends, or what follows is no letter, or
+// a lower-case letter is followed by an upper-case one (tokenValue).
+func endsWord(name string, i int) bool {
+	ends := func(i int) bool {
+		return i == len(name) || !isLower(name[i]) && !isUpper(name[i]) || isLower(name[i-1]) && isUpper(name[i])
+	}
+	return ends(i) || (name[i] == 's' || name[i] == 'S') && ends(i+1)
 }
 
 func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
@@ -515,8 +533,8 @@ func (p *pattern) take(s []byte, m []int, hs []hit) []hit {
 }
 
 // orphanEnd adds the end of a key block whose start was cut off (the tail
-// of a capped output, a window of a stream): everything before it belongs
-// to the key.
+// of a capped output, a window of a stream): everything before its end
+// line belongs to the key.
 func orphanEnd(s []byte, hs []hit) []hit {
 	for off := 0; ; {
 		i := bytes.Index(s[off:], []byte("-----END"))
@@ -528,16 +546,40 @@ func orphanEnd(s []byte, hs []hit) []hit {
 		if slices.ContainsFunc(hs, func(h hit) bool { return h.kind == "private-key" && h.start <= i && i < h.end }) {
 			continue
 		}
-		if !bytes.Contains(s[i:], []byte("PRIVATE KEY")) {
-			return hs
+		if end := keyEndLine(s, i); end > 0 {
+			return append(hs, hit{start: 0, end: end, from: 0, to: end, kind: "private-key"})
 		}
-		j := bytes.Index(s[i+8:], []byte("-----"))
-		if j < 0 {
-			return hs
-		}
-		end := i + 8 + j + 5
-		return append(hs, hit{start: 0, end: end, from: 0, to: end, kind: "private-key"})
 	}
+}
+
+// keyEndLine returns where the end marker of a key block at i ends, or -1
+// if the line at i is not one. The marker must be the whole line: code
+// that handles keys names "-----END" and "PRIVATE KEY" in strings, and
+// took for the tail of a key was redacted from its first line.
+func keyEndLine(s []byte, i int) int {
+	if i > 0 && s[i-1] != '\n' {
+		return -1
+	}
+	l := s[i:]
+	if j := bytes.IndexByte(l, '\n'); j >= 0 {
+		l = l[:j]
+	}
+	l = bytes.TrimSuffix(l, []byte("\r"))
+	var name []byte
+	for _, tail := range []string{" PRIVATE KEY-----", " PRIVATE KEY BLOCK-----"} {
+		if bytes.HasSuffix(l, []byte(tail)) {
+			name = l[len("-----END") : len(l)-len(tail)]
+		}
+	}
+	if name == nil {
+		return -1
+	}
+	for _, c := range name {
+		if !isUpper(c) && (c < '0' || c > '9') && c != ' ' {
+			return -1
+		}
+	}
+	return i + len(l)
 }
 
 // render replaces the hits in s with markers, keeping the line count.

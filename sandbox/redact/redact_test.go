@@ -31,6 +31,7 @@ func TestRedactFormats(t *testing.T) {
 		{"anthropic", "x " + anthropic + " y", anthropic},
 		{"jwt", "Cookie " + jwt, jwt},
 		{"pem", "before\n" + pemKey + "after\n", "MIIEowIBAAKCAQEA1234"},
+		{"pkcs8 tail only", "QUJDREVGR0hJSktM\r\n-----END " + "PRIVATE KEY-----\r\nafter", "QUJDREVGR0hJSktM"},
 		{"pem tail only", "abcdEFGH5678\n-----END RSA " + "PRIVATE KEY-----\nafter", "abcdEFGH5678"},
 		{"dotenv style", "DB_PASSWORD=hunter2hunter2\n", "hunter2hunter2"},
 		{"aws credentials file", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n", "wJalrXUtnFEMI/K7MDENG"},
