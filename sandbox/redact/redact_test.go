@@ -144,11 +144,11 @@ func TestRedactKeepsLineCount(t *testing.T) {
 	}
 }
 
-// codeChunk is output that trips the patterns' hints (key, token, auth,
+// codeChunk is one synthetic line, repeated, that trips the patterns' hints (key, token, auth,
 // gh, sk-) without holding a secret, as source code and logs often do.
 var codeChunk = strings.Repeat("if key, ok := tokens[authHeader]; ok { return sk-limits, gh.Client(key) } // token check\n", 700)
 
-func BenchmarkRedactCodeOutput(b *testing.B) {
+func BenchmarkMicroRedactHintDenseLines(b *testing.B) {
 	r := New([]string{"A_TOKEN=abcdefgh12345678"})
 	b.SetBytes(int64(len(codeChunk)))
 	for b.Loop() {
