@@ -120,24 +120,39 @@ func p50ms(ds []time.Duration) float64 {
 
 // BenchmarkReadFileInSession reads a 2,000-line Go file with read_file
 // through a live session: the scripted model asks, the session checks,
-// runs, redacts and records the call in its SQLite file. The file is
-// rewritten before each prompt so that the tool-output cache cannot serve
-// the read.
+// runs, redacts and records the call in its SQLite file. "uncached"
+// rewrites the file before each prompt so that the tool-output cache
+// cannot serve the read; "cached" leaves it, and the cache serves every
+// read after the first.
 func BenchmarkReadFileInSession(b *testing.B) {
-	dir := b.TempDir()
-	path := filepath.Join(dir, "parser.go")
 	src := goSource2000(b)
-	sc := &scripted.Scenario{Turns: []scripted.Turn{{Match: "go", Calls: []scripted.Call{
-		call("read_file", `{"path":"parser.go"}`),
-		{Text: scripted.Chunks{"Read."}},
-	}}}}
-	w := &stopwatch{}
-	s := benchSession(b, sc, dir, w)
-	toolTimes(b, s, w, func() {
-		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-			b.Fatal(err)
+	for _, cached := range []bool{false, true} {
+		name := "uncached"
+		if cached {
+			name = "cached"
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			path := filepath.Join(dir, "parser.go")
+			write := func() {
+				if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			write()
+			sc := &scripted.Scenario{Turns: []scripted.Turn{{Match: "go", Calls: []scripted.Call{
+				call("read_file", `{"path":"parser.go"}`),
+				{Text: scripted.Chunks{"Read."}},
+			}}}}
+			w := &stopwatch{}
+			s := benchSession(b, sc, dir, w)
+			toolTimes(b, s, w, func() {
+				if !cached {
+					write()
+				}
+			})
+		})
+	}
 }
 
 // BenchmarkEditFileInSession edits one line of a 2,000-line Go file with
