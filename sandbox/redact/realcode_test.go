@@ -84,6 +84,7 @@ func TestSecretNameWords(t *testing.T) {
 	for name, want := range map[string]bool{
 		"APIKEY": true, "api_key": true, "apiKeyID": true, "privateKeyBytes": true, "GITHUB_TOKENS": true,
 		"Authorization": true, "AUTH_HEADER": true, "db_passwords": true, "SECRET2": true, "credentials": true,
+		"sessionid": true, "JSESSIONID": true, "PHPSESSID": true, "sessionId": true,
 		"KEYBOARD": false, "KEYWORD": false, "Tokenizer": false, "author": false, "keywords": false, "TOKENIZER": false,
 	} {
 		if got := SecretName(name); got != want {

@@ -116,7 +116,7 @@ func (r *Redactor) LoadDotEnvFiles(dir string) {
 // secretWords mark a variable name as holding a secret where one of them
 // (or its plural) ends a word of it: APIKEY, api_key, apiKeyID and
 // db_passwords, but not KEYBOARD, KEYWORD, Tokenizer or author.
-var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH", "AUTHORIZATION", "COOKIE", "SESSION", "PRIVATE", "SIGNATURE", "DSN", "CONNECTION_STRING", "DATABASE_URL"}
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH", "AUTHORIZATION", "COOKIE", "SESSION", "SESSIONID", "SESSID", "PRIVATE", "SIGNATURE", "DSN", "CONNECTION_STRING", "DATABASE_URL"}
 
 // secretSegments mark a name as holding a secret only as one of its words
 // (DB_PASS, adminPass), not inside another (PASSTHROUGH, BYPASS, COMPASS).
