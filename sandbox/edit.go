@@ -60,7 +60,7 @@ func readForEdit(env *Env, path string) (content []byte, exists bool, err error)
 }
 
 // editDiff builds the editor's view of an edit, redacted. Large files get
-// only the changed region.
+// only the changed region, and only it is redacted.
 func editDiff(env *Env, path string, old []byte, exists bool, new []byte) *Diff {
 	d := &Diff{Path: env.Root.Abs(path)}
 	oldText, newText := string(old), string(new)
@@ -72,6 +72,22 @@ func editDiff(env *Env, path string, old []byte, exists bool, new []byte) *Diff 
 		d.OldText = &o
 	}
 	d.NewText = env.redact(newText)
+	return d
+}
+
+// redactedDiff builds the editor's view of an edit from the file's texts
+// already redacted (old is nil for a new file). Large files get only the
+// changed region.
+func redactedDiff(path string, old *string, new string) *Diff {
+	d := &Diff{Path: path, NewText: new}
+	if old == nil {
+		return d
+	}
+	o := *old
+	if len(o) > maxDiffText || len(new) > maxDiffText {
+		o, d.NewText = changedRegion(o, new)
+	}
+	d.OldText = &o
 	return d
 }
 

@@ -52,50 +52,54 @@ func (t EditFile) Plan(env *Env, input json.RawMessage) (FileEdit, error) {
 // the call share it while the file's hash still equals fe.Before.
 type editPlan struct {
 	old, next []byte
-	fe        FileEdit
+	// redOld and redNext are old and next redacted, once: the editor's
+	// diff and the model's hunk are cut from them.
+	redOld, redNext string
+	fe              FileEdit
 }
 
 func (t EditFile) planned(env *Env, input json.RawMessage, in editFileInput) (editPlan, error) {
 	return memoPlan(env, t.Name(), input,
 		func(p editPlan) bool { return unchanged(env, in.Path, p.fe.Before) },
-		func() (editPlan, error) {
-			old, next, fe, err := t.plan(env, in)
-			return editPlan{old, next, fe}, err
-		})
+		func() (editPlan, error) { return t.plan(env, in) })
 }
 
-// plan returns the file's content now and after the edit, and the edit.
-func (t EditFile) plan(env *Env, in editFileInput) (old, next []byte, fe FileEdit, err error) {
+// plan returns the file's content now and after the edit, both redacted,
+// and the edit.
+func (t EditFile) plan(env *Env, in editFileInput) (editPlan, error) {
 	if in.OldString == in.NewString {
-		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: old_string and new_string are the same; nothing to change")
+		return editPlan{}, fmt.Errorf("edit_file: old_string and new_string are the same; nothing to change")
 	}
 	old, exists, err := readForEdit(env, in.Path)
 	if err != nil {
-		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: %w", err)
+		return editPlan{}, fmt.Errorf("edit_file: %w", err)
 	}
 	if !exists {
-		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: %s does not exist in %s; to create it use write_file", in.Path, env.Root.Where())
+		return editPlan{}, fmt.Errorf("edit_file: %s does not exist in %s; to create it use write_file", in.Path, env.Root.Where())
 	}
 	text := string(old)
 	n := strings.Count(text, in.OldString)
 	switch {
 	case n == 0:
-		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: old_string was not found in %s%s", in.Path, notFoundHint(text, in.OldString))
+		return editPlan{}, fmt.Errorf("edit_file: old_string was not found in %s%s", in.Path, notFoundHint(text, in.OldString))
 	case n > 1 && !in.ReplaceAll:
-		return nil, nil, FileEdit{}, fmt.Errorf("edit_file: old_string occurs %d times in %s (lines %s); include more surrounding lines to make it unique, or set replace_all",
+		return editPlan{}, fmt.Errorf("edit_file: old_string occurs %d times in %s (lines %s); include more surrounding lines to make it unique, or set replace_all",
 			n, in.Path, occurrenceLines(text, in.OldString, 10))
 	}
+	var next string
 	if in.ReplaceAll {
-		next = []byte(strings.ReplaceAll(text, in.OldString, in.NewString))
+		next = strings.ReplaceAll(text, in.OldString, in.NewString)
 	} else {
-		next = []byte(strings.Replace(text, in.OldString, in.NewString, 1))
+		next = strings.Replace(text, in.OldString, in.NewString, 1)
 	}
-	return old, next, FileEdit{
+	pl := editPlan{old: old, next: []byte(next), redOld: env.redact(text), redNext: env.redact(next)}
+	pl.fe = FileEdit{
 		Path:   env.Root.Abs(in.Path),
 		Before: Hash(old),
-		After:  Hash(next),
-		Diff:   editDiff(env, in.Path, old, true, next),
-	}, nil
+		After:  Hash(pl.next),
+		Diff:   redactedDiff(env.Root.Abs(in.Path), &pl.redOld, pl.redNext),
+	}
+	return pl, nil
 }
 
 // notFoundHint says why an old_string that looks right did not match.
@@ -163,6 +167,6 @@ func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	if in.ReplaceAll {
 		count = strings.Count(string(old), in.OldString)
 	}
-	out := fmt.Sprintf("Edited %s: %d replacement(s).\n%s", in.Path, count, hunk(env.redact(string(old)), env.redact(string(next)), 3, 60))
+	out := fmt.Sprintf("Edited %s: %d replacement(s).\n%s", in.Path, count, hunk(pl.redOld, pl.redNext, 3, 60))
 	return Result{Output: out, Diff: fe.Diff, Locations: []Location{{Path: fe.Path, Line: line}}}
 }

@@ -192,46 +192,6 @@ func TestFilesKnownAcrossRestart(t *testing.T) {
 	}
 }
 
-// BenchmarkRead compares reading a 2,000-line file with read_file and
-// serving the same read from the tool-output cache; "hits/op" is the share
-// of reads the cache served.
-func BenchmarkRead(b *testing.B) {
-	dir := b.TempDir()
-	path := filepath.Join(dir, "big.go")
-	os.WriteFile(path, []byte(strings.Repeat("func f() { return strings.Repeat(\"x\", 80) }\n", 2000)), 0o644)
-	old := time.Now().Add(-time.Hour)
-	os.Chtimes(path, old, old)
-	m, _ := newTestManager(b, &scripted.Scenario{})
-	info, err := m.New(context.Background(), NewParams{Cwd: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, _ := m.Get(context.Background(), info.ID)
-	input := json.RawMessage(`{"path":"big.go"}`)
-	tool := sandbox.ReadFile{}
-	b.Run("uncached", func(b *testing.B) {
-		for b.Loop() {
-			if r := tool.Run(context.Background(), s.env("k"), input); r.IsError {
-				b.Fatal(r.Output)
-			}
-		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		fs := s.files()
-		hits := 0
-		for b.Loop() {
-			r, _, cached := fs.run(context.Background(), s.env("k"), tool, input, nil)
-			if r.IsError {
-				b.Fatal(r.Output)
-			}
-			if cached {
-				hits++
-			}
-		}
-		b.ReportMetric(float64(hits)/float64(b.N), "hits/op")
-	})
-}
-
 // TestChildReadsAreNotTheParents: a file only a subagent read changes; the
 // parent, whose window never held it, is not told it read it.
 func TestChildReadsAreNotTheParents(t *testing.T) {

@@ -30,6 +30,10 @@ type replayer struct {
 	sessionID string
 	tools     map[string]sandbox.Tool
 	env       *sandbox.Env
+	// callEnv, when set, is the Env a call's card is previewed with: the
+	// live turn's, shared with the call's Preview, Plan and Run. A replay
+	// previews with env.
+	callEnv func(key string) *sandbox.Env
 }
 
 func (s *Session) replayer() *replayer {
@@ -141,7 +145,11 @@ func (r *replayer) view(key, name string, input json.RawMessage) acp.ToolCall {
 	}
 	kind := acp.ToolKind(t.Kind())
 	v.Kind = &kind
-	if p, err := t.Preview(r.env, input); err == nil {
+	env := r.env
+	if r.callEnv != nil {
+		env = r.callEnv(key)
+	}
+	if p, err := t.Preview(env, input); err == nil {
 		r.fill(&v, p)
 	}
 	return v

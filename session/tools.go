@@ -15,6 +15,7 @@ import (
 func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCall) error {
 	s := t.s
 	key := callKey(s.row.ID, seq, i)
+	defer s.endCall(key)
 	tool, err := t.reg.Lookup(c.Name)
 	if err != nil {
 		msg := err.Error()

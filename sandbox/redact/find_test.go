@@ -34,12 +34,12 @@ func TestHintSearchFindsEveryMatch(t *testing.T) {
 	found := map[string]int{}
 	for range 1000 {
 		s := randomText(rng, 1+rng.IntN(40))
-		lower := lowerASCII(s)
-		for _, p := range patterns() {
+		anchored := anchors().scan(s, len(patterns()))
+		for k, p := range patterns() {
 			if p.start == nil {
 				continue
 			}
-			got := p.find(s, lower, nil)
+			got := p.find([]byte(s), anchored[k], nil)
 			want := everyMatch(&p, s)
 			found[p.kind] += len(want)
 			if !slices.Equal(got, want) {
@@ -57,7 +57,8 @@ func TestHintSearchFindsEveryMatch(t *testing.T) {
 // everyMatch tries p's anchored expression at every position where a
 // match may start: where \b holds for the patterns that start with it,
 // at the start of a name for assignments, anywhere for URLs.
-func everyMatch(p *pattern, s string) []hit {
+func everyMatch(p *pattern, str string) []hit {
+	s := []byte(str)
 	var hs []hit
 	next := 0
 	for i := 0; i < len(s); i++ {
@@ -75,7 +76,7 @@ func everyMatch(p *pattern, s string) []hit {
 				continue
 			}
 		}
-		m := p.at.FindStringSubmatchIndex(s[i:])
+		m := p.at.FindSubmatchIndex(s[i:])
 		if m == nil {
 			continue
 		}
@@ -94,7 +95,7 @@ func everyMatch(p *pattern, s string) []hit {
 
 // runStartsBefore reports whether the run of name characters holding i
 // has a word character before i: then i is not where its name starts.
-func runStartsBefore(s string, i int) bool {
+func runStartsBefore(s []byte, i int) bool {
 	for j := i - 1; j >= 0 && nameChar(s[j]); j-- {
 		if isWord(s[j]) {
 			return true

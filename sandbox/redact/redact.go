@@ -113,9 +113,10 @@ func (r *Redactor) LoadDotEnvFiles(dir string) {
 	}
 }
 
-// secretWords mark a variable name as holding a secret wherever they occur
-// in it.
-var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "SIGNATURE", "DSN", "CONNECTION_STRING", "DATABASE_URL"}
+// secretWords mark a variable name as holding a secret where one of them
+// (or its plural) ends a word of it: APIKEY, api_key, apiKeyID and
+// db_passwords, but not KEYBOARD, KEYWORD, Tokenizer or author.
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH", "AUTHORIZATION", "COOKIE", "SESSION", "SESSIONID", "SESSID", "PRIVATE", "SIGNATURE", "DSN", "CONNECTION_STRING", "DATABASE_URL"}
 
 // secretSegments mark a name as holding a secret only as one of its words
 // (DB_PASS, adminPass), not inside another (PASSTHROUGH, BYPASS, COMPASS).
@@ -133,8 +134,15 @@ func SecretName(name string) bool {
 		return false
 	}
 	for _, w := range secretWords {
-		if strings.Contains(n, w) {
-			return true
+		for off := 0; ; {
+			i := strings.Index(n[off:], w)
+			if i < 0 {
+				break
+			}
+			if endsWord(name, off+i+len(w)) {
+				return true
+			}
+			off += i + 1
 		}
 	}
 	for _, w := range secretSegments {
@@ -168,6 +176,16 @@ func hasSegment(name, seg string) bool {
 	return false
 }
 
+// endsWord reports whether a word of name ends at i, or at i+1 if
+// name[i] is a plural s: the name ends, or what follows is no letter, or
+// a lower-case letter is followed by an upper-case one (tokenValue).
+func endsWord(name string, i int) bool {
+	ends := func(i int) bool {
+		return i == len(name) || !isLower(name[i]) && !isUpper(name[i]) || isLower(name[i-1]) && isUpper(name[i])
+	}
+	return ends(i) || (name[i] == 's' || name[i] == 'S') && ends(i+1)
+}
+
 func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 func isAlnum(c byte) bool { return isLower(c) || isUpper(c) || c >= '0' && c <= '9' }
@@ -190,7 +208,7 @@ type pattern struct {
 	// start, or -1 when none can. nil: the expression runs over the whole
 	// text (it starts with a literal, which the regexp package finds
 	// fast by itself).
-	start func(s string, i int) int
+	start func(s []byte, i int) int
 	// contextual patterns recognise a secret by what surrounds it (a
 	// name, a header, a URL) rather than by its own form. They are not
 	// applied to the user's prompts (see RedactPrompt).
@@ -199,8 +217,8 @@ type pattern struct {
 
 // atHint starts a match off bytes before its hint; word says the match
 // starts with \b, so the byte before it must not be a word character.
-func atHint(off int, word bool) func(string, int) int {
-	return func(s string, i int) int {
+func atHint(off int, word bool) func([]byte, int) int {
+	return func(s []byte, i int) int {
 		i -= off
 		if i < 0 || word && i > 0 && isWord(s[i-1]) {
 			return -1
@@ -212,10 +230,11 @@ func atHint(off int, word bool) func(string, int) int {
 // nameStart starts an assignment's match where the name holding the hint
 // at i starts: the run of name characters around it, from its first word
 // character (\b). The name must run up to the assignment (an optional
-// quote, spaces, then : or =), or there is no match: most hints in code
-// are not assignments, and this check is much cheaper than the
-// expression.
-func nameStart(s string, i int) int {
+// quote, spaces, then : or =), the name must look secret (SecretName) and
+// the value after it must have a digit (literalSecret), or there is no
+// match: most hints in code are not such assignments (key := p.parseKey()),
+// and these checks are much cheaper than the expression.
+func nameStart(s []byte, i int) int {
 	for i > 0 && nameChar(s[i-1]) {
 		i--
 	}
@@ -226,24 +245,46 @@ func nameStart(s string, i int) int {
 	for i < len(s) && nameChar(s[i]) {
 		i++
 	}
+	end := i
 	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
 		i++
 	}
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f' || s[i] == '\v') {
+	for i < len(s) && isSpace(s[i]) {
 		i++
 	}
-	if i == len(s) || s[i] != ':' && s[i] != '=' {
+	if i == len(s) || s[i] != ':' && s[i] != '=' || !SecretName(string(s[st:end])) {
 		return -1
 	}
-	return st
+	// The value is a run of value characters after the separator, its
+	// spaces and its quote; "=" and ":" may start it (key:=x is matched
+	// as key: then =x), but they are no digit.
+	for i < len(s) && (isSpace(s[i]) || s[i] == '"' || s[i] == '\'' || s[i] == ':' || s[i] == '=') {
+		i++
+	}
+	for ; i < len(s) && valueChar(s[i]); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			return st
+		}
+	}
+	return -1
+}
+
+// isSpace is regexp's \s.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// valueChar is what the assignment's value is made of.
+func valueChar(c byte) bool {
+	return !isSpace(c) && strings.IndexByte("'\"()[]{}<>,;`", c) < 0
 }
 
 func nameChar(c byte) bool { return isWord(c) || c == '.' || c == '-' }
 
 // ghStart starts a GitHub token at its hint, if the hint is followed by
 // what a token has there ("gh" occurs in many words).
-func ghStart(s string, i int) int {
-	if i+3 < len(s) && strings.IndexByte("pousr", s[i+2]) >= 0 && s[i+3] == '_' || strings.HasPrefix(s[i:], "github_pat_") {
+func ghStart(s []byte, i int) int {
+	if i+3 < len(s) && strings.IndexByte("pousr", s[i+2]) >= 0 && s[i+3] == '_' || bytes.HasPrefix(s[i:], []byte("github_pat_")) {
 		return atHint(0, true)(s, i)
 	}
 	return -1
@@ -251,7 +292,7 @@ func ghStart(s string, i int) int {
 
 // schemeStart starts a URL's match at its scheme: the run of scheme
 // characters before the "://" at i, from its first letter.
-func schemeStart(s string, i int) int {
+func schemeStart(s []byte, i int) int {
 	j := i
 	for j > 0 && (isAlnum(s[j-1]) || s[j-1] == '+' || s[j-1] == '.' || s[j-1] == '-') {
 		j--
@@ -274,11 +315,31 @@ func newPattern(p pattern, expr string) pattern {
 // patterns are compiled on first use: bridle re-executes itself as the
 // first process of every sandboxed command, and that process never
 // redacts, so package initialisation must stay cheap.
-var patterns = sync.OnceValue(func() []pattern {
+func patterns() []pattern { return compiled().patterns }
+
+// anchors is the table of every pattern's hints, indexed like patterns.
+func anchors() *anchorTable { return compiled().anchors }
+
+var compiled = sync.OnceValue(func() struct {
+	patterns []pattern
+	anchors  *anchorTable
+} {
+	ps := allPatterns()
+	hints := make([][]string, len(ps))
+	for i, p := range ps {
+		hints[i] = p.hint
+	}
+	return struct {
+		patterns []pattern
+		anchors  *anchorTable
+	}{ps, newAnchorTable(hints)}
+})
+
+func allPatterns() []pattern {
 	return []pattern{
 		newPattern(pattern{kind: "private-key", hint: []string{"private key"}}, `-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`),
 		newPattern(pattern{kind: "aws-access-key", hint: []string{"akia", "asia", "abia", "acca"}, start: atHint(0, true)}, `\b(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`),
-		newPattern(pattern{kind: "github-token", hint: []string{"gh", "github_pat_"}, start: ghStart}, `\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`),
+		newPattern(pattern{kind: "github-token", hint: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, start: ghStart}, `\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`),
 		newPattern(pattern{kind: "slack-token", hint: []string{"xox"}, start: atHint(0, true)}, `\bxox[abposre]-[A-Za-z0-9-]{10,}`),
 		newPattern(pattern{kind: "slack-webhook", hint: []string{"hooks.slack.com"}}, `https://hooks\.slack\.com/(services|workflows)/[A-Za-z0-9/_-]+`),
 		newPattern(pattern{kind: "anthropic-key", hint: []string{"sk-ant-"}, start: atHint(0, true)}, `\bsk-ant-[A-Za-z0-9_-]{20,}`),
@@ -294,7 +355,7 @@ var patterns = sync.OnceValue(func() []pattern {
 		newPattern(pattern{kind: "assignment", group: 2, hint: []string{"key", "token", "secret", "pass", "credential", "auth", "cookie", "private"}, start: nameStart, contextual: true},
 			`(?i)\b([a-z0-9_.-]*(?:key|token|secret|pass|credential|auth|cookie|private)[a-z0-9_.-]*)["']?\s*(?::=|[:=])\s*["']?([^\s'"()\[\]{}<>,;`+"`"+`]{8,})`),
 	}
-})
+}
 
 // A hit is one secret found in a text.
 type hit struct {
@@ -363,17 +424,22 @@ func (r *Redactor) hits(s string, prompt bool) []hit {
 	// masked, as if it were already replaced by a marker: a token that
 	// follows a known value starts a word, and a value is not taken for
 	// part of a longer token.
-	text := mask(s, hs)
-	lower := lowerASCII(text) // ASCII only: the same length, so offsets agree
-	for _, p := range patterns() {
+	// The hints are found once, in s; a pattern skips those that the
+	// masking before it covered, as a search of the masked text would.
+	ps := patterns()
+	found := anchors().scan(s, len(ps))
+	if len(hs) == 0 && !slices.ContainsFunc(found, func(a []anchor) bool { return len(a) > 0 }) && !strings.Contains(s, "-----END") {
+		return nil // most output: no copy of it is needed
+	}
+	text := []byte(s)
+	mask(text, hs)
+	for k, p := range ps {
 		if prompt && p.contextual {
 			continue
 		}
 		n := len(hs)
-		hs = p.find(text, lower, hs)
-		if len(hs) > n {
-			text, lower = mask(text, hs[n:]), mask(lower, hs[n:])
-		}
+		hs = p.find(text, found[k], hs)
+		mask(text, hs[n:])
 	}
 	if !prompt {
 		hs = orphanEnd(text, hs)
@@ -400,13 +466,15 @@ func (r *Redactor) hits(s string, prompt bool) []hit {
 	return out
 }
 
-// find appends p's matches in s (lower is s in ASCII lower case).
-func (p *pattern) find(s, lower string, hs []hit) []hit {
+// find appends p's matches in s, given where its hints were found in s
+// before the last hits were masked.
+func (p *pattern) find(s []byte, found []anchor, hs []hit) []hit {
+	live := func(a anchor) bool { return bytes.IndexByte(s[a.at:a.at+a.len], '[') < 0 }
 	if p.start == nil {
-		if !containsAny(lower, p.hint) {
+		if !slices.ContainsFunc(found, live) {
 			return hs
 		}
-		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
+		for _, m := range p.re.FindAllSubmatchIndex(s, -1) {
 			hs = p.take(s, m, hs)
 		}
 		return hs
@@ -415,17 +483,12 @@ func (p *pattern) find(s, lower string, hs []hit) []hit {
 	// hints. Searching the whole text with an expression that starts
 	// with \b or a character class is slow.
 	var cands []int
-	for _, h := range p.hint {
-		for off := 0; ; {
-			i := strings.Index(lower[off:], h)
-			if i < 0 {
-				break
-			}
-			i += off
-			off = i + 1
-			if st := p.start(s, i); st >= 0 {
-				cands = append(cands, st)
-			}
+	for _, a := range found {
+		if !live(a) {
+			continue
+		}
+		if st := p.start(s, a.at); st >= 0 {
+			cands = append(cands, st)
 		}
 	}
 	if len(p.hint) > 1 {
@@ -437,7 +500,7 @@ func (p *pattern) find(s, lower string, hs []hit) []hit {
 			continue
 		}
 		tried = st
-		m := p.at.FindStringSubmatchIndex(s[st:])
+		m := p.at.FindSubmatchIndex(s[st:])
 		if m == nil {
 			continue
 		}
@@ -458,23 +521,23 @@ func (p *pattern) find(s, lower string, hs []hit) []hit {
 }
 
 // take appends the hit of match m, unless it is not a secret after all.
-func (p *pattern) take(s string, m []int, hs []hit) []hit {
+func (p *pattern) take(s []byte, m []int, hs []hit) []hit {
 	start, end := m[2*p.group], m[2*p.group+1]
-	if start < 0 || strings.HasPrefix(s[start:end], "[REDACTED:") {
+	if start < 0 || bytes.HasPrefix(s[start:end], []byte("[REDACTED:")) {
 		return hs
 	}
-	if p.kind == "assignment" && (!SecretName(s[m[2]:m[3]]) || !literalSecret(s[start:end])) {
+	if p.kind == "assignment" && (!SecretName(string(s[m[2]:m[3]])) || !literalSecret(string(s[start:end]))) {
 		return hs
 	}
 	return append(hs, hit{start: start, end: end, from: m[0], to: m[1], kind: p.kind})
 }
 
 // orphanEnd adds the end of a key block whose start was cut off (the tail
-// of a capped output, a window of a stream): everything before it belongs
-// to the key.
-func orphanEnd(s string, hs []hit) []hit {
+// of a capped output, a window of a stream): everything before its end
+// line belongs to the key.
+func orphanEnd(s []byte, hs []hit) []hit {
 	for off := 0; ; {
-		i := strings.Index(s[off:], "-----END")
+		i := bytes.Index(s[off:], []byte("-----END"))
 		if i < 0 {
 			return hs
 		}
@@ -483,16 +546,40 @@ func orphanEnd(s string, hs []hit) []hit {
 		if slices.ContainsFunc(hs, func(h hit) bool { return h.kind == "private-key" && h.start <= i && i < h.end }) {
 			continue
 		}
-		if !strings.Contains(s[i:], "PRIVATE KEY") {
-			return hs
+		if end := keyEndLine(s, i); end > 0 {
+			return append(hs, hit{start: 0, end: end, from: 0, to: end, kind: "private-key"})
 		}
-		j := strings.Index(s[i+8:], "-----")
-		if j < 0 {
-			return hs
-		}
-		end := i + 8 + j + 5
-		return append(hs, hit{start: 0, end: end, from: 0, to: end, kind: "private-key"})
 	}
+}
+
+// keyEndLine returns where the end marker of a key block at i ends, or -1
+// if the line at i is not one. The marker must be the whole line: code
+// that handles keys names "-----END" and "PRIVATE KEY" in strings, and
+// took for the tail of a key was redacted from its first line.
+func keyEndLine(s []byte, i int) int {
+	if i > 0 && s[i-1] != '\n' {
+		return -1
+	}
+	l := s[i:]
+	if j := bytes.IndexByte(l, '\n'); j >= 0 {
+		l = l[:j]
+	}
+	l = bytes.TrimSuffix(l, []byte("\r"))
+	var name []byte
+	for _, tail := range []string{" PRIVATE KEY-----", " PRIVATE KEY BLOCK-----"} {
+		if bytes.HasSuffix(l, []byte(tail)) {
+			name = l[len("-----END") : len(l)-len(tail)]
+		}
+	}
+	if name == nil {
+		return -1
+	}
+	for _, c := range name {
+		if !isUpper(c) && (c < '0' || c > '9') && c != ' ' {
+			return -1
+		}
+	}
+	return i + len(l)
 }
 
 // render replaces the hits in s with markers, keeping the line count.
@@ -517,36 +604,16 @@ func render(s string, hs []hit) string {
 	return b.String()
 }
 
-// mask returns s with the bytes of hits replaced by '[', which, like the
-// marker that will replace them, is no part of a word or of a token.
-func mask(s string, hs []hit) string {
-	if len(hs) == 0 {
-		return s
-	}
-	b := []byte(s)
+// mask replaces the bytes of hits in b by '[', which, like the marker that
+// will replace them, is no part of a word or of a token. It masks in
+// place: a copy of the text for each pattern that found something was
+// most of the time redaction took on long texts with several secrets.
+func mask(b []byte, hs []hit) {
 	for _, h := range hs {
 		for i := h.start; i < h.end; i++ {
 			b[i] = '['
 		}
 	}
-	return string(b)
-}
-
-func lowerASCII(s string) string {
-	i := 0
-	for i < len(s) && !isUpper(s[i]) {
-		i++
-	}
-	if i == len(s) {
-		return s
-	}
-	b := []byte(s)
-	for ; i < len(b); i++ {
-		if isUpper(b[i]) {
-			b[i] += 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // literalSecret tells a secret value from code on the right of an
@@ -566,13 +633,4 @@ func literalSecret(v string) bool {
 		}
 	}
 	return letter && digit
-}
-
-func containsAny(s string, subs []string) bool {
-	for _, h := range subs {
-		if strings.Contains(s, h) {
-			return true
-		}
-	}
-	return false
 }

@@ -31,6 +31,7 @@ func TestRedactFormats(t *testing.T) {
 		{"anthropic", "x " + anthropic + " y", anthropic},
 		{"jwt", "Cookie " + jwt, jwt},
 		{"pem", "before\n" + pemKey + "after\n", "MIIEowIBAAKCAQEA1234"},
+		{"pkcs8 tail only", "QUJDREVGR0hJSktM\r\n-----END " + "PRIVATE KEY-----\r\nafter", "QUJDREVGR0hJSktM"},
 		{"pem tail only", "abcdEFGH5678\n-----END RSA " + "PRIVATE KEY-----\nafter", "abcdEFGH5678"},
 		{"dotenv style", "DB_PASSWORD=hunter2hunter2\n", "hunter2hunter2"},
 		{"aws credentials file", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n", "wJalrXUtnFEMI/K7MDENG"},
@@ -122,7 +123,9 @@ func TestWriterLongBlock(t *testing.T) {
 	}
 }
 
-func BenchmarkRedactPlainOutput(b *testing.B) {
+// BenchmarkMicroRedactPlainLines redacts build-log lines in which no
+// hint occurs: only the literal scan runs, never a pattern.
+func BenchmarkMicroRedactPlainLines(b *testing.B) {
 	r := New([]string{"A_TOKEN=abcdefgh12345678"})
 	chunk := strings.Repeat("compiling module foo/bar.go: ok (12 ms)\n", 1600)
 	b.SetBytes(int64(len(chunk)))
@@ -141,11 +144,11 @@ func TestRedactKeepsLineCount(t *testing.T) {
 	}
 }
 
-// codeChunk is output that trips the patterns' hints (key, token, auth,
+// codeChunk is one synthetic line, repeated, that trips the patterns' hints (key, token, auth,
 // gh, sk-) without holding a secret, as source code and logs often do.
 var codeChunk = strings.Repeat("if key, ok := tokens[authHeader]; ok { return sk-limits, gh.Client(key) } // token check\n", 700)
 
-func BenchmarkRedactCodeOutput(b *testing.B) {
+func BenchmarkMicroRedactHintDenseLines(b *testing.B) {
 	r := New([]string{"A_TOKEN=abcdefgh12345678"})
 	b.SetBytes(int64(len(codeChunk)))
 	for b.Loop() {

@@ -1,0 +1,180 @@
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// stopwatch is the editor's side of a benchmarked session: it notes when
+// the editor hears of a tool call and when of its end. The events' own
+// times are stored to the millisecond, too coarse here.
+type stopwatch struct {
+	recorder
+	mu           sync.Mutex
+	called, done time.Time
+	failed       bool
+}
+
+func (w *stopwatch) Update(ctx context.Context, id string, u acp.SessionUpdate) error {
+	now := time.Now()
+	w.mu.Lock()
+	switch {
+	case u.ToolCall != nil:
+		w.called = now
+	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
+		switch *u.ToolCallUpdate.Status {
+		case acp.ToolCallStatusCompleted:
+			w.done = now
+		case acp.ToolCallStatusFailed:
+			w.failed = true
+		}
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+// lap returns the time from the last tool call to its end.
+func (w *stopwatch) lap() (time.Duration, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.done.Sub(w.called), !w.failed && w.done.After(w.called)
+}
+
+// benchSession is a live session in dir with the built-in tools, playing
+// sc, whose editor is w.
+func benchSession(b *testing.B, sc *scripted.Scenario, dir string, w *stopwatch) *Session {
+	b.Helper()
+	m, _ := newTestManager(b, sc)
+	m.cfg.Tools = sandbox.DefaultTools()
+	m.cfg.Client = w
+	info, err := m.New(context.Background(), NewParams{Cwd: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := m.Get(context.Background(), info.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// goSource2000 is the first 2,000 lines of the vendored go/parser source:
+// real code, with the words redaction looks for (key, token, auth).
+func goSource2000(b *testing.B) string {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "gosrc", "parser.go"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if len(lines) < 2000 {
+		b.Fatalf("parser.go has %d lines, want 2,000", len(lines))
+	}
+	return strings.Join(lines[:2000], "")
+}
+
+// toolTimes runs one prompt per iteration through the session, each
+// making the model call the tool once and then answer, and reports the
+// median time from the editor hearing of the tool call to hearing of its
+// end: the tool as the session runs it, with the checks, the plan, the
+// redaction and the appends to the SQLite file. The turn's median is
+// reported too. before runs ahead of each prompt, untimed.
+func toolTimes(b *testing.B, s *Session, w *stopwatch, before func()) {
+	b.Helper()
+	var calls, turns []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		before()
+		b.StartTimer()
+		start := time.Now()
+		stop, err := s.Prompt(context.Background(), []event.Content{{Type: "text", Text: "go"}})
+		turns = append(turns, time.Since(start))
+		if err != nil || stop != StopEndTurn {
+			b.Fatalf("prompt: %v %v", stop, err)
+		}
+		d, ok := w.lap()
+		if !ok {
+			b.Fatalf("the tool call did not complete: %+v", s.Events()[len(s.Events())-3:])
+		}
+		calls = append(calls, d)
+	}
+	b.ReportMetric(p50ms(calls), "call-p50-ms")
+	b.ReportMetric(p50ms(turns), "turn-p50-ms")
+}
+
+func p50ms(ds []time.Duration) float64 {
+	slices.Sort(ds)
+	return float64(ds[len(ds)/2]) / float64(time.Millisecond)
+}
+
+// BenchmarkReadFileInSession reads a 2,000-line Go file with read_file
+// through a live session: the scripted model asks, the session checks,
+// runs, redacts and records the call in its SQLite file. "uncached"
+// rewrites the file before each prompt so that the tool-output cache
+// cannot serve the read; "cached" leaves it, and the cache serves every
+// read after the first.
+func BenchmarkReadFileInSession(b *testing.B) {
+	src := goSource2000(b)
+	for _, cached := range []bool{false, true} {
+		name := "uncached"
+		if cached {
+			name = "cached"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			path := filepath.Join(dir, "parser.go")
+			write := func() {
+				if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			write()
+			sc := &scripted.Scenario{Turns: []scripted.Turn{{Match: "go", Calls: []scripted.Call{
+				call("read_file", `{"path":"parser.go"}`),
+				{Text: scripted.Chunks{"Read."}},
+			}}}}
+			w := &stopwatch{}
+			s := benchSession(b, sc, dir, w)
+			toolTimes(b, s, w, func() {
+				if !cached {
+					write()
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkEditFileInSession edits one line of a 2,000-line Go file with
+// edit_file through a live session (the agent's mode allows edits without
+// asking): plan, diff for the editor, redaction, write, result hunk.
+func BenchmarkEditFileInSession(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "parser.go")
+	src := goSource2000(b)
+	const old, repl = "func (p *parser) init(", "func (p *parser) initialize("
+	if strings.Count(src, old) != 1 {
+		b.Fatalf("%q is not unique in parser.go", old)
+	}
+	sc := &scripted.Scenario{Turns: []scripted.Turn{{Match: "go", Calls: []scripted.Call{
+		call("edit_file", `{"path":"parser.go","old_string":"`+old+`","new_string":"`+repl+`"}`),
+		{Text: scripted.Chunks{"Edited."}},
+	}}}}
+	w := &stopwatch{}
+	s := benchSession(b, sc, dir, w)
+	toolTimes(b, s, w, func() {
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

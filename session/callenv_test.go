@@ -1,0 +1,89 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/sandbox"
+)
+
+// envSpy is an edit tool that notes the Env of each of its uses.
+type envSpy struct {
+	mu   *sync.Mutex
+	seen *[]string
+	envs *[]*sandbox.Env
+}
+
+func (envSpy) Name() string        { return "spy_edit" }
+func (envSpy) Description() string { return "Edits nothing." }
+func (envSpy) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object"}`)
+}
+func (envSpy) Kind() sandbox.Kind     { return sandbox.KindEdit }
+func (envSpy) Effect() sandbox.Effect { return sandbox.EffectNone }
+func (s envSpy) note(use string, env *sandbox.Env) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*s.seen = append(*s.seen, use)
+	*s.envs = append(*s.envs, env)
+}
+func (s envSpy) Preview(env *sandbox.Env, _ json.RawMessage) (sandbox.Preview, error) {
+	s.note("preview", env)
+	return sandbox.Preview{Title: "spy"}, nil
+}
+func (s envSpy) Plan(env *sandbox.Env, _ json.RawMessage) (sandbox.FileEdit, error) {
+	s.note("plan", env)
+	return sandbox.FileEdit{}, nil
+}
+func (s envSpy) Run(_ context.Context, env *sandbox.Env, _ json.RawMessage) sandbox.Result {
+	s.note("run", env)
+	return sandbox.Result{Output: "done"}
+}
+
+// TestCallSharesOneEnv: the live card of a call, its preview, its plan and
+// its run get the same Env, so an edit is planned (read, diffed, redacted)
+// once per call; the next call gets another.
+func TestCallSharesOneEnv(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen []string
+		envs []*sandbox.Env
+	)
+	spy := envSpy{mu: &mu, seen: &seen, envs: &envs}
+	sc := &scripted.Scenario{Turns: []scripted.Turn{{Match: "go", Calls: []scripted.Call{
+		call("spy_edit", `{}`),
+		call("spy_edit", `{}`),
+		{Text: scripted.Chunks{"Done."}},
+	}}}}
+	s := toolSession(t, sc, t.TempDir(), spy)
+	if stop, err := prompt(t, s, "go"); err != nil || stop != StopEndTurn {
+		t.Fatalf("prompt: %v %v", stop, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"preview", "preview", "plan", "run"}
+	if len(seen) != 2*len(want) {
+		t.Fatalf("uses = %v, want %v twice", seen, want)
+	}
+	for c := range 2 {
+		for i, use := range want {
+			if seen[c*len(want)+i] != use {
+				t.Fatalf("uses = %v, want %v twice", seen, want)
+			}
+			if envs[c*len(want)+i] != envs[c*len(want)] {
+				t.Errorf("call %d: its %s got another Env than its card", c+1, use)
+			}
+		}
+	}
+	if envs[0] == envs[len(want)] {
+		t.Error("two calls shared an Env")
+	}
+	s.callsMu.Lock()
+	defer s.callsMu.Unlock()
+	if len(s.calls) != 0 {
+		t.Errorf("%d call Envs kept after the turn", len(s.calls))
+	}
+}
