@@ -36,6 +36,8 @@ type Session struct {
 	// project is the latest redacted project instructions.
 	project projectCache
 	events  []event.Event
+	// held are events written with the next commit (hold).
+	held []heldEvent
 	// turn is the running turn's cancel and done; nil when idle.
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -204,32 +206,51 @@ func (s *Session) Mode() sandbox.Mode {
 	return sandbox.Mode(s.row.Mode)
 }
 
-// append commits payloads to the log and the cache in one transaction.
+// append commits payloads to the log and the cache in one transaction,
+// after the events the session holds (hold), which are written first.
 // It ignores ctx's cancellation: what happened must be recorded even when
 // the turn that produced it is being cancelled. A tool's start and result
 // are indexed by their idempotency key in the same transaction, so a call
-// can never be recorded as started, or finished, twice.
+// can never be recorded as started, or finished, twice. It returns the
+// events of payloads; appendAll returns the held ones written with them too.
 func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]event.Event, error) {
-	info := s.Info()
-	model := info.Model
-	recs := make([]store.Record, len(payloads))
-	for i, p := range payloads {
-		p = event.Stamp(p)
-		payloads[i] = p
-		r, err := s.m.record(info.Cwd, model, p)
-		if err != nil {
-			return nil, err
-		}
-		r.Key = event.CallKey(p)
-		recs[i] = r
+	all, err := s.appendAll(ctx, payloads...)
+	if err != nil {
+		return nil, err
+	}
+	s.show(ctx, streamed, all[:len(all)-len(payloads)])
+	return all[len(all)-len(payloads):], nil
+}
+
+func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]event.Event, error) {
+	recs, err := s.records(payloads)
+	if err != nil {
+		return nil, err
 	}
 	// Hold the lock across the write so the cache keeps the log's order.
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	held := s.held
+	s.held = nil
+	if len(held) > 0 {
+		recs = append(slices.Clip(heldRecords(held)), recs...)
+		payloads = append(heldPayloads(held), payloads...)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
 	stored, err := s.m.cfg.Store.Append(context.WithoutCancel(ctx), s.row.ID, recs...)
 	if err != nil {
 		s.broken = err
 		return nil, fmt.Errorf("%w: record %s: %w", ErrNotRecorded, payloads[0].Kind(), err)
+	}
+	for i, h := range held {
+		if stored[i].Seq != h.ev.Seq {
+			// The held event's seq named its tool calls' keys already.
+			err := fmt.Errorf("%s was held as event %d but written as %d: another writer appended to the session", h.ev.Kind(), h.ev.Seq, stored[i].Seq)
+			s.broken = err
+			return nil, fmt.Errorf("%w: %w", ErrNotRecorded, err)
+		}
 	}
 	out := make([]event.Event, len(stored))
 	for i, r := range stored {
@@ -241,17 +262,111 @@ func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]even
 	return out, nil
 }
 
+// records stamps payloads and encodes them with their token counts.
+func (s *Session) records(payloads []event.Payload) ([]store.Record, error) {
+	info := s.Info()
+	recs := make([]store.Record, len(payloads))
+	for i, p := range payloads {
+		p = event.Stamp(p)
+		payloads[i] = p
+		r, err := s.m.record(info.Cwd, info.Model, p)
+		if err != nil {
+			return nil, err
+		}
+		r.Key = event.CallKey(p)
+		recs[i] = r
+	}
+	return recs, nil
+}
+
+// heldEvent is an event the session will write with its next commit: it
+// has its seq already (the log's next), not yet its place on disk.
+type heldEvent struct {
+	ev  event.Event
+	rec store.Record
+}
+
+func heldRecords(h []heldEvent) []store.Record {
+	out := make([]store.Record, len(h))
+	for i, e := range h {
+		out[i] = e.rec
+	}
+	return out
+}
+
+func heldPayloads(h []heldEvent) []event.Payload {
+	out := make([]event.Payload, len(h))
+	for i, e := range h {
+		out[i] = e.ev.Payload
+	}
+	return out
+}
+
+// hold keeps payloads to be written, and shown, with the session's next
+// commit, and returns them as events with the seqs they will have. Every
+// commit costs an fsync; holding lets the turn loop write an iteration in
+// two (see docs/durability.md, "What is committed when"). Only events
+// whose loss in a crash the recovery already handles may be held: nothing
+// may act on a held event's being on disk.
+func (s *Session) hold(payloads ...event.Payload) ([]event.Event, error) {
+	recs, err := s.records(payloads)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := int64(1)
+	switch {
+	case len(s.held) > 0:
+		next = s.held[len(s.held)-1].ev.Seq + 1
+	case len(s.events) > 0:
+		next = s.events[len(s.events)-1].Seq + 1
+	}
+	at := time.Now().Truncate(time.Millisecond)
+	out := make([]event.Event, len(payloads))
+	for i, p := range payloads {
+		out[i] = event.Event{Seq: next + int64(i), Time: at, Tokens: recs[i].Tokens, Payload: p}
+		s.held = append(s.held, heldEvent{ev: out[i], rec: recs[i]})
+	}
+	return out, nil
+}
+
+// flush commits the held events, if any, and shows them.
+func (s *Session) flush(ctx context.Context) error {
+	_, err := s.commit(ctx, streamed)
+	return err
+}
+
+// view is the log as the next model request sees it: the committed
+// events, then the held ones.
+func (s *Session) view() []event.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]event.Event, 0, len(s.events)+len(s.held))
+	out = append(out, s.events...)
+	for _, h := range s.held {
+		out = append(out, h.ev)
+	}
+	return out
+}
+
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 
 // commit appends payloads as one write, then sends the editor what the
 // replayer makes of them, so that the live session shows what a replay
 // will. hide, if not nil, keeps back the updates the editor has shown
 // already (typed, streamed). Every event the editor sees is sent here.
+//
+// The held events written first are shown too, each with the hiding it
+// was held with, and commit returns the events of payloads alone.
 func (s *Session) commit(ctx context.Context, hide hidden, payloads ...event.Payload) ([]event.Event, error) {
-	evs, err := s.append(ctx, payloads...)
+	all, err := s.appendAll(ctx, payloads...)
 	if err != nil {
 		return nil, err
 	}
+	flushed := all[:len(all)-len(payloads)]
+	s.show(ctx, streamed, flushed)
+	evs := all[len(flushed):]
 	s.show(ctx, hide, evs)
 	return evs, nil
 }
