@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bridle-dev/bridle/contextwin/tokens"
 	"github.com/bridle-dev/bridle/provider"
@@ -63,6 +64,16 @@ type Input struct {
 	Project string
 	Tools   []provider.Tool
 	Events  []event.Event
+	// Memo carries what the last assembly of this session read (see
+	// Memo); nil reads the whole log.
+	Memo *Memo
+}
+
+func (in Input) memo() *Memo {
+	if in.Memo == nil {
+		return &Memo{}
+	}
+	return in.Memo
 }
 
 // Assembly is one request and what it takes of the window.
@@ -95,7 +106,10 @@ type item struct {
 // docs/architecture.md §5 gives, applies the thresholds and proves that the request and the
 // response slack fit the window before returning it.
 func (w *Window) Assemble(in Input) (Assembly, error) {
-	l, err := w.layout(in)
+	memo := in.memo()
+	memo.mu.Lock()
+	defer memo.mu.Unlock()
+	l, err := w.layout(in, memo)
 	if err != nil {
 		return Assembly{}, err
 	}
@@ -193,7 +207,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 			dropped[it.seq] = true
 		}
 	}
-	msgs, head := l.messages(dropped)
+	msgs, head := l.messages(dropped, len(newly) > 0)
 	stable := prefixHash(system, in.Tools, head)
 
 	occ := event.ContextAssembled{
@@ -300,14 +314,31 @@ func countLines(s string) int {
 // summary, the turns after it with dropped outputs replaced by their
 // addresses and oversized ones cut, and the reminder at the end. It
 // returns the messages and the parts of the first one (the stable head).
-func (l *layout) messages(dropped map[int64]bool) ([]provider.Message, []provider.Part) {
+// The turns come from the Memo's projection unless this assembly dropped
+// outputs (fresh), which changes how earlier results render.
+func (l *layout) messages(dropped map[int64]bool, fresh bool) ([]provider.Message, []provider.Part) {
 	st := l.st
-	p := projector{output: func(e event.Event, r event.ToolResult) string {
-		if dropped[e.Seq] {
-			return Address(r, st.calls[e.Seq], e.Tokens)
+	var p projector
+	if fresh || l.view == nil {
+		p = projector{output: func(e event.Event, r event.ToolResult) string {
+			if dropped[e.Seq] {
+				return Address(r, st.calls[e.Seq], e.Tokens)
+			}
+			return ClipOutput(l.c, r.Output, e.Tokens, l.b.perOutput, r.Artifact)
+		}}
+		for _, e := range l.win {
+			p.add(e)
 		}
-		return ClipOutput(l.c, r.Output, e.Tokens, l.b.perOutput, r.Artifact)
-	}}
+	} else {
+		// A copy the Memo never sees: its last message may grow here.
+		p = l.view.p
+		p.msgs = slices.Clone(p.msgs)
+		if n := len(p.msgs); n > 0 {
+			p.msgs[n-1].Parts = slices.Clip(p.msgs[n-1].Parts)
+		}
+		p.pending = slices.Clone(p.pending)
+	}
+	p.closePending()
 	head := []provider.Part{{Kind: provider.PartText, Text: st.first.Payload.(event.UserMessage).Text()}}
 	if l.pinsText != "" {
 		head = append(head, provider.Part{Kind: provider.PartText, Text: l.pinsText})
@@ -315,16 +346,19 @@ func (l *layout) messages(dropped map[int64]bool) ([]provider.Message, []provide
 	if st.compaction != nil {
 		head = append(head, provider.Part{Kind: provider.PartText, Text: SummaryText(*st.compaction)})
 	}
-	p.msgs = []provider.Message{{Role: provider.RoleUser, Parts: head, Cache: true}}
-	for _, e := range l.win {
-		p.add(e)
+	body := p.msgs
+	first := provider.Message{Role: provider.RoleUser, Parts: head, Cache: true}
+	if len(body) > 0 && body[0].Role == provider.RoleUser {
+		// Roles alternate: a user message right after the head joins it.
+		first.Parts = append(slices.Clip(head), body[0].Parts...)
+		body = body[1:]
 	}
-	p.closePending()
-	msgs := p.msgs
+	msgs := make([]provider.Message, 0, len(body)+2)
+	msgs = append(append(msgs, first), body...)
 	if l.reminder != "" {
 		part := provider.Part{Kind: provider.PartText, Text: l.reminder}
 		if last := &msgs[len(msgs)-1]; last.Role == provider.RoleUser {
-			last.Parts = append(last.Parts, part)
+			last.Parts = append(slices.Clip(last.Parts), part)
 		} else {
 			msgs = append(msgs, provider.Message{Role: provider.RoleUser, Parts: []provider.Part{part}})
 		}

@@ -57,6 +57,7 @@ func (t *turn) input() contextwin.Input {
 		System: s.system(),
 		Tools:  catalogue(t.reg),
 		Events: s.view(),
+		Memo:   &s.memo,
 	}
 	if s.m.cfg.Project != nil {
 		// Redacted with what the session knows: the .env files below

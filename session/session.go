@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/mcp"
@@ -38,6 +39,9 @@ type Session struct {
 	events  []event.Event
 	// held are events written with the next commit (hold).
 	held []heldEvent
+	// memo carries each assembly's reading of the log to the next, so a
+	// model call reads only the events since the last one.
+	memo contextwin.Memo
 	// turn is the running turn's cancel and done; nil when idle.
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -242,6 +246,9 @@ func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]e
 	stored, err := s.m.cfg.Store.Append(context.WithoutCancel(ctx), s.row.ID, recs...)
 	if err != nil {
 		s.broken = err
+		// The memo may have read the held events, whose seqs the next
+		// events will take.
+		s.memo.Reset()
 		return nil, fmt.Errorf("%w: record %s: %w", ErrNotRecorded, payloads[0].Kind(), err)
 	}
 	for i, h := range held {
@@ -249,6 +256,7 @@ func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]e
 			// The held event's seq named its tool calls' keys already.
 			err := fmt.Errorf("%s was held as event %d but written as %d: another writer appended to the session", h.ev.Kind(), h.ev.Seq, stored[i].Seq)
 			s.broken = err
+			s.memo.Reset()
 			return nil, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 		}
 	}

@@ -1,0 +1,114 @@
+package contextwin
+
+import (
+	"sync"
+
+	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// Memo carries what one assembly of a session's log learned to the next,
+// so that each model call reads only the events appended since the last
+// one, not the whole log: the log state (pins, dropped outputs, the calls
+// results answer, the usage ratio), and the projection of the window with
+// its turn starts and token sums. A session keeps one Memo and passes it
+// in every Input; nil assembles from scratch.
+//
+// The log it is given must extend the one it read last: a log that is
+// shorter, or whose event at the last position read has another seq, is
+// read again from the start. A caller whose log may have lost events and
+// then gained others with the same seqs (a commit that failed) must Reset
+// it. A Memo serves one assembly at a time.
+type Memo struct {
+	mu sync.Mutex
+	// n events were read, the last with seq last.
+	n    int
+	last int64
+	sc   *scanner
+	view *memoView
+}
+
+// Reset forgets everything read: the next assembly reads the whole log.
+func (m *Memo) Reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.n, m.last, m.sc, m.view = 0, 0, nil, nil
+}
+
+// memoView is the projection of the window, valid while the model, the
+// window's start (cut) and the outputs dropped stay what they were when
+// it was begun: each would change how earlier events render.
+type memoView struct {
+	spec  string
+	cut   int64
+	drops int
+	// from is the index in the log where the window starts; read is how
+	// far the projection has read.
+	from, read int
+	p          projector
+	// history is the raw tokens of the projected events other than tool
+	// results; starts the turns' starts, as indexes from from.
+	history  int
+	starts   []int
+	prevUser bool
+}
+
+// read brings the log state up to date with events.
+func (m *Memo) read(events []event.Event) logState {
+	if m.sc == nil || m.n > len(events) || (m.n > 0 && events[m.n-1].Seq != m.last) {
+		m.n, m.last, m.sc, m.view = 0, 0, newScanner(), nil
+	}
+	for i := m.n; i < len(events); i++ {
+		m.sc.add(&events[i])
+	}
+	m.n = len(events)
+	if m.n > 0 {
+		m.last = events[m.n-1].Seq
+	}
+	return m.sc.state()
+}
+
+// project brings the window's projection up to date with events, from
+// the first event after cut. Outputs render as the request will show
+// them: dropped ones as their address, others clipped to perOutput.
+func (m *Memo) project(spec string, c tokens.Counter, perOutput int, cut int64, events []event.Event) *memoView {
+	st := &m.sc.st
+	v := m.view
+	if v == nil || v.spec != spec || v.cut != cut || v.drops != len(st.dropped) || v.read > len(events) {
+		from := len(events)
+		for i, e := range events {
+			if e.Seq > cut {
+				from = i
+				break
+			}
+		}
+		v = &memoView{spec: spec, cut: cut, drops: len(st.dropped), from: from, read: from}
+		dropped, calls := st.dropped, st.calls
+		v.p.output = func(e event.Event, r event.ToolResult) string {
+			if dropped[e.Seq] {
+				return Address(r, calls[e.Seq], e.Tokens)
+			}
+			return ClipOutput(c, r.Output, e.Tokens, perOutput, r.Artifact)
+		}
+		m.view = v
+	}
+	for i := v.read; i < len(events); i++ {
+		e := events[i]
+		v.p.add(e)
+		if projected(e) && e.Kind() != event.KindToolResult {
+			v.history += e.Tokens
+		}
+		switch e.Payload.(type) {
+		case event.UserMessage:
+			v.starts = append(v.starts, i-v.from)
+			v.prevUser = true
+		case event.AssistantMessage, event.Interrupted:
+			if !v.prevUser {
+				v.starts = append(v.starts, i-v.from)
+			}
+			v.prevUser = false
+		}
+	}
+	v.read = len(events)
+	return v
+}
