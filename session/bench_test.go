@@ -10,7 +10,9 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -281,8 +283,120 @@ func BenchmarkToolLoopGap(b *testing.B) {
 				r.close()
 				done += n
 			}
-			b.ReportMetric(float64(percentile(all, 0.5).Microseconds())/1000, "ms-p50")
-			b.ReportMetric(float64(percentile(all, 0.9).Microseconds())/1000, "ms-p90")
+			b.ReportMetric(ms(percentile(all, 0.5)), "ms-p50")
+			b.ReportMetric(ms(percentile(all, 0.9)), "ms-p90")
 		})
 	}
+}
+
+// BenchmarkSessionAppend measures one event recorded the way the turn
+// loop records it (Session.append): encoded, its tokens counted, then
+// committed alone (one fsync).
+func BenchmarkSessionAppend(b *testing.B) {
+	db, id := fixture(b, 1_000)
+	r := openRig(b, db)
+	defer r.close()
+	s, err := r.m.Get(context.Background(), id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.append(ctx, event.FileChanged{Path: fmt.Sprintf("src/part%d.go", i), Shown: "src/part.go"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScale builds sessions of 1k, 10k and (with
+// BRIDLE_BENCH_100K=1, since building it takes minutes the first time)
+// 100k events through the real loop, then measures at each size: the
+// tool loop's gap (p50 and p90 over the calls timed), one assembly after
+// a tool iteration (p50 of 25), loading the session from the database,
+// and the process's RSS once it is loaded. It prints them as a table at
+// the end.
+func BenchmarkScale(b *testing.B) {
+	sizes := []int{1_000, 10_000}
+	if os.Getenv("BRIDLE_BENCH_100K") == "1" {
+		sizes = append(sizes, 100_000)
+	}
+	var table []string
+	for _, size := range sizes {
+		var row string
+		b.Run(fmt.Sprintf("events=%d", size), func(b *testing.B) {
+			b.StopTimer()
+			ctx := context.Background()
+			db, id := fixture(b, size)
+			r := openRig(b, db)
+			defer r.close()
+			start := time.Now()
+			s, err := r.m.Get(ctx, id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			load := time.Since(start)
+			runtime.GC()
+			rss := vmRSS(b)
+			// An assembly as the loop makes it: after a tool iteration
+			// (the model's call and its result) is in the log.
+			t := &turn{s: s, reg: s.registry()}
+			w := s.m.window(s.Info().Cwd)
+			if _, err := w.Assemble(t.input()); err != nil { // the memo reads the log once
+				b.Fatal(err)
+			}
+			var asm []time.Duration
+			for i := range 25 {
+				id := fmt.Sprintf("scale_%d", i)
+				if _, err := s.append(ctx,
+					event.AssistantMessage{Text: "Reading.", ToolCalls: []event.ToolCall{{ID: id, Name: "stamp", Input: json.RawMessage(`{"part":1}`)}}},
+					event.ToolResult{CallID: id, Name: "stamp", Status: "completed", Output: "func part1() {}\n"}); err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				a, err := w.Assemble(t.input())
+				asm = append(asm, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.append(ctx, a.Occupancy); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StartTimer()
+			r.turn(b, s, b.N)
+			b.StopTimer()
+			gaps := r.gaps(0)
+			p50, p90 := percentile(gaps, 0.5), percentile(gaps, 0.9)
+			b.ReportMetric(ms(p50), "ms-gap-p50")
+			b.ReportMetric(ms(p90), "ms-gap-p90")
+			b.ReportMetric(ms(percentile(asm, 0.5)), "ms-assemble")
+			b.ReportMetric(ms(load), "ms-load")
+			b.ReportMetric(float64(rss)/(1<<20), "MB-rss")
+			row = fmt.Sprintf("| %d | %.2f | %.2f | %.2f | %.1f | %.0f |", size, ms(p50), ms(p90), ms(percentile(asm, 0.5)), ms(load), float64(rss)/(1<<20))
+		})
+		table = append(table, row)
+	}
+	// Printed, not logged: a parent benchmark's log is not shown.
+	fmt.Println("\n| events | gap p50 ms | gap p90 ms | assembly ms | load ms | RSS MB |\n| --- | --- | --- | --- | --- | --- |\n" + strings.Join(table, "\n"))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// vmRSS is the process's resident set, from /proc/self/status.
+func vmRSS(tb testing.TB) int64 {
+	tb.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb << 10
+		}
+	}
+	tb.Fatal("no VmRSS in /proc/self/status")
+	return 0
 }

@@ -346,16 +346,25 @@ func (s *Session) flush(ctx context.Context) error {
 }
 
 // view is the log as the next model request sees it: the committed
-// events, then the held ones.
+// events, then the held ones. It copies nothing per call: the held events
+// are written into the spare capacity past the log's end, where the
+// append that commits them writes the same events again, and the slice
+// returned is clipped, so nothing appends through it. Only the turn's
+// goroutine writes past the end, and it reads its view before the next
+// hold or commit.
 func (s *Session) view() []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]event.Event, 0, len(s.events)+len(s.held))
-	out = append(out, s.events...)
-	for _, h := range s.held {
-		out = append(out, h.ev)
+	n, k := len(s.events), len(s.held)
+	if k == 0 {
+		return s.events[:n:n]
 	}
-	return out
+	s.events = slices.Grow(s.events, k)
+	ext := s.events[:n+k]
+	for i, h := range s.held {
+		ext[n+i] = h.ev
+	}
+	return ext[:n+k : n+k]
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
