@@ -364,7 +364,7 @@ func (s *Session) view() []event.Event {
 	for i, h := range s.held {
 		ext[n+i] = h.ev
 	}
-	return ext[:n+k : n+k]
+	return ext[: n+k : n+k]
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
