@@ -120,10 +120,9 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 	items := make([]item, 0, len(l.shown))
 	outputs := 0
 	for _, e := range l.shown {
-		r := e.Payload.(event.ToolResult)
 		it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq], result: e}
 		if it.dropped {
-			it.address = w.countShort(c, Address(r, st.calls[e.Seq], e.Tokens)) + 2*partOverhead
+			it.address = memo.addressCost(w, c, e, st.calls[e.Seq])
 			outputs += it.address
 		} else {
 			outputs += it.full
@@ -137,8 +136,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 	// An address is rendered and counted only for an output that may go.
 	addr := func(it *item) int {
 		if it.address == 0 {
-			r := it.result.Payload.(event.ToolResult)
-			it.address = w.countShort(c, Address(r, st.calls[it.seq], it.result.Tokens)) + 2*partOverhead
+			it.address = memo.addressCost(w, c, it.result, st.calls[it.seq])
 		}
 		return it.address
 	}

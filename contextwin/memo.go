@@ -26,13 +26,31 @@ type Memo struct {
 	last int64
 	sc   *scanner
 	view *memoView
+	// addr caches what each dropped output's address costs, for the
+	// counter named addrCounter: a long session has thousands.
+	addr        map[int64]int
+	addrCounter string
+}
+
+// addressCost is what result e costs once dropped: its address, counted
+// once per event and counter.
+func (m *Memo) addressCost(w *Window, c tokens.Counter, e event.Event, call event.ToolCall) int {
+	if m.addr == nil || m.addrCounter != c.Name() {
+		m.addr, m.addrCounter = map[int64]int{}, c.Name()
+	}
+	if n, ok := m.addr[e.Seq]; ok {
+		return n
+	}
+	n := w.countShort(c, Address(e.Payload.(event.ToolResult), call, e.Tokens)) + 2*partOverhead
+	m.addr[e.Seq] = n
+	return n
 }
 
 // Reset forgets everything read: the next assembly reads the whole log.
 func (m *Memo) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.n, m.last, m.sc, m.view = 0, 0, nil, nil
+	m.n, m.last, m.sc, m.view, m.addr = 0, 0, nil, nil, nil
 }
 
 // memoView is the projection of the window, valid while the model, the
@@ -56,7 +74,7 @@ type memoView struct {
 // read brings the log state up to date with events.
 func (m *Memo) read(events []event.Event) logState {
 	if m.sc == nil || m.n > len(events) || (m.n > 0 && events[m.n-1].Seq != m.last) {
-		m.n, m.last, m.sc, m.view = 0, 0, newScanner(), nil
+		m.n, m.last, m.sc, m.view, m.addr = 0, 0, newScanner(), nil, nil
 	}
 	for i := m.n; i < len(events); i++ {
 		m.sc.add(&events[i])
