@@ -116,21 +116,45 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 	m, b, c, st, corr := l.model, l.b, l.c, l.st, l.corr
 	fixed, taskPins, history := l.fixed, l.taskPins, l.history
 	system := l.system
-	protectFrom := l.protectFrom(w.cfg.KeepTurns)
-	items := make([]item, 0, len(l.shown))
-	outputs := 0
-	for _, e := range l.shown {
-		it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq], result: e}
-		if it.dropped {
-			it.address = memo.addressCost(w, c, e, st.calls[e.Seq])
-			outputs += it.address
-		} else {
-			outputs += it.full
-		}
-		items = append(items, it)
-	}
-
+	// The outputs' cost as the log left them comes with the Memo's
+	// projection; the items that may drop are looked at only when a
+	// threshold or the window's limit is reached.
+	outputs := l.view.outputs
 	used := func() int { return corr(fixed + taskPins + history + outputs) }
+	limit := b.input
+	if !c.Exact() {
+		limit = int(float64(b.input) / (1 + uncertainty))
+	}
+	var items []item
+	var order []int
+	if used() >= b.drop || used() > limit {
+		protectFrom := l.protectFrom(w.cfg.KeepTurns)
+		items = make([]item, 0, len(l.shown))
+		outputs = 0
+		for _, e := range l.shown {
+			it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq], result: e}
+			if it.dropped {
+				it.address = memo.addressCost(w, c, e, st.calls[e.Seq])
+				outputs += it.address
+			} else {
+				outputs += it.full
+			}
+			items = append(items, it)
+		}
+		// Outputs showing a file that changed on disk since go first,
+		// then the rest, oldest first.
+		order = make([]int, 0, len(items))
+		for i, it := range items {
+			if st.stale[it.seq] {
+				order = append(order, i)
+			}
+		}
+		for i, it := range items {
+			if !st.stale[it.seq] {
+				order = append(order, i)
+			}
+		}
+	}
 	action := ActionNone
 	var newly []int64
 	// An address is rendered and counted only for an output that may go.
@@ -144,19 +168,6 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 		it.dropped = true
 		outputs += it.address - it.full
 		newly = append(newly, it.seq)
-	}
-	// Outputs showing a file that changed on disk since go first, then
-	// the rest, oldest first.
-	order := make([]int, 0, len(items))
-	for i, it := range items {
-		if st.stale[it.seq] {
-			order = append(order, i)
-		}
-	}
-	for i, it := range items {
-		if !st.stale[it.seq] {
-			order = append(order, i)
-		}
 	}
 	// From the first threshold: old outputs go, in one batch down to the
 	// low-water mark.
@@ -178,10 +189,6 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 	// The proof: the request, with the margin an estimate needs, and the
 	// response slack fit the window. Past it, the kept turns' outputs go
 	// too, oldest first.
-	limit := b.input
-	if !c.Exact() {
-		limit = int(float64(b.input) / (1 + uncertainty))
-	}
 	if used() > limit {
 		for _, i := range order {
 			if used() <= min(limit, b.low) {
@@ -316,9 +323,17 @@ func countLines(s string) int {
 // outputs (fresh), which changes how earlier results render.
 func (l *layout) messages(dropped map[int64]bool, fresh bool) ([]provider.Message, []provider.Part) {
 	st := l.st
-	var p projector
+	head := []provider.Part{{Kind: provider.PartText, Text: st.first.Payload.(event.UserMessage).Text()}}
+	if l.pinsText != "" {
+		head = append(head, provider.Part{Kind: provider.PartText, Text: l.pinsText})
+	}
+	if st.compaction != nil {
+		head = append(head, provider.Part{Kind: provider.PartText, Text: SummaryText(*st.compaction)})
+	}
+	var body []provider.Message
+	var pending []string
 	if fresh || l.view == nil {
-		p = projector{output: func(e event.Event, r event.ToolResult) string {
+		p := projector{output: func(e event.Event, r event.ToolResult) string {
 			if dropped[e.Seq] {
 				return Address(r, st.calls[e.Seq], e.Tokens)
 			}
@@ -327,32 +342,27 @@ func (l *layout) messages(dropped map[int64]bool, fresh bool) ([]provider.Messag
 		for _, e := range l.win {
 			p.add(e)
 		}
+		body, pending = p.msgs, p.pending
 	} else {
-		// A copy the Memo never sees: its last message may grow here.
-		p = l.view.p
-		p.msgs = slices.Clone(p.msgs)
-		if n := len(p.msgs); n > 0 {
-			p.msgs[n-1].Parts = slices.Clip(p.msgs[n-1].Parts)
-		}
-		p.pending = slices.Clone(p.pending)
+		// Copied below, once: the Memo must never see what this request
+		// adds (the answers of pending calls, the reminder).
+		body, pending = l.view.p.msgs, slices.Clone(l.view.p.pending)
 	}
-	p.closePending()
-	head := []provider.Part{{Kind: provider.PartText, Text: st.first.Payload.(event.UserMessage).Text()}}
-	if l.pinsText != "" {
-		head = append(head, provider.Part{Kind: provider.PartText, Text: l.pinsText})
-	}
-	if st.compaction != nil {
-		head = append(head, provider.Part{Kind: provider.PartText, Text: SummaryText(*st.compaction)})
-	}
-	body := p.msgs
+	msgs := make([]provider.Message, 0, len(body)+len(pending)+2)
 	first := provider.Message{Role: provider.RoleUser, Parts: head, Cache: true}
 	if len(body) > 0 && body[0].Role == provider.RoleUser {
 		// Roles alternate: a user message right after the head joins it.
 		first.Parts = append(slices.Clip(head), body[0].Parts...)
 		body = body[1:]
 	}
-	msgs := make([]provider.Message, 0, len(body)+2)
 	msgs = append(append(msgs, first), body...)
+	if n := len(msgs); n > 0 {
+		// Its parts may be the Memo's: appending must copy them.
+		msgs[n-1].Parts = slices.Clip(msgs[n-1].Parts)
+	}
+	closing := projector{msgs: msgs, pending: pending}
+	closing.closePending()
+	msgs = closing.msgs
 	if l.reminder != "" {
 		part := provider.Part{Kind: provider.PartText, Text: l.reminder}
 		if last := &msgs[len(msgs)-1]; last.Role == provider.RoleUser {

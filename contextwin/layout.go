@@ -67,7 +67,7 @@ func (w *Window) layout(in Input, m *Memo) (*layout, error) {
 		cut = max(cut, l.st.compaction.Through)
 		l.history += countPayload(l.c, *l.st.compaction)
 	}
-	v := m.project(in.Spec, l.c, l.b.perOutput, cut, in.Events)
+	v := m.project(w, in.Spec, l.c, l.b.perOutput, cut, in.Events)
 	l.view = v
 	if v.from < len(in.Events) {
 		l.win = in.Events[v.from:]

@@ -69,6 +69,10 @@ type memoView struct {
 	history  int
 	starts   []int
 	prevUser bool
+	// outputs is what the results shown cost as the log left them: the
+	// dropped ones their address, the others their tokens up to the
+	// per-output cap.
+	outputs int
 }
 
 // read brings the log state up to date with events.
@@ -89,7 +93,7 @@ func (m *Memo) read(events []event.Event) logState {
 // project brings the window's projection up to date with events, from
 // the first event after cut. Outputs render as the request will show
 // them: dropped ones as their address, others clipped to perOutput.
-func (m *Memo) project(spec string, c tokens.Counter, perOutput int, cut int64, events []event.Event) *memoView {
+func (m *Memo) project(w *Window, spec string, c tokens.Counter, perOutput int, cut int64, events []event.Event) *memoView {
 	st := &m.sc.st
 	v := m.view
 	if v == nil || v.spec != spec || v.cut != cut || v.drops != len(st.dropped) || v.read > len(events) {
@@ -112,7 +116,15 @@ func (m *Memo) project(spec string, c tokens.Counter, perOutput int, cut int64, 
 	}
 	for i := v.read; i < len(events); i++ {
 		e := events[i]
+		shown := len(v.p.shown)
 		v.p.add(e)
+		if len(v.p.shown) > shown {
+			if st.dropped[e.Seq] {
+				v.outputs += m.addressCost(w, c, e, st.calls[e.Seq])
+			} else {
+				v.outputs += min(e.Tokens, perOutput)
+			}
+		}
 		if projected(e) && e.Kind() != event.KindToolResult {
 			v.history += e.Tokens
 		}
