@@ -344,18 +344,24 @@ func (l *layout) messages(dropped map[int64]bool, fresh bool) ([]provider.Messag
 		}
 		body, pending = p.msgs, p.pending
 	} else {
-		// Copied below, once: the Memo must never see what this request
-		// adds (the answers of pending calls, the reminder).
 		body, pending = l.view.p.msgs, slices.Clone(l.view.p.pending)
 	}
-	msgs := make([]provider.Message, 0, len(body)+len(pending)+2)
 	first := provider.Message{Role: provider.RoleUser, Parts: head, Cache: true}
-	if len(body) > 0 && body[0].Role == provider.RoleUser {
+	merged := len(body) > 0 && body[0].Role == provider.RoleUser
+	if merged {
 		// Roles alternate: a user message right after the head joins it.
 		first.Parts = append(slices.Clip(head), body[0].Parts...)
-		body = body[1:]
 	}
-	msgs = append(append(msgs, first), body...)
+	var msgs []provider.Message
+	if fresh || l.view == nil {
+		if merged {
+			body = body[1:]
+		}
+		msgs = make([]provider.Message, 0, len(body)+len(pending)+2)
+		msgs = append(append(msgs, first), body...)
+	} else {
+		msgs = l.view.request(first, merged)
+	}
 	if n := len(msgs); n > 0 {
 		// Its parts may be the Memo's: appending must copy them.
 		msgs[n-1].Parts = slices.Clip(msgs[n-1].Parts)
@@ -376,8 +382,14 @@ func (l *layout) messages(dropped map[int64]bool, fresh bool) ([]provider.Messag
 	for i := len(msgs) - 1; i > 0; i-- {
 		if msgs[i].Role == provider.RoleAssistant {
 			msgs[i].Cache = true
+			if l.view != nil && !fresh {
+				l.view.cached = i
+			}
 			break
 		}
+	}
+	if l.view != nil && !fresh {
+		l.view.out = msgs
 	}
 	return msgs, head
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -18,7 +19,10 @@ import (
 // shorter, or whose event at the last position read has another seq, is
 // read again from the start. A caller whose log may have lost events and
 // then gained others with the same seqs (a commit that failed) must Reset
-// it. A Memo serves one assembly at a time.
+// it. A Memo serves one assembly at a time, and the messages of a request
+// assembled with it are valid until the next assembly with it: the
+// request's slice is reused, so that a call copies only the messages that
+// changed, not the whole conversation.
 type Memo struct {
 	mu sync.Mutex
 	// n events were read, the last with seq last.
@@ -69,6 +73,13 @@ type memoView struct {
 	history  int
 	starts   []int
 	prevUser bool
+	// out is the last request's messages: the head, then the projection
+	// (p.msgs) from synced on copied in, then what that request added.
+	// The next request reuses it, copying only what changed since: the
+	// projection's messages after the last one copied, that one again (it
+	// may have grown), and the one the cache mark was set on.
+	out            []provider.Message
+	synced, cached int
 	// outputs is what the results shown cost as the log left them: the
 	// dropped ones their address, the others their tokens up to the
 	// per-output cap.
@@ -141,4 +152,37 @@ func (m *Memo) project(w *Window, spec string, c tokens.Counter, perOutput int, 
 	}
 	v.read = len(events)
 	return v
+}
+
+// request returns the messages of a request: first (the head, with the
+// projection's first message joined to it when merged), then the
+// projection. It reuses the last request's slice, so a request's messages
+// are valid until the next assembly with the same Memo.
+func (v *memoView) request(first provider.Message, merged bool) []provider.Message {
+	body := v.p.msgs
+	off := 1 // out's index of body[0]
+	if merged {
+		off = 0
+	}
+	n := off + len(body)
+	if cap(v.out) < n {
+		grown := make([]provider.Message, len(v.out), n+n/4+8)
+		copy(grown, v.out)
+		v.out = grown
+	}
+	out := v.out[:n]
+	from := max(v.synced-1, 0)
+	if v.synced == 0 {
+		from = 0
+	}
+	for i := from; i < len(body); i++ {
+		out[off+i] = body[i]
+	}
+	// The message the last request marked for the cache, unmarked.
+	if i := v.cached - off; v.cached > 0 && i >= 0 && i < len(body) {
+		out[v.cached] = body[i]
+	}
+	v.synced, v.cached = len(body), 0
+	out[0] = first
+	return out
 }
