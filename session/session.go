@@ -37,7 +37,8 @@ type Session struct {
 	// project is the latest redacted project instructions.
 	project projectCache
 	events  []event.Event
-	// held are events written with the next commit (hold).
+	// held are events written with the next commit (hold); they are the
+	// last len(held) of events too.
 	held []heldEvent
 	// memo carries each assembly's reading of the log to the next, so a
 	// model call reads only the events since the last one.
@@ -193,11 +194,12 @@ func (s *Session) Info() Info {
 	return infoOf(s.row)
 }
 
-// Events returns a copy of the session's log.
+// Events returns a copy of the session's log: the committed events, not
+// the held ones.
 func (s *Session) Events() []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]event.Event(nil), s.events...)
+	return append([]event.Event(nil), s.events[:len(s.events)-len(s.held)]...)
 }
 
 // Mode returns the current mode; a running child's is its parent's.
@@ -234,8 +236,10 @@ func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]e
 	// Hold the lock across the write so the cache keeps the log's order.
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The held events are at the end of s.events already.
 	held := s.held
 	s.held = nil
+	committed := len(s.events) - len(held)
 	if len(held) > 0 {
 		recs = append(slices.Clip(heldRecords(held)), recs...)
 		payloads = append(heldPayloads(held), payloads...)
@@ -244,19 +248,25 @@ func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]e
 		return nil, nil
 	}
 	stored, err := s.m.cfg.Store.Append(context.WithoutCancel(ctx), s.row.ID, recs...)
-	if err != nil {
+	// dropHeld forgets the held events that were not written. The log is
+	// copied, not cut in place: a view the turn is reading may hold them,
+	// and the next events would be written over them.
+	dropHeld := func(err error) {
 		s.broken = err
+		s.events = slices.Clone(s.events[:committed])
 		// The memo may have read the held events, whose seqs the next
 		// events will take.
 		s.memo.Reset()
+	}
+	if err != nil {
+		dropHeld(err)
 		return nil, fmt.Errorf("%w: record %s: %w", ErrNotRecorded, payloads[0].Kind(), err)
 	}
 	for i, h := range held {
 		if stored[i].Seq != h.ev.Seq {
 			// The held event's seq named its tool calls' keys already.
 			err := fmt.Errorf("%s was held as event %d but written as %d: another writer appended to the session", h.ev.Kind(), h.ev.Seq, stored[i].Seq)
-			s.broken = err
-			s.memo.Reset()
+			dropHeld(err)
 			return nil, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 		}
 	}
@@ -264,7 +274,10 @@ func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]e
 	for i, r := range stored {
 		out[i] = event.Event{Seq: r.Seq, Time: msTime(r.CreatedAt), Tokens: r.Tokens, Payload: payloads[i]}
 	}
-	s.events = append(s.events, out...)
+	// The held events stay as they were held (with the time of holding,
+	// not of the commit): a view the turn is reading may hold them.
+	copy(out, s.events[committed:])
+	s.events = append(s.events, out[len(held):]...)
 	s.row.UpdatedAt = stored[len(stored)-1].CreatedAt
 	s.m.cfg.Fault.committed(len(out))
 	return out, nil
@@ -324,10 +337,7 @@ func (s *Session) hold(payloads ...event.Payload) ([]event.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := int64(1)
-	switch {
-	case len(s.held) > 0:
-		next = s.held[len(s.held)-1].ev.Seq + 1
-	case len(s.events) > 0:
+	if len(s.events) > 0 {
 		next = s.events[len(s.events)-1].Seq + 1
 	}
 	at := time.Now().Truncate(time.Millisecond)
@@ -336,6 +346,7 @@ func (s *Session) hold(payloads ...event.Payload) ([]event.Event, error) {
 		out[i] = event.Event{Seq: next + int64(i), Time: at, Tokens: recs[i].Tokens, Payload: p}
 		s.held = append(s.held, heldEvent{ev: out[i], rec: recs[i]})
 	}
+	s.events = append(s.events, out...)
 	return out, nil
 }
 
@@ -346,25 +357,14 @@ func (s *Session) flush(ctx context.Context) error {
 }
 
 // view is the log as the next model request sees it: the committed
-// events, then the held ones. It copies nothing per call: the held events
-// are written into the spare capacity past the log's end, where the
-// append that commits them writes the same events again, and the slice
-// returned is clipped, so nothing appends through it. Only the turn's
-// goroutine writes past the end, and it reads its view before the next
-// hold or commit.
+// events, then the held ones (hold keeps them at the end of s.events). It
+// copies nothing: the slice is clipped, so nothing appends through it,
+// and s.events is only ever appended to past it (a failed commit copies
+// the log rather than cut it).
 func (s *Session) view() []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, k := len(s.events), len(s.held)
-	if k == 0 {
-		return s.events[:n:n]
-	}
-	s.events = slices.Grow(s.events, k)
-	ext := s.events[:n+k]
-	for i, h := range s.held {
-		ext[n+i] = h.ev
-	}
-	return ext[: n+k : n+k]
+	return s.events[:len(s.events):len(s.events)]
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
