@@ -19,7 +19,8 @@ import (
 // shorter, or whose event at the last position read has another seq, is
 // read again from the start. A caller whose log may have lost events and
 // then gained others with the same seqs (a commit that failed) must Reset
-// it. A Memo serves one assembly at a time, and the messages of a request
+// it, and a log that may never be (CheckPrompt's, with the prompt it
+// weighs) must not be given with it. A Memo serves one assembly at a time, and the messages of a request
 // assembled with it are valid until the next assembly with it: the
 // request's slice is reused, so that a call copies only the messages that
 // changed, not the whole conversation.
