@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bridle-dev/bridle/contextwin/tokens"
 	"github.com/bridle-dev/bridle/provider"
@@ -63,6 +64,16 @@ type Input struct {
 	Project string
 	Tools   []provider.Tool
 	Events  []event.Event
+	// Memo carries what the last assembly of this session read (see
+	// Memo); nil reads the whole log.
+	Memo *Memo
+}
+
+func (in Input) memo() *Memo {
+	if in.Memo == nil {
+		return &Memo{}
+	}
+	return in.Memo
 }
 
 // Assembly is one request and what it takes of the window.
@@ -95,36 +106,61 @@ type item struct {
 // docs/architecture.md §5 gives, applies the thresholds and proves that the request and the
 // response slack fit the window before returning it.
 func (w *Window) Assemble(in Input) (Assembly, error) {
-	l, err := w.layout(in)
+	memo := in.memo()
+	memo.mu.Lock()
+	defer memo.mu.Unlock()
+	l, err := w.layout(in, memo)
 	if err != nil {
 		return Assembly{}, err
 	}
 	m, b, c, st, corr := l.model, l.b, l.c, l.st, l.corr
 	fixed, taskPins, history := l.fixed, l.taskPins, l.history
 	system := l.system
-	protectFrom := l.protectFrom(w.cfg.KeepTurns)
-	items := make([]item, 0, len(l.shown))
-	outputs := 0
-	for _, e := range l.shown {
-		r := e.Payload.(event.ToolResult)
-		it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq], result: e}
-		if it.dropped {
-			it.address = w.countShort(c, Address(r, st.calls[e.Seq], e.Tokens)) + 2*partOverhead
-			outputs += it.address
-		} else {
-			outputs += it.full
-		}
-		items = append(items, it)
-	}
-
+	// The outputs' cost as the log left them comes with the Memo's
+	// projection; the items that may drop are looked at only when a
+	// threshold or the window's limit is reached.
+	outputs := l.view.outputs
 	used := func() int { return corr(fixed + taskPins + history + outputs) }
+	limit := b.input
+	if !c.Exact() {
+		limit = int(float64(b.input) / (1 + uncertainty))
+	}
+	var items []item
+	var order []int
+	if used() >= b.drop || used() > limit {
+		protectFrom := l.protectFrom(w.cfg.KeepTurns)
+		items = make([]item, 0, len(l.shown))
+		outputs = 0
+		for _, e := range l.shown {
+			it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq], result: e}
+			if it.dropped {
+				it.address = memo.addressCost(w, c, e, st.calls[e.Seq])
+				outputs += it.address
+			} else {
+				outputs += it.full
+			}
+			items = append(items, it)
+		}
+		// Outputs showing a file that changed on disk since go first,
+		// then the rest, oldest first.
+		order = make([]int, 0, len(items))
+		for i, it := range items {
+			if st.stale[it.seq] {
+				order = append(order, i)
+			}
+		}
+		for i, it := range items {
+			if !st.stale[it.seq] {
+				order = append(order, i)
+			}
+		}
+	}
 	action := ActionNone
 	var newly []int64
 	// An address is rendered and counted only for an output that may go.
 	addr := func(it *item) int {
 		if it.address == 0 {
-			r := it.result.Payload.(event.ToolResult)
-			it.address = w.countShort(c, Address(r, st.calls[it.seq], it.result.Tokens)) + 2*partOverhead
+			it.address = memo.addressCost(w, c, it.result, st.calls[it.seq])
 		}
 		return it.address
 	}
@@ -132,19 +168,6 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 		it.dropped = true
 		outputs += it.address - it.full
 		newly = append(newly, it.seq)
-	}
-	// Outputs showing a file that changed on disk since go first, then
-	// the rest, oldest first.
-	order := make([]int, 0, len(items))
-	for i, it := range items {
-		if st.stale[it.seq] {
-			order = append(order, i)
-		}
-	}
-	for i, it := range items {
-		if !st.stale[it.seq] {
-			order = append(order, i)
-		}
 	}
 	// From the first threshold: old outputs go, in one batch down to the
 	// low-water mark.
@@ -166,10 +189,6 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 	// The proof: the request, with the margin an estimate needs, and the
 	// response slack fit the window. Past it, the kept turns' outputs go
 	// too, oldest first.
-	limit := b.input
-	if !c.Exact() {
-		limit = int(float64(b.input) / (1 + uncertainty))
-	}
 	if used() > limit {
 		for _, i := range order {
 			if used() <= min(limit, b.low) {
@@ -193,7 +212,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 			dropped[it.seq] = true
 		}
 	}
-	msgs, head := l.messages(dropped)
+	msgs, head := l.messages(dropped, len(newly) > 0)
 	stable := prefixHash(system, in.Tools, head)
 
 	occ := event.ContextAssembled{
@@ -300,14 +319,10 @@ func countLines(s string) int {
 // summary, the turns after it with dropped outputs replaced by their
 // addresses and oversized ones cut, and the reminder at the end. It
 // returns the messages and the parts of the first one (the stable head).
-func (l *layout) messages(dropped map[int64]bool) ([]provider.Message, []provider.Part) {
+// The turns come from the Memo's projection unless this assembly dropped
+// outputs (fresh), which changes how earlier results render.
+func (l *layout) messages(dropped map[int64]bool, fresh bool) ([]provider.Message, []provider.Part) {
 	st := l.st
-	p := projector{output: func(e event.Event, r event.ToolResult) string {
-		if dropped[e.Seq] {
-			return Address(r, st.calls[e.Seq], e.Tokens)
-		}
-		return ClipOutput(l.c, r.Output, e.Tokens, l.b.perOutput, r.Artifact)
-	}}
 	head := []provider.Part{{Kind: provider.PartText, Text: st.first.Payload.(event.UserMessage).Text()}}
 	if l.pinsText != "" {
 		head = append(head, provider.Part{Kind: provider.PartText, Text: l.pinsText})
@@ -315,16 +330,49 @@ func (l *layout) messages(dropped map[int64]bool) ([]provider.Message, []provide
 	if st.compaction != nil {
 		head = append(head, provider.Part{Kind: provider.PartText, Text: SummaryText(*st.compaction)})
 	}
-	p.msgs = []provider.Message{{Role: provider.RoleUser, Parts: head, Cache: true}}
-	for _, e := range l.win {
-		p.add(e)
+	var body []provider.Message
+	var pending []string
+	if fresh || l.view == nil {
+		p := projector{output: func(e event.Event, r event.ToolResult) string {
+			if dropped[e.Seq] {
+				return Address(r, st.calls[e.Seq], e.Tokens)
+			}
+			return ClipOutput(l.c, r.Output, e.Tokens, l.b.perOutput, r.Artifact)
+		}}
+		for _, e := range l.win {
+			p.add(e)
+		}
+		body, pending = p.msgs, p.pending
+	} else {
+		body, pending = l.view.p.msgs, slices.Clone(l.view.p.pending)
 	}
-	p.closePending()
-	msgs := p.msgs
+	first := provider.Message{Role: provider.RoleUser, Parts: head, Cache: true}
+	merged := len(body) > 0 && body[0].Role == provider.RoleUser
+	if merged {
+		// Roles alternate: a user message right after the head joins it.
+		first.Parts = append(slices.Clip(head), body[0].Parts...)
+	}
+	var msgs []provider.Message
+	if fresh || l.view == nil {
+		if merged {
+			body = body[1:]
+		}
+		msgs = make([]provider.Message, 0, len(body)+len(pending)+2)
+		msgs = append(append(msgs, first), body...)
+	} else {
+		msgs = l.view.request(first, merged)
+	}
+	if n := len(msgs); n > 0 {
+		// Its parts may be the Memo's: appending must copy them.
+		msgs[n-1].Parts = slices.Clip(msgs[n-1].Parts)
+	}
+	closing := projector{msgs: msgs, pending: pending}
+	closing.closePending()
+	msgs = closing.msgs
 	if l.reminder != "" {
 		part := provider.Part{Kind: provider.PartText, Text: l.reminder}
 		if last := &msgs[len(msgs)-1]; last.Role == provider.RoleUser {
-			last.Parts = append(last.Parts, part)
+			last.Parts = append(slices.Clip(last.Parts), part)
 		} else {
 			msgs = append(msgs, provider.Message{Role: provider.RoleUser, Parts: []provider.Part{part}})
 		}
@@ -334,8 +382,14 @@ func (l *layout) messages(dropped map[int64]bool) ([]provider.Message, []provide
 	for i := len(msgs) - 1; i > 0; i-- {
 		if msgs[i].Role == provider.RoleAssistant {
 			msgs[i].Cache = true
+			if l.view != nil && !fresh {
+				l.view.cached = i
+			}
 			break
 		}
+	}
+	if l.view != nil && !fresh {
+		l.view.out = msgs
 	}
 	return msgs, head
 }

@@ -426,10 +426,12 @@ func TestMarkersMatchTheScriptedModel(t *testing.T) {
 }
 
 // BenchmarkAssemble measures one assembly (the harness's overhead on every
-// model call) over logs of 1k and 10k events.
+// model call) over logs of 1k and 10k events: from scratch (no Memo: the
+// whole log read), and as the session assembles, with the session's Memo
+// after one more tool call and its result.
 func BenchmarkAssemble(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
-		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+		build := func() *sessionLog {
 			l := newLog(&testing.T{}, Config{}, Model{Window: 1_000_000, MaxOutput: 32_000, Tokenizer: "o200k_base"})
 			l.prompt("benchmark task")
 			out := lines(20, "out")
@@ -439,12 +441,41 @@ func BenchmarkAssemble(b *testing.B) {
 					l.assemble()
 				}
 			}
+			return l
+		}
+		b.Run(fmt.Sprintf("events=%d/scratch", n), func(b *testing.B) {
+			l := build()
 			in := l.input()
 			b.ResetTimer()
 			for b.Loop() {
 				if _, err := l.w.Assemble(in); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+		b.Run(fmt.Sprintf("events=%d/memo", n), func(b *testing.B) {
+			l := build()
+			var memo Memo
+			in := l.input()
+			in.Memo = &memo
+			if _, err := l.w.Assemble(in); err != nil {
+				b.Fatal(err)
+			}
+			out := lines(20, "out")
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				l.tool("run", `{"command":"ls"}`, out, "")
+				in := l.input()
+				in.Memo = &memo
+				b.StartTimer()
+				a, err := l.w.Assemble(in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				l.add(a.Occupancy)
+				b.StartTimer()
 			}
 		})
 	}

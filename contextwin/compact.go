@@ -63,7 +63,10 @@ func (p *CompactionPlan) Chunks() int { return len(p.chunks) }
 // turns, from the original events: never from an earlier summary. It
 // returns nil when there is nothing old enough to summarise.
 func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
-	l, err := w.layout(in)
+	memo := in.memo()
+	memo.mu.Lock()
+	defer memo.mu.Unlock()
+	l, err := w.layout(in, memo)
 	if err != nil {
 		return nil, err
 	}

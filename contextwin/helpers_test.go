@@ -3,6 +3,7 @@ package contextwin
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -19,6 +20,8 @@ type sessionLog struct {
 	spec   string
 	events []event.Event
 	calls  int
+	// memo is the session's Memo, kept across assemblies.
+	memo Memo
 }
 
 func newLog(t *testing.T, cfg Config, m Model) *sessionLog {
@@ -66,9 +69,15 @@ func (l *sessionLog) input() Input {
 // assemble assembles the next request and records it, as the session does.
 func (l *sessionLog) assemble() Assembly {
 	l.t.Helper()
-	a, err := l.w.Assemble(l.input())
+	in := l.input()
+	a, err := l.w.Assemble(in)
 	if err != nil {
 		l.t.Fatalf("assemble: %v", err)
+	}
+	// The Memo reads only what is new, and must assemble the same.
+	in.Memo = &l.memo
+	if m, err := l.w.Assemble(in); err != nil || !reflect.DeepEqual(m, a) {
+		l.t.Fatalf("assembled with the memo: %v\n%+v\nfrom scratch:\n%+v", err, m, a)
 	}
 	l.check(a)
 	l.add(a.Occupancy)

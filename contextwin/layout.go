@@ -29,10 +29,15 @@ type layout struct {
 	starts []int
 	// shown are the tool results the projection shows, in order.
 	shown []event.Event
+	// view is the Memo's projection of win.
+	view *memoView
 }
 
-func (w *Window) layout(in Input) (*layout, error) {
-	l := &layout{w: w, model: w.Model(in.Spec), c: w.Counter(in.Spec), st: scan(in.Events)}
+// layout reads in's log through m (the log state and the window's
+// projection, brought up to date with the events appended since m last
+// read), so its cost follows what changed, not the log's length.
+func (w *Window) layout(in Input, m *Memo) (*layout, error) {
+	l := &layout{w: w, model: w.Model(in.Spec), c: w.Counter(in.Spec), st: m.read(in.Events)}
 	l.b = w.budget(l.model)
 	if l.st.first == nil {
 		return nil, fmt.Errorf("assemble a request: the log holds no prompt yet")
@@ -62,26 +67,16 @@ func (w *Window) layout(in Input) (*layout, error) {
 		cut = max(cut, l.st.compaction.Through)
 		l.history += countPayload(l.c, *l.st.compaction)
 	}
-	for i, e := range in.Events {
-		if e.Seq > cut {
-			l.win = in.Events[i:]
-			break
-		}
+	v := m.project(w, in.Spec, l.c, l.b.perOutput, cut, in.Events)
+	l.view = v
+	if v.from < len(in.Events) {
+		l.win = in.Events[v.from:]
 	}
-	// A first pass learns which results the projection shows.
-	var p projector
-	for _, e := range l.win {
-		p.add(e)
-	}
-	p.closePending()
-	l.shown = p.shown
-	l.history += p.synthetic * (l.c.Count(CancelledResult) + 2*partOverhead)
-	for _, e := range l.win {
-		if projected(e) && e.Kind() != event.KindToolResult {
-			l.history += e.Tokens
-		}
-	}
-	l.starts = turnStarts(l.win)
+	l.shown = v.p.shown
+	// The calls still pending are answered as cancelled in the request.
+	synthetic := v.p.synthetic + len(v.p.pending)
+	l.history += synthetic*(l.c.Count(CancelledResult)+2*partOverhead) + v.history
+	l.starts = v.starts
 	return l, nil
 }
 

@@ -161,6 +161,9 @@ func withPrompt(in Input, p event.Payload, n int) Input {
 		evs = append(evs, event.Event{Seq: seq, Payload: event.UserMessage{Content: []event.Content{{Type: "text"}}}, Tokens: partOverhead})
 	}
 	in.Events = append(evs, event.Event{Seq: seq + 1, Payload: p, Tokens: n})
+	// A log that may never be: the session's Memo must not read it, or it
+	// would take the prompt for the one the log then gets at that seq.
+	in.Memo = nil
 	return in
 }
 

@@ -93,3 +93,25 @@ func BenchmarkCheckPromptHuge(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckPromptLeavesTheMemoAlone weighs a prompt with the session's
+// Memo in the input, then appends another prompt at the seq the weighed
+// one had: the next assembly must see the prompt the log got.
+func TestCheckPromptLeavesTheMemoAlone(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("the task")
+	l.assemble()
+	// Large enough to be weighed by assembling, small enough to fit.
+	weighed := event.UserMessage{Content: []event.Content{{Type: "text", Text: "a prompt never sent\n" + lines(60, "weighed")}}}
+	if err := l.w.CheckPrompt(l.spec, weighed, func() Input {
+		in := l.input()
+		in.Memo = &l.memo
+		return in
+	}); err != nil {
+		t.Fatal(err)
+	}
+	l.prompt("the prompt sent")
+	if text := requestText(l.assemble().Request); strings.Contains(text, "never sent") || !strings.Contains(text, "the prompt sent") {
+		t.Fatalf("the request after a weighed prompt:\n%s", text)
+	}
+}

@@ -62,65 +62,89 @@ func (p Pins) Empty() bool { return len(p.Constraints) == 0 && len(p.Decisions) 
 func PinsOf(events []event.Event) Pins { return scan(events).pins }
 
 func scan(events []event.Event) logState {
-	st := logState{dropped: map[int64]bool{}, calls: map[int64]event.ToolCall{}, stale: map[int64]bool{}}
-	showed := map[string][]int64{} // file → results that showed it
-	lastRaw := 0
-	var asked []event.ToolCall // the latest model message's calls
+	sc := newScanner()
 	for i := range events {
-		e := &events[i]
-		switch v := e.Payload.(type) {
-		case event.UserMessage:
-			if st.first == nil {
-				st.first = e
-			}
-		case event.ConstraintPinned:
-			st.pins.add(&st.pins.Constraints, v.Text)
-		case event.DecisionRecorded:
-			st.pins.add(&st.pins.Decisions, v.Text)
-		case event.Compaction:
-			st.compaction, st.compactionSeq = &v, e.Seq
-			for _, c := range v.Constraints {
-				st.pins.add(&st.pins.Constraints, c)
-			}
-			for _, d := range v.Decisions {
-				st.pins.add(&st.pins.Decisions, d)
-			}
-		case event.ContextAssembled:
-			for _, s := range v.Dropped {
-				st.dropped[s] = true
-			}
-			lastRaw = v.Raw
-		case event.FileChanged:
-			for _, seq := range showed[v.Path] {
-				st.stale[seq] = true
-			}
-			delete(showed, v.Path)
-		case event.ToolResult:
-			for _, f := range v.Seen {
-				showed[f.Path] = append(showed[f.Path], e.Seq)
-			}
-			for _, c := range asked {
-				if c.ID == v.CallID {
-					st.calls[e.Seq] = c
-					break
-				}
-			}
-		case event.AssistantMessage:
-			asked = v.ToolCalls
-			u := v.Usage
-			if reported := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens; reported > 0 && lastRaw > 0 {
-				sample := float64(reported) / float64(lastRaw)
-				if st.ratio == 0 {
-					st.ratio = sample
-				} else {
-					st.ratio = 0.5*st.ratio + 0.5*sample
-				}
-			}
-			lastRaw = 0
-		}
+		sc.add(&events[i])
 	}
+	return sc.state()
+}
+
+// scanner reads a log into a logState one event at a time, so a Memo can
+// read only what was appended since the last assembly.
+type scanner struct {
+	st      logState
+	showed  map[string][]int64 // file → results that showed it
+	lastRaw int
+	asked   []event.ToolCall // the latest model message's calls
+}
+
+func newScanner() *scanner {
+	return &scanner{
+		st:     logState{dropped: map[int64]bool{}, calls: map[int64]event.ToolCall{}, stale: map[int64]bool{}},
+		showed: map[string][]int64{},
+	}
+}
+
+// state is the log read so far. Its maps are the scanner's: read them,
+// do not change them.
+func (sc *scanner) state() logState {
+	st := sc.st
 	st.ratio = clampRatio(st.ratio)
 	return st
+}
+
+func (sc *scanner) add(e *event.Event) {
+	st := &sc.st
+	switch v := e.Payload.(type) {
+	case event.UserMessage:
+		if st.first == nil {
+			st.first = e
+		}
+	case event.ConstraintPinned:
+		st.pins.add(&st.pins.Constraints, v.Text)
+	case event.DecisionRecorded:
+		st.pins.add(&st.pins.Decisions, v.Text)
+	case event.Compaction:
+		st.compaction, st.compactionSeq = &v, e.Seq
+		for _, c := range v.Constraints {
+			st.pins.add(&st.pins.Constraints, c)
+		}
+		for _, d := range v.Decisions {
+			st.pins.add(&st.pins.Decisions, d)
+		}
+	case event.ContextAssembled:
+		for _, s := range v.Dropped {
+			st.dropped[s] = true
+		}
+		sc.lastRaw = v.Raw
+	case event.FileChanged:
+		for _, seq := range sc.showed[v.Path] {
+			st.stale[seq] = true
+		}
+		delete(sc.showed, v.Path)
+	case event.ToolResult:
+		for _, f := range v.Seen {
+			sc.showed[f.Path] = append(sc.showed[f.Path], e.Seq)
+		}
+		for _, c := range sc.asked {
+			if c.ID == v.CallID {
+				st.calls[e.Seq] = c
+				break
+			}
+		}
+	case event.AssistantMessage:
+		sc.asked = v.ToolCalls
+		u := v.Usage
+		if reported := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens; reported > 0 && sc.lastRaw > 0 {
+			sample := float64(reported) / float64(sc.lastRaw)
+			if st.ratio == 0 {
+				st.ratio = sample
+			} else {
+				st.ratio = 0.5*st.ratio + 0.5*sample
+			}
+		}
+		sc.lastRaw = 0
+	}
 }
 
 // clampRatio keeps a correction believable: a provider that reports

@@ -184,6 +184,13 @@ func (w *Window) CountEvent(spec string, kind event.Kind, payload []byte) int {
 	return countPayload(w.Counter(spec), p)
 }
 
+// CountPayload is CountEvent for a payload the caller has decoded (or
+// never encoded): the session counts what it is about to append without
+// decoding the bytes it just encoded.
+func (w *Window) CountPayload(spec string, p event.Payload) int {
+	return countPayload(w.Counter(spec), p)
+}
+
 func countPayload(c tokens.Counter, p event.Payload) int {
 	switch v := p.(type) {
 	case event.UserMessage:

@@ -50,13 +50,15 @@ func history(turns int) provider.Request {
 	return providertest.ToolHistory(req, "tool_1", turns)
 }
 
-// BenchmarkToolLoopGap measures the harness time in a tool loop between
-// reading the last event of a tool-call response and having written the
-// next request to the connection: assembling the calls, appending their
-// results, encoding about 100 KB of history and handing it to the
-// transport. Both ends are taken on the client (httptrace's WroteRequest),
-// so the fake server's own scheduling on this machine is not counted.
-func BenchmarkToolLoopGap(b *testing.B) {
+// BenchmarkMicroToolLoopGap measures the provider client's part of the
+// tool loop (session's BenchmarkToolLoopGap measures the whole loop):
+// from reading the last event of a tool-call response to having written
+// the next request to the connection: adding the calls and their results
+// to the request, encoding about 100 KB of history and handing it to the
+// transport. Both ends are taken on the client (httptrace's
+// WroteRequest), so the fake server's own scheduling on this machine is
+// not counted.
+func BenchmarkMicroToolLoopGap(b *testing.B) {
 	for name, open := range benchClients(b) {
 		b.Run(name, func(b *testing.B) {
 			p, _ := open()

@@ -56,7 +56,8 @@ func (t *turn) input() contextwin.Input {
 		Model:  modelID(info.Model),
 		System: s.system(),
 		Tools:  catalogue(t.reg),
-		Events: s.Events(),
+		Events: s.view(),
+		Memo:   &s.memo,
 	}
 	if s.m.cfg.Project != nil {
 		// Redacted with what the session knows: the .env files below

@@ -71,11 +71,16 @@ func (s *Session) openFiles() *files {
 	return f
 }
 
+// cacheBytes bounds the tool-output cache of a session: enough for the
+// files of a large task, not a copy of every file a long session read.
+const cacheBytes = 32 << 20
+
 // unwatched is files without a watcher: every known file is looked at,
 // and no listing or search is cached.
 func unwatched() *files {
 	f := &files{known: map[string]*seenFile{}}
 	f.cache = workspace.NewCache[sandbox.Result](f.sees)
+	f.cache.Bound(cacheBytes, func(r sandbox.Result) int { return len(r.Output) })
 	return f
 }
 

@@ -495,11 +495,15 @@ func (m *Manager) record(cwd, model string, p event.Payload) (store.Record, erro
 	if err != nil {
 		return store.Record{}, err
 	}
-	count := m.cfg.CountTokens
-	if count == nil {
-		count = m.window(cwd).CountEvent
+	n := 0
+	if count := m.cfg.CountTokens; count != nil {
+		n = count(model, p.Kind(), b)
+	} else {
+		// Counted from the payload itself: decoding what was just
+		// encoded cost as much as encoding it.
+		n = m.window(cwd).CountPayload(model, p)
 	}
-	return store.Record{Kind: string(p.Kind()), Payload: b, Tokens: count(model, p.Kind(), b)}, nil
+	return store.Record{Kind: string(p.Kind()), Payload: b, Tokens: n}, nil
 }
 
 func decodeAll(recs []store.Record) ([]event.Event, error) {

@@ -77,7 +77,8 @@ func (s *Session) mend(ctx context.Context, mute bool) error {
 		return fmt.Errorf("session %s: %w", s.row.ID, err)
 	}
 	s.mu.Lock()
-	s.events, s.broken = events, nil
+	s.events, s.held, s.broken = events, nil, nil
+	s.memo.Reset()
 	s.mu.Unlock()
 	s.m.log.Info("closing the turn a failed commit left open", "session", s.row.ID, "err", broken)
 	if mute {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/mcp"
@@ -41,6 +42,12 @@ type Session struct {
 	// project is the latest redacted project instructions.
 	project projectCache
 	events  []event.Event
+	// held are events written with the next commit (hold); they are the
+	// last len(held) of events too.
+	held []heldEvent
+	// memo carries each assembly's reading of the log to the next, so a
+	// model call reads only the events since the last one.
+	memo contextwin.Memo
 	// turn is the running turn's cancel and done; nil when idle.
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -222,11 +229,12 @@ func (s *Session) Info() Info {
 	return infoOf(s.row)
 }
 
-// Events returns a copy of the session's log.
+// Events returns a copy of the session's log: the committed events, not
+// the held ones.
 func (s *Session) Events() []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]event.Event(nil), s.events...)
+	return append([]event.Event(nil), s.events[:len(s.events)-len(s.held)]...)
 }
 
 // Mode returns the current mode; a running child's is its parent's.
@@ -239,41 +247,159 @@ func (s *Session) Mode() sandbox.Mode {
 	return sandbox.Mode(s.row.Mode)
 }
 
-// append commits payloads to the log and the cache in one transaction.
+// append commits payloads to the log and the cache in one transaction,
+// after the events the session holds (hold), which are written first.
 // It ignores ctx's cancellation: what happened must be recorded even when
 // the turn that produced it is being cancelled. A tool's start and result
 // are indexed by their idempotency key in the same transaction, so a call
-// can never be recorded as started, or finished, twice.
+// can never be recorded as started, or finished, twice. It returns the
+// events of payloads; appendAll returns the held ones written with them too.
 func (s *Session) append(ctx context.Context, payloads ...event.Payload) ([]event.Event, error) {
+	all, err := s.appendAll(ctx, payloads...)
+	if err != nil {
+		return nil, err
+	}
+	s.show(ctx, streamed, all[:len(all)-len(payloads)])
+	return all[len(all)-len(payloads):], nil
+}
+
+func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]event.Event, error) {
+	recs, err := s.records(payloads)
+	if err != nil {
+		return nil, err
+	}
+	// Hold the lock across the write so the cache keeps the log's order.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The held events are at the end of s.events already.
+	held := s.held
+	s.held = nil
+	committed := len(s.events) - len(held)
+	if len(held) > 0 {
+		recs = append(slices.Clip(heldRecords(held)), recs...)
+		payloads = append(heldPayloads(held), payloads...)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	stored, err := s.m.cfg.Store.Append(context.WithoutCancel(ctx), s.row.ID, recs...)
+	// dropHeld forgets the held events that were not written. The log is
+	// copied, not cut in place: a view the turn is reading may hold them,
+	// and the next events would be written over them.
+	dropHeld := func(err error) {
+		s.broken = err
+		s.events = slices.Clone(s.events[:committed])
+		// The memo may have read the held events, whose seqs the next
+		// events will take.
+		s.memo.Reset()
+	}
+	if err != nil {
+		dropHeld(err)
+		return nil, fmt.Errorf("%w: record %s: %w", ErrNotRecorded, payloads[0].Kind(), err)
+	}
+	for i, h := range held {
+		if stored[i].Seq != h.ev.Seq {
+			// The held event's seq named its tool calls' keys already.
+			err := fmt.Errorf("%s was held as event %d but written as %d: another writer appended to the session", h.ev.Kind(), h.ev.Seq, stored[i].Seq)
+			dropHeld(err)
+			return nil, fmt.Errorf("%w: %w", ErrNotRecorded, err)
+		}
+	}
+	out := make([]event.Event, len(stored))
+	for i, r := range stored {
+		out[i] = event.Event{Seq: r.Seq, Time: msTime(r.CreatedAt), Tokens: r.Tokens, Payload: payloads[i]}
+	}
+	// The held events stay as they were held (with the time of holding,
+	// not of the commit): a view the turn is reading may hold them.
+	copy(out, s.events[committed:])
+	s.events = append(s.events, out[len(held):]...)
+	s.row.UpdatedAt = stored[len(stored)-1].CreatedAt
+	s.m.cfg.Fault.committed(len(out))
+	return out, nil
+}
+
+// records stamps payloads and encodes them with their token counts.
+func (s *Session) records(payloads []event.Payload) ([]store.Record, error) {
 	info := s.Info()
-	model := info.Model
 	recs := make([]store.Record, len(payloads))
 	for i, p := range payloads {
 		p = event.Stamp(p)
 		payloads[i] = p
-		r, err := s.m.record(info.Cwd, model, p)
+		r, err := s.m.record(info.Cwd, info.Model, p)
 		if err != nil {
 			return nil, err
 		}
 		r.Key = event.CallKey(p)
 		recs[i] = r
 	}
-	// Hold the lock across the write so the cache keeps the log's order.
+	return recs, nil
+}
+
+// heldEvent is an event the session will write with its next commit: it
+// has its seq already (the log's next), not yet its place on disk.
+type heldEvent struct {
+	ev  event.Event
+	rec store.Record
+}
+
+func heldRecords(h []heldEvent) []store.Record {
+	out := make([]store.Record, len(h))
+	for i, e := range h {
+		out[i] = e.rec
+	}
+	return out
+}
+
+func heldPayloads(h []heldEvent) []event.Payload {
+	out := make([]event.Payload, len(h))
+	for i, e := range h {
+		out[i] = e.ev.Payload
+	}
+	return out
+}
+
+// hold keeps payloads to be written, and shown, with the session's next
+// commit, and returns them as events with the seqs they will have. Every
+// commit costs an fsync; holding lets the turn loop write an iteration in
+// two (see docs/durability.md, "What is committed when"). Only events
+// whose loss in a crash the recovery already handles may be held: nothing
+// may act on a held event's being on disk.
+func (s *Session) hold(payloads ...event.Payload) ([]event.Event, error) {
+	recs, err := s.records(payloads)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	stored, err := s.m.cfg.Store.Append(context.WithoutCancel(ctx), s.row.ID, recs...)
-	if err != nil {
-		s.broken = err
-		return nil, fmt.Errorf("%w: record %s: %w", ErrNotRecorded, payloads[0].Kind(), err)
+	next := int64(1)
+	if len(s.events) > 0 {
+		next = s.events[len(s.events)-1].Seq + 1
 	}
-	out := make([]event.Event, len(stored))
-	for i, r := range stored {
-		out[i] = event.Event{Seq: r.Seq, Time: msTime(r.CreatedAt), Tokens: r.Tokens, Payload: payloads[i]}
+	at := time.Now().Truncate(time.Millisecond)
+	out := make([]event.Event, len(payloads))
+	for i, p := range payloads {
+		out[i] = event.Event{Seq: next + int64(i), Time: at, Tokens: recs[i].Tokens, Payload: p}
+		s.held = append(s.held, heldEvent{ev: out[i], rec: recs[i]})
 	}
 	s.events = append(s.events, out...)
-	s.row.UpdatedAt = stored[len(stored)-1].CreatedAt
-	s.m.cfg.Fault.committed(len(out))
 	return out, nil
+}
+
+// flush commits the held events, if any, and shows them.
+func (s *Session) flush(ctx context.Context) error {
+	_, err := s.commit(ctx, streamed)
+	return err
+}
+
+// view is the log as the next model request sees it: the committed
+// events, then the held ones (hold keeps them at the end of s.events). It
+// copies nothing: the slice is clipped, so nothing appends through it,
+// and s.events is only ever appended to past it (a failed commit copies
+// the log rather than cut it).
+func (s *Session) view() []event.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.events[:len(s.events):len(s.events)]
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
@@ -282,11 +408,17 @@ func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 // replayer makes of them, so that the live session shows what a replay
 // will. hide, if not nil, keeps back the updates the editor has shown
 // already (typed, streamed). Every event the editor sees is sent here.
+//
+// The held events written first are shown too, each with the hiding it
+// was held with, and commit returns the events of payloads alone.
 func (s *Session) commit(ctx context.Context, hide hidden, payloads ...event.Payload) ([]event.Event, error) {
-	evs, err := s.append(ctx, payloads...)
+	all, err := s.appendAll(ctx, payloads...)
 	if err != nil {
 		return nil, err
 	}
+	flushed := all[:len(all)-len(payloads)]
+	s.show(ctx, streamed, flushed)
+	evs := all[len(flushed):]
 	s.show(ctx, hide, evs)
 	return evs, nil
 }

@@ -178,6 +178,11 @@ func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error
 	// never carry the window past both thresholds at once.
 	info := t.s.Info()
 	r = t.s.m.window(info.Cwd).CutOutput(info.Model, r)
-	_, err := t.s.commit(ctx, nil, r)
+	// Held: written with the next commit, in the same transaction as its
+	// idempotency record; in a loop that goes on, that is the next
+	// request's context_assembled, so the iteration costs two commits.
+	// A crash before it leaves tool_started without a result, which
+	// recovery resolves as it does a crash inside the tool.
+	_, err := t.s.hold(r)
 	return err
 }

@@ -111,7 +111,17 @@ type budget struct {
 	Turns, Tokens int
 }
 
+// run runs the turn (loop), then writes what the loop still holds: a
+// path that stopped without finish must not drop a held event.
 func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, error) {
+	stop, err := t.loop(ctx, content)
+	if ferr := t.s.flush(ctx); ferr != nil {
+		return "", errors.Join(err, ferr)
+	}
+	return stop, err
+}
+
+func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, error) {
 	s := t.s
 	if err := t.checkSize(content); err != nil {
 		return "", err
@@ -157,6 +167,11 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 		}
 		resp, err := t.call(ctx)
 		t.iters++
+		if errors.Is(err, ErrNotRecorded) {
+			// The commit before the request (the last results and
+			// context_assembled) failed: nothing more can be recorded.
+			return "", err
+		}
 		if err != nil {
 			return t.finish(ctx, "", err)
 		}
@@ -165,7 +180,9 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 			// The provider did not say what it read: count what was sent.
 			t.used += t.sent
 		}
-		evs, err := s.commit(ctx, streamed, event.AssistantMessage{
+		// Held: written with the next commit (tool_started, an approval
+		// request, or turn_finished), which is on disk before any tool runs.
+		evs, err := s.hold(event.AssistantMessage{
 			Text: resp.Text, Thinking: resp.Thinking, Signature: resp.Signature,
 			ToolCalls: toEventCalls(resp.ToolCalls), StopReason: string(resp.StopReason),
 			Usage: event.Usage(resp.Usage),

@@ -46,7 +46,14 @@ type Store struct {
 
 	// failAt and appended inject a full disk for tests (FailAppendAt).
 	failAt, appended atomic.Int64
+	// commits counts the transactions committed (Commits).
+	commits atomic.Int64
 }
+
+// Commits is how many write transactions the Store has committed since
+// Open. Each is an fsync (synchronous=FULL), the main cost of a write, so
+// tests count them to hold the turn loop to its budget.
+func (s *Store) Commits() int64 { return s.commits.Load() }
 
 // Open opens (creating if needed) the database at path, migrates an older
 // schema, and refuses one written by a newer bridle.

@@ -239,9 +239,27 @@ func TestNewerSchemaIsRefusedAndOlderMigrated(t *testing.T) {
 	newSession(t, s2, "fresh")
 }
 
-// BenchmarkAppendBatched measures events/s when many appends arrive at
-// once and share transactions (group commit).
-func BenchmarkAppendBatched(b *testing.B) {
+// BenchmarkAppend measures what the session pays for one commit: one
+// event appended alone, in its own transaction, fsync'd
+// (synchronous=FULL) before Append returns.
+func BenchmarkAppend(b *testing.B) {
+	ctx := context.Background()
+	s := openTemp(b)
+	newSession(b, s, "a")
+	payload := []byte(`{"v":1,"text":"a typical short event payload of modest size"}`)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.Append(ctx, "a", Record{Kind: "assistant_message", Payload: payload, Tokens: 12}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMicroAppendBatched measures events/s when 64 events share
+// one Append (one transaction): the store's throughput, not what a
+// session pays per event (see BenchmarkAppend, and session's
+// BenchmarkSessionAppend).
+func BenchmarkMicroAppendBatched(b *testing.B) {
 	ctx := context.Background()
 	s := openTemp(b)
 	newSession(b, s, "a")

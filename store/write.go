@@ -108,6 +108,7 @@ func (s *Store) tx(reqs []*writeReq) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit to %s: %w", s.path, explainWriteErr(err))
 	}
+	s.commits.Add(1)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"container/list"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,10 +53,18 @@ type Cache[V any] struct {
 	// invalidated is when Invalidate or DropTrees last ran: an output
 	// with a tree dependency read before then may be stale already.
 	invalidated time.Time
+	// With a bound (Bound), recent orders the keys from the most recently
+	// used, and size is the entries' total.
+	max, size int
+	sizeOf    func(V) int
+	recent    *list.List
 }
 
 type cacheEntry[V any] struct {
 	v    V
+	key  string
+	size int
+	elem *list.Element
 	deps []Dep
 	// vers holds each file dependency's version when it was read.
 	vers []string
@@ -67,7 +76,44 @@ func NewCache[V any](sees func(dir string) bool) *Cache[V] {
 	if sees == nil {
 		sees = func(string) bool { return false }
 	}
-	return &Cache[V]{sees: sees, entries: map[string]*cacheEntry[V]{}}
+	return &Cache[V]{sees: sees, entries: map[string]*cacheEntry[V]{}, recent: list.New()}
+}
+
+// Bound keeps the entries' total size (as sizeOf measures each) at most
+// max, dropping the least recently used first: a long session reads
+// thousands of files, and their outputs must not stay in memory for its
+// whole life. An entry larger than max alone is not kept. Call it before
+// the first Put.
+func (c *Cache[V]) Bound(max int, sizeOf func(V) int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.max, c.sizeOf = max, sizeOf
+}
+
+// put keeps e, evicting what the bound requires; c.mu is held.
+func (c *Cache[V]) put(e *cacheEntry[V]) {
+	if c.sizeOf != nil {
+		e.size = c.sizeOf(e.v)
+		if e.size > c.max {
+			return
+		}
+	}
+	if old := c.entries[e.key]; old != nil {
+		c.remove(old)
+	}
+	c.entries[e.key] = e
+	e.elem = c.recent.PushFront(e)
+	c.size += e.size
+	for c.sizeOf != nil && c.size > c.max {
+		c.remove(c.recent.Back().Value.(*cacheEntry[V]))
+	}
+}
+
+// remove drops e; c.mu is held.
+func (c *Cache[V]) remove(e *cacheEntry[V]) {
+	delete(c.entries, e.key)
+	c.recent.Remove(e.elem)
+	c.size -= e.size
 }
 
 // racyWindow is the modification-time granularity allowed for: a file
@@ -84,7 +130,7 @@ func (c *Cache[V]) Put(key string, v V, deps []Dep, since time.Time) {
 	if len(deps) == 0 {
 		return
 	}
-	e := &cacheEntry[V]{v: v, deps: deps}
+	e := &cacheEntry[V]{v: v, key: key, deps: deps}
 	for _, d := range deps {
 		if d.Tree {
 			c.mu.Lock()
@@ -102,7 +148,7 @@ func (c *Cache[V]) Put(key string, v V, deps []Dep, since time.Time) {
 		e.vers = append(e.vers, versionOf(fi))
 	}
 	c.mu.Lock()
-	c.entries[key] = e
+	c.put(e)
 	c.mu.Unlock()
 }
 
@@ -116,7 +162,7 @@ func (c *Cache[V]) Get(key string) (V, bool) {
 	if e == nil || !c.valid(e) {
 		c.mu.Lock()
 		if e != nil && c.entries[key] == e {
-			delete(c.entries, key)
+			c.remove(e)
 		}
 		c.misses++
 		c.mu.Unlock()
@@ -124,6 +170,9 @@ func (c *Cache[V]) Get(key string) (V, bool) {
 	}
 	c.mu.Lock()
 	c.hits++
+	if c.entries[key] == e {
+		c.recent.MoveToFront(e.elem)
+	}
 	c.mu.Unlock()
 	return e.v, true
 }
@@ -153,11 +202,13 @@ func (c *Cache[V]) Invalidate(paths []string) {
 	c.invalidated = time.Now()
 	if paths == nil {
 		clear(c.entries)
+		c.recent.Init()
+		c.size = 0
 		return
 	}
-	for key, e := range c.entries {
+	for _, e := range c.entries {
 		if dependsOn(e.deps, paths) {
-			delete(c.entries, key)
+			c.remove(e)
 		}
 	}
 }
@@ -168,10 +219,10 @@ func (c *Cache[V]) DropTrees() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.invalidated = time.Now()
-	for key, e := range c.entries {
+	for _, e := range c.entries {
 		for _, d := range e.deps {
 			if d.Tree {
-				delete(c.entries, key)
+				c.remove(e)
 				break
 			}
 		}
@@ -183,6 +234,14 @@ func (c *Cache[V]) Stats() (hits, misses int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.hits, c.misses
+}
+
+// Size returns the entries' total size as Bound measures it (0 without
+// a bound).
+func (c *Cache[V]) Size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.size
 }
 
 // Len returns the number of entries kept.

@@ -1,0 +1,402 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
+)
+
+// loopModel is a model that asks for a read (the stamp tool) until its
+// budget of calls is spent, then answers. It notes when each request
+// reaches it, so a benchmark can time the harness between a tool's end
+// and the next request.
+type loopModel struct {
+	mu    sync.Mutex
+	left  int
+	n     int
+	sent  []time.Time
+	stamp *stamp
+}
+
+func (m *loopModel) Name() string { return "loop" }
+
+func (m *loopModel) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
+	m.mu.Lock()
+	m.sent = append(m.sent, time.Now())
+	m.n++
+	call := m.left > 0
+	if call {
+		m.left--
+	}
+	n := m.n
+	m.mu.Unlock()
+	return func(yield func(provider.Delta, error) bool) {
+		usage := provider.Delta{Kind: provider.DeltaUsage, Usage: provider.Usage{InputTokens: 100, OutputTokens: 20}}
+		if !call {
+			for _, d := range []provider.Delta{{Kind: provider.DeltaText, Text: "Done."}, usage, {Kind: provider.DeltaStop, StopReason: provider.StopEndTurn}} {
+				if !yield(d, nil) {
+					return
+				}
+			}
+			return
+		}
+		for _, d := range []provider.Delta{
+			{Kind: provider.DeltaText, Text: "Reading the next part."},
+			{Kind: provider.DeltaToolStart, Index: 0, ToolCallID: fmt.Sprintf("call_%d", n), ToolName: "stamp"},
+			{Kind: provider.DeltaToolArgs, Index: 0, Text: fmt.Sprintf(`{"part":%d}`, n)},
+			{Kind: provider.DeltaToolEnd, Index: 0},
+			usage,
+			{Kind: provider.DeltaStop, StopReason: provider.StopToolUse},
+		} {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
+}
+
+// stamp is a read tool that returns a few lines of a file and notes when
+// it returned.
+type stamp struct {
+	mu   sync.Mutex
+	done []time.Time
+}
+
+func (*stamp) Name() string        { return "stamp" }
+func (*stamp) Description() string { return "Read a part of the project." }
+func (*stamp) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"part":{"type":"integer"}}}`)
+}
+func (*stamp) Kind() sandbox.Kind     { return sandbox.KindRead }
+func (*stamp) Effect() sandbox.Effect { return sandbox.EffectRead }
+func (*stamp) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+	return sandbox.Preview{Title: "stamp"}, nil
+}
+func (s *stamp) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbox.Result {
+	var in struct{ Part int }
+	json.Unmarshal(input, &in)
+	out := fmt.Sprintf("func part%d() {\n\treturn compute(%d, \"status=ok\")\n}\n", in.Part, in.Part*7919%1000)
+	s.mu.Lock()
+	s.done = append(s.done, time.Now())
+	s.mu.Unlock()
+	return sandbox.Result{Output: out}
+}
+
+// loopRig is a Manager on a database on disk (synchronous=FULL) with the
+// loop model, the stamp tool and a window that never compacts.
+type loopRig struct {
+	m     *Manager
+	st    *store.Store
+	model *loopModel
+	tool  *stamp
+}
+
+func openRig(tb testing.TB, dbPath string) *loopRig {
+	tb.Helper()
+	st, err := store.Open(context.Background(), dbPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
+		return contextwin.Model{Window: 50_000_000, MaxOutput: 1_000, Tokenizer: "o200k_base"}
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tool := &stamp{}
+	model := &loopModel{stamp: tool}
+	m := NewManager(Config{
+		Store: st, Client: &recorder{}, DefaultModel: func(string) string { return "loop/test" },
+		Tools: []sandbox.Tool{tool}, Window: win, MaxIterations: 1 << 30,
+		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return model, nil },
+	})
+	return &loopRig{m: m, st: st, model: model, tool: tool}
+}
+
+func (r *loopRig) close() {
+	r.m.Shutdown()
+	r.st.Close()
+}
+
+// turn runs one prompt in which the model asks for calls reads.
+func (r *loopRig) turn(tb testing.TB, s *Session, calls int) {
+	tb.Helper()
+	r.model.mu.Lock()
+	r.model.left = calls
+	r.model.mu.Unlock()
+	if stop, err := s.Prompt(context.Background(), []event.Content{{Type: "text", Text: "Read the project."}}); err != nil || stop != StopEndTurn {
+		tb.Fatalf("prompt: %s, %v", stop, err)
+	}
+}
+
+// gaps returns, for each tool call since from, the time from the tool's
+// return to the next request reaching the model.
+func (r *loopRig) gaps(from int) []time.Duration {
+	r.tool.mu.Lock()
+	done := slices.Clone(r.tool.done[from:])
+	r.tool.mu.Unlock()
+	r.model.mu.Lock()
+	sent := slices.Clone(r.model.sent)
+	r.model.mu.Unlock()
+	var out []time.Duration
+	for _, d := range done {
+		i, _ := slices.BinarySearchFunc(sent, d, func(a, b time.Time) int { return a.Compare(b) })
+		if i < len(sent) {
+			out = append(out, sent[i].Sub(d))
+		}
+	}
+	return out
+}
+
+// fixture returns a copy of a database holding one session of at least
+// events events, built through the real loop (prompts of 100 reads each),
+// and the session's id. Built databases are kept in the temp directory,
+// keyed by the test binary, since the large ones take minutes to build.
+func fixture(tb testing.TB, events int) (dbPath, id string) {
+	tb.Helper()
+	dir := filepath.Join(os.TempDir(), "bridle-bench-"+binaryHash(tb))
+	cwd := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(cwd, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	built := filepath.Join(dir, fmt.Sprintf("loop-%d.db", events))
+	idFile := built + ".id"
+	if _, err := os.Stat(idFile); err != nil {
+		os.Remove(built)
+		r := openRig(tb, built)
+		ctx := context.Background()
+		info, err := r.m.New(ctx, NewParams{Cwd: cwd})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		s, err := r.m.Get(ctx, info.ID)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for len(s.Events()) < events {
+			r.turn(tb, s, min(100, (events-len(s.Events()))/4+1))
+		}
+		r.close()
+		if err := os.WriteFile(idFile, []byte(info.ID), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(idFile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dbPath = filepath.Join(tb.TempDir(), "bridle.db")
+	for _, suffix := range []string{"", "-wal"} {
+		copyFile(tb, built+suffix, dbPath+suffix)
+	}
+	return dbPath, string(b)
+}
+
+func copyFile(tb testing.TB, from, to string) {
+	tb.Helper()
+	in, err := os.Open(from)
+	if os.IsNotExist(err) {
+		return
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		tb.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func binaryHash(tb testing.TB) string {
+	tb.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	io.Copy(h, f)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[int(float64(len(s)-1)*p)]
+}
+
+// BenchmarkToolLoopGap times the harness between a tool's return and the
+// next model request, through the real turn loop: the result is cut,
+// recorded (SQLite on disk, synchronous=FULL), the request assembled from
+// the log and context_assembled recorded. Sessions of 1k and 10k events
+// are built through the same loop. The session is reloaded from its
+// fixture every 25 calls, so its size stays near the name's.
+func BenchmarkToolLoopGap(b *testing.B) {
+	for _, size := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("events=%d", size), func(b *testing.B) {
+			var all []time.Duration
+			for done := 0; done < b.N; {
+				b.StopTimer()
+				db, id := fixture(b, size)
+				r := openRig(b, db)
+				s, err := r.m.Get(context.Background(), id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := min(25, b.N-done)
+				b.StartTimer()
+				r.turn(b, s, n)
+				b.StopTimer()
+				all = append(all, r.gaps(0)...)
+				r.close()
+				done += n
+			}
+			b.ReportMetric(ms(percentile(all, 0.5)), "ms-p50")
+			b.ReportMetric(ms(percentile(all, 0.9)), "ms-p90")
+		})
+	}
+}
+
+// BenchmarkSessionAppend measures one event recorded the way the turn
+// loop records it (Session.append): encoded, its tokens counted, then
+// committed alone (one fsync).
+func BenchmarkSessionAppend(b *testing.B) {
+	db, id := fixture(b, 1_000)
+	r := openRig(b, db)
+	defer r.close()
+	s, err := r.m.Get(context.Background(), id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.append(ctx, event.FileChanged{Path: fmt.Sprintf("src/part%d.go", i), Shown: "src/part.go"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScale builds sessions of 1k, 10k and (with
+// BRIDLE_BENCH_100K=1, since building it takes minutes the first time)
+// 100k events through the real loop, then measures at each size: the
+// tool loop's gap (p50 and p90 over the calls timed), one assembly after
+// a tool iteration (p50 of 25), loading the session from the database,
+// and the process's RSS once it is loaded. It prints them as a table at
+// the end.
+func BenchmarkScale(b *testing.B) {
+	sizes := []int{1_000, 10_000}
+	if os.Getenv("BRIDLE_BENCH_100K") == "1" {
+		sizes = append(sizes, 100_000)
+	}
+	var table []string
+	for _, size := range sizes {
+		var row string
+		b.Run(fmt.Sprintf("events=%d", size), func(b *testing.B) {
+			b.StopTimer()
+			ctx := context.Background()
+			db, id := fixture(b, size)
+			r := openRig(b, db)
+			defer r.close()
+			start := time.Now()
+			s, err := r.m.Get(ctx, id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			load := time.Since(start)
+			runtime.GC()
+			rss := vmRSS(b)
+			// An assembly as the loop makes it: after a tool iteration
+			// (the model's call and its result) is in the log.
+			t := &turn{s: s, reg: s.registry()}
+			w := s.m.window(s.Info().Cwd)
+			if _, err := w.Assemble(t.input()); err != nil { // the memo reads the log once
+				b.Fatal(err)
+			}
+			var asm []time.Duration
+			for i := range 25 {
+				id := fmt.Sprintf("scale_%d", i)
+				if _, err := s.append(ctx,
+					event.AssistantMessage{Text: "Reading.", ToolCalls: []event.ToolCall{{ID: id, Name: "stamp", Input: json.RawMessage(`{"part":1}`)}}},
+					event.ToolResult{CallID: id, Name: "stamp", Status: "completed", Output: "func part1() {}\n"}); err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				a, err := w.Assemble(t.input())
+				asm = append(asm, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.append(ctx, a.Occupancy); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StartTimer()
+			r.turn(b, s, b.N)
+			b.StopTimer()
+			gaps := r.gaps(0)
+			p50, p90 := percentile(gaps, 0.5), percentile(gaps, 0.9)
+			b.ReportMetric(ms(p50), "ms-gap-p50")
+			b.ReportMetric(ms(p90), "ms-gap-p90")
+			b.ReportMetric(ms(percentile(asm, 0.5)), "ms-assemble")
+			b.ReportMetric(ms(load), "ms-load")
+			b.ReportMetric(float64(rss)/(1<<20), "MB-rss")
+			row = fmt.Sprintf("| %d | %.2f | %.2f | %.2f | %.1f | %.0f |", size, ms(p50), ms(p90), ms(percentile(asm, 0.5)), ms(load), float64(rss)/(1<<20))
+		})
+		table = append(table, row)
+	}
+	// Printed, not logged: a parent benchmark's log is not shown.
+	fmt.Println("\n| events | gap p50 ms | gap p90 ms | assembly ms | load ms | RSS MB |\n| --- | --- | --- | --- | --- | --- |\n" + strings.Join(table, "\n"))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// vmRSS is the process's resident set, from /proc/self/status.
+func vmRSS(tb testing.TB) int64 {
+	tb.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb << 10
+		}
+	}
+	tb.Fatal("no VmRSS in /proc/self/status")
+	return 0
+}
