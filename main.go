@@ -8,13 +8,22 @@ import (
 	"embed"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/bridle-dev/bridle/internal/cli"
 	"github.com/bridle-dev/bridle/sandbox"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// The release's version is the VERSION file; make dist (internal/dist)
+// stamps the commit and date with -ldflags "-X main.commit=... -X
+// main.date=...". A plain go build or go install leaves them empty and
+// cli.Build falls back to what the Go toolchain recorded.
+var (
+	//go:embed VERSION
+	version string
+	commit  string
+	date    string
+)
 
 //go:embed testdata/scenarios/*.json
 var scenarioFiles embed.FS
@@ -26,7 +35,7 @@ func main() {
 	// bridle re-executes itself as the sandbox's first process; that
 	// process must do nothing else.
 	sandbox.MaybeRunHelper()
-	os.Exit(cli.Main(context.Background(), cli.Build{Version: version, Scenarios: sub(scenarioFiles, "testdata/scenarios"),
+	os.Exit(cli.Main(context.Background(), cli.Build{Version: strings.TrimSpace(version), Commit: commit, Date: date, Scenarios: sub(scenarioFiles, "testdata/scenarios"),
 		DemoWorkspace: sub(demoWorkspace, "testdata/workspaces/demo")}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
