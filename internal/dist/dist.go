@@ -250,7 +250,7 @@ func (c *Config) pack(t Target, bin string, license []byte) (Archive, error) {
 		return a, err
 	}
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	if err != nil {
 		return a, err
 	}
