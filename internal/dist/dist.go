@@ -85,7 +85,19 @@ func main() {
 	var c Config
 	flag.StringVar(&c.Out, "out", "dist", "output `directory`")
 	flag.StringVar(&c.BaseURL, "base-url", "", "`URL` the archives are published under (default: the GitHub release of VERSION)")
+	only := flag.String("targets", "", "comma-separated `platforms` to build (default: all)")
+	asJSON := flag.Bool("json", false, "print what was built as JSON on stdout")
 	flag.Parse()
+	for _, p := range strings.Split(*only, ",") {
+		i := slices.IndexFunc(defaultTargets, func(t Target) bool { return t.Platform == p })
+		if i < 0 && p != "" {
+			fmt.Fprintf(os.Stderr, "dist: unknown platform %q\n", p)
+			os.Exit(2)
+		}
+		if i >= 0 {
+			c.Targets = append(c.Targets, defaultTargets[i])
+		}
+	}
 	c.Root = "."
 	c.Log = os.Stderr
 	start := time.Now()
@@ -93,6 +105,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dist:", err)
 		os.Exit(1)
+	}
+	if *asJSON {
+		json.NewEncoder(os.Stdout).Encode(r)
 	}
 	fmt.Fprintf(os.Stderr, "dist: bridle %s (%s) for %d platforms in %s, in %s\n", r.Version, r.Commit, len(r.Archives),
 		c.Out, time.Since(start).Round(time.Second))

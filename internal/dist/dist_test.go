@@ -4,9 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"debug/elf"
 	"debug/macho"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -22,18 +22,17 @@ import (
 // this machine's platform running --version and doctor. Then it builds
 // this platform again into another directory and wants the same bytes.
 // One full build plus one relinked target keeps the test near a minute on
-// a warm cache: the other targets go through the same build and pack.
+// a warm cache: the other targets go through the same build and pack. It
+// runs the program as make dist does, in its own process, so that -race
+// does not instrument the compression (it made the test five times
+// slower).
 func TestDist(t *testing.T) {
-	ctx := context.Background()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	r, err := Run(ctx, Config{Root: root, Out: out, Log: tlog{t}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := dist(t, root, out)
 
 	sums, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
 	if err != nil {
@@ -136,21 +135,29 @@ func TestDist(t *testing.T) {
 	}
 
 	// Reproducible: a second build of this platform gives the same archive.
-	again := t.TempDir()
-	r2, err := Run(ctx, Config{Root: root, Out: again, Log: tlog{t}, Targets: []Target{mine.Target}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r2 := dist(t, root, t.TempDir(), "-targets", mine.Platform)
 	if r2.Archives[0].SHA256 != mine.SHA256 {
 		t.Errorf("two builds of %s differ: %s then %s", mine.Name, mine.SHA256, r2.Archives[0].SHA256)
 	}
 }
 
-type tlog struct{ t *testing.T }
-
-func (l tlog) Write(p []byte) (int, error) {
-	l.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
+// dist runs go run ./internal/dist from the root, as make dist does.
+func dist(t *testing.T, root, out string, args ...string) Result {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), append([]string{"run", "./internal/dist", "-json", "-out", out}, args...)...)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	t.Log(strings.TrimSpace(stderr.String()))
+	if err != nil {
+		t.Fatalf("go run ./internal/dist: %v", err)
+	}
+	var r Result
+	if err := json.Unmarshal(stdout, &r); err != nil {
+		t.Fatalf("go run ./internal/dist -json printed %q: %v", stdout, err)
+	}
+	return r
 }
 
 func untar(t *testing.T, path string) map[string][]byte {
