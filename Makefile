@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/bridle
 EDITORS := $(wildcard editors/nvim/run-tests.sh editors/vscode/run-tests.sh)
 
-.PHONY: all build test test-go test-editors tools lint bench bench-context demo clean
+.PHONY: all build dist vsix test test-go test-editors tools lint bench bench-context demo clean
 
 all: build
 
@@ -45,8 +45,14 @@ bench-context:
 	$(GO) test -count=1 -timeout 60m -run '^TestFidelity$$' -v ./internal/ctxbench \
 		-args -sessions $(SESSIONS) -seed $(SEED) -max-iterations 150
 
+# The release: static binaries for linux and macOS (x86_64, aarch64) as
+# reproducible .tar.gz, SHA256SUMS, and the ACP registry entry agent.json
+# with icon.svg, in dist/ (internal/dist; TestDist checks them).
+dist:
+	$(GO) run ./internal/dist -out dist
+
 demo:
 	$(GO) run . demo
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

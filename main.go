@@ -5,20 +5,30 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"os"
+	"strings"
 
 	"github.com/bridle-dev/bridle/internal/cli"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// The release's version is the VERSION file; make dist (internal/dist)
+// stamps the commit and date with -ldflags "-X main.commit=... -X
+// main.date=...". A plain go build or go install leaves them empty and
+// cli.Build falls back to what the Go toolchain recorded.
+var (
+	//go:embed VERSION
+	version string
+	commit  string
+	date    string
+)
 
 func main() {
 	// bridle re-executes itself as the sandbox's first process; that
 	// process must do nothing else.
 	sandbox.MaybeRunHelper()
-	os.Exit(cli.Main(context.Background(), cli.Build{Version: version, Scenarios: scripted.Scenarios(),
-		DemoWorkspace: scripted.DemoWorkspace()}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(cli.Main(context.Background(), cli.Build{Version: strings.TrimSpace(version), Commit: commit, Date: date,
+		Scenarios: scripted.Scenarios(), DemoWorkspace: scripted.DemoWorkspace()}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -32,7 +32,10 @@ import (
 
 // Build is what the root package embeds and stamps into the binary.
 type Build struct {
-	Version string
+	Version string // the VERSION file
+	// Commit and Date are stamped by make dist; empty otherwise (see
+	// Stamped).
+	Commit, Date string
 	// Scenarios holds the scripted model's scenarios (demo.json, ...).
 	Scenarios fs.FS
 	// DemoWorkspace is the project `bridle demo` copies and works in.
@@ -64,7 +67,7 @@ func Main(ctx context.Context, b Build, args []string, stdin io.Reader, stdout, 
 		return 2
 	}
 	if *showVersion {
-		fmt.Fprintln(stdout, "bridle", b.Version)
+		fmt.Fprintln(stdout, b)
 		return 0
 	}
 	g.log = newLogger(stderr)

@@ -42,7 +42,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	// best guess. Sessions use their own directory's settings.
 	cwd, _ := os.Getwd()
 	srv := rpc.NewServer(rpc.Options{Version: g.build.Version, Logger: g.log, Unconfigured: a.Models.Unconfigured(cwd),
-		Models: a.Models.Choices(cwd), AfterInitialize: func() { startProbe() },
+		Models: a.Models.Choices(cwd), Meta: map[string]any{"build": g.build.Info()}, AfterInitialize: func() { startProbe() },
 		SessionMeta: func() map[string]any { return map[string]any{"sandbox": startProbe()} }})
 	var closer io.Closer
 	if c, ok := stdin.(io.Closer); ok {
