@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
@@ -58,6 +59,15 @@ func benchSession(b *testing.B, sc *scripted.Scenario, dir string, w *stopwatch)
 	m, _ := newTestManager(b, sc)
 	m.cfg.Tools = sandbox.DefaultTools()
 	m.cfg.Client = w
+	// A model's window as the providers' are (the tests' 10k window
+	// would cut every read of the file, which a real session does not).
+	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
+		return contextwin.Model{Window: 200_000, MaxOutput: 32_000, Tokenizer: "o200k_base"}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.cfg.Window = win
 	info, err := m.New(context.Background(), NewParams{Cwd: dir})
 	if err != nil {
 		b.Fatal(err)
