@@ -268,28 +268,28 @@ func (w *Window) Limits(spec string) Limits {
 	return Limits{Window: b.window, Reserve: b.reserve, Input: b.input, Drop: b.drop, Compact: b.compact, LowWater: b.low, PerOutput: b.perOutput}
 }
 
-// CutOutput is the cut at the source: before a tool result is appended
-// (and counted), an output larger than the per-output cap is cut to its
-// head and tail, so one output can never carry the window past both
-// thresholds at once. It returns the output unchanged when it fits.
-func (w *Window) CutOutput(spec string, r event.ToolResult) event.ToolResult {
+// CutOutput is the cut at the source: before a tool result is appended,
+// an output larger than the per-output cap is cut to its head and tail,
+// so one output can never carry the window past both thresholds at once.
+// It returns the output unchanged when it fits, and the result's token
+// count as CountPayload gives it: the output is counted once, here, and
+// the session records that count rather than counting it again.
+func (w *Window) CutOutput(spec string, r event.ToolResult) (event.ToolResult, int) {
 	c := w.Counter(spec)
 	limit := w.budget(w.Model(spec)).perOutput
-	// Cheap bounds first: a token holds at least a byte, and the estimate
-	// is within a quarter of the exact count. Counting a long output
-	// exactly only to learn that it must be cut would cost more than the
-	// cut; an output the estimate lets through that is a little over is
-	// cut again at assembly.
-	if len(r.Output) <= limit {
-		return r
+	have := -1
+	// An output far over the cap on any count is cut on its estimate:
+	// counting it exactly only to learn that would cost more than the
+	// cut. Under that, the count decides.
+	if len(r.Output) > 16*limit {
+		if est := (tokens.Estimate{}).Count(r.Output); est > 2*limit {
+			have = est
+		}
 	}
-	have := tokens.Estimate{}.Count(r.Output)
-	switch {
-	case have <= limit*3/4:
-		return r
-	case have <= 2*limit:
-		if have = c.Count(r.Output); have <= limit {
-			return r
+	if have < 0 {
+		have = c.Count(r.Output)
+		if have <= limit {
+			return r, resultTokens(have)
 		}
 	}
 	if r.Lines == 0 {
@@ -298,8 +298,12 @@ func (w *Window) CutOutput(spec string, r event.ToolResult) event.ToolResult {
 	if r.Bytes == 0 {
 		r.Bytes = len(r.Output)
 	}
-	r.Output = ClipOutput(c, r.Output, have, limit, r.Artifact)
-	return r
+	out, n := clipOutput(c, r.Output, have, limit, r.Artifact)
+	if n < 0 {
+		n = c.Count(out)
+	}
+	r.Output = out
+	return r, resultTokens(n)
 }
 
 func countLines(s string) int {

@@ -145,7 +145,7 @@ func TestProtectedTurnsAreDroppedOnlyToFit(t *testing.T) {
 		}})
 		for _, id := range []string{"a", "b"} {
 			r := event.ToolResult{CallID: id + string(rune('0'+l.calls)), Name: "run", Output: lines(200, "dump")}
-			l.add(l.w.CutOutput(l.spec, r))
+			l.add(l.cut(r))
 		}
 		l.calls++
 	}

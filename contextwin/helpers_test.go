@@ -59,7 +59,21 @@ func (l *sessionLog) tool(name, input, output, artifact string) event.Event {
 	l.add(event.ToolStarted{CallID: id, Name: name})
 	r := event.ToolResult{CallID: id, Name: name, Output: output, Status: "completed", Artifact: artifact}
 	// The session cuts at the source before appending.
-	return l.add(l.w.CutOutput(l.spec, r))
+	return l.add(l.cut(r))
+}
+
+// cut is the session's cut at the source; the count it returns must be
+// the one the log would have recorded.
+func (l *sessionLog) cut(r event.ToolResult) event.ToolResult {
+	r, n := l.w.CutOutput(l.spec, r)
+	b, err := event.Encode(r)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	if want := l.w.CountEvent(l.spec, r.Kind(), b); n != want {
+		l.t.Fatalf("CutOutput counted %d tokens, the log would record %d", n, want)
+	}
+	return r
 }
 
 func (l *sessionLog) input() Input {

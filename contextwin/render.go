@@ -78,8 +78,15 @@ func Address(r event.ToolResult, call event.ToolCall, tokens int) string {
 // cut is a pure function of its inputs, so every assembly cuts alike and
 // the prompt cache holds.
 func ClipOutput(c tokens.Counter, out string, have, limit int, artifact string) string {
+	res, _ := clipOutput(c, out, have, limit, artifact)
+	return res
+}
+
+// clipOutput is ClipOutput that also returns the cut output's count, or
+// -1 when it returned out unchanged without counting it.
+func clipOutput(c tokens.Counter, out string, have, limit int, artifact string) (string, int) {
 	if have <= limit || limit <= 0 {
-		return out
+		return out, -1
 	}
 	note := func(lines, toks int) string {
 		how := "rerun the call with a narrower range to see it"
@@ -97,12 +104,13 @@ func ClipOutput(c tokens.Counter, out string, have, limit int, artifact string) 
 		tail := cutBeforeLine(out[len(out)-n:])
 		mid := out[len(head) : len(out)-len(tail)]
 		res := head + note(strings.Count(mid, "\n"), max(0, have-limit)) + tail
-		if c.Count(res) <= limit {
-			return res
+		if got := c.Count(res); got <= limit {
+			return res, got
 		}
 		keep *= 0.8
 	}
-	return note(strings.Count(out, "\n"), have)
+	res := note(strings.Count(out, "\n"), have)
+	return res, c.Count(res)
 }
 
 // cutAfterLine shortens a head to its last whole line, unless that loses

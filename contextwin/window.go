@@ -191,6 +191,9 @@ func (w *Window) CountPayload(spec string, p event.Payload) int {
 	return countPayload(w.Counter(spec), p)
 }
 
+// resultTokens is a tool result's count from its output's.
+func resultTokens(output int) int { return output + 2*partOverhead }
+
 func countPayload(c tokens.Counter, p event.Payload) int {
 	switch v := p.(type) {
 	case event.UserMessage:
@@ -202,7 +205,7 @@ func countPayload(c tokens.Counter, p event.Payload) int {
 		}
 		return n
 	case event.ToolResult:
-		return c.Count(v.Output) + 2*partOverhead
+		return resultTokens(c.Count(v.Output))
 	case event.Interrupted:
 		return c.Count(v.Text+InterruptedNote) + partOverhead
 	case event.FileChanged:

@@ -201,7 +201,7 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 		return Info{}, err
 	}
 	started := event.SessionStarted{V: event.Version, Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirs, Model: model, Mode: string(sandbox.DefaultMode)}
-	rec, err := m.record(p.Cwd, model, started)
+	rec, err := m.record(p.Cwd, model, started, -1)
 	if err != nil {
 		return Info{}, err
 	}
@@ -488,9 +488,9 @@ func (m *Manager) window(cwd string) *contextwin.Window {
 }
 
 // record encodes a payload for the store, with its token count for the
-// model of a session in cwd: counted once, here, and summed at every
-// assembly.
-func (m *Manager) record(cwd, model string, p event.Payload) (store.Record, error) {
+// model of a session in cwd: counted once, here (or before, by the
+// caller: known >= 0), and summed at every assembly.
+func (m *Manager) record(cwd, model string, p event.Payload, known int) (store.Record, error) {
 	b, err := event.Encode(p)
 	if err != nil {
 		return store.Record{}, err
@@ -498,6 +498,8 @@ func (m *Manager) record(cwd, model string, p event.Payload) (store.Record, erro
 	n := 0
 	if count := m.cfg.CountTokens; count != nil {
 		n = count(model, p.Kind(), b)
+	} else if known >= 0 {
+		n = known
 	} else {
 		// Counted from the payload itself: decoding what was just
 		// encoded cost as much as encoding it.

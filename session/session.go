@@ -320,12 +320,22 @@ func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]e
 
 // records stamps payloads and encodes them with their token counts.
 func (s *Session) records(payloads []event.Payload) ([]store.Record, error) {
+	return s.recordsCounted(payloads, nil)
+}
+
+// recordsCounted is records for payloads whose token counts are known
+// (counts[i] >= 0): a tool result's output was counted when it was cut.
+func (s *Session) recordsCounted(payloads []event.Payload, counts []int) ([]store.Record, error) {
 	info := s.Info()
 	recs := make([]store.Record, len(payloads))
 	for i, p := range payloads {
 		p = event.Stamp(p)
 		payloads[i] = p
-		r, err := s.m.record(info.Cwd, info.Model, p)
+		n := -1
+		if i < len(counts) {
+			n = counts[i]
+		}
+		r, err := s.m.record(info.Cwd, info.Model, p, n)
 		if err != nil {
 			return nil, err
 		}
@@ -369,6 +379,20 @@ func (s *Session) hold(payloads ...event.Payload) ([]event.Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.holdRecords(payloads, recs), nil
+}
+
+// holdCounted holds one payload whose token count is known.
+func (s *Session) holdCounted(p event.Payload, tokens int) ([]event.Event, error) {
+	payloads := []event.Payload{p}
+	recs, err := s.recordsCounted(payloads, []int{tokens})
+	if err != nil {
+		return nil, err
+	}
+	return s.holdRecords(payloads, recs), nil
+}
+
+func (s *Session) holdRecords(payloads []event.Payload, recs []store.Record) []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := int64(1)
@@ -382,7 +406,7 @@ func (s *Session) hold(payloads ...event.Payload) ([]event.Event, error) {
 		s.held = append(s.held, heldEvent{ev: out[i], rec: recs[i]})
 	}
 	s.events = append(s.events, out...)
-	return out, nil
+	return out
 }
 
 // flush commits the held events, if any, and shows them.

@@ -112,7 +112,7 @@ func (p asParent) Reopen(ctx context.Context, st event.SubagentStarted) ([]event
 func (m *Manager) newChild(ctx context.Context, parent *Session, st event.SubagentStarted) (*Session, error) {
 	info := parent.Info()
 	started := event.SessionStarted{V: event.Version, Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Model: info.Model, Mode: string(parent.Mode())}
-	rec, err := m.record(info.Cwd, info.Model, started)
+	rec, err := m.record(info.Cwd, info.Model, started, -1)
 	if err != nil {
 		return nil, err
 	}

@@ -177,12 +177,12 @@ func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error
 	// Cut at the source, before the result is counted: one output may
 	// never carry the window past both thresholds at once.
 	info := t.s.Info()
-	r = t.s.m.window(info.Cwd).CutOutput(info.Model, r)
+	r, n := t.s.m.window(info.Cwd).CutOutput(info.Model, r)
 	// Held: written with the next commit, in the same transaction as its
 	// idempotency record; in a loop that goes on, that is the next
 	// request's context_assembled, so the iteration costs two commits.
 	// A crash before it leaves tool_started without a result, which
 	// recovery resolves as it does a crash inside the tool.
-	_, err := t.s.hold(r)
+	_, err := t.s.holdCounted(r, n)
 	return err
 }
