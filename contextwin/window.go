@@ -2,8 +2,8 @@ package contextwin
 
 import (
 	"crypto/sha256"
-	"encoding/json"
-	"fmt"
+	"encoding/binary"
+	"io"
 	"sync"
 
 	"github.com/bridle-dev/bridle/config"
@@ -223,13 +223,24 @@ func countPayload(c tokens.Counter, p event.Payload) int {
 // fixedCount counts the system blocks and the tool catalogue, cached by
 // content: they are the same on almost every call.
 func (w *Window) fixedCount(c tokens.Counter, system []provider.SystemBlock, tools []provider.Tool) int {
+	// Keyed by the texts themselves, each prefixed with its length; no
+	// formatting or encoding on the way (this runs on every assembly).
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00", c.Name())
-	for _, b := range system {
-		fmt.Fprintf(h, "%d:%s", len(b.Text), b.Text)
+	field := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		io.WriteString(h, s)
 	}
-	cat, _ := json.Marshal(tools)
-	h.Write(cat)
+	field(c.Name())
+	for _, b := range system {
+		field(b.Text)
+	}
+	for _, t := range tools {
+		field(t.Name)
+		field(t.Description)
+		field(string(t.InputSchema))
+	}
 	var key [32]byte
 	h.Sum(key[:0])
 	w.mu.Lock()
