@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -17,7 +18,7 @@ type EditFile struct{}
 
 var (
 	editFileDoc    = loadDoc("edit_file.md")
-	editFileSchema = deriveSchema[editFileInput]()
+	editFileSchema = sync.OnceValue(deriveSchema[editFileInput])
 )
 
 type editFileInput struct {
@@ -31,16 +32,16 @@ func (EditFile) Name() string { return "edit_file" }
 
 func (EditFile) Description() string { return editFileDoc.render(nil) }
 
-func (EditFile) Schema() json.RawMessage { return editFileSchema.raw }
+func (EditFile) Schema() json.RawMessage { return editFileSchema().raw }
 
-func (EditFile) compiled() *jsonschema.Resolved { return editFileSchema.resolved }
+func (EditFile) compiled() *jsonschema.Resolved { return editFileSchema().resolved }
 
 func (EditFile) Kind() Kind     { return KindEdit }
 func (EditFile) Effect() Effect { return EffectEdit }
 
 // Plan computes the edit without applying it.
 func (t EditFile) Plan(env *Env, input json.RawMessage) (FileEdit, error) {
-	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema, input)
+	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema(), input)
 	if err != nil {
 		return FileEdit{}, err
 	}
@@ -129,7 +130,7 @@ func occurrenceLines(text, sub string, max int) string {
 }
 
 func (t EditFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema, input)
+	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -147,7 +148,7 @@ func (t EditFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
 }
 
 func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema, input)
+	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -22,7 +23,7 @@ type Glob struct {
 
 var (
 	globDoc    = loadDoc("glob.md")
-	globSchema = deriveSchema[globInput]()
+	globSchema = sync.OnceValue(deriveSchema[globInput])
 )
 
 type globInput struct {
@@ -37,9 +38,9 @@ func (t Glob) Description() string {
 	return globDoc.render(struct{ Max int }{t.max()})
 }
 
-func (Glob) Schema() json.RawMessage { return globSchema.raw }
+func (Glob) Schema() json.RawMessage { return globSchema().raw }
 
-func (Glob) compiled() *jsonschema.Resolved { return globSchema.resolved }
+func (Glob) compiled() *jsonschema.Resolved { return globSchema().resolved }
 
 func (Glob) Kind() Kind     { return KindSearch }
 func (Glob) Effect() Effect { return EffectRead }
@@ -47,7 +48,7 @@ func (Glob) Effect() Effect { return EffectRead }
 func (t Glob) max() int { return orDefault(t.MaxResults, 500) }
 
 func (t Glob) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[globInput](env, t.Name(), globSchema, input)
+	in, err := parseInput[globInput](env, t.Name(), globSchema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -58,7 +59,7 @@ func (t Glob) Preview(env *Env, input json.RawMessage) (Preview, error) {
 }
 
 func (t Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[globInput](env, t.Name(), globSchema, input)
+	in, err := parseInput[globInput](env, t.Name(), globSchema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -32,7 +32,7 @@ type Grep struct {
 
 var (
 	grepDoc    = loadDoc("grep.md")
-	grepSchema = deriveSchema[grepInput]()
+	grepSchema = sync.OnceValue(deriveSchema[grepInput])
 )
 
 type grepInput struct {
@@ -49,9 +49,9 @@ func (t Grep) Description() string {
 	return grepDoc.render(struct{ MaxMatches int }{t.maxMatches()})
 }
 
-func (Grep) Schema() json.RawMessage { return grepSchema.raw }
+func (Grep) Schema() json.RawMessage { return grepSchema().raw }
 
-func (Grep) compiled() *jsonschema.Resolved { return grepSchema.resolved }
+func (Grep) compiled() *jsonschema.Resolved { return grepSchema().resolved }
 
 func (Grep) Kind() Kind     { return KindSearch }
 func (Grep) Effect() Effect { return EffectRead }
@@ -76,7 +76,7 @@ func (t Grep) compile(in grepInput) (*regexp.Regexp, error) {
 }
 
 func (t Grep) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[grepInput](env, t.Name(), grepSchema, input)
+	in, err := parseInput[grepInput](env, t.Name(), grepSchema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -99,7 +99,7 @@ type grepStats struct {
 }
 
 func (t Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[grepInput](env, t.Name(), grepSchema, input)
+	in, err := parseInput[grepInput](env, t.Name(), grepSchema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

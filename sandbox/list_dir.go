@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -19,7 +20,7 @@ type ListDir struct {
 
 var (
 	listDirDoc    = loadDoc("list_dir.md")
-	listDirSchema = deriveSchema[listDirInput]()
+	listDirSchema = sync.OnceValue(deriveSchema[listDirInput])
 )
 
 type listDirInput struct {
@@ -33,9 +34,9 @@ func (t ListDir) Description() string {
 	return listDirDoc.render(struct{ Max int }{t.max()})
 }
 
-func (ListDir) Schema() json.RawMessage { return listDirSchema.raw }
+func (ListDir) Schema() json.RawMessage { return listDirSchema().raw }
 
-func (ListDir) compiled() *jsonschema.Resolved { return listDirSchema.resolved }
+func (ListDir) compiled() *jsonschema.Resolved { return listDirSchema().resolved }
 
 func (ListDir) Kind() Kind     { return KindRead }
 func (ListDir) Effect() Effect { return EffectRead }
@@ -43,7 +44,7 @@ func (ListDir) Effect() Effect { return EffectRead }
 func (t ListDir) max() int { return orDefault(t.MaxEntries, 500) }
 
 func (t ListDir) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[listDirInput](env, t.Name(), listDirSchema, input)
+	in, err := parseInput[listDirInput](env, t.Name(), listDirSchema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -59,7 +60,7 @@ func orDot(p string) string {
 }
 
 func (t ListDir) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[listDirInput](env, t.Name(), listDirSchema, input)
+	in, err := parseInput[listDirInput](env, t.Name(), listDirSchema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

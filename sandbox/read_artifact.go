@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -19,7 +20,7 @@ type ReadArtifact struct {
 
 var (
 	readArtifactDoc    = loadDoc("read_artifact.md")
-	readArtifactSchema = deriveSchema[readArtifactInput]()
+	readArtifactSchema = sync.OnceValue(deriveSchema[readArtifactInput])
 )
 
 type readArtifactInput struct {
@@ -35,9 +36,9 @@ func (t ReadArtifact) Description() string {
 	return readArtifactDoc.render(struct{ MaxLines, MaxBytes int }{t.maxLines(), t.maxBytes()})
 }
 
-func (ReadArtifact) Schema() json.RawMessage { return readArtifactSchema.raw }
+func (ReadArtifact) Schema() json.RawMessage { return readArtifactSchema().raw }
 
-func (ReadArtifact) compiled() *jsonschema.Resolved { return readArtifactSchema.resolved }
+func (ReadArtifact) compiled() *jsonschema.Resolved { return readArtifactSchema().resolved }
 
 func (ReadArtifact) Kind() Kind     { return KindRead }
 func (ReadArtifact) Effect() Effect { return EffectNone }
@@ -46,7 +47,7 @@ func (t ReadArtifact) maxLines() int { return orDefault(t.MaxLines, 1000) }
 func (t ReadArtifact) maxBytes() int { return orDefault(t.MaxBytes, 48<<10) }
 
 func (t ReadArtifact) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSchema, input)
+	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSchema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -54,7 +55,7 @@ func (t ReadArtifact) Preview(env *Env, input json.RawMessage) (Preview, error) 
 }
 
 func (t ReadArtifact) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSchema, input)
+	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSchema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -25,7 +26,7 @@ type ReadFile struct {
 
 var (
 	readFileDoc    = loadDoc("read_file.md")
-	readFileSchema = deriveSchema[readFileInput]()
+	readFileSchema = sync.OnceValue(deriveSchema[readFileInput])
 )
 
 type readFileInput struct {
@@ -40,9 +41,9 @@ func (t ReadFile) Description() string {
 	return readFileDoc.render(struct{ MaxLines, MaxBytes, MaxLineLen int }{t.maxLines(), t.maxBytes(), t.maxLineLen()})
 }
 
-func (ReadFile) Schema() json.RawMessage { return readFileSchema.raw }
+func (ReadFile) Schema() json.RawMessage { return readFileSchema().raw }
 
-func (ReadFile) compiled() *jsonschema.Resolved { return readFileSchema.resolved }
+func (ReadFile) compiled() *jsonschema.Resolved { return readFileSchema().resolved }
 
 func (ReadFile) Kind() Kind     { return KindRead }
 func (ReadFile) Effect() Effect { return EffectRead }
@@ -59,7 +60,7 @@ func orDefault(v, def int) int {
 }
 
 func (t ReadFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[readFileInput](env, t.Name(), readFileSchema, input)
+	in, err := parseInput[readFileInput](env, t.Name(), readFileSchema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -67,7 +68,7 @@ func (t ReadFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
 }
 
 func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[readFileInput](env, t.Name(), readFileSchema, input)
+	in, err := parseInput[readFileInput](env, t.Name(), readFileSchema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

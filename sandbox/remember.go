@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -15,7 +16,7 @@ type Remember struct{}
 
 var (
 	rememberDoc    = loadDoc("remember.md")
-	rememberSchema = deriveSchema[rememberInput]()
+	rememberSchema = sync.OnceValue(deriveSchema[rememberInput])
 )
 
 type rememberInput struct {
@@ -30,15 +31,15 @@ func (Remember) Name() string { return "remember" }
 
 func (Remember) Description() string { return rememberDoc.render(nil) }
 
-func (Remember) Schema() json.RawMessage { return rememberSchema.raw }
+func (Remember) Schema() json.RawMessage { return rememberSchema().raw }
 
-func (Remember) compiled() *jsonschema.Resolved { return rememberSchema.resolved }
+func (Remember) compiled() *jsonschema.Resolved { return rememberSchema().resolved }
 
 func (Remember) Kind() Kind     { return KindThink }
 func (Remember) Effect() Effect { return EffectNone }
 
 func (t Remember) parse(env *Env, input json.RawMessage) (rememberInput, error) {
-	in, err := parseInput[rememberInput](env, t.Name(), rememberSchema, input)
+	in, err := parseInput[rememberInput](env, t.Name(), rememberSchema(), input)
 	if err != nil {
 		return in, err
 	}

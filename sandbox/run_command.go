@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bridle-dev/bridle/sandbox/box"
@@ -25,7 +26,7 @@ type RunCommand struct {
 
 var (
 	runCommandDoc    = loadDoc("run_command.md")
-	runCommandSchema = deriveSchema[runCommandInput]()
+	runCommandSchema = sync.OnceValue(deriveSchema[runCommandInput])
 )
 
 type runCommandInput struct {
@@ -45,15 +46,15 @@ func (t *RunCommand) Description() string {
 	}{strings.Join(t.Settings.AllowHosts, ", "), int(t.Settings.timeout().Seconds()), int(t.Settings.maxTimeout().Seconds()), t.Caps.HeadLines + t.Caps.TailLines})
 }
 
-func (*RunCommand) Schema() json.RawMessage { return runCommandSchema.raw }
+func (*RunCommand) Schema() json.RawMessage { return runCommandSchema().raw }
 
-func (*RunCommand) compiled() *jsonschema.Resolved { return runCommandSchema.resolved }
+func (*RunCommand) compiled() *jsonschema.Resolved { return runCommandSchema().resolved }
 
 func (*RunCommand) Kind() Kind     { return KindExecute }
 func (*RunCommand) Effect() Effect { return EffectExecute }
 
 func (t *RunCommand) parse(env *Env, input json.RawMessage) (runCommandInput, string, time.Duration, error) {
-	in, err := parseInput[runCommandInput](env, t.Name(), runCommandSchema, input)
+	in, err := parseInput[runCommandInput](env, t.Name(), runCommandSchema(), input)
 	if err != nil {
 		return in, "", 0, err
 	}

@@ -16,7 +16,8 @@ import (
 var validations atomic.Int64
 
 // inputSchema is a built-in tool's input schema, derived from its Go
-// input type once, at start, and compiled once.
+// input type and compiled once, on first use: at package init it cost
+// ~2.5 ms of every start, before bridle could answer initialize.
 type inputSchema struct {
 	raw      json.RawMessage
 	resolved *jsonschema.Resolved

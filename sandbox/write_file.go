@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -14,7 +15,7 @@ type WriteFile struct{}
 
 var (
 	writeFileDoc    = loadDoc("write_file.md")
-	writeFileSchema = deriveSchema[writeFileInput]()
+	writeFileSchema = sync.OnceValue(deriveSchema[writeFileInput])
 )
 
 type writeFileInput struct {
@@ -26,16 +27,16 @@ func (WriteFile) Name() string { return "write_file" }
 
 func (WriteFile) Description() string { return writeFileDoc.render(nil) }
 
-func (WriteFile) Schema() json.RawMessage { return writeFileSchema.raw }
+func (WriteFile) Schema() json.RawMessage { return writeFileSchema().raw }
 
-func (WriteFile) compiled() *jsonschema.Resolved { return writeFileSchema.resolved }
+func (WriteFile) compiled() *jsonschema.Resolved { return writeFileSchema().resolved }
 
 func (WriteFile) Kind() Kind     { return KindEdit }
 func (WriteFile) Effect() Effect { return EffectEdit }
 
 // Plan computes the write without doing it.
 func (t WriteFile) Plan(env *Env, input json.RawMessage) (FileEdit, error) {
-	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema, input)
+	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema(), input)
 	if err != nil {
 		return FileEdit{}, err
 	}
@@ -73,7 +74,7 @@ func (t WriteFile) plan(env *Env, in writeFileInput) (FileEdit, error) {
 }
 
 func (t WriteFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema, input)
+	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -87,7 +88,7 @@ func (t WriteFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
 }
 
 func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema, input)
+	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}
