@@ -59,7 +59,7 @@ dist:
 # with `code --install-extension dist/bridle-vscode-VERSION-PLATFORM.vsix`.
 vsix:
 	@[ -x editors/vscode/node_modules/.bin/vsce ] || (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error)
-	node editors/vscode/vsix.mjs --out dist
+	GO=$(GO) node editors/vscode/vsix.mjs --out dist
 
 demo:
 	$(GO) run . demo

@@ -51,7 +51,7 @@ const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ["ignore"
 // 1. The static binaries, from the release build.
 mkdirSync(out, { recursive: true });
 const release = JSON.parse(
-  run("go", ["run", "./internal/dist", "-out", out, "-json", "-targets", targets.map((t) => platforms[t]).join(",")], { cwd: repo }).toString(),
+  run(process.env.GO || "go", ["run", "./internal/dist", "-out", out, "-json", "-targets", targets.map((t) => platforms[t]).join(",")], { cwd: repo }).toString(),
 );
 const epoch = Math.floor(new Date(release.Date).getTime() / 1000);
 
