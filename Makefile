@@ -53,6 +53,14 @@ bench-context:
 dist:
 	$(GO) run ./internal/dist -out dist
 
+# The VS Code extension for linux and macOS (x64, arm64): one .vsix per
+# platform with that platform's static bridle inside (the binaries of
+# make dist; editors/vscode/vsix.mjs), reproducible, in dist/. Install one
+# with `code --install-extension dist/bridle-vscode-VERSION-PLATFORM.vsix`.
+vsix:
+	@[ -x editors/vscode/node_modules/.bin/vsce ] || (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error)
+	GO=$(GO) node editors/vscode/vsix.mjs --out dist
+
 demo:
 	$(GO) run . demo
 

@@ -2,7 +2,11 @@
 # The VS Code extension's tests: type check, unit tests in Node with a
 # stand-in vscode module, and the end-to-end test in a real workbench
 # (code-server driven by headless Chromium). All run against the real bridle
-# binary: $BRIDLE_BIN, or one built here from the repository root.
+# binary: $BRIDLE_BIN, or one built here from the repository root. Then the
+# package a user installs: make vsix's script builds this machine's .vsix
+# (its static bridle from internal/dist), code-server installs it from the
+# file, and the end-to-end checks that matter most run against the bundled
+# bridle alone (no bridle.path, BRIDLE_BIN or bridle on PATH).
 #
 # As root it installs what it needs (Debian packages, npm ci from the
 # committed lock files); otherwise it names what is missing and stops.
@@ -46,9 +50,8 @@ fi
 for t in node npm; do
   command -v "$t" >/dev/null || { say "missing: $t (Node 20 or newer). Install Node.js, then rerun."; echo "0 passed, 1 failed"; exit 1; }
 done
-if [ -z "${BRIDLE_BIN:-}" ]; then
-  command -v go >/dev/null || { say "missing: go (to build bridle), or set BRIDLE_BIN to a built binary."; echo "0 passed, 1 failed"; exit 1; }
-fi
+# go builds the .vsix's bridle (and bridle itself when BRIDLE_BIN is unset).
+command -v go >/dev/null || { say "missing: go (to build bridle and the .vsix's static bridle)."; echo "0 passed, 1 failed"; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -111,17 +114,34 @@ failed=$((failed + ${f:-0}))
 if [ $unit != 0 ] && [ "${f:-0}" = 0 ]; then failed=$((failed + 1)); fi
 
 # ---- end to end in code-server ----
-CODE_SERVER="$cache/code-server/node_modules/.bin/code-server" NODE24_BIN="$node24/bin" \
-  timeout 600 node e2e/run.mjs >"$tmp/e2e.log" 2>&1
-e2e=$?
-grep -v '^[0-9]* passed, [0-9]* failed$' "$tmp/e2e.log"
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$tmp/e2e.log" | tail -1)
-if [ -n "$line" ]; then
-  passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
-  failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
-fi
-if [ $e2e != 0 ] && { [ -z "$line" ] || [ "$(echo "$line" | cut -d' ' -f3)" = 0 ]; }; then
-  failed=$((failed + 1)) # it failed without counting a failure: setup or crash
+e2e() { # log [env arguments...]: runs e2e/run.mjs and adds up its counts
+  local log=$1
+  shift
+  env "$@" CODE_SERVER="$cache/code-server/node_modules/.bin/code-server" NODE24_BIN="$node24/bin" \
+    timeout 600 node e2e/run.mjs >"$log" 2>&1
+  local rc=$? line
+  grep -v '^[0-9]* passed, [0-9]* failed$' "$log"
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+  if [ -n "$line" ]; then
+    passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
+    failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+  fi
+  if [ $rc != 0 ] && { [ -z "$line" ] || [ "$(echo "$line" | cut -d' ' -f3)" = 0 ]; }; then
+    failed=$((failed + 1)) # it failed without counting a failure: setup or crash
+  fi
+}
+e2e "$tmp/e2e.log"
+
+# ---- the .vsix, installed from the file, with its bundled bridle ----
+say "packaging the .vsix for this machine (make vsix, host target only)"
+if node vsix.mjs --targets host --out "$tmp/vsix" >"$tmp/vsix.log" 2>&1; then
+  count "vsix package" 0
+  vsix_file=$(ls "$tmp"/vsix/bridle-vscode-*.vsix)
+  say "$(tail -1 "$tmp/vsix.log")"
+  e2e "$tmp/e2e-vsix.log" -u BRIDLE_BIN E2E_VSIX="$vsix_file"
+else
+  cat "$tmp/vsix.log" >&2
+  count "vsix package (node vsix.mjs --targets host)" 1
 fi
 
 echo "$passed passed, $failed failed"

@@ -6,9 +6,15 @@
 // the Node that code-server needs), BRIDLE_BIN, CHROMIUM (default
 // /usr/bin/chromium). Screenshots go to ARTIFACTS (default test-results/).
 // Prints "N passed, N failed" and exits non-zero on any failure.
+//
+// With E2E_VSIX=path.vsix (a package of make vsix, for this machine) it
+// tests what a user installs instead: code-server installs the .vsix from
+// the file, and the chat runs the bridle bundled inside, with no
+// bridle.path, no BRIDLE_BIN and no bridle on PATH; a subset of the checks
+// runs (BRIDLE_BIN is not needed).
 
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, cpSync, rmSync, existsSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, cpSync, rmSync, existsSync, readdirSync, statSync, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,12 +30,13 @@ const need = (k) => {
 };
 const codeServer = need("CODE_SERVER");
 const node24 = need("NODE24_BIN");
-const bridleBin = need("BRIDLE_BIN");
+const vsix = process.env.E2E_VSIX;
+const bridleBin = vsix ? undefined : need("BRIDLE_BIN");
 const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 const artifacts = process.env.ARTIFACTS || join(extRoot, "test-results");
 mkdirSync(artifacts, { recursive: true });
 
-// ---- a workspace, a profile and the extension installed by copy ----
+// ---- a workspace, a profile and the extension (copied, or installed from the .vsix) ----
 
 const root = mkdtempSync(join(tmpdir(), "bridle-e2e-"));
 const ws = join(root, "workspace");
@@ -38,9 +45,39 @@ const userDir = join(root, "user");
 mkdirSync(ws);
 writeFileSync(join(ws, "notes.txt"), "hello\n");
 const pkg = JSON.parse(readFileSync(join(extRoot, "package.json"), "utf8"));
-const installed = join(extDir, `${pkg.publisher}.${pkg.name}-${pkg.version}`);
-mkdirSync(installed, { recursive: true });
-for (const f of ["package.json", "dist", "resources"]) cpSync(join(extRoot, f), join(installed, f), { recursive: true });
+const xdg = join(root, "xdg");
+for (const d of ["config", "data", "cache", "state"]) mkdirSync(join(xdg, d), { recursive: true });
+// With a .vsix, bridle must come from the package alone: PATH keeps no
+// folder that holds a bridle, and BRIDLE_BIN is not passed on.
+const hasBridle = (d) => d && existsSync(join(d, "bridle"));
+const serverEnv = {
+  ...process.env,
+  PATH: [node24, ...(process.env.PATH ?? "").split(":").filter((d) => !(vsix && hasBridle(d)))].join(":"),
+  XDG_CONFIG_HOME: join(xdg, "config"),
+  XDG_DATA_HOME: join(xdg, "data"),
+  XDG_CACHE_HOME: join(xdg, "cache"),
+  XDG_STATE_HOME: join(xdg, "state"),
+};
+if (vsix) delete serverEnv.BRIDLE_BIN;
+let installed = join(extDir, `${pkg.publisher}.${pkg.name}-${pkg.version}`);
+let installError;
+if (vsix) {
+  try {
+    execFileSync(codeServer, ["--install-extension", vsix, "--extensions-dir", extDir, "--user-data-dir", userDir], {
+      env: serverEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 120000,
+    });
+    const dirs = readdirSync(extDir).filter((d) => d.startsWith(`${pkg.publisher}.${pkg.name}-`));
+    if (dirs.length !== 1) throw new Error(`expected one installed bridle extension in ${extDir}, found ${JSON.stringify(readdirSync(extDir))}`);
+    installed = join(extDir, dirs[0]);
+  } catch (err) {
+    installError = new Error(`code-server --install-extension ${vsix} failed: ${err.message}\n${err.stderr ?? ""}`);
+  }
+} else {
+  mkdirSync(installed, { recursive: true });
+  for (const f of ["package.json", "dist", "resources"]) cpSync(join(extRoot, f), join(installed, f), { recursive: true });
+}
 mkdirSync(join(userDir, "User"), { recursive: true });
 const db = join(root, "bridle.db");
 writeFileSync(
@@ -56,7 +93,7 @@ writeFileSync(
       "extensions.autoUpdate": false,
       "window.commandCenter": false,
       "workbench.secondarySideBar.defaultVisibility": "hidden",
-      "bridle.path": bridleBin,
+      ...(vsix ? {} : { "bridle.path": bridleBin }),
       "bridle.env": {
         BRIDLE_DB: db,
         BRIDLE_MODEL: `scripted/${join(extRoot, "test", "scenarios", "chat.json")}`,
@@ -79,8 +116,6 @@ function freePort() {
 }
 
 const port = await freePort();
-const xdg = join(root, "xdg");
-for (const d of ["config", "data", "cache", "state"]) mkdirSync(join(xdg, d), { recursive: true });
 const server = spawn(
   codeServer,
   [
@@ -96,14 +131,7 @@ const server = spawn(
   {
     detached: true, // its own process group, killed as a whole below
     stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      PATH: `${node24}:${process.env.PATH}`,
-      XDG_CONFIG_HOME: join(xdg, "config"),
-      XDG_DATA_HOME: join(xdg, "data"),
-      XDG_CACHE_HOME: join(xdg, "cache"),
-      XDG_STATE_HOME: join(xdg, "state"),
-    },
+    env: serverEnv,
   },
 );
 let serverLog = "";
@@ -151,7 +179,8 @@ async function waitForServer() {
 
 const only = process.env.E2E_ONLY; // run the first check and those whose name has this
 let checks = 0;
-async function check(name, fn) {
+async function check(name, fn, { inVsix = false } = {}) {
+  if (vsix && !inVsix) return;
   if (only && checks++ > 0 && !name.includes(only)) return;
   const t0 = Date.now();
   try {
@@ -206,6 +235,22 @@ async function sendPrompt(text) {
 }
 
 try {
+  if (vsix) {
+    await check("the .vsix installs with its bridle executable, of the extension's version", async () => {
+      if (installError) throw installError;
+      const bin = join(installed, "bin", "bridle");
+      if (!existsSync(bin)) throw new Error(`no bin/bridle in the installed extension: ${JSON.stringify(readdirSync(installed))}`);
+      const mode = statSync(bin).mode;
+      // Checked before the extension runs: its chmod fallback must not be what makes this pass.
+      if ((mode & 0o111) !== 0o111) throw new Error(`bin/bridle has mode ${(mode & 0o777).toString(8)}: the install dropped the executable bit`);
+      const want = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")).version;
+      const v = execFileSync(bin, ["--version"]).toString();
+      if (!v.startsWith(`bridle ${want} `)) throw new Error(`bin/bridle --version says ${v}, the installed extension is ${want}`);
+      const onPath = serverEnv.PATH.split(":").filter(hasBridle);
+      if (onPath.length) throw new Error(`bridle is still on code-server's PATH: ${onPath}`);
+    }, { inVsix: true });
+    if (installError) throw installError;
+  }
   await waitForServer();
   browser = await chromium.launch({
     executablePath: chromiumPath,
@@ -220,7 +265,7 @@ try {
     await runCommand("bridle: New Chat");
     await chat().locator("#input").waitFor({ timeout: 30000 });
     await chat().locator("#mode option").first().waitFor({ state: "attached", timeout: 15000 });
-  });
+  }, { inVsix: true });
 
   await check("a prompt's answer streams in as rendered markdown", async () => {
     await sendPrompt("hello bridle");
@@ -230,8 +275,23 @@ try {
     const strong = await answer.locator("strong").first().textContent();
     if (strong !== "bridle") throw new Error(`expected **bridle** rendered bold, got ${strong}`);
     await chat().locator("#stop[disabled]").waitFor({ timeout: 10000 });
-    await shot("1-streamed-answer");
-  });
+    await shot(vsix ? "vsix-1-streamed-answer" : "1-streamed-answer");
+  }, { inVsix: true });
+
+  if (vsix) await check("the chat runs the bridle bundled in the .vsix, with no version warning", async () => {
+    const bin = join(installed, "bin", "bridle");
+    const running = readdirSync("/proc").filter((p) => /^\d+$/.test(p)).some((p) => {
+      try {
+        return readlinkSync(`/proc/${p}/exe`) === bin;
+      } catch {
+        return false;
+      }
+    });
+    if (!running) throw new Error(`no process runs ${bin}`);
+    // The check runs right after initialize, before the session began.
+    const warning = page.locator(".notifications-toasts .notification-list-item-message", { hasText: "bridle extension" });
+    if (await warning.count()) throw new Error(`a version warning: ${await warning.first().textContent()}`);
+  }, { inVsix: true });
 
   await check("the status bar shows context use from usage_update", async () => {
     const item = page.locator(".statusbar-item", { hasText: /ctx \d+% · / });
@@ -299,8 +359,8 @@ try {
     const out = await card.locator("pre.output").textContent();
     if (!out.includes("hello")) throw new Error(`output preview: ${out}`);
     await chat().locator(".item.agent", { hasText: "notes.txt says hello." }).waitFor({ timeout: 10000 });
-    await shot("4-tool-card");
-  });
+    await shot(vsix ? "vsix-2-tool-card" : "4-tool-card");
+  }, { inVsix: true });
 
   await check("an edit asks for approval inline and as a notification; allowing it changes the file", async () => {
     await sendPrompt("please edit notes.txt");

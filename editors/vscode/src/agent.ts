@@ -63,9 +63,10 @@ export class Agent {
         if (err.code === "ENOENT") {
           reject(
             new AgentStartError(
-              `Could not start bridle: "${opts.command}" was not found. Install it ` +
-                `(go install github.com/bridle-dev/bridle@latest) or set the "bridle.path" ` +
-                `setting to the full path of the binary.`,
+              `Could not start bridle: "${opts.command}" was not found. Set the "bridle.path" ` +
+                `setting to the full path of the binary, install bridle on PATH ` +
+                `(go install github.com/bridle-dev/bridle@latest), or install the extension's ` +
+                `.vsix for your platform, which bundles it.`,
             ),
           );
         } else if (err.code === "EACCES") {

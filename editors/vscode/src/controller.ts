@@ -1,11 +1,13 @@
 // The chat controller: one bridle process per window, the current session,
 // the transcript, approvals, and the bridge to the webview and status bar.
 
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import * as acp from "@agentclientprotocol/sdk";
 import { Agent, AgentStartError } from "./agent";
+import { resolveBinary, versionWarning, bundledPath, type Binary } from "./binary";
 import { Transcript, type Item, type DiffView } from "./transcript";
 import { statusText, statusTooltip } from "./usage";
 import type { ToWebview, FromWebview } from "./protocol";
@@ -87,22 +89,49 @@ export class Controller implements vscode.Disposable {
     return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd();
   }
 
-  /** The command line and environment bridle runs with, from the settings. */
-  launch(): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  private get extensionVersion(): string {
+    return String(this.ctx.extension?.packageJSON?.version ?? "0");
+  }
+
+  /**
+   * The command line and environment bridle runs with: the binary is the
+   * bridle.path setting, else the one bundled in the extension, else
+   * `bridle` on PATH (binary.ts).
+   */
+  launch(): { command: string; args: string[]; env: NodeJS.ProcessEnv; binary: Binary } {
     const cfg = vscode.workspace.getConfiguration("bridle");
-    const command = cfg.get<string>("path") || "bridle";
+    const binary = resolveBinary(cfg.get<string>("path"), this.ctx.extensionUri.fsPath, (l) => this.log.appendLine(l));
     const args = cfg.get<string[]>("args") ?? [];
     const env = { ...process.env, ...(cfg.get<Record<string, string>>("env") ?? {}) };
-    return { command, args, env };
+    return { command: binary.command, args, env, binary };
+  }
+
+  /** Version mismatches already shown in this window, by binary and version. */
+  private readonly warned = new Set<string>();
+
+  private checkVersion(binary: Binary, agentVersion: string | undefined): void {
+    const hasBundled = fs.existsSync(bundledPath(this.ctx.extensionUri.fsPath));
+    const msg = versionWarning(binary, agentVersion, this.extensionVersion, hasBundled);
+    if (!msg) {
+      this.log.appendLine(`bridle ${agentVersion} (${binary.source}) matches the extension`);
+      return;
+    }
+    this.log.appendLine(`warning: ${msg}`);
+    const key = `${binary.command}\0${agentVersion}`;
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    void vscode.window.showWarningMessage(msg, "Open Settings").then((a) => {
+      if (a) void vscode.commands.executeCommand("workbench.action.openSettings", "bridle.path");
+    });
   }
 
   async ensureAgent(): Promise<Agent> {
     if (this.agent?.alive) return this.agent;
     if (this.starting) return this.starting;
-    const { command, args, env } = this.launch();
-    this.log.appendLine(`starting ${command} ${args.join(" ")} in ${this.cwd()}`);
+    const { command, args, env, binary } = this.launch();
+    this.log.appendLine(`starting ${command} ${args.join(" ")} in ${this.cwd()} (${binary.source})`);
     this.starting = Agent.start(
-      { command, args, env, cwd: this.cwd(), clientVersion: String(this.ctx.extension?.packageJSON?.version ?? "0") },
+      { command, args, env, cwd: this.cwd(), clientVersion: this.extensionVersion },
       {
         update: (n) => this.onUpdate(n),
         permission: (req, signal) => this.permission(req, signal),
@@ -113,6 +142,9 @@ export class Controller implements vscode.Disposable {
       this.agent = await this.starting;
       const info = this.agent.info;
       this.log.appendLine(`connected to ${info.agentInfo?.name ?? "agent"} ${info.agentInfo?.version ?? ""} (pid ${this.agent.pid})`);
+      // initialize's agentInfo.version is what `bridle --version` prints,
+      // from the very process that runs: no second process to start.
+      this.checkVersion(binary, info.agentInfo?.version);
       return this.agent;
     } finally {
       this.starting = undefined;

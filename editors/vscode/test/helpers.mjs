@@ -28,7 +28,7 @@ if (!bridleBin || !existsSync(bridleBin)) {
 }
 
 /** A fresh workspace folder and database, the extension activated on them. */
-export function activate({ scenario = "chat", settings = {} } = {}) {
+export function activate({ scenario = "chat", settings = {}, extensionPath = extRoot } = {}) {
   stub.reset();
   const dir = mkdtempSync(join(tmpdir(), "bridle-vscode-"));
   const ws = join(dir, "ws");
@@ -40,7 +40,7 @@ export function activate({ scenario = "chat", settings = {} } = {}) {
     "bridle.env": { BRIDLE_DB: join(dir, "bridle.db"), BRIDLE_MODEL: `scripted/${join(here, "scenarios", scenario + ".json")}` },
     ...settings,
   });
-  const ctx = stub.extensionContext(extRoot);
+  const ctx = stub.extensionContext(extensionPath);
   const api = ext.activate(ctx);
   return { dir, ws, ctx, controller: api.controller, db: join(dir, "bridle.db") };
 }
