@@ -188,6 +188,13 @@ return {
       H.eq({}, entries(data), "the data folder is empty")
       H.ok(require("bridle").binary().source ~= "installed", "no installed binary")
 
+      -- A SHA256SUMS that does not list the archive cannot vouch for it.
+      vim.fn.writefile({ string.rep("0", 64) .. "  bridle-0.0.1-" .. host .. ".tar.gz" }, dir .. "/SHA256SUMS")
+      msg = install_cmd(dir .. "/" .. name)
+      H.ok(msg:find("SHA256SUMS next to " .. name .. " does not list it", 1, true), msg)
+      H.eq({}, entries(data), "still nothing installed")
+      copy(sums, dir .. "/SHA256SUMS")
+
       -- A file URL is checked the same way.
       if vim.fn.executable("curl") == 1 then
         msg = install_cmd("file://" .. dir .. "/" .. name)

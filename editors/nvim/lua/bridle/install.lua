@@ -170,8 +170,12 @@ function M.install(src, cfg, cb, opts)
     return cb(false, msg)
   end
 
-  local tmp
+  local tmp, finished
   local function done(ok, res)
+    if finished then
+      return
+    end
+    finished = true
     if tmp then
       vim.fn.delete(tmp, "rf")
     end
@@ -193,161 +197,177 @@ function M.install(src, cfg, cb, opts)
     return cb(false, msg)
   end
   M.busy = true
-
-  local host = M.platform()
-  if not supported(host) then
-    return done(false, ("bridle has no release for this machine (%s); releases exist for %s. Build it from source: go install github.com/bridle-dev/bridle@latest")
-      :format(host, table.concat(M.platforms, ", ")))
-  end
-  if vim.fn.executable("tar") ~= 1 then
-    return done(false, "tar was not found on PATH: it is needed to unpack the archive. Install tar and try again.")
-  end
-
-  local url = is_url(src) and src or nil
-  local archive, sums
-  if url then
-    local name = url:gsub("[?#].*$", ""):match("([^/]+)$") or ""
-    archive = name
-  else
-    local path = vim.fn.fnamemodify(vim.fn.expand(src), ":p")
-    if vim.fn.isdirectory(path) == 1 then
-      local found = vim.fn.glob(path .. "/bridle-*-" .. host .. ".tar.gz", false, true)
-      if #found == 0 then
-        return done(false, ("no bridle-VERSION-%s.tar.gz in %s"):format(host, path))
-      elseif #found > 1 then
-        return done(false, ("several archives for %s in %s; name one: %s"):format(host, path,
-          table.concat(vim.tbl_map(function(f)
-            return vim.fn.fnamemodify(f, ":t")
-          end, found), ", ")))
-      end
-      path = found[1]
-    elseif vim.fn.filereadable(path) ~= 1 then
-      return done(false, ("%s: no such file (pass a release archive or its URL; :BridleInstall alone says which)"):format(path))
-    end
-    archive = path
-  end
-
-  -- The file name says the platform: refuse another machine's archive
-  -- before fetching or unpacking anything.
-  local name = vim.fn.fnamemodify(archive, ":t")
-  local version, platform = M.parse_name(name)
-  if not version or not supported(platform) then
-    return done(false, ("%s is not a bridle release archive: want bridle-VERSION-PLATFORM.tar.gz, PLATFORM one of %s")
-      :format(name, table.concat(M.platforms, ", ")))
-  end
-  if platform ~= host then
-    return done(false, ("%s is for %s, but this machine is %s: use bridle-%s-%s.tar.gz"):format(name, platform, host, version, host))
-  end
-  if url and vim.fn.executable("curl") ~= 1 then
-    return done(false, "curl was not found on PATH: it is needed to download " .. url
-      .. ". Install curl, or download the archive (and SHA256SUMS) yourself and pass the file.")
-  end
-
-  local dir = M.dir(cfg)
-  if vim.fn.mkdir(dir, "p") == 0 and vim.fn.isdirectory(dir) == 0 then
-    return done(false, "could not create " .. dir)
-  end
-  tmp = ("%s/.install-%d-%d"):format(dir, uv.getpid(), uv.hrtime())
-  vim.fn.mkdir(tmp .. "/new", "p")
-  if vim.fn.isdirectory(tmp .. "/new") == 0 then
-    tmp = nil
-    return done(false, "could not create a temp folder in " .. dir)
-  end
-
-  local verified = false
-
-  local function swap(ver)
-    local dest = dir .. "/bin"
-    local old
-    if exists(dest) then
-      old = tmp .. "/old"
-      local ok, err = uv.fs_rename(dest, old)
+  -- A Lua error in any step still ends the install: reported, cleaned up.
+  local function guard(f)
+    return function(...)
+      local ok, err = pcall(f, ...)
       if not ok then
-        return done(false, ("could not move the previous install (%s) aside: %s"):format(dest, tostring(err)))
+        if finished then
+          error(err, 0) -- from cb: not the install's
+        end
+        done(false, "the install failed: " .. tostring(err))
       end
     end
-    local ok, err = uv.fs_rename(tmp .. "/new", dest)
-    if not ok then
-      if old then
-        uv.fs_rename(old, dest)
-      end
-      return done(false, ("could not move the new binary to %s: %s"):format(dest, tostring(err)))
-    end
-    done(true, { path = dest .. "/bridle", version = ver, verified = verified, dir = dir })
   end
-
-  local function check_binary()
-    local bin = tmp .. "/new/bridle"
-    local st = uv.fs_lstat(bin)
-    if not st or st.type ~= "file" then
-      return done(false, name .. " is a bad archive: it holds no bridle binary")
+  local function step(argv, k)
+    run(argv, guard(k))
+  end
+  guard(function()
+    local host = M.platform()
+    if not supported(host) then
+      return done(false, ("bridle has no release for this machine (%s); releases exist for %s. Build it from source: go install github.com/bridle-dev/bridle@latest")
+        :format(host, table.concat(M.platforms, ", ")))
     end
-    run({ bin, "--version" }, function(code, out)
-      if code ~= 0 or not out:match("^bridle ") then
-        return done(false, ("the bridle in %s does not run on this machine (`bridle --version`: exit %d%s)")
-          :format(name, code, out ~= "" and (", " .. out) or ""))
+    if vim.fn.executable("tar") ~= 1 then
+      return done(false, "tar was not found on PATH: it is needed to unpack the archive. Install tar and try again.")
+    end
+
+    local url = is_url(src) and src or nil
+    local archive, sums
+    if url then
+      local name = url:gsub("[?#].*$", ""):match("([^/]+)$") or ""
+      archive = name
+    else
+      local path = vim.fn.fnamemodify(vim.fn.expand(src), ":p")
+      if vim.fn.isdirectory(path) == 1 then
+        local found = vim.fn.glob(path .. "/bridle-*-" .. host .. ".tar.gz", false, true)
+        if #found == 0 then
+          return done(false, ("no bridle-VERSION-%s.tar.gz in %s"):format(host, path))
+        elseif #found > 1 then
+          return done(false, ("several archives for %s in %s; name one: %s"):format(host, path,
+            table.concat(vim.tbl_map(function(f)
+              return vim.fn.fnamemodify(f, ":t")
+            end, found), ", ")))
+        end
+        path = found[1]
+      elseif vim.fn.filereadable(path) ~= 1 then
+        return done(false, ("%s: no such file (pass a release archive or its URL; :BridleInstall alone says which)"):format(path))
       end
-      swap(out:gsub("\n.*", ""))
+      archive = path
+    end
+
+    -- The file name says the platform: refuse another machine's archive
+    -- before fetching or unpacking anything.
+    local name = vim.fn.fnamemodify(archive, ":t")
+    local version, platform = M.parse_name(name)
+    if not version or not supported(platform) then
+      return done(false, ("%s is not a bridle release archive: want bridle-VERSION-PLATFORM.tar.gz, PLATFORM one of %s")
+        :format(name, table.concat(M.platforms, ", ")))
+    end
+    if platform ~= host then
+      return done(false, ("%s is for %s, but this machine is %s: use bridle-%s-%s.tar.gz"):format(name, platform, host, version, host))
+    end
+    if url and vim.fn.executable("curl") ~= 1 then
+      return done(false, "curl was not found on PATH: it is needed to download " .. url
+        .. ". Install curl, or download the archive (and SHA256SUMS) yourself and pass the file.")
+    end
+
+    local dir = M.dir(cfg)
+    if vim.fn.mkdir(dir, "p") == 0 and vim.fn.isdirectory(dir) == 0 then
+      return done(false, "could not create " .. dir)
+    end
+    tmp = ("%s/.install-%d-%d"):format(dir, uv.getpid(), uv.hrtime())
+    vim.fn.mkdir(tmp .. "/new", "p")
+    if vim.fn.isdirectory(tmp .. "/new") == 0 then
+      tmp = nil
+      return done(false, "could not create a temp folder in " .. dir)
+    end
+
+    local verified = false
+
+    local function swap(ver)
+      local dest = dir .. "/bin"
+      local old
+      if exists(dest) then
+        old = tmp .. "/old"
+        local ok, err = uv.fs_rename(dest, old)
+        if not ok then
+          return done(false, ("could not move the previous install (%s) aside: %s"):format(dest, tostring(err)))
+        end
+      end
+      local ok, err = uv.fs_rename(tmp .. "/new", dest)
+      if not ok then
+        if old then
+          uv.fs_rename(old, dest)
+        end
+        return done(false, ("could not move the new binary to %s: %s"):format(dest, tostring(err)))
+      end
+      done(true, { path = dest .. "/bridle", version = ver, verified = verified, dir = dir })
+    end
+
+    local function check_binary()
+      local bin = tmp .. "/new/bridle"
+      local st = uv.fs_lstat(bin)
+      if not st or st.type ~= "file" then
+        return done(false, name .. " is a bad archive: it holds no bridle binary")
+      end
+      step({ bin, "--version" }, function(code, out)
+        if code ~= 0 or not out:match("^bridle ") then
+          return done(false, ("the bridle in %s does not run on this machine (`bridle --version`: exit %d%s)")
+            :format(name, code, out ~= "" and (", " .. out) or ""))
+        end
+        swap(out:gsub("\n.*", ""))
+      end)
+    end
+
+    local function extract(file)
+      step({ "tar", "-xzf", file, "-C", tmp .. "/new" }, function(code, out)
+        if code ~= 0 then
+          return done(false, ("%s is a bad archive: tar failed (exit %d)%s"):format(name, code, out ~= "" and (": " .. out) or ""))
+        end
+        check_binary()
+      end)
+    end
+
+    local function verify(file, sums_file)
+      if not sums_file then
+        return extract(file)
+      end
+      local want = sum_for(sums_file, name)
+      if not want then
+        return done(false, ("SHA256SUMS next to %s does not list it: refusing an archive it cannot check"):format(name))
+      end
+      local argv = sha256_argv(file)
+      if not argv then
+        return done(false, "no sha256sum, shasum or openssl on PATH to check the archive against SHA256SUMS")
+      end
+      step(argv, function(code, out)
+        local got = code == 0 and out:match("^(%x+)") or nil
+        if not got then
+          return done(false, ("could not compute the checksum of %s: %s"):format(name, out))
+        end
+        if got:lower() ~= want then
+          return done(false, ("checksum mismatch for %s: SHA256SUMS says %s, the file is %s. "
+            .. "The archive is damaged or was tampered with; nothing was installed."):format(name, want, got:lower()))
+        end
+        verified = true
+        extract(file)
+      end)
+    end
+
+    if not url then
+      sums = vim.fn.fnamemodify(archive, ":h") .. "/SHA256SUMS"
+      return verify(archive, vim.fn.filereadable(sums) == 1 and sums or nil)
+    end
+
+    -- A URL: SHA256SUMS from the same folder first (missing is allowed,
+    -- and said), then the archive.
+    local dl = tmp .. "/" .. name
+    local sums_url = url:gsub("[?#].*$", ""):gsub("[^/]+$", "SHA256SUMS")
+    say("bridle: downloading " .. url)
+    local function curl(u, out, k)
+      step({ "curl", "-fsSL", "--proto", "=https,http,file", "--connect-timeout", "30", "-o", out, u }, k)
+    end
+    curl(sums_url, tmp .. "/SHA256SUMS", function(scode)
+      local have_sums = scode == 0 and vim.fn.filereadable(tmp .. "/SHA256SUMS") == 1
+      curl(url, dl, function(code, out)
+        if code ~= 0 then
+          return done(false, ("downloading %s failed (curl exit %d)%s"):format(url, code, out ~= "" and (": " .. out) or ""))
+        end
+        verify(dl, have_sums and (tmp .. "/SHA256SUMS") or nil)
+      end)
     end)
-  end
-
-  local function extract(file)
-    run({ "tar", "-xzf", file, "-C", tmp .. "/new" }, function(code, out)
-      if code ~= 0 then
-        return done(false, ("%s is a bad archive: tar failed (exit %d)%s"):format(name, code, out ~= "" and (": " .. out) or ""))
-      end
-      check_binary()
-    end)
-  end
-
-  local function verify(file, sums_file)
-    if not sums_file then
-      return extract(file)
-    end
-    local want = sum_for(sums_file, name)
-    if not want then
-      return done(false, ("SHA256SUMS next to %s does not list it: refusing an archive it cannot check"):format(name))
-    end
-    local argv = sha256_argv(file)
-    if not argv then
-      return done(false, "no sha256sum, shasum or openssl on PATH to check the archive against SHA256SUMS")
-    end
-    run(argv, function(code, out)
-      local got = code == 0 and out:match("^(%x+)") or nil
-      if not got then
-        return done(false, ("could not compute the checksum of %s: %s"):format(name, out))
-      end
-      if got:lower() ~= want then
-        return done(false, ("checksum mismatch for %s: SHA256SUMS says %s, the file is %s. "
-          .. "The archive is damaged or was tampered with; nothing was installed."):format(name, want, got:lower()))
-      end
-      verified = true
-      extract(file)
-    end)
-  end
-
-  if not url then
-    sums = vim.fn.fnamemodify(archive, ":h") .. "/SHA256SUMS"
-    return verify(archive, vim.fn.filereadable(sums) == 1 and sums or nil)
-  end
-
-  -- A URL: SHA256SUMS from the same folder first (missing is allowed,
-  -- and said), then the archive.
-  local dl = tmp .. "/" .. name
-  local sums_url = url:gsub("[?#].*$", ""):gsub("[^/]+$", "SHA256SUMS")
-  say("bridle: downloading " .. url)
-  local function curl(u, out, k)
-    run({ "curl", "-fsSL", "--proto", "=https,http,file", "--connect-timeout", "30", "-o", out, u }, k)
-  end
-  curl(sums_url, tmp .. "/SHA256SUMS", function(scode)
-    local have_sums = scode == 0 and vim.fn.filereadable(tmp .. "/SHA256SUMS") == 1
-    curl(url, dl, function(code, out)
-      if code ~= 0 then
-        return done(false, ("downloading %s failed (curl exit %d)%s"):format(url, code, out ~= "" and (": " .. out) or ""))
-      end
-      verify(dl, have_sums and (tmp .. "/SHA256SUMS") or nil)
-    end)
-  end)
+  end)()
 end
 
 return M
