@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The Neovim plugin's tests: headless tests in real Neovim and one UI test
 # in tmux, against the real bridle binary ($BRIDLE_BIN, or one built here).
+# The :BridleInstall tests use this machine's release archive ($BRIDLE_DIST,
+# or one built here once with go run ./internal/dist, a few seconds).
 # As root it installs neovim and tmux with apt-get; otherwise it names what
 # is missing and stops. Ends with "N passed, N failed"; non-zero on failure.
 set -uo pipefail
@@ -31,6 +33,32 @@ if [ -z "${BRIDLE_BIN:-}" ]; then
   say "building bridle"
   (cd "$repo" && go build -o "$tmp/bridle" .) || { say "go build failed"; echo "0 passed, 1 failed"; exit 1; }
   export BRIDLE_BIN="$tmp/bridle"
+fi
+
+# The host's release archive (and its SHA256SUMS), built once, for the
+# :BridleInstall tests; they fail naming what is missing if it cannot be built.
+if [ -z "${BRIDLE_DIST:-}" ]; then
+  case "$(uname -s)-$(uname -m)" in
+  Linux-x86_64 | Linux-amd64) plat=linux-x86_64 ;;
+  Linux-aarch64 | Linux-arm64) plat=linux-aarch64 ;;
+  Darwin-x86_64) plat=darwin-x86_64 ;;
+  Darwin-arm64 | Darwin-aarch64) plat=darwin-aarch64 ;;
+  *) plat= ;;
+  esac
+  if [ -z "$plat" ]; then
+    say "no release platform for $(uname -s) $(uname -m): the install tests will fail"
+  elif ! command -v go >/dev/null; then
+    say "missing: go (to build the release archive), or set BRIDLE_DIST: the install tests will fail"
+  else
+    started=$SECONDS
+    if (cd "$repo" && go run ./internal/dist -out "$tmp/dist" -targets "$plat") >"$tmp/dist.log" 2>&1; then
+      export BRIDLE_DIST="$tmp/dist"
+      say "built the $plat release archive in $((SECONDS - started)) s"
+    else
+      cat "$tmp/dist.log" >&2
+      say "go run ./internal/dist failed: the install tests will fail"
+    fi
+  fi
 fi
 
 say "$(nvim --version | head -1)"

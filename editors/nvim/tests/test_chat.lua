@@ -285,7 +285,7 @@ return {
       vim.cmd("silent checkhealth bridle")
       local text = H.buf_text(0)
       H.ok(text:find("bridle binary", 1, true), text)
-      H.ok(text:find("found " .. H.bin, 1, true), text)
+      H.ok(text:find("using " .. H.bin .. " (from `cmd` in setup)", 1, true), text)
       H.ok(text:find("version: ", 1, true), text)
       H.ok(text:find("bridle doctor", 1, true), text)
       H.ok(not text:find("ERROR", 1, true), text)

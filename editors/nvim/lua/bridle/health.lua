@@ -31,25 +31,46 @@ local function run(cmd, args, env)
   return vim.v.shell_error, vim.trim(out or "")
 end
 
+local where = {
+  setup = "from `cmd` in setup",
+  PATH = "found on PATH",
+  installed = "installed by :BridleInstall",
+}
+
 function M.check()
   local r = reporter()
-  local cfg = require("bridle").config
-  local cmd = cfg.cmd
+  local b = require("bridle")
+  local cfg = b.config
+  local found = b.binary()
+  local cmd = found.cmd
+  local inst = require("bridle.install")
   r.start("bridle binary")
-  local bin = cmd[1]
-  if vim.fn.executable(bin) ~= 1 then
-    r.error(("%q is not executable or not on PATH"):format(bin), {
-      "Install bridle: go install github.com/bridle-dev/bridle@latest",
+  r.info("lookup order: `cmd` in setup (if not the plain \"bridle\"), then PATH, then " .. inst.installed_path(cfg))
+  if found.source == "missing" then
+    r.error("bridle was not found: not on PATH, not installed in " .. inst.dir(cfg), {
+      "Install it without Go: " .. inst.usage(b.version):gsub("\n", " "),
+      "or build it: go install github.com/bridle-dev/bridle@latest",
       "or point the plugin at it: require('bridle').setup{ cmd = { '/path/to/bridle' } }",
     })
     return
   end
-  r.ok(("found %s"):format(vim.fn.exepath(bin)))
-  local code, version = run(cmd, { "-version" }, cfg.env)
+  local bin = found.path
+  if vim.fn.executable(bin) ~= 1 then
+    r.error(("%q (from `cmd` in setup) is not executable or not on PATH"):format(cmd[1]), {
+      "Fix `cmd` in setup, or remove it to use bridle from PATH or from :BridleInstall",
+      "Install bridle: :BridleInstall {archive-or-URL}, or go install github.com/bridle-dev/bridle@latest",
+    })
+    return
+  end
+  r.ok(("using %s (%s)"):format(bin, where[found.source]))
+  if found.source ~= "installed" and vim.fn.executable(inst.installed_path(cfg)) == 1 then
+    r.info(("also installed: %s (not used: %s comes first)"):format(inst.installed_path(cfg), found.source == "PATH" and "PATH" or "`cmd`"))
+  end
+  local code, version = run(cmd, { "--version" }, cfg.env)
   if code == 0 and version ~= "" then
     r.ok("version: " .. version:gsub("\n.*", ""))
   else
-    r.warn("`" .. bin .. " -version` failed: " .. version, { "Reinstall bridle; this binary may be broken or too old." })
+    r.warn("`" .. bin .. " --version` failed: " .. version, { "Reinstall bridle (:BridleInstall); this binary may be broken or too old." })
   end
 
   r.start("bridle doctor")

@@ -2,6 +2,7 @@
 -- One bridle process per Neovim, one current session, one chat buffer.
 
 local rpc = require("bridle.rpc")
+local installer = require("bridle.install")
 local chatmod = require("bridle.chat")
 local nn = chatmod.nn
 
@@ -12,7 +13,8 @@ local M = {}
 M.version = "0.1.0"
 
 local defaults = {
-  cmd = { "bridle" },
+  cmd = { "bridle" }, -- a plain "bridle": PATH, then the copy :BridleInstall put in install_dir
+  install_dir = nil, -- where :BridleInstall installs; default stdpath('data')/bridle
   env = {}, -- extra environment for bridle (BRIDLE_MODEL, BRIDLE_DB, API keys…)
   cwd = nil, -- workspace root; default: the current directory
   width = 70, -- chat column width
@@ -40,6 +42,18 @@ local S = M.state
 
 local function notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = "bridle" })
+end
+
+--- The binary to run and where it was found: { cmd, path, source }, source
+--- one of "setup" (cmd names a binary), "PATH", "installed" (by
+--- :BridleInstall) or "missing". See |bridle-install|.
+function M.binary()
+  return installer.resolve(M.config)
+end
+
+--- :BridleInstall {archive-or-URL}; cb(ok, result or message).
+function M.install(src, cb, opts)
+  installer.install(src, M.config, cb, opts)
 end
 
 function M.setup(opts)
@@ -254,7 +268,7 @@ function M.connect(cb)
     end
   end
   local client, err
-  client, err = rpc.start(M.config.cmd, { env = M.config.env, cwd = cwd() }, {
+  client, err = rpc.start(M.binary().cmd, { env = M.config.env, cwd = cwd() }, {
     on_notification = function(method, params)
       if method == "session/update" then
         on_update(params)
@@ -598,7 +612,7 @@ function M.show_log(id)
   if not id then
     return notify("no bridle session yet: start a chat with :Bridle", vim.log.levels.WARN)
   end
-  local cmd = vim.deepcopy(M.config.cmd)
+  local cmd = M.binary().cmd
   vim.list_extend(cmd, { "log", id })
   local env = {}
   for k, v in pairs(M.config.env or {}) do

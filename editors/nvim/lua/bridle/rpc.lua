@@ -78,7 +78,8 @@ function M.start(cmd, opts, handlers)
     local msg = tostring(pid_or_err)
     if msg:find("ENOENT") then
       return nil,
-        ("bridle: %q was not found. Install bridle (go install github.com/bridle-dev/bridle@latest) "
+        ("bridle: %q was not found. Install bridle with :BridleInstall {archive-or-URL} (:BridleInstall alone "
+          .. "says which), or go install github.com/bridle-dev/bridle@latest, "
           .. "or pass its full path: require('bridle').setup{ cmd = { '/path/to/bridle' } }"):format(cmd[1])
     elseif msg:find("EACCES") then
       return nil, ("bridle: %q is not executable (chmod +x it, or fix `cmd` in setup)"):format(cmd[1])
