@@ -41,8 +41,9 @@ func hiddenHome(t *testing.T) (home, settings string) {
 
 // startAtHome runs bridle with $HOME at home and the XDG variables unset,
 // so its settings, database and cache are in their default places under
-// home; it fails the test if bridle asks for a permission.
-func startAtHome(t *testing.T, home, scenario string) *acptest.Agent {
+// home, and opens a session in cwd; it fails the test if bridle asks for
+// a permission.
+func startAtHome(t *testing.T, home, scenario, cwd string) (*acptest.Agent, string) {
 	t.Helper()
 	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), DefaultDB: true,
 		Env:   []string{"HOME=" + home},
@@ -58,10 +59,13 @@ func startAtHome(t *testing.T, home, scenario string) *acptest.Agent {
 		return nil, &acptest.RPCError{Code: -32601, Message: "not expected"}
 	}
 	a.Initialize()
+	// The database opens while initialize is answered: a session is what
+	// waits for it.
+	sid := a.NewSession(cwd)
 	if _, err := os.Stat(a.DB); err != nil {
 		t.Fatalf("bridle did not open its default database: %v", err)
 	}
-	return a
+	return a, sid
 }
 
 // results returns the tool results of a session's log, in order.
@@ -114,8 +118,7 @@ func TestHiddenPathsAtHome(t *testing.T) {
 		}},
 		map[string]any{"text": "Done."},
 	}}}})
-	a := startAtHome(t, home, string(scenario))
-	sid := a.NewSession(home)
+	a, sid := startAtHome(t, home, string(scenario), home)
 	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
 	if stop := a.Prompt(sid, "tidy up my settings "+promptMark); stop != "end_turn" {
 		t.Fatalf("stopReason = %q", stop)
@@ -176,8 +179,7 @@ func TestHiddenPathsAtRoot(t *testing.T) {
 		}},
 		map[string]any{"text": "Done."},
 	}}}})
-	a := startAtHome(t, home, string(scenario))
-	sid := a.NewSession("/")
+	a, sid := startAtHome(t, home, string(scenario), "/")
 	if stop := a.Prompt(sid, "read bridle's files "+promptMark); stop != "end_turn" {
 		t.Fatalf("stopReason = %q", stop)
 	}

@@ -130,8 +130,9 @@ func (p *Probe) Report() box.Report {
 	return p.rep
 }
 
-// MarshalJSON renders the report for initialize's _meta: the layers, and
-// the missing ones with what bridle does without them.
+// MarshalJSON renders the report for initialize's _meta: the layers, the
+// missing ones with what bridle does without them, and whether commands
+// are kept in at all.
 func (p *Probe) MarshalJSON() ([]byte, error) {
 	r := p.Report()
 	missing := r.MissingLayers()
@@ -141,7 +142,10 @@ func (p *Probe) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Layers  []box.Layer `json:"layers"`
 		Missing []string    `json:"missing"`
-	}{r.Layers, missing})
+		// Unconfined says why commands are not kept in, when they are not
+		// (full-auto then asks once per session).
+		Unconfined string `json:"unconfined,omitempty"`
+	}{r.Layers, missing, r.Unconfined()})
 }
 
 // ParseSettings reads the "sandbox" object of a settings file; empty

@@ -69,6 +69,11 @@ func standing(events []event.Event, tool string, call permission.Scope) string {
 func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, effect permission.Effect, p sandbox.Preview) (bool, error) {
 	mode := t.reg.Mode()
 	if permission.ForMode(mode, effect) == permission.Allow {
+		if effect == permission.EffectExecute && t.s.m.cfg.Unconfined != nil {
+			if why := t.s.m.cfg.Unconfined(); why != "" {
+				return t.approveUnconfined(ctx, key, c, p, why)
+			}
+		}
 		return true, nil // the log need not be read
 	}
 	s := t.s
@@ -85,6 +90,34 @@ func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, eff
 		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied", Output: out})
 	}
 	summary := summaryOf(p)
+	if _, err := s.append(ctx, event.ApprovalRequest{CallID: c.ID, Key: key, Tool: c.Name, Summary: summary, Pattern: sc.Pattern,
+		Options: permission.Options()}); err != nil {
+		return false, err
+	}
+	return t.ask(ctx, key, c, p, sc, summary)
+}
+
+// unconfinedLabel names what a session-wide answer about running without
+// the sandbox covers.
+const unconfinedLabel = "every command (without the sandbox)"
+
+// approveUnconfined settles a command that a mode would run at once
+// (full-auto) on a machine whose box cannot keep it in: full-auto
+// promises commands in the box, so running one outside it is the user's
+// call. The question offers a session-wide answer for every command, so
+// the user is asked once per session; a standing answer for the exact
+// command also settles it.
+func (t *turn) approveUnconfined(ctx context.Context, key string, c provider.ToolCall, p sandbox.Preview, why string) (bool, error) {
+	s := t.s
+	sc := permission.Scope{Pattern: "*", Label: unconfinedLabel, Command: p.Command}
+	switch permission.Standing(answers(s.approvals()), c.Name, sc) {
+	case permission.AllowAlways:
+		return true, nil
+	case permission.RejectAlways:
+		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
+			Output: "the user declined commands without the sandbox for this session: " + why})
+	}
+	summary := "without the sandbox (" + why + "): " + summaryOf(p)
 	if _, err := s.append(ctx, event.ApprovalRequest{CallID: c.ID, Key: key, Tool: c.Name, Summary: summary, Pattern: sc.Pattern,
 		Options: permission.Options()}); err != nil {
 		return false, err

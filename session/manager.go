@@ -96,6 +96,11 @@ type Config struct {
 	Fault *Fault
 	// Version is bridle's, told to MCP servers in their handshake.
 	Version string
+	// Unconfined says why commands on this machine run outside the box's
+	// confinement ("" when they do not: box.Report.Unconfined). In
+	// full-auto the user is then asked before the first such command,
+	// and a session-wide answer stands; nil means always confined.
+	Unconfined func() string
 }
 
 // Manager owns the sessions this process is serving.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
@@ -40,10 +41,14 @@ import (
 
 // callState is what the log says about one call of an unfinished turn.
 type callState struct {
-	key      string
-	call     event.ToolCall
-	started  *event.ToolStarted
-	asked    bool
+	key     string
+	call    event.ToolCall
+	started *event.ToolStarted
+	asked   bool
+	// request is the question as recorded: asked again, it keeps its
+	// scope and words (a question about running without the sandbox
+	// covers every command, not this one).
+	request  event.ApprovalRequest
 	answered bool
 	granted  bool
 	result   bool
@@ -79,7 +84,7 @@ func unfinished(sessionID string, events []event.Event) ([]*callState, bool) {
 			}
 		case event.ApprovalRequest:
 			if cs := byKey[v.Key]; cs != nil {
-				cs.asked = true
+				cs.asked, cs.request = true, v
 			}
 		case event.ApprovalGranted:
 			if cs := byKey[v.Key]; cs != nil {
@@ -300,7 +305,14 @@ func (s *Session) AskPending(ctx context.Context) {
 				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 				continue
 			}
-			ok, err := t.ask(ctx, cs.key, c, p, s.scopeOf(p), summaryOf(p))
+			sc, summary := s.scopeOf(p), summaryOf(p)
+			if cs.request.Pattern == "*" && p.Command != "" {
+				sc = permission.Scope{Pattern: "*", Label: unconfinedLabel, Command: p.Command}
+			}
+			if cs.request.Summary != "" {
+				summary = cs.request.Summary
+			}
+			ok, err := t.ask(ctx, cs.key, c, p, sc, summary)
 			if err != nil {
 				s.m.log.Error("recovering a question failed", "session", s.row.ID, "err", err)
 				return

@@ -38,6 +38,10 @@ type App struct {
 	Sandbox sandbox.Settings
 
 	fault *session.Fault
+	// probe is started once, by the first to need it (initialize's
+	// answer or the first command a session runs).
+	probeOnce sync.Once
+	probe     *sandbox.Probe
 }
 
 // ErrFault is wrapped by Open's error when BRIDLE_FAULT cannot be parsed.
@@ -85,9 +89,10 @@ func (a *App) Open(ctx context.Context) error {
 }
 
 // StartProbe probes the machine's sandbox layers in the background, once
-// per boot (the answer is cached).
+// per boot (the answer is cached); later calls return the same probe.
 func (a *App) StartProbe() *sandbox.Probe {
-	return sandbox.StartProbeCached(a.Box, CacheDir())
+	a.probeOnce.Do(func() { a.probe = sandbox.StartProbeCached(a.Box, CacheDir()) })
+	return a.probe
 }
 
 // Manager builds the session manager that reports to client.
@@ -107,6 +112,7 @@ func (a *App) Manager(client session.Client) *session.Manager {
 		DataDir:      filepath.Dir(a.DB),
 		Project:      a.Models.ProjectInstructions,
 		Version:      a.Version,
+		Unconfined:   func() string { return a.StartProbe().Report().Unconfined() },
 	})
 }
 

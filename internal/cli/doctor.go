@@ -39,6 +39,9 @@ func doctor(args []string, w io.Writer) error {
 	if missing := r.MissingLayers(); len(missing) > 0 {
 		fmt.Fprintf(w, "\n%d layer(s) missing: commands still run, with the fallbacks above; each command's result names them too.\n", len(missing))
 	}
+	if why := r.Unconfined(); why != "" {
+		fmt.Fprintf(w, "Commands are not kept in here (%s): full-auto asks before the first command of each session.\n", why)
+	}
 	return nil
 }
 

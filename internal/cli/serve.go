@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 
 	"github.com/bridle-dev/bridle/internal/app"
@@ -36,7 +35,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 	// milliseconds on a first start): it runs once initialize has been
 	// answered, and its report goes with the answers that open a
 	// session.
-	startProbe := sync.OnceValue(a.StartProbe)
+	startProbe := a.StartProbe
 	// What initialize announces (the auth method, the model choices) is
 	// said before any session names its directory: bridle's own is the
 	// best guess. Sessions use their own directory's settings.

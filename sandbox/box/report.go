@@ -36,6 +36,25 @@ func (r Report) MissingLayers() []string {
 	return out
 }
 
+// Unconfined says why commands on this machine are not kept in: they
+// can write outside the workspace (neither Landlock nor the read-only
+// root) or reach the network (no network namespace). It is "" when the
+// box keeps them in; full-auto asks once before such commands run.
+func (r Report) Unconfined() string {
+	ok := map[string]bool{}
+	for _, l := range r.Layers {
+		ok[l.Name] = l.OK
+	}
+	var why []string
+	if !ok["landlock"] && !ok["read-only root"] {
+		why = append(why, "commands can write anywhere this user can")
+	}
+	if !ok["network namespace"] {
+		why = append(why, "commands share the host network")
+	}
+	return strings.Join(why, "; ")
+}
+
 // String renders the report for a terminal.
 func (r Report) String() string {
 	var b strings.Builder
