@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -293,13 +294,9 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 	if err := m.lease(ctx, id); err != nil {
 		return nil, err
 	}
-	recs, err := m.cfg.Store.Events(ctx, id, 0)
+	events, err := m.loadEvents(ctx, id)
 	if err != nil {
 		return nil, err
-	}
-	events, err := decodeAll(recs)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	s, err = newSession(m, row, events)
 	if err != nil {
@@ -513,16 +510,108 @@ func (m *Manager) record(cwd, model string, p event.Payload, known int) (store.R
 	return store.Record{Kind: string(p.Kind()), Payload: b, Tokens: n}, nil
 }
 
-func decodeAll(recs []store.Record) ([]event.Event, error) {
-	out := make([]event.Event, len(recs))
-	for i, r := range recs {
-		p, err := event.Decode(event.Kind(r.Kind), r.Payload)
-		if err != nil {
-			return nil, fmt.Errorf("event %d: %w", r.Seq, err)
-		}
-		out[i] = event.Event{Seq: r.Seq, Time: msTime(r.CreatedAt), Tokens: r.Tokens, Payload: p}
+func decodeRecord(r store.Record) (event.Event, error) {
+	p, err := event.Decode(event.Kind(r.Kind), r.Payload)
+	if err != nil {
+		return event.Event{}, fmt.Errorf("event %d: %w", r.Seq, err)
 	}
-	return out, nil
+	return event.Event{Seq: r.Seq, Time: msTime(r.CreatedAt), Tokens: r.Tokens, Payload: p}, nil
+}
+
+// loadBatch is how many records the reader hands a decoder at a time.
+const loadBatch = 512
+
+// loadJob is one batch of records on its way to decoded events.
+type loadJob struct {
+	recs []store.Record
+	out  []event.Event
+	err  error
+	done chan struct{}
+}
+
+// loadEvents reads and decodes a session's log. Reading a long log from
+// SQLite takes about a third of its load and decoding the rest, so one
+// goroutine reads while the others decode batches, and each raw record is
+// dropped once decoded: the load never holds the log twice.
+func (m *Manager) loadEvents(ctx context.Context, id string) ([]event.Event, error) {
+	last, err := m.cfg.Store.LastSeq(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// ordered carries every job in log order to the collector below;
+	// jobs carries the same jobs to whichever decoder is free.
+	ordered := make(chan *loadJob, 8)
+	jobs := make(chan *loadJob, 8)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(ordered)
+		defer close(jobs)
+		send := func(j *loadJob) error {
+			for _, ch := range []chan *loadJob{ordered, jobs} {
+				select {
+				case ch <- j:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		}
+		batch := make([]store.Record, 0, loadBatch)
+		err := m.cfg.Store.EachEvent(ctx, id, 0, func(r store.Record) error {
+			batch = append(batch, r)
+			if len(batch) < loadBatch {
+				return nil
+			}
+			j := &loadJob{recs: batch, done: make(chan struct{})}
+			batch = make([]store.Record, 0, loadBatch)
+			return send(j)
+		})
+		if err == nil && len(batch) > 0 {
+			err = send(&loadJob{recs: batch, done: make(chan struct{})})
+		}
+		readErr <- err
+	}()
+	for range runtime.GOMAXPROCS(0) {
+		go func() {
+			for j := range jobs {
+				j.out = make([]event.Event, len(j.recs))
+				for i, r := range j.recs {
+					if j.out[i], j.err = decodeRecord(r); j.err != nil {
+						break
+					}
+				}
+				j.recs = nil
+				close(j.done)
+			}
+		}()
+	}
+	// Seqs start at 1 and have no gaps: last is the count (a hint only).
+	events := make([]event.Event, 0, last)
+	var decodeErr error
+	for j := range ordered {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			// The reader stopped before handing this job to a decoder.
+			continue
+		}
+		if decodeErr == nil && j.err != nil {
+			decodeErr = fmt.Errorf("session %s: %w", id, j.err)
+			cancel() // the reader stops, and the decoders drain
+		}
+		if decodeErr == nil {
+			events = append(events, j.out...)
+		}
+	}
+	if err := <-readErr; err != nil && decodeErr == nil {
+		return nil, err
+	}
+	if decodeErr != nil {
+		return nil, decodeErr
+	}
+	return events, nil
 }
 
 // Cancel stops the running turn of a live session; it does nothing for a

@@ -68,13 +68,9 @@ func (s *Session) mend(ctx context.Context, mute bool) error {
 	if broken == nil || busy {
 		return nil
 	}
-	recs, err := s.m.cfg.Store.Events(ctx, s.row.ID, 0)
+	events, err := s.m.loadEvents(ctx, s.row.ID)
 	if err != nil {
 		return err
-	}
-	events, err := decodeAll(recs)
-	if err != nil {
-		return fmt.Errorf("session %s: %w", s.row.ID, err)
 	}
 	s.mu.Lock()
 	s.events, s.held, s.broken = events, nil, nil

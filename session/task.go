@@ -85,11 +85,7 @@ func (p asParent) Reopen(ctx context.Context, st event.SubagentStarted) ([]event
 		return nil, true, err
 	}
 	defer m.release(st.ChildID)
-	recs, err := m.cfg.Store.Events(ctx, st.ChildID, 0)
-	if err != nil {
-		return nil, true, err
-	}
-	events, err := decodeAll(recs)
+	events, err := m.loadEvents(ctx, st.ChildID)
 	if err != nil {
 		return nil, true, err
 	}

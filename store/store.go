@@ -269,25 +269,47 @@ func (s *Store) Sessions(ctx context.Context, o ListOptions) ([]Session, string,
 
 // Events returns a session's events with seq > after, in order.
 func (s *Store) Events(ctx context.Context, sessionID string, after int64) ([]Record, error) {
+	var out []Record
+	err := s.EachEvent(ctx, sessionID, after, func(r Record) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// EachEvent calls fn with each of a session's events with seq > after, in
+// order, holding none of them: a long log is read without being held
+// whole. An error from fn stops the reading and is returned as it is.
+func (s *Store) EachEvent(ctx context.Context, sessionID string, after int64, fn func(Record) error) error {
 	rows, err := s.read.QueryContext(ctx,
 		`SELECT seq, kind, payload, tokens, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq`,
 		sessionID, after)
 	if err != nil {
-		return nil, fmt.Errorf("read events of %s: %w", sessionID, err)
+		return fmt.Errorf("read events of %s: %w", sessionID, err)
 	}
 	defer rows.Close()
-	var out []Record
 	for rows.Next() {
 		var r Record
 		if err := rows.Scan(&r.Seq, &r.Kind, &r.Payload, &r.Tokens, &r.CreatedAt); err != nil {
-			return nil, fmt.Errorf("read events of %s: %w", sessionID, err)
+			return fmt.Errorf("read events of %s: %w", sessionID, err)
 		}
-		out = append(out, r)
+		if err := fn(r); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read events of %s: %w", sessionID, err)
+		return fmt.Errorf("read events of %s: %w", sessionID, err)
 	}
-	return out, nil
+	return nil
+}
+
+// LastSeq returns the seq of a session's last event, 0 when it has none.
+func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
+	var seq int64
+	if err := s.read.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?`, sessionID).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("read events of %s: %w", sessionID, err)
+	}
+	return seq, nil
 }
 
 // Recorded reports the seq of the (key, kind) idempotency record, or 0.

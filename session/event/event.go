@@ -399,7 +399,7 @@ func (SubagentFinished) Kind() Kind { return KindSubagentFinished }
 func (TurnFinished) Kind() Kind     { return KindTurnFinished }
 func (ProviderError) Kind() Kind    { return KindProviderError }
 
-var decoders = map[Kind]func([]byte) (Payload, error){
+var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindSessionStarted:   decode[SessionStarted],
 	KindUserMessage:      decode[UserMessage],
 	KindAssistantMessage: decode[AssistantMessage],
@@ -422,10 +422,14 @@ var decoders = map[Kind]func([]byte) (Payload, error){
 	KindProviderError:    decode[ProviderError],
 }
 
-func decode[T Payload](data []byte) (Payload, error) {
+// decode parses a payload of type T and returns it with its version
+// (every payload type has an int field V): one pass over the bytes.
+func decode[T Payload](data []byte) (Payload, int, error) {
 	var p T
-	err := json.Unmarshal(data, &p)
-	return p, err
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, 0, err
+	}
+	return p, int(reflect.ValueOf(&p).Elem().FieldByName("V").Int()), nil
 }
 
 // Stamp returns p with its version field set to this bridle's Version.
@@ -453,18 +457,21 @@ func Decode(kind Kind, data []byte) (Payload, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown event kind %q (written by a newer bridle?)", kind)
 	}
-	var v struct {
-		V int `json:"v"`
-	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("decode %s event: %w", kind, err)
-	}
-	if v.V > Version {
-		return nil, fmt.Errorf("%s event has version %d; this bridle reads up to %d: upgrade bridle", kind, v.V, Version)
-	}
-	p, err := dec(data)
+	p, v, err := dec(data)
 	if err != nil {
-		return nil, fmt.Errorf("decode %s event: %w", kind, err)
+		// A newer bridle's payload may not fit this one's type: say so
+		// rather than how it does not fit.
+		var ver struct {
+			V int `json:"v"`
+		}
+		if json.Unmarshal(data, &ver) == nil && ver.V > Version {
+			v = ver.V
+		} else {
+			return nil, fmt.Errorf("decode %s event: %w", kind, err)
+		}
+	}
+	if v > Version {
+		return nil, fmt.Errorf("%s event has version %d; this bridle reads up to %d: upgrade bridle", kind, v, Version)
 	}
 	return p, nil
 }

@@ -49,6 +49,9 @@ func TestDecodeRefusesWhatItCannotRead(t *testing.T) {
 	if _, err := Decode(KindUserMessage, []byte(`{"v":2,"content":[]}`)); err == nil || !strings.Contains(err.Error(), "upgrade bridle") {
 		t.Errorf("newer version: %v", err)
 	}
+	if _, err := Decode(KindUserMessage, []byte(`{"v":2,"content":"reshaped"}`)); err == nil || !strings.Contains(err.Error(), "upgrade bridle") {
+		t.Errorf("newer version that does not fit this one's type: %v", err)
+	}
 	if _, err := Decode(KindUserMessage, []byte(`{"v":1,"content":"nope"}`)); err == nil {
 		t.Errorf("a malformed payload decoded")
 	}
