@@ -40,7 +40,11 @@ func TestSessionLifecycleSpeaksValidACP(t *testing.T) {
 			if stop := a.Prompt(sid, "what do the notes say?"); stop != "end_turn" {
 				t.Fatalf("stopReason = %q", stop)
 			}
-			got := acptest.Transcript(a.Updates(sid), "available_commands_update", "usage_update")
+			title := "what do the notes say?"
+			if infos := titleUpdates(a.Updates(sid)); !slices.Equal(infos, []string{title}) {
+				t.Fatalf("session_info_update titles after the first prompt: %q, want [%q]", infos, title)
+			}
+			got := acptest.Transcript(a.Updates(sid), "available_commands_update", "usage_update", "session_info_update")
 			want := []string{
 				"agent_thought_chunk: Look first.",
 				"agent_message_chunk: Reading the notes.",
@@ -69,7 +73,7 @@ func TestSessionLifecycleSpeaksValidACP(t *testing.T) {
 				} `json:"sessions"`
 			}
 			a.MustCall("session/list", map[string]any{}, &list)
-			if len(list.Sessions) != 1 || list.Sessions[0].SessionID != sid || list.Sessions[0].Title != "what do the notes say?" {
+			if len(list.Sessions) != 1 || list.Sessions[0].SessionID != sid || list.Sessions[0].Title != title {
 				t.Fatalf("session/list = %+v", list)
 			}
 			a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "read-only"}, nil)
@@ -86,7 +90,11 @@ func TestSessionLifecycleSpeaksValidACP(t *testing.T) {
 			}
 			a.MustCall("session/resume", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
 			a.MustCall("session/close", map[string]any{"sessionId": sid}, nil)
+			before := len(titleUpdates(a.Updates(sid)))
 			a.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+			if infos := titleUpdates(a.Updates(sid)); len(infos) != before+1 || infos[len(infos)-1] != title {
+				t.Fatalf("session/load replayed titles %q, want one more %q", infos[before:], title)
+			}
 			a.MustCall("_bridle/events", map[string]any{"sessionId": sid}, nil)
 			a.MustCall("session/delete", map[string]any{"sessionId": sid}, nil)
 			if _, err := a.Call("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}); err == nil || err.Code != -32002 {
@@ -98,6 +106,18 @@ func TestSessionLifecycleSpeaksValidACP(t *testing.T) {
 			a.AssertValid(t)
 		})
 	}
+}
+
+// titleUpdates returns the titles of the session_info_updates received.
+func titleUpdates(us []acptest.Update) []string {
+	var out []string
+	for _, u := range us {
+		if u.Kind == "session_info_update" {
+			title, _ := u.Fields["title"].(string)
+			out = append(out, title)
+		}
+	}
+	return out
 }
 
 // events returns the logged events without the fields that differ between

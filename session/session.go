@@ -486,8 +486,14 @@ func (s *Session) send(ctx context.Context, u acp.SessionUpdate) {
 	}
 }
 
-// Replay sends the whole history to the editor as updates.
+// Replay sends the whole history to the editor as updates, after the
+// session's title.
 func (s *Session) Replay(ctx context.Context) error {
+	if title := s.Info().Title; title != "" {
+		if err := s.m.cfg.Client.Update(ctx, s.row.ID, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{Title: &title}}); err != nil {
+			return fmt.Errorf("replay session %s: %w", s.row.ID, err)
+		}
+	}
 	events := s.Events()
 	r := s.replayer()
 	for _, e := range events {

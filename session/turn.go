@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bridle-dev/bridle/acp"
 	"time"
 
 	"github.com/bridle-dev/bridle/provider"
@@ -137,10 +138,14 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		return "", err
 	}
 	if s.Info().Title == "" {
-		if err := s.m.cfg.Store.UpdateSession(ctx, s.row.ID, "", "", titleOf(content)); err == nil {
+		// The title is known from the first prompt: no model call names
+		// it, and the editor hears it at once.
+		title := titleOf(content)
+		if err := s.m.cfg.Store.UpdateSession(ctx, s.row.ID, "", "", title); err == nil {
 			s.mu.Lock()
-			s.row.Title = titleOf(content)
+			s.row.Title = title
 			s.mu.Unlock()
+			s.send(ctx, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{Title: &title}})
 		}
 	}
 	prov, err := t.model(ctx)
