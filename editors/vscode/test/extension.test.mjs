@@ -334,3 +334,23 @@ test("a tool card's item names the path and keeps the raw arguments for the expa
     deactivate(t);
   }
 });
+
+test("session_info_update after the first prompt puts the title in the view's header; New Chat clears it", async () => {
+  const t = activate();
+  try {
+    const view = openView();
+    view.send({ type: "ready" });
+    await until(() => t.controller.sessionId, 10000, "a session");
+    assert.equal(lastState(view).title, undefined);
+    const mark = view.posted.length;
+    await t.controller.send("hello, what a title\nand not this line");
+    const st = await view.waitFor((m) => m.type === "state" && m.title, 5000, "a state with the title", mark);
+    assert.equal(st.title, "hello, what a title");
+    assert.equal(t.controller.title, "hello, what a title");
+    await t.controller.newChat();
+    assert.equal(t.controller.title, undefined);
+    assert.equal(lastState(view).title, undefined);
+  } finally {
+    deactivate(t);
+  }
+});
