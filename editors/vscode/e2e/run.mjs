@@ -464,6 +464,49 @@ try {
     await shot("6-edit-applied");
   });
 
+  await check("the plan tool's plan renders as a checklist, updated in place", async () => {
+    await sendPrompt("make a plan for the fix");
+    await chat().locator(".item.agent", { hasText: "Here is the plan." }).waitFor({ timeout: 20000 });
+    const plan = chat().locator(".item.plan");
+    if ((await plan.count()) !== 1) throw new Error(`${await plan.count()} plan items`);
+    const rows = () => plan.locator("ul.checklist li").evaluateAll((ls) =>
+      ls.map((l) => ({
+        text: l.querySelector(".entry-text").textContent,
+        status: l.dataset.status,
+        checked: l.querySelector('[role="checkbox"]').getAttribute("aria-checked"),
+        current: l.getAttribute("aria-current"),
+        weight: getComputedStyle(l).fontWeight,
+        background: getComputedStyle(l).backgroundColor,
+      })),
+    );
+    const first = await rows();
+    const want = ["Look at the code", "Write the fix", "Run the tests"];
+    if (JSON.stringify(first.map((r) => r.text)) !== JSON.stringify(want)) throw new Error(`plan steps: ${JSON.stringify(first)}`);
+    if (first.some((r) => r.checked !== "false")) throw new Error(`a step is checked before any is done: ${JSON.stringify(first)}`);
+    // The step in progress stands out from the pending ones.
+    if (first[0].current !== "step" || first[1].current !== null) throw new Error(`in progress is not marked: ${JSON.stringify(first)}`);
+    if (first[0].background === first[1].background && first[0].weight === first[1].weight) throw new Error(`the step in progress looks like the others: ${JSON.stringify(first)}`);
+    await plan.locator(".plan-count", { hasText: "0/3" }).waitFor({ timeout: 5000 });
+    const planId = await plan.getAttribute("data-id");
+    await shot("8-plan");
+
+    await sendPrompt("mark the first step done");
+    await chat().locator(".item.agent", { hasText: "The first step is done." }).waitFor({ timeout: 20000 });
+    await plan.locator(".plan-count", { hasText: "1/3" }).waitFor({ timeout: 5000 });
+    if ((await chat().locator(".item.plan").count()) !== 1) throw new Error("the second plan update added a plan instead of updating it");
+    if ((await plan.getAttribute("data-id")) !== planId) throw new Error("the plan item was replaced by another");
+    const second = await rows();
+    if (JSON.stringify(second.map((r) => [r.status, r.checked, r.current])) !== JSON.stringify([["completed", "true", null], ["in_progress", "false", "step"], ["pending", "false", null]])) {
+      throw new Error(`after the update: ${JSON.stringify(second)}`);
+    }
+    const mark = await plan.locator("li.completed .check").textContent();
+    if (mark !== "✓") throw new Error(`the done step's box shows ${JSON.stringify(mark)}`);
+    // The plan calls' cards stay one line each: the checklist is where the plan is read.
+    const cards = chat().locator(".item.tool", { hasText: "Plan:" });
+    if ((await cards.count()) !== 2 || (await cards.locator("pre.output").count()) !== 0) throw new Error("the plan calls' cards repeat the plan");
+    await shot("8-plan-updated");
+  });
+
   await check("in a dark theme every colour of the chat view comes from the theme", async () => {
     const bg = () => chat().locator("body").evaluate((b) => getComputedStyle(b).backgroundColor);
     const before = await bg();

@@ -37,6 +37,8 @@ export type Item =
       path?: string;
       /** The raw arguments, pretty-printed, for the card's expander. */
       args?: string;
+      /** A call that sets the plan: the plan's checklist shows what it says. */
+      setsPlan?: boolean;
       output?: string;
       diffs: DiffView[];
       locations: Location[];
@@ -108,14 +110,18 @@ const argsChars = 4000;
  * command line, the search pattern, the path) and the whole input, pretty,
  * for when the card is expanded.
  */
-export function inputSummary(raw: unknown): { command?: string; pattern?: string; path?: string; args?: string } {
+export function inputSummary(raw: unknown): { command?: string; pattern?: string; path?: string; args?: string; setsPlan?: boolean } {
   if (raw === undefined || raw === null) return {};
-  const out: { command?: string; pattern?: string; path?: string; args?: string } = {};
+  const out: { command?: string; pattern?: string; path?: string; args?: string; setsPlan?: boolean } = {};
   if (typeof raw === "object" && !Array.isArray(raw)) {
     const o = raw as Record<string, unknown>;
     if (typeof o.command === "string") out.command = o.command;
     else if (Array.isArray(o.command) && o.command.every((x) => typeof x === "string")) out.command = o.command.join(" ");
     if (typeof o.pattern === "string") out.pattern = o.pattern;
+    // bridle's plan tool: {"entries": [{"content", "status"}, ...]}.
+    if (Array.isArray(o.entries) && o.entries.every((e) => typeof e === "object" && e !== null && typeof (e as { content?: unknown }).content === "string")) {
+      out.setsPlan = true;
+    }
     for (const k of ["path", "file_path", "file"]) {
       if (typeof o[k] === "string" && o[k]) {
         out.path = o[k] as string;

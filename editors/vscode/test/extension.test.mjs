@@ -354,3 +354,40 @@ test("session_info_update after the first prompt puts the title in the view's he
     deactivate(t);
   }
 });
+
+test("the plan tool's updates fold into one plan item, replaced in place, and session/load replays it", async () => {
+  let t = activate();
+  try {
+    const view = openView();
+    await t.controller.newChat();
+    await t.controller.send("make a plan for the fix");
+    const plans = () => t.controller.items().filter((i) => i.kind === "plan");
+    assert.equal(plans().length, 1);
+    const first = plans()[0];
+    assert.deepEqual(first.entries.map((e) => [e.content, e.status]), [
+      ["Look at the code", "in_progress"],
+      ["Write the fix", "pending"],
+      ["Run the tests", "pending"],
+    ]);
+    const card = t.controller.items().find((i) => i.kind === "tool");
+    assert.equal(card.setsPlan, true, "the plan call's card is marked, so the view does not repeat the plan");
+
+    await t.controller.send("mark the first step done");
+    assert.equal(plans().length, 1, "the second update replaces the plan; it adds none");
+    assert.equal(plans()[0].id, first.id);
+    assert.deepEqual(plans()[0].entries.map((e) => e.status), ["completed", "in_progress", "pending"]);
+    const posts = view.posted.filter((m) => m.type === "item" && m.item.kind === "plan");
+    assert.equal(posts.length, 2);
+    assert.ok(posts.every((m) => m.item.id === first.id), "both posts update the same item in the view");
+
+    const id = t.controller.sessionId;
+    t = reactivate(t);
+    openView();
+    stub.answers.quickPick = (items) => items.find((i) => i.id === id);
+    await stub.registry.commands.get("bridle.resumeSession")();
+    assert.equal(plans().length, 1, "the replay folds both plan updates into one item");
+    assert.deepEqual(plans()[0].entries.map((e) => e.status), ["completed", "in_progress", "pending"]);
+  } finally {
+    deactivate(t);
+  }
+});

@@ -115,7 +115,8 @@ function render(it: Item): HTMLElement {
       head.append(el("span", "tool-kind", it.toolKind), titleEl, el("span", `badge ${it.status}`, statusLabel[it.status] ?? it.status));
       node.append(head, ...toolSubject(it));
       it.diffs.forEach((_, i) => node.append(diffButton(it, "Open diff", i)));
-      if (it.output) node.append(el("pre", "output", it.output));
+      // A plan call's output repeats the plan, which its checklist shows (an error it does not).
+      if (it.output && !(it.setsPlan && it.status !== "failed")) node.append(el("pre", "output", it.output));
       if (it.args) {
         const d = el("details", "args") as HTMLDetailsElement;
         d.append(el("summary", undefined, "Arguments"), el("pre", "input", it.args));
