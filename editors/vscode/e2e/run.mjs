@@ -429,6 +429,8 @@ try {
     await card.locator("details.args summary").click();
     const args = await card.locator("details.args pre.input").textContent();
     if (JSON.parse(args).path !== "notes.txt") throw new Error(`the expanded arguments: ${args}`);
+    await card.locator("details.args summary").click();
+    await card.locator("details.args pre.input").waitFor({ state: "hidden", timeout: 5000 });
     // The link opens the file in an editor.
     await link.click();
     await page.locator(".tab", { hasText: "notes.txt" }).first().waitFor({ timeout: 10000 });
