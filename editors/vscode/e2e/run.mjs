@@ -466,6 +466,29 @@ try {
     await shot("6-edit-applied");
   });
 
+  await check("a command's card and its approval show the command line; a search's card its pattern and files", async () => {
+    await sendPrompt("please list the files");
+    const ask = chat().locator(".item.permission:not(.answered)");
+    await ask.waitFor({ timeout: 20000 });
+    const asked = await ask.locator("pre.command").textContent();
+    if (asked !== "$ ls -1") throw new Error(`the approval shows ${JSON.stringify(asked)}`);
+    await shot("9-command-approval");
+    await ask.locator('.perm-options button[data-kind="allow_once"]').click();
+    await chat().locator(".item.agent", { hasText: "That is all of them." }).waitFor({ timeout: 20000 });
+    const cmd = chat().locator(".item.tool.status-completed", { hasText: "List the files" });
+    if ((await cmd.locator("pre.command").textContent()) !== "$ ls -1") throw new Error("the command card lacks its command line");
+    // It runs in the workspace folder itself: no location to show.
+    if (await cmd.locator(".locations").count()) throw new Error(`the command card shows ${await cmd.locator(".locations").textContent()}`);
+    if (!(await cmd.locator("pre.output").textContent()).includes("notes.txt")) throw new Error("the command's output is missing");
+
+    await sendPrompt("please search for greetings");
+    await chat().locator(".item.agent", { hasText: "Found one." }).waitFor({ timeout: 20000 });
+    const search = chat().locator(".item.tool.status-completed", { hasText: "Search hel+o" });
+    const scope = await search.locator(".pattern").textContent();
+    if (scope !== "in files *.txt") throw new Error(`the search card's scope says ${JSON.stringify(scope)}`);
+    await shot("9-command-and-search");
+  });
+
   await check("the plan tool's plan renders as a checklist, updated in place", async () => {
     await sendPrompt("make a plan for the fix");
     await chat().locator(".item.agent", { hasText: "Here is the plan." }).waitFor({ timeout: 20000 });

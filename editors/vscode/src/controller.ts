@@ -477,7 +477,10 @@ export class Controller implements vscode.Disposable {
       if (item.diffs.length && cfg.get<boolean>("openDiffOnApproval", true)) void this.openDiff(item.diffs[0]);
       // The same choice as a notification, for when the chat view is hidden.
       void vscode.window
-        .showInformationMessage(`bridle asks: ${item.title}`, ...req.options.map((o) => o.name))
+        .showInformationMessage(
+          item.command && item.command !== item.title ? `bridle asks: ${item.title} ($ ${item.command})` : `bridle asks: ${item.title}`,
+          ...req.options.map((o) => o.name),
+        )
         .then((name) => {
           const opt = req.options.find((o) => o.name === name);
           if (opt) this.answer(item.id, opt.optionId);

@@ -31,8 +31,9 @@ export type Item =
       status: string;
       /** The command line of a command run. */
       command?: string;
-      /** The pattern of a search (grep, glob). */
+      /** The pattern of a search (grep, glob), and the files it is limited to. */
       pattern?: string;
+      glob?: string;
       /** The path argument as the model wrote it (often relative). */
       path?: string;
       /** The raw arguments, pretty-printed, for the card's expander. */
@@ -48,6 +49,8 @@ export type Item =
       id: string;
       toolCallId: string;
       title: string;
+      /** The command line asked about, for a command run. */
+      command?: string;
       options: acp.PermissionOption[];
       /** optionId chosen, "cancelled", or undefined while waiting. */
       answer?: string;
@@ -110,14 +113,15 @@ const argsChars = 4000;
  * command line, the search pattern, the path) and the whole input, pretty,
  * for when the card is expanded.
  */
-export function inputSummary(raw: unknown): { command?: string; pattern?: string; path?: string; args?: string; setsPlan?: boolean } {
+export function inputSummary(raw: unknown): { command?: string; pattern?: string; glob?: string; path?: string; args?: string; setsPlan?: boolean } {
   if (raw === undefined || raw === null) return {};
-  const out: { command?: string; pattern?: string; path?: string; args?: string; setsPlan?: boolean } = {};
+  const out: { command?: string; pattern?: string; glob?: string; path?: string; args?: string; setsPlan?: boolean } = {};
   if (typeof raw === "object" && !Array.isArray(raw)) {
     const o = raw as Record<string, unknown>;
     if (typeof o.command === "string") out.command = o.command;
     else if (Array.isArray(o.command) && o.command.every((x) => typeof x === "string")) out.command = o.command.join(" ");
     if (typeof o.pattern === "string") out.pattern = o.pattern;
+    if (typeof o.glob === "string" && o.glob) out.glob = o.glob;
     // bridle's plan tool: {"entries": [{"content", "status"}, ...]}.
     if (Array.isArray(o.entries) && o.entries.every((e) => typeof e === "object" && e !== null && typeof (e as { content?: unknown }).content === "string")) {
       out.setsPlan = true;
@@ -174,6 +178,8 @@ export class Transcript {
       id: this.nextId(),
       toolCallId: tc.toolCallId,
       title: tc.title ?? (existing && existing.kind === "tool" ? existing.title : tc.toolCallId),
+      // What is approved must be in view: a command's line, not only its description.
+      command: (tc.rawInput !== undefined ? inputSummary(tc.rawInput).command : undefined) ?? (existing && existing.kind === "tool" ? existing.command : undefined),
       options: req.options,
       diffs: tc.content ? toolContent(tc.content).diffs : existing && existing.kind === "tool" ? existing.diffs : [],
     };

@@ -59,9 +59,10 @@ function diffButton(it: Item & { diffs: { path: string }[] }, label: string, i: 
 function toolSubject(it: Item & { kind: "tool" }): HTMLElement[] {
   const out: HTMLElement[] = [];
   if (it.command) out.push(el("pre", "command", `$ ${it.command}`));
-  if (it.pattern && !it.title.includes(it.pattern)) {
+  if ((it.pattern && !it.title.includes(it.pattern)) || it.glob) {
     const p = el("div", "pattern");
-    p.append(el("code", undefined, it.pattern));
+    if (it.pattern && !it.title.includes(it.pattern)) p.append(el("code", undefined, it.pattern), " ");
+    if (it.glob) p.append(el("span", "muted", "in files "), el("code", undefined, it.glob));
     out.push(p);
   }
   // The workspace folder itself (a command's or a search's default) says nothing.
@@ -125,7 +126,9 @@ function render(it: Item): HTMLElement {
       break;
     }
     case "permission": {
-      node.append(el("div", "who", it.answer === undefined ? "Approval needed" : "Approval"), el("div", "perm-title", it.title));
+      const t = it.command && it.title === it.command ? "Run a command" : it.title;
+      node.append(el("div", "who", it.answer === undefined ? "Approval needed" : "Approval"), el("div", "perm-title", t));
+      if (it.command) node.append(el("pre", "command", `$ ${it.command}`));
       it.diffs.forEach((_, i) => node.append(diffButton(it, "Show diff", i)));
       if (it.answer !== undefined) {
         // Answered: the choice is what is left to read, not the four buttons.
