@@ -483,7 +483,7 @@ try {
 
     await sendPrompt("please search for greetings");
     await chat().locator(".item.agent", { hasText: "Found one." }).waitFor({ timeout: 20000 });
-    const search = chat().locator(".item.tool.status-completed", { hasText: "Search hel+o" });
+    const search = chat().locator(".item.tool.status-completed", { hasText: "Search hel+o|bridle" });
     const scope = await search.locator(".pattern").textContent();
     if (scope !== "in files *.txt") throw new Error(`the search card's scope says ${JSON.stringify(scope)}`);
     await shot("9-command-and-search");
