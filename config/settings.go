@@ -97,6 +97,9 @@ type ModelSpec struct {
 	// Tokenizer is the model's token encoding family ("o200k_base"); an
 	// unknown one is estimated and corrected from reported usage.
 	Tokenizer string `json:"tokenizer,omitempty"`
+	// Images says the model takes images in prompts; a prompt with an
+	// image is refused for a model that does not.
+	Images bool `json:"images,omitempty"`
 }
 
 // UserPath is where the user's settings live:

@@ -327,7 +327,7 @@ func countLines(s string) int {
 // outputs (fresh), which changes how earlier results render.
 func (l *layout) messages(dropped map[int64]bool, fresh bool) ([]provider.Message, []provider.Part) {
 	st := l.st
-	head := []provider.Part{{Kind: provider.PartText, Text: st.first.Payload.(event.UserMessage).Text()}}
+	head := userParts(st.first.Payload.(event.UserMessage))
 	if l.pinsText != "" {
 		head = append(head, provider.Part{Kind: provider.PartText, Text: l.pinsText})
 	}

@@ -121,7 +121,7 @@ func (p *projector) add(e event.Event) {
 	switch v := e.Payload.(type) {
 	case event.UserMessage:
 		p.closePending()
-		p.user(provider.Part{Kind: provider.PartText, Text: v.Text()})
+		p.user(userParts(v)...)
 	case event.AssistantMessage:
 		p.closePending()
 		var parts []provider.Part
@@ -185,7 +185,7 @@ func (p *projector) closePending() {
 	p.pending = nil
 }
 
-func (p *projector) user(part provider.Part)          { p.push(provider.RoleUser, part) }
+func (p *projector) user(parts ...provider.Part)      { p.push(provider.RoleUser, parts...) }
 func (p *projector) assistant(parts ...provider.Part) { p.push(provider.RoleAssistant, parts...) }
 
 // push appends parts, merging into the previous message when the role is

@@ -134,7 +134,7 @@ func (w *Window) CheckPrompt(spec string, p event.Payload, input func() Input) e
 		}
 		return refuse
 	}
-	n := countPayload(c, p)
+	n := w.countFor(spec, p)
 	_, err := w.Assemble(withPrompt(in, p, n))
 	var tb *TooBigError
 	if !errors.As(err, &tb) {

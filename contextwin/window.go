@@ -181,14 +181,20 @@ func (w *Window) CountEvent(spec string, kind event.Kind, payload []byte) int {
 	if err != nil {
 		return (len(payload) + 3) / 4
 	}
-	return countPayload(w.Counter(spec), p)
+	return w.countFor(spec, p)
+}
+
+// countFor counts a payload for a model: its text by the model's counter,
+// its images by the model's provider's formula.
+func (w *Window) countFor(spec string, p event.Payload) int {
+	return countPayload(w.Counter(spec), p) + imageTokens(w.Model(spec).Tokenizer, p)
 }
 
 // CountPayload is CountEvent for a payload the caller has decoded (or
 // never encoded): the session counts what it is about to append without
 // decoding the bytes it just encoded.
 func (w *Window) CountPayload(spec string, p event.Payload) int {
-	return countPayload(w.Counter(spec), p)
+	return w.countFor(spec, p)
 }
 
 // resultTokens is a tool result's count from its output's.

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bridle-dev/bridle/config"
@@ -131,6 +132,13 @@ var openModels = []family{
 	{"codellama", 16_384, 4_096, TokenizerLlama3},
 }
 
+// Which families take images: every Claude and OpenAI family in the
+// catalogue but these, and of the open-weight ones only these.
+var (
+	noImages   = map[string]bool{"claude-3-5-haiku": true, "gpt-4": true, "gpt-3.5-turbo": true}
+	openImages = map[string]bool{"gemma3": true}
+)
+
 // Conservative guesses for models nobody described.
 var unknownDefaults = map[string]Model{
 	"anthropic": {ModelSpec: config.ModelSpec{Window: 200_000, MaxOutput: 32_000, Tokenizer: string(TokenizerClaude)}},
@@ -168,7 +176,11 @@ func LookupModel(id, api string) Model {
 		}
 	}
 	if best != nil {
-		return Model{ID: id, ModelSpec: config.ModelSpec{Window: best.window, MaxOutput: best.maxOutput, Tokenizer: string(best.tokenizer)}, Known: true}
+		images := !noImages[best.prefix]
+		if slices.ContainsFunc(openModels, func(f family) bool { return f.prefix == best.prefix }) {
+			images = openImages[best.prefix]
+		}
+		return Model{ID: id, ModelSpec: config.ModelSpec{Window: best.window, MaxOutput: best.maxOutput, Tokenizer: string(best.tokenizer), Images: images}, Known: true}
 	}
 	guess, ok := unknownDefaults[api]
 	if !ok || (api == "openai" && prov != "openai") {

@@ -28,6 +28,7 @@ const (
 	PartThinking   PartKind = "thinking"
 	PartToolUse    PartKind = "tool_use"
 	PartToolResult PartKind = "tool_result"
+	PartImage      PartKind = "image"
 )
 
 // Part is one piece of a message. Which fields are set depends on Kind.
@@ -44,6 +45,11 @@ type Part struct {
 	Input    json.RawMessage `json:"input,omitempty"`
 	// IsError marks a tool result that reports a failure.
 	IsError bool `json:"is_error,omitempty"`
+	// An image part has its MimeType and its bytes in Data; Ref names
+	// the stored image until the session loads it into Data.
+	MimeType string `json:"mime_type,omitempty"`
+	Data     []byte `json:"data,omitempty"`
+	Ref      string `json:"ref,omitempty"`
 }
 
 // Message is one turn of the conversation as the model sees it. Tool

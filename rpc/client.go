@@ -135,12 +135,15 @@ func contentOf(blocks []acp.ContentBlock) ([]event.Content, error) {
 				return nil, invalidField("prompt[%d].resource", "is required for a resource block, with its uri", i)
 			}
 			c = event.Content{Type: "resource", URI: r.URI, Text: deref(r.Text), MimeType: deref(r.MimeType)}
-		case b.Image != nil, b.Audio != nil:
-			kind := "image"
-			if b.Audio != nil {
-				kind = "audio"
+		case b.Image != nil:
+			// Checked, stored and replaced by a reference by the session,
+			// which knows whether the model reads images.
+			if b.Image.Data == "" {
+				return nil, invalidField("prompt[%d].data", "is required for an image block: the image, base64-encoded (an image by uri alone is not supported)", i)
 			}
-			return nil, invalidField("prompt[%d].type", fmt.Sprintf("%q is not supported: bridle advertises promptCapabilities image and audio as false", kind), i)
+			c = event.Content{Type: "image", MimeType: b.Image.MimeType, Data: b.Image.Data}
+		case b.Audio != nil:
+			return nil, invalidField("prompt[%d].type", `"audio" is not supported: bridle advertises promptCapabilities audio as false`, i)
 		default:
 			return nil, invalidField("prompt[%d].type", "is required (text, resource_link, resource, image or audio)", i)
 		}

@@ -188,7 +188,7 @@ func (s *Server) initializeResponse() acp.InitializeResponse {
 		ProtocolVersion: acp.Version,
 		AgentCapabilities: acp.AgentCapabilities{
 			LoadSession:        true,
-			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: acp.PromptCapabilities{EmbeddedContext: true, Image: true},
 			MCPCapabilities:    acp.MCPCapabilities{HTTP: true},
 			SessionCapabilities: acp.SessionCapabilities{
 				List: &acp.SessionListCapabilities{}, Resume: &acp.SessionResumeCapabilities{},

@@ -19,6 +19,16 @@ var ErrPromptTooLarge = fmt.Errorf("%w: \"prompt\" is too large for the model's 
 // first request and pins always are; a later prompt is in the turns kept
 // verbatim), and every prompt after it would fail the same way. A prompt
 // far too large to count is refused from its size alone.
+// specFor is the model a prompt is for: the session's, or the one the
+// turn will pin.
+func (t *turn) specFor() string {
+	info := t.s.Info()
+	if info.Model == "" && t.s.m.cfg.DefaultModel != nil {
+		return t.s.m.cfg.DefaultModel(info.Cwd)
+	}
+	return info.Model
+}
+
 func (t *turn) checkSize(content []event.Content) error {
 	s := t.s
 	var p event.Payload = event.UserMessage{Content: content}
@@ -26,10 +36,7 @@ func (t *turn) checkSize(content []event.Content) error {
 		p = pin
 	}
 	info := s.Info()
-	spec := info.Model
-	if spec == "" && s.m.cfg.DefaultModel != nil {
-		spec = s.m.cfg.DefaultModel(info.Cwd) // the model the turn will pin
-	}
+	spec := t.specFor()
 	err := s.m.window(info.Cwd).CheckPrompt(spec, p, func() contextwin.Input {
 		t.reg = s.registry()
 		return t.input()

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -34,6 +35,8 @@ type replayer struct {
 	// live turn's, shared with the call's Preview, Plan and Run. A replay
 	// previews with env.
 	callEnv func(key string) *sandbox.Env
+	// image loads a prompt's stored image, to show it again.
+	image func(uri string) ([]byte, error)
 }
 
 func (s *Session) replayer() *replayer {
@@ -46,7 +49,7 @@ func (s *Session) replayer() *replayer {
 	// a question (and the cards of past calls show what was recorded).
 	env := s.env("")
 	env.Buffers = nil
-	return &replayer{sessionID: s.row.ID, tools: tools, env: env}
+	return &replayer{sessionID: s.row.ID, tools: tools, env: env, image: s.loadImage}
 }
 
 func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
@@ -56,6 +59,17 @@ func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
 	switch v := e.Payload.(type) {
 	case event.UserMessage:
 		out := []acp.SessionUpdate{UserText(v.Text())}
+		for _, c := range v.Content {
+			if c.Type != "image" || c.URI == "" || r.image == nil {
+				continue
+			}
+			// The prompt's text names the image; the image follows, when
+			// it is still stored.
+			if data, err := r.image(c.URI); err == nil {
+				out = append(out, acp.SessionUpdate{UserMessageChunk: &acp.ContentChunk{Content: acp.ContentBlock{
+					Image: &acp.ImageContent{Data: base64.StdEncoding.EncodeToString(data), MimeType: c.MimeType}}}})
+			}
+		}
 		if len(v.Redacted) > 0 {
 			out = append(out, AgentText(RedactedNote(v.Redacted)))
 		}

@@ -124,6 +124,12 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 
 func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, error) {
 	s := t.s
+	// Images are checked and stored before anything else: the log only
+	// ever refers to them, and their size counts as the formula says.
+	content, err := s.storeImages(content, t.specFor())
+	if err != nil {
+		return "", err
+	}
 	if err := t.checkSize(content); err != nil {
 		return "", err
 	}
@@ -256,7 +262,10 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 	if err != nil {
 		return provider.Response{}, err
 	}
-	req := a.Request
+	req, err := s.withImages(a.Request)
+	if err != nil {
+		return provider.Response{}, err
+	}
 	var c provider.Collector
 	var streamErr error
 	for d, err := range t.prov.Stream(ctx, req) {

@@ -126,6 +126,7 @@ func (m *Models) window(cwd string) contextwin.Models {
 				if sc.Model.Tokenizer != "" {
 					cm.Tokenizer = sc.Model.Tokenizer
 				}
+				cm.Images = sc.Model.Images
 			}
 		}
 		return cm

@@ -453,3 +453,36 @@ func jsonEqual(a json.RawMessage, b string) bool {
 	jb, _ := json.Marshal(y)
 	return string(ja) == string(jb)
 }
+
+// An image part is sent as an image block with its bytes in base64, in
+// the user's message beside the text.
+func TestImageOnTheWire(t *testing.T) {
+	srv := providertest.NewServer(t, providertest.Reply{Body: providertest.Load(t, testdata+"text.sse")})
+	req := provider.Request{Model: "claude-sonnet-4-5", MaxTokens: 1024, Messages: []provider.Message{
+		{Role: provider.RoleUser, Parts: []provider.Part{
+			{Kind: provider.PartText, Text: "what is this?"},
+			{Kind: provider.PartImage, MimeType: "image/png", Data: []byte("\x89PNG fake"), Ref: "image:sha256:ab"},
+		}},
+	}}
+	if _, _, err := providertest.Collect(t, newClient(srv), req); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	img := body.Messages[0].Content[1]
+	src, _ := img["source"].(map[string]any)
+	if img["type"] != "image" || src["type"] != "base64" || src["media_type"] != "image/png" || src["data"] != "iVBORyBmYWtl" {
+		t.Fatalf("image block = %v", img)
+	}
+	// An image the session did not load is an error, not an empty block.
+	req.Messages[0].Parts[1].Data = nil
+	if _, _, err := providertest.Collect(t, newClient(srv), req); err == nil || !strings.Contains(err.Error(), "image:sha256:ab was not loaded") {
+		t.Fatalf("an unloaded image: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -56,6 +57,15 @@ type (
 		Name         string          `json:"name"`
 		Input        json.RawMessage `json:"input"`
 		CacheControl *cacheControl   `json:"cache_control,omitempty"`
+	}
+	imageBlock struct {
+		Type   string      `json:"type"` // image
+		Source imageSource `json:"source"`
+	}
+	imageSource struct {
+		Type      string `json:"type"` // base64
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
 	}
 	toolResultBlock struct {
 		Type         string        `json:"type"` // tool_result
@@ -201,6 +211,12 @@ func content(m provider.Message) ([]any, error) {
 				input = json.RawMessage("{}")
 			}
 			blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: part.ToolCallID, Name: part.ToolName, Input: input})
+		case provider.PartImage:
+			if part.Data == nil {
+				return nil, fmt.Errorf("image %s was not loaded", part.Ref)
+			}
+			blocks = append(blocks, imageBlock{Type: "image", Source: imageSource{Type: "base64", MediaType: part.MimeType,
+				Data: base64.StdEncoding.EncodeToString(part.Data)}})
 		case provider.PartToolResult:
 			r := toolResultBlock{Type: "tool_result", ToolUseID: part.ToolCallID, IsError: part.IsError}
 			if part.Text != "" {

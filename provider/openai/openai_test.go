@@ -361,3 +361,31 @@ func jsonEqual(a json.RawMessage, b string) bool {
 	jb, _ := json.Marshal(y)
 	return string(ja) == string(jb)
 }
+
+// A user turn with an image is sent as content parts: the text, then the
+// image as a data: URL.
+func TestImageOnTheWire(t *testing.T) {
+	srv := providertest.NewServer(t, providertest.Reply{Body: providertest.Load(t, testdata+"text.sse")})
+	req := provider.Request{Model: "gpt-4o", MaxTokens: 1024, Messages: []provider.Message{
+		{Role: provider.RoleUser, Parts: []provider.Part{
+			{Kind: provider.PartText, Text: "what is this?"},
+			{Kind: provider.PartImage, MimeType: "image/png", Data: []byte("\x89PNG fake"), Ref: "image:sha256:ab"},
+		}},
+	}}
+	if _, _, err := providertest.Collect(t, New(Config{APIKey: "sk-test", BaseURL: srv.URL + "/v1"}), req); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORyBmYWtl"}}]`
+	if got := body.Messages[0].Content; body.Messages[0].Role != "user" || string(got) != want {
+		t.Fatalf("user content = %s, want %s", got, want)
+	}
+}

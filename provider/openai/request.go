@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -37,11 +38,20 @@ type (
 	}
 	wireMessage struct {
 		Role string `json:"role"`
-		// Content is a pointer so that an assistant turn of tool calls
-		// alone sends no content rather than an empty one.
-		Content    *string        `json:"content,omitempty"`
+		// Content is a *string, so that an assistant turn of tool calls
+		// alone sends no content rather than an empty one, or the
+		// []wirePart of a user turn with images; nil sends none.
+		Content    any            `json:"content,omitempty"`
 		ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 		ToolCallID string         `json:"tool_call_id,omitempty"`
+	}
+	wirePart struct {
+		Type     string        `json:"type"` // text, image_url
+		Text     string        `json:"text,omitempty"`
+		ImageURL *wireImageURL `json:"image_url,omitempty"`
+	}
+	wireImageURL struct {
+		URL string `json:"url"` // a data: URL
 	}
 	wireToolCall struct {
 		ID       string       `json:"id"`
@@ -107,8 +117,15 @@ func messages(m provider.Message) ([]wireMessage, error) {
 	case provider.RoleUser:
 		var out []wireMessage
 		var text []string
+		var images []wirePart
 		for _, part := range m.Parts {
 			switch part.Kind {
+			case provider.PartImage:
+				if part.Data == nil {
+					return nil, fmt.Errorf("image %s was not loaded", part.Ref)
+				}
+				images = append(images, wirePart{Type: "image_url", ImageURL: &wireImageURL{
+					URL: "data:" + part.MimeType + ";base64," + base64.StdEncoding.EncodeToString(part.Data)}})
 			case provider.PartToolResult:
 				content := part.Text
 				if part.IsError && !strings.HasPrefix(content, "Error") {
@@ -127,7 +144,11 @@ func messages(m provider.Message) ([]wireMessage, error) {
 				return nil, fmt.Errorf("unknown part kind %q", part.Kind)
 			}
 		}
-		if len(text) > 0 {
+		switch {
+		case len(images) > 0:
+			parts := []wirePart{{Type: "text", Text: strings.Join(text, "\n")}}
+			out = append(out, wireMessage{Role: "user", Content: append(parts, images...)})
+		case len(text) > 0:
 			out = append(out, wireMessage{Role: "user", Content: ptr(strings.Join(text, "\n"))})
 		}
 		return out, nil

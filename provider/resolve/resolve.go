@@ -141,6 +141,9 @@ func (r *Resolver) Model(spec string) (provider.Model, error) {
 		if ms.Tokenizer != "" {
 			m.Tokenizer = ms.Tokenizer
 		}
+		if ms.Images {
+			m.Images = true
+		}
 	}
 	if m.MaxOutput > m.Window {
 		m.MaxOutput = m.Window / 4

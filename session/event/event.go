@@ -71,6 +71,12 @@ type Content struct {
 	Name     string `json:"name,omitempty"`
 	MimeType string `json:"mime_type,omitempty"`
 	Data     string `json:"data,omitempty"`
+	// An image is stored once, by its content, outside the log: URI is
+	// "image:sha256:HEX" and Data is empty; Width, Height and Size (bytes)
+	// are what its token count is computed from.
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
+	Size   int `json:"size,omitempty"`
 }
 
 // SessionStarted opens a log and pins what must not change silently.

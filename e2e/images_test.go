@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"image"
+	"image/color"
+	"image/gif"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/internal/acptest"
+)
+
+// pngOf is a w×h PNG, base64-encoded as ACP carries it.
+func pngOf(t *testing.T, w, h int) string {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for x := range w {
+		img.Set(x, x%h, color.RGBA{R: 200, A: 255})
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+func imagePrompt(sid, text, mime, data string) map[string]any {
+	return map[string]any{"sessionId": sid, "prompt": []any{
+		map[string]string{"type": "text", "text": text},
+		map[string]string{"type": "image", "mimeType": mime, "data": data},
+	}}
+}
+
+// TestImagesInPrompts: an image goes to a model that reads images, is
+// stored once outside the log, counted by its size, and shown again on
+// load; a model that takes none, a mislabelled image and an unknown type
+// are refused with errors that say so.
+func TestImagesInPrompts(t *testing.T) {
+	scenario := `{"model": {"images": true}, "turns": [{"calls": [{"text": "A red line."}]}, {"calls": [{"text": "Still red."}]}]}`
+	requests := filepath.Join(t.TempDir(), "requests.jsonl")
+	ws := acptest.Workspace(t, map[string]string{"a.txt": "a\n"})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
+	init := a.Initialize()
+	if !strings.Contains(string(init), `"image":true`) {
+		t.Fatalf("initialize does not offer images: %s", init)
+	}
+	sid := a.NewSession(ws)
+	data := pngOf(t, 64, 48)
+	for _, text := range []string{"what is this?", "and now?"} {
+		var resp struct{ StopReason string }
+		a.MustCall("session/prompt", imagePrompt(sid, text, "image/png", data), &resp)
+		if resp.StopReason != "end_turn" {
+			t.Fatalf("stopReason = %q", resp.StopReason)
+		}
+	}
+
+	// The model got the image's bytes.
+	raw, _ := os.ReadFile(requests)
+	if !strings.Contains(string(raw), `"kind":"image"`) || !strings.Contains(string(raw), `"data":"`+data+`"`) {
+		t.Fatalf("no request carried the image")
+	}
+	// The log refers to one stored copy, and counts it by the formula
+	// (64×48 is one 512-pixel tile: 85 + 170 tokens).
+	stored, _ := os.ReadDir(filepath.Join(filepath.Dir(a.DB), "images"))
+	if len(stored) != 1 {
+		t.Fatalf("%d stored images for one image sent twice, want 1", len(stored))
+	}
+	prompts := 0
+	for _, e := range acptest.Log(t, a.DB, sid) {
+		if e["kind"] != "user_message" {
+			continue
+		}
+		prompts++
+		b, _ := json.Marshal(e)
+		if strings.Contains(string(b), data[:40]) || !strings.Contains(string(b), `"uri":"image:sha256:`+stored[0].Name()+`"`) {
+			t.Errorf("the log holds the image, or no reference to it: %.300s", b)
+		}
+		if tokens, _ := e["tokens"].(float64); tokens < 255 {
+			t.Errorf("a prompt with an image counted %v tokens, want at least the image's 255", tokens)
+		}
+	}
+	if prompts != 2 {
+		t.Fatalf("%d prompts logged", prompts)
+	}
+	// session/load shows the image again.
+	before := len(a.Updates(sid))
+	a.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	shown := 0
+	for _, u := range a.Updates(sid)[before:] {
+		if c, _ := u.Fields["content"].(map[string]any); u.Kind == "user_message_chunk" && c["type"] == "image" && c["data"] == data {
+			shown++
+		}
+	}
+	if shown != 2 {
+		t.Errorf("session/load showed the image %d times, want 2", shown)
+	}
+
+	var g bytes.Buffer
+	gif.Encode(&g, image.NewPaletted(image.Rect(0, 0, 4, 4), []color.Color{color.Black}), nil)
+	for _, bad := range []struct{ mime, data, want string }{
+		{"image/png", base64.StdEncoding.EncodeToString(g.Bytes()), "says it is image/png but is GIF"},
+		{"image/tiff", data, `"image/tiff" cannot be sent: use PNG, JPEG, GIF or WebP`},
+		{"image/png", "not base64!", "not base64"},
+	} {
+		_, err := a.Call("session/prompt", imagePrompt(sid, "look", bad.mime, bad.data))
+		if err == nil || err.Code != -32602 || !strings.Contains(err.Message, bad.want) {
+			t.Errorf("a %s prompt: %v, want -32602 saying %q", bad.mime, err, bad.want)
+		}
+	}
+	a.CloseStdin()
+	a.AssertValid(t)
+
+	// A model that reads no images refuses them before anything is logged.
+	b := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, `{"turns": [{"calls": [{"text": "?"}]}]}`)})
+	b.Initialize()
+	sid = b.NewSession(ws)
+	_, err := b.Call("session/prompt", imagePrompt(sid, "what is this?", "image/png", data))
+	if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "takes no images") {
+		t.Fatalf("an image for a model without images: %v", err)
+	}
+	for _, e := range acptest.Log(t, b.DB, sid) {
+		if e["kind"] == "user_message" {
+			t.Fatalf("the refused prompt was logged")
+		}
+	}
+	b.CloseStdin()
+}
