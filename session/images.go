@@ -160,4 +160,3 @@ func (s *Session) withImages(req provider.Request) (provider.Request, error) {
 	}
 	return req, nil
 }
-
