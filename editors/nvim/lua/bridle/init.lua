@@ -3,6 +3,7 @@
 
 local rpc = require("bridle.rpc")
 local installer = require("bridle.install")
+local fs = require("bridle.fs")
 local chatmod = require("bridle.chat")
 local nn = chatmod.nn
 
@@ -20,6 +21,7 @@ local defaults = {
   width = 70, -- chat column width
   input_height = 3,
   diff_preview = true, -- open a diff tab when an edit asks for approval
+  fs = true, -- let bridle read and write files through Neovim's buffers (fs/*)
   keymaps = { stop = "<C-c>", sessions = "gs", diff = "gd", mode = "gm" },
 }
 
@@ -325,6 +327,32 @@ local function cancel_pending()
   end
 end
 
+--- What initialize tells bridle this client can do: fs/* only with setup's
+--- fs = true (the default).
+function M.client_capabilities()
+  local on = M.config.fs ~= false
+  return { fs = { readTextFile = on, writeTextFile = on }, terminal = false }
+end
+
+--- Answers a request from bridle: reply(result) or reply(nil, error), now
+--- or later (an approval waits for the user).
+function M.on_request(method, params, reply)
+  if method == "session/request_permission" then
+    return M.handle_permission(params, reply)
+  end
+  if M.config.fs ~= false and (method == "fs/read_text_file" or method == "fs/write_text_file") then
+    local result, e
+    if method == "fs/read_text_file" then
+      result, e = fs.read(params)
+    else
+      result, e = fs.write(params)
+    end
+    return reply(result, e)
+  end
+  local why = (method:match("^fs/") and " (setup's fs = false)") or ""
+  reply(nil, { code = -32601, message = "bridle.nvim does not implement " .. method .. why })
+end
+
 --- Starts bridle if needed, then calls cb(ok).
 function M.connect(cb)
   cb = cb or function() end
@@ -350,13 +378,7 @@ function M.connect(cb)
         on_update(params)
       end
     end,
-    on_request = function(method, params, reply)
-      if method == "session/request_permission" then
-        M.handle_permission(params, reply)
-      else
-        reply(nil, { code = -32601, message = "bridle.nvim does not implement " .. method })
-      end
-    end,
+    on_request = M.on_request,
     on_exit = function(code, signal, stderr)
       if S.rpc == client then
         -- bridle keeps the session in its log: the next prompt resumes it.
@@ -383,7 +405,7 @@ function M.connect(cb)
   S.rpc = client
   client:request("initialize", {
     protocolVersion = 1,
-    clientCapabilities = { fs = { readTextFile = false, writeTextFile = false }, terminal = false },
+    clientCapabilities = M.client_capabilities(),
     clientInfo = { name = "bridle.nvim", version = M.version },
   }, function(e, result)
     if e then
