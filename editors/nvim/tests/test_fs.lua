@@ -125,6 +125,14 @@ return {
       request(b, "fs/write_text_file", { sessionId = "s", path = path, content = "no newline" })
       H.eq("no newline", read_file(path), "no newline added")
       H.eq("no newline", request(b, "fs/read_text_file", { sessionId = "s", path = path }).content, "read back")
+      -- A loaded buffer in no window (hidden) is written too.
+      vim.cmd("enew")
+      H.eq(-1, vim.fn.bufwinid(buf), "the buffer is hidden")
+      H.ok(api.nvim_buf_is_loaded(buf), "and loaded")
+      r, e = request(b, "fs/write_text_file", { sessionId = "s", path = path, content = "while hidden\n" })
+      H.eq(nil, e, "no error writing a hidden buffer")
+      H.eq({ "while hidden" }, api.nvim_buf_get_lines(buf, 0, -1, false), "the hidden buffer")
+      H.eq("while hidden\n", read_file(path), "the disk, from the hidden buffer")
       -- No buffer: the file (and its folder) is created; no buffer appears.
       local other = t.ws .. "/sub/dir/new.txt"
       r, e = request(b, "fs/write_text_file", { sessionId = "s", path = other, content = "fresh\n" })

@@ -111,7 +111,8 @@ return {
         end
       end)
       H.wait(function()
-        return b.state.session_id == id and H.agent_text(b) ~= ""
+        -- The notice comes once session/load has answered.
+        return b.state.session_id == id and H.buf_text(b.state.chat.buf):find("Resumed session " .. id, 1, true)
       end, 10000, "the replay")
       H.eq("bridle://chat/hello, name this session", chat_name(b), "the resumed chat's name")
     end,
