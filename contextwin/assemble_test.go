@@ -538,3 +538,37 @@ func TestChangedFilesAreNotedAndTheirOutputsDropFirst(t *testing.T) {
 		t.Fatalf("dropped %v: after the stale output, the oldest (seq %d)", a.Occupancy.Dropped, results[0].Seq)
 	}
 }
+
+// The current plan ends every request, in place of earlier ones, also
+// after a compaction summarized the call that set it; it counts in the
+// task-and-pins share, and a cleared plan leaves the tail.
+func TestThePlanEndsEveryRequest(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("fix the bug")
+	l.add(event.PlanUpdated{Entries: []event.PlanEntry{{Content: "read", Status: "in_progress"}, {Content: "fix", Status: "pending"}}})
+	l.add(event.PlanUpdated{Entries: []event.PlanEntry{{Content: "read", Status: "completed"}, {Content: "fix", Status: "in_progress"}}})
+	l.answer("on it")
+	l.add(event.Compaction{Through: int64(len(l.events)), Goal: "fix the bug"})
+	l.prompt("go on")
+	tail := func(a Assembly) string {
+		last := a.Request.Messages[len(a.Request.Messages)-1]
+		return last.Parts[len(last.Parts)-1].Text
+	}
+	a := l.assemble()
+	if want := ReminderPrefix + "the current plan; update it with the plan tool as steps start and finish:\n[x] read\n[>] fix)"; tail(a) != want {
+		t.Fatalf("the request ends %q, want %q", tail(a), want)
+	}
+	for _, m := range a.Request.Messages {
+		for _, p := range m.Parts {
+			if strings.Contains(p.Text, "[ ] fix") {
+				t.Fatalf("an older plan is still in the request: %q", p.Text)
+			}
+		}
+	}
+	withPlan := a.Occupancy.TaskPins
+	l.add(event.PlanUpdated{})
+	a = l.assemble()
+	if strings.Contains(tail(a), "current plan") || a.Occupancy.TaskPins >= withPlan {
+		t.Fatalf("a cleared plan still ends the request (%q) or counts (%d ≥ %d)", tail(a), a.Occupancy.TaskPins, withPlan)
+	}
+}

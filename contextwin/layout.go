@@ -53,8 +53,9 @@ func (w *Window) layout(in Input, m *Memo) (*layout, error) {
 	}
 	l.system[len(l.system)-1].Cache = true
 	l.fixed = w.fixedCount(l.c, l.system, in.Tools)
-	// 4, 5, 8: the task, the pins and the tail reminder.
-	l.pinsText, l.reminder = PinsText(l.st.pins), ReminderText(l.st.pins)
+	// 4, 5, 8: the task, the pins and the tail (the constraints' reminder
+	// and the current plan).
+	l.pinsText, l.reminder = PinsText(l.st.pins), tailText(ReminderText(l.st.pins), PlanText(l.st.plan))
 	l.taskPins = l.st.first.Tokens
 	for _, t := range []string{l.pinsText, l.reminder} {
 		if t != "" { // each is a part of its own

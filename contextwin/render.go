@@ -40,6 +40,40 @@ func ReminderText(p Pins) string {
 	return ReminderPrefix + "the pinned constraints still hold: " + strings.Join(p.Constraints, "; ") + ")"
 }
 
+// PlanText renders the current plan for the end of every request, "" when
+// there is none. It is a reminder (it starts with ReminderPrefix): it sits
+// at the tail, after the history, because it changes as the work goes and
+// the prefix before the history must not.
+func PlanText(entries []event.PlanEntry) string {
+	if len(entries) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(ReminderPrefix + "the current plan; update it with the plan tool as steps start and finish:\n")
+	for _, e := range entries {
+		mark := "[ ]"
+		switch e.Status {
+		case "completed":
+			mark = "[x]"
+		case "in_progress":
+			mark = "[>]"
+		}
+		b.WriteString(mark + " " + e.Content + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n") + ")"
+}
+
+// tailText joins the reminders that end every request.
+func tailText(texts ...string) string {
+	var parts []string
+	for _, t := range texts {
+		if t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
 // ReminderPrefix starts every reminder; provider/scripted.ReminderPrefix
 // equals it (a test keeps them equal), so scripted models do not take the
 // reminder for a prompt.

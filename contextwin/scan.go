@@ -12,6 +12,8 @@ type logState struct {
 	// first is the user's first request.
 	first *event.Event
 	pins  Pins
+	// plan is the latest plan the model set (nil: none, or cleared).
+	plan []event.PlanEntry
 	// compaction is the latest one, at seq compactionSeq.
 	compaction    *event.Compaction
 	compactionSeq int64
@@ -104,6 +106,8 @@ func (sc *scanner) add(e *event.Event) {
 		st.pins.add(&st.pins.Constraints, v.Text)
 	case event.DecisionRecorded:
 		st.pins.add(&st.pins.Decisions, v.Text)
+	case event.PlanUpdated:
+		st.plan = v.Entries
 	case event.Compaction:
 		st.compaction, st.compactionSeq = &v, e.Seq
 		for _, c := range v.Constraints {

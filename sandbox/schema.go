@@ -28,7 +28,12 @@ type inputSchema struct {
 // description from the field's jsonschema tag. A field's check tag adds
 // what For cannot infer: comma-separated minLength=N, maxLength=N,
 // minimum=N, enum=a|b.
-func deriveSchema[T any]() *inputSchema {
+func deriveSchema[T any]() *inputSchema { return deriveSchemaWith[T](nil) }
+
+// deriveSchemaWith is deriveSchema with adjust applied to the derived
+// schema before it is resolved: for what a check tag cannot say, such as
+// constraints inside an array's items.
+func deriveSchemaWith[T any](adjust func(*jsonschema.Schema)) *inputSchema {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		panic(err)
@@ -69,6 +74,9 @@ func deriveSchema[T any]() *inputSchema {
 				panic(fmt.Sprintf("%s.%s: unknown check %q", typ, f.Name, c))
 			}
 		}
+	}
+	if adjust != nil {
+		adjust(s)
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {

@@ -96,6 +96,7 @@ func NewTools(s Settings, b *box.Box) []Tool {
 			TailLines: orDefault(s.Caps.CommandTailLines, 200), TailBytes: 16 << 10,
 		}},
 		Remember{},
+		Plan{},
 	}
 }
 

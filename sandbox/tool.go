@@ -105,6 +105,10 @@ type Result struct {
 	Lines, Bytes int
 	// Pin is set by the remember tool.
 	Pin *Pin
+	// Plan is the whole plan the plan tool set (PlanSet: an empty Plan
+	// clears it).
+	Plan    []PlanStep
+	PlanSet bool
 	// Missing lists the confinement layers this machine lacks that a
 	// command ran without; they are also named in Output.
 	Missing []string

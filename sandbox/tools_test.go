@@ -51,10 +51,10 @@ func byName(name string) Tool {
 
 func TestModeCatalogues(t *testing.T) {
 	want := map[Mode][]string{
-		ModeReadOnly: {"read_file", "list_dir", "glob", "grep", "read_artifact", "remember"},
-		ModeAsk:      {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "remember"},
-		ModeAutoEdit: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "remember"},
-		ModeFullAuto: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "remember"},
+		ModeReadOnly: {"read_file", "list_dir", "glob", "grep", "read_artifact", "remember", "plan"},
+		ModeAsk:      {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "remember", "plan"},
+		ModeAutoEdit: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "remember", "plan"},
+		ModeFullAuto: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "remember", "plan"},
 	}
 	asks := map[Mode][]string{
 		ModeReadOnly: nil,

@@ -98,6 +98,12 @@ func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
 		return pinUpdates("/decision", v.Source, v.Text, "Recorded decision: ", v.Redacted)
 	case event.ModeChanged:
 		return []acp.SessionUpdate{{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: v.To}}}
+	case event.PlanUpdated:
+		plan := &acp.Plan{Entries: make([]acp.PlanEntry, len(v.Entries))}
+		for i, e := range v.Entries {
+			plan.Entries[i] = acp.PlanEntry{Content: e.Content, Priority: acp.PlanEntryPriorityMedium, Status: acp.PlanEntryStatus(e.Status)}
+		}
+		return []acp.SessionUpdate{{Plan: plan}}
 	case event.ProviderError:
 		if v.Final {
 			return []acp.SessionUpdate{AgentText("\n\n[error: " + v.Message + "]")}

@@ -30,6 +30,7 @@ func TestReplayerMatchesShownFacts(t *testing.T) {
 		event.ContextAssembled{Window: 10},
 		event.ModeChanged{From: "ask", To: "code"},
 		event.ProviderError{Message: "down", Final: true},
+		event.PlanUpdated{Entries: []event.PlanEntry{{Content: "read", Status: "pending"}}},
 	}
 	seen := map[event.Kind]bool{}
 	for _, p := range shown {

@@ -108,13 +108,23 @@ func (p asParent) Reopen(ctx context.Context, st event.SubagentStarted) ([]event
 func (m *Manager) newChild(ctx context.Context, parent *Session, st event.SubagentStarted) (*Session, error) {
 	info := parent.Info()
 	started := event.SessionStarted{V: event.Version, Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Model: info.Model, Mode: string(parent.Mode())}
-	rec, err := m.record(info.Cwd, info.Model, started, -1)
-	if err != nil {
-		return nil, err
+	first := []event.Payload{started}
+	// The child works inside the parent's plan: it gets a copy, which its
+	// window keeps in view, and no plan tool to change it.
+	if plan, ok := currentPlan(parent.Events()); ok {
+		first = append(first, plan)
+	}
+	var recs []store.Record
+	for _, p := range first {
+		rec, err := m.record(info.Cwd, info.Model, p, -1)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
 	}
 	row := store.Session{ID: st.ChildID, Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Model: info.Model, Mode: started.Mode,
 		ParentID: parent.ID(), Title: st.Description}
-	recs, err := m.cfg.Store.CreateSession(ctx, row, rec)
+	recs, err := m.cfg.Store.CreateSession(ctx, row, recs...)
 	if err != nil {
 		return nil, fmt.Errorf("create the subagent's session: %w", err)
 	}
@@ -123,7 +133,11 @@ func (m *Manager) newChild(ctx context.Context, parent *Session, st event.Subage
 	if err := m.lease(ctx, st.ChildID); err != nil {
 		return nil, err
 	}
-	s, err := newSession(m, row, []event.Event{{Seq: recs[0].Seq, Time: msTime(recs[0].CreatedAt), Payload: started, Tokens: rec.Tokens}})
+	events := make([]event.Event, len(recs))
+	for i, r := range recs {
+		events[i] = event.Event{Seq: r.Seq, Time: msTime(r.CreatedAt), Payload: first[i], Tokens: r.Tokens}
+	}
+	s, err := newSession(m, row, events)
 	if err != nil {
 		m.release(st.ChildID)
 		return nil, err

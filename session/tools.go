@@ -81,6 +81,9 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	if res.Pin != nil && !res.IsError {
 		return t.pinFromModel(ctx, *res.Pin)
 	}
+	if res.PlanSet && !res.IsError {
+		return t.planFromModel(ctx, res.Plan)
+	}
 	return nil
 }
 
@@ -145,6 +148,27 @@ func (t *turn) pinFromModel(ctx context.Context, p sandbox.Pin) error {
 	}
 	_, err := t.s.commit(ctx, nil, ev)
 	return err
+}
+
+// planFromModel records the plan the plan tool set; its commit shows it
+// to the editor as an ACP plan.
+func (t *turn) planFromModel(ctx context.Context, steps []sandbox.PlanStep) error {
+	entries := make([]event.PlanEntry, len(steps))
+	for i, st := range steps {
+		entries[i] = event.PlanEntry{Content: st.Content, Status: st.Status}
+	}
+	_, err := t.s.commit(ctx, nil, event.PlanUpdated{Entries: entries})
+	return err
+}
+
+// currentPlan is the latest plan in a log, if any.
+func currentPlan(events []event.Event) (event.PlanUpdated, bool) {
+	for i := len(events) - 1; i >= 0; i-- {
+		if p, ok := events[i].Payload.(event.PlanUpdated); ok {
+			return p, true
+		}
+	}
+	return event.PlanUpdated{}, false
 }
 
 // tool returns one of the session's tools by name, whatever the mode, or

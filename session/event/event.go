@@ -38,6 +38,7 @@ const (
 	KindSubagentFinished Kind = "subagent_finished"
 	KindTurnFinished     Kind = "turn_finished"
 	KindProviderError    Kind = "provider_error"
+	KindPlanUpdated      Kind = "plan_updated"
 )
 
 // Payload is the body of one event.
@@ -269,6 +270,20 @@ type DecisionRecorded struct {
 	Redacted []string `json:"redacted,omitempty"`
 }
 
+// PlanUpdated is the whole current plan, as the model's plan tool last
+// set it: each update replaces the one before.
+type PlanUpdated struct {
+	V       int         `json:"v"`
+	Entries []PlanEntry `json:"entries"`
+}
+
+// PlanEntry is one step of a plan.
+type PlanEntry struct {
+	Content string `json:"content"`
+	// Status is pending, in_progress or completed.
+	Status string `json:"status"`
+}
+
 // ContextAssembled reports how one request filled the window.
 type ContextAssembled struct {
 	V           int    `json:"v"`
@@ -398,6 +413,7 @@ func (SubagentStarted) Kind() Kind  { return KindSubagentStarted }
 func (SubagentFinished) Kind() Kind { return KindSubagentFinished }
 func (TurnFinished) Kind() Kind     { return KindTurnFinished }
 func (ProviderError) Kind() Kind    { return KindProviderError }
+func (PlanUpdated) Kind() Kind      { return KindPlanUpdated }
 
 var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindSessionStarted:   decode[SessionStarted],
@@ -420,6 +436,7 @@ var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindSubagentFinished: decode[SubagentFinished],
 	KindTurnFinished:     decode[TurnFinished],
 	KindProviderError:    decode[ProviderError],
+	KindPlanUpdated:      decode[PlanUpdated],
 }
 
 // decode parses a payload of type T and returns it with its version

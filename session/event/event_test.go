@@ -18,6 +18,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		Compaction{Through: 9, Summary: "s", Goal: "g", Constraints: []string{"c"}},
 		ContextAssembled{Window: 100, FixedPrefix: 1, TaskPins: 2, History: 3, ToolOutputs: 4, Slack: 5},
 		ProviderError{Provider: "p", ErrKind: "overloaded", Status: 529, Final: true},
+		PlanUpdated{Entries: []PlanEntry{{Content: "read", Status: "completed"}, {Content: "fix", Status: "in_progress"}}},
 	}
 	for _, p := range payloads {
 		b, err := Encode(p)

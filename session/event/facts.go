@@ -50,6 +50,7 @@ var facts = map[Kind]Facts{
 	KindSubagentFinished: {},
 	KindTurnFinished:     {ClosesTurn: true},
 	KindProviderError:    {Shown: true},
+	KindPlanUpdated:      {Shown: true},
 }
 
 // Facts returns what is known of events of kind k (none for a kind this

@@ -109,3 +109,11 @@ func clip(s string, n int) string {
 	}
 	return s
 }
+
+func (v PlanUpdated) Line() string {
+	var parts []string
+	for _, e := range v.Entries {
+		parts = append(parts, e.Status+": "+e.Content)
+	}
+	return fmt.Sprintf("%d steps: %s", len(v.Entries), Quote(strings.Join(parts, "; ")))
+}

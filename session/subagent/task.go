@@ -30,6 +30,10 @@ import (
 // Name is the task tool's name.
 const Name = "task"
 
+// PlanTool is the parent's plan tool (sandbox.Plan), which children see
+// the result of but do not get.
+const PlanTool = "plan"
+
 // Defaults and limits of a task call.
 const (
 	defaultTaskTurns  = 10
@@ -197,8 +201,9 @@ func ToolNames(p Parent, requested []string) ([]string, error) {
 	if len(requested) == 0 {
 		var out []string
 		for _, t := range reg.Tools() {
-			// remember would pin into the child's log, which nobody reads.
-			if t.Effect() <= sandbox.EffectRead && t.Name() != Name && t.Name() != "remember" {
+			// remember would pin into the child's log, which nobody reads;
+			// the plan is the parent's, which a child reads but does not set.
+			if t.Effect() <= sandbox.EffectRead && t.Name() != Name && t.Name() != "remember" && t.Name() != PlanTool {
 				out = append(out, t.Name())
 			}
 		}
@@ -207,6 +212,9 @@ func ToolNames(p Parent, requested []string) ([]string, error) {
 	for _, n := range requested {
 		if n == Name {
 			return nil, fmt.Errorf("task: a subagent cannot start subagents; leave %q out of tools", Name)
+		}
+		if n == PlanTool {
+			return nil, fmt.Errorf("task: the plan is yours; a subagent sees it but cannot set it, so leave %q out of tools", PlanTool)
 		}
 		if _, ok := reg.Get(n); ok {
 			continue
