@@ -85,7 +85,8 @@ return {
       r = request(b, "fs/read_text_file", { sessionId = "s", path = path, line = 3 })
       H.eq("three\n", r.content, "from line 3")
       -- The same file by another spelling of its path (a symlinked folder).
-      (vim.uv or vim.loop).fs_symlink(t.ws, t.dir .. "/link")
+      local uv = vim.uv or vim.loop
+      uv.fs_symlink(t.ws, t.dir .. "/link")
       r = request(b, "fs/read_text_file", { sessionId = "s", path = t.dir .. "/link/code.txt" })
       H.eq("one\nTWO (unsaved)\nthree\n", r.content, "through a symlink")
       -- No buffer: the disk, byte for byte.
