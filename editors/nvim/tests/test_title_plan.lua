@@ -118,6 +118,58 @@ return {
     end,
   },
   {
+    "the model's plan tool, called twice, shows one checklist updated in place (and replayed on resume)",
+    function()
+      local b, t = H.plugin(nil, { env = { BRIDLE_MODEL = "scripted/" .. H.root .. "/tests/scenarios/plan.json" } })
+      vim.cmd("Bridle")
+      H.wait(function()
+        return b.state.session_id
+      end, 10000, "a session")
+      -- Record the checklist as each plan update arrives.
+      local chat = b.state.chat
+      local seen = {}
+      chat.apply = function(self, u)
+        local r = getmetatable(self).__index.apply(self, u)
+        if u.sessionUpdate == "plan" then
+          seen[#seen + 1] = plan_lines(self.buf)
+        end
+        return r
+      end
+      H.eq("end_turn", H.turn(b, "make a plan and start"), "stop reason")
+      H.eq({
+        {
+          "**Plan** · 0/3 done",
+          "- [>] Read the code",
+          "- [ ] Fix the bug",
+          "- [ ] Run the tests",
+        },
+        {
+          "**Plan** · 1/3 done",
+          "- [x] Read the code",
+          "- [>] Fix the bug",
+          "- [ ] Run the tests",
+        },
+      }, seen, "the checklist after each plan call")
+      local text = H.buf_text(chat.buf)
+      H.eq(1, count(text, "%*%*Plan%*%*"), "one checklist:\n" .. text)
+      H.ok(text:find("The plan is under way.", 1, true), text)
+      local id = b.state.session_id
+      -- Another Neovim: session/load replays the plan into one checklist.
+      b = H.plugin(t, { env = { BRIDLE_MODEL = "scripted/" .. H.root .. "/tests/scenarios/plan.json" } })
+      local resumed
+      b.resume(id, function(ok)
+        resumed = ok
+      end)
+      H.wait(function()
+        return resumed ~= nil
+      end, 10000, "session/load")
+      H.ok(resumed, "resumed")
+      text = H.buf_text(b.state.chat.buf)
+      H.eq(1, count(text, "%*%*Plan%*%*"), "one checklist after the replay:\n" .. text)
+      H.eq(seen[2], plan_lines(b.state.chat.buf), "the latest plan")
+    end,
+  },
+  {
     "a plan update renders a checklist, rewritten in place by the next one",
     function()
       -- The client side only: plan updates fed to the plugin's session/update
@@ -137,7 +189,7 @@ return {
       local buf = b.state.chat.buf
       H.eq({
         "**Plan** · 0/3 done",
-        "- [~] Read the code",
+        "- [>] Read the code",
         "- [ ] Fix the bug (high)",
         "- [ ] Run the tests",
       }, plan_lines(buf), "the first plan")
@@ -151,7 +203,7 @@ return {
       H.eq({
         "**Plan** · 1/3 done",
         "- [x] Read the code",
-        "- [~] Fix the bug (high)",
+        "- [>] Fix the bug (high)",
         "- [ ] Run the tests",
       }, plan_lines(buf), "the updated plan")
       local text = H.buf_text(buf)

@@ -22,7 +22,7 @@ end
 M.nn = nn
 
 -- A plan entry's checkbox: done, in progress, to do.
-local plan_mark = { completed = "x", in_progress = "~", pending = " " }
+local plan_mark = { completed = "x", in_progress = ">", pending = " " }
 M.plan_mark = plan_mark
 
 local status_label = { pending = "pending", in_progress = "running", completed = "done", failed = "failed" }
