@@ -2,12 +2,14 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -60,6 +62,54 @@ func (s *Server) RequestPermission(ctx context.Context, req acp.RequestPermissio
 		return acp.RequestPermissionResponse{}, fmt.Errorf("the client selected %q, which is not one of the options offered", o.Selected.OptionID)
 	}
 	return acp.RequestPermissionResponse{}, fmt.Errorf("the client answered with outcome %q; want \"selected\" or \"cancelled\"", "")
+}
+
+// Buffers implements session's buffer client: the editor's buffers for
+// one session, as far as initialize said the client offers them.
+func (s *Server) Buffers(sessionID string) sandbox.Buffers {
+	return buffers{s: s, sessionID: sessionID}
+}
+
+// buffers are a session's files as the editor holds them (ACP fs).
+type buffers struct {
+	s         *Server
+	sessionID string
+}
+
+func (b buffers) CanRead() bool  { return b.s.fsRead.Load() }
+func (b buffers) CanWrite() bool { return b.s.fsWrite.Load() }
+
+func (b buffers) ReadText(ctx context.Context, path string) (string, error) {
+	var resp acp.ReadTextFileResponse
+	if err := b.s.call(ctx, acp.MethodFSReadTextFile, acp.ReadTextFileRequest{SessionID: b.sessionID, Path: path}, &resp); err != nil {
+		return "", err
+	}
+	return resp.Content, nil
+}
+
+func (b buffers) WriteText(ctx context.Context, path, content string) error {
+	var ignored json.RawMessage // the answer is empty
+	return b.s.call(ctx, acp.MethodFSWriteTextFile, acp.WriteTextFileRequest{SessionID: b.sessionID, Path: path, Content: content}, &ignored)
+}
+
+// call sends the client a request and waits for its answer; a JSON-RPC
+// error comes back as its code and message.
+func (s *Server) call(ctx context.Context, method string, params, result any) error {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return fmt.Errorf("no client connected")
+	}
+	id := jsonrpc2.ID{Num: s.lastID.Add(1)}
+	if err := conn.Call(ctx, method, params, result, jsonrpc2.PickID(id)); err != nil {
+		var rerr *jsonrpc2.Error
+		if errors.As(err, &rerr) {
+			return fmt.Errorf("error %d: %s", rerr.Code, rerr.Message)
+		}
+		return err
+	}
+	return nil
 }
 
 // contentOf converts a prompt's ACP content blocks to event content.

@@ -61,6 +61,8 @@ type Server struct {
 
 	// lastID is the id of the last request bridle sent the client.
 	lastID atomic.Uint64
+	// fsRead and fsWrite are what initialize said the client offers.
+	fsRead, fsWrite atomic.Bool
 
 	mu sync.Mutex
 	// inflight holds the running prompts by request id. Ids are the
@@ -166,7 +168,9 @@ type initializeParams struct {
 	ProtocolVersion *acp.ProtocolVersion `json:"protocolVersion"`
 }
 
-func (s *Server) initialize(_ context.Context, _ *initializeParams) (any, error) {
+func (s *Server) initialize(_ context.Context, p *initializeParams) (any, error) {
+	s.fsRead.Store(p.ClientCapabilities.FS.ReadTextFile)
+	s.fsWrite.Store(p.ClientCapabilities.FS.WriteTextFile)
 	resp := s.initializeResponse()
 	if s.opts.AfterInitialize == nil {
 		return resp, nil

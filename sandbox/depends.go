@@ -14,6 +14,16 @@ type Cacheable interface {
 	Depends(env *Env, input json.RawMessage) []workspace.Dep
 }
 
+// Volatile is implemented by cacheable tools some of whose calls must not
+// be cached: their output depends on more than the files on disk.
+type Volatile interface {
+	Volatile(env *Env) bool
+}
+
+// A read through the editor shows its buffer, which changes without the
+// watcher seeing it: it is never cached.
+func (ReadFile) Volatile(env *Env) bool { return env.readsBuffers() }
+
 // A read depends on its file.
 func (t ReadFile) Depends(env *Env, input json.RawMessage) []workspace.Dep {
 	p, err := t.Preview(env, input)

@@ -1,11 +1,10 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 )
 
@@ -24,12 +23,11 @@ func Hash(content []byte) string {
 
 // HashFile returns the hash of a workspace file's content, or "" when it
 // does not exist. A restart compares it with a FileEdit's hashes.
+// With buffers it hashes what the editor holds: an edit the editor took
+// before a crash is in its buffer, saved or not.
 func HashFile(env *Env, path string) (string, error) {
-	data, err := env.Root.ReadFile(path, MaxEditBytes)
-	if errors.Is(err, fs.ErrNotExist) || err != nil && strings.Contains(err.Error(), "does not exist") {
-		return "", nil
-	}
-	if err != nil {
+	data, exists, err := readFileText(context.Background(), env, path)
+	if err != nil || !exists {
 		return "", err
 	}
 	return Hash(data), nil
@@ -44,19 +42,12 @@ func unchanged(env *Env, path, before string) bool {
 	return err == nil && h == before
 }
 
-// readForEdit returns a file's content, or exists=false when it is absent.
+// readForEdit returns a file's content as an edit starts from (the
+// editor's buffer when it offers buffers), or exists=false when it is
+// absent. Plans have no context of their own; a question to the editor
+// is bounded by BufferTimeout.
 func readForEdit(env *Env, path string) (content []byte, exists bool, err error) {
-	if _, err := env.Root.Lstat(path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "does not exist") {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	data, err := env.Root.ReadFile(path, MaxEditBytes)
-	if err != nil {
-		return nil, false, err
-	}
-	return data, true, nil
+	return readFileText(context.Background(), env, path)
 }
 
 // editDiff builds the editor's view of an edit, redacted. Large files get

@@ -160,7 +160,8 @@ func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	if ctx.Err() != nil {
 		return Errorf("edit_file: cancelled before writing")
 	}
-	if err := env.Root.WriteFile(in.Path, next); err != nil {
+	via, err := writeFileText(ctx, env, in.Path, next, true)
+	if err != nil {
 		return Errorf("edit_file: %v", err)
 	}
 	line := lineOf(string(old), strings.Index(string(old), in.OldString))
@@ -168,6 +169,6 @@ func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	if in.ReplaceAll {
 		count = strings.Count(string(old), in.OldString)
 	}
-	out := fmt.Sprintf("Edited %s: %d replacement(s).\n%s", in.Path, count, hunk(pl.redOld, pl.redNext, 3, 60))
+	out := fmt.Sprintf("Edited %s%s: %d replacement(s).\n%s", in.Path, viaNote(via), count, hunk(pl.redOld, pl.redNext, 3, 60))
 	return Result{Output: out, Diff: fe.Diff, Locations: []Location{{Path: fe.Path, Line: line}}}
 }

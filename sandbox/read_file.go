@@ -77,14 +77,27 @@ func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 		return Errorf("read_file: %v", err)
 	}
 	defer f.Close()
+	var src io.Reader = f
+	total, note := fi.Size(), ""
+	if env.readsBuffers() && fi.Mode().IsRegular() && fi.Size() <= maxBufferRead {
+		// The file is confined (opened above); the editor is asked for the
+		// same path, and its text, unsaved changes included, is what the
+		// model reads. A read changes nothing: an editor that fails is
+		// answered from the disk, and the result says so.
+		if text, err := bufferText(ctx, env, in.Path); err != nil {
+			note = fmt.Sprintf("[read from disk: %v]\n", err)
+		} else {
+			src, total, note = strings.NewReader(text), int64(len(text)), "[from the editor's buffer]\n"
+		}
+	}
 	first := max(in.Offset, 1)
 	limit := in.Limit
 	if limit <= 0 || limit > t.maxLines() {
 		limit = t.maxLines()
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := bufio.NewReaderSize(src, 64<<10)
 	if peek, _ := br.Peek(8 << 10); bytes.IndexByte(peek, 0) >= 0 {
-		return Errorf("read_file: %s looks binary (%d bytes); it is not shown", in.Path, fi.Size())
+		return Errorf("read_file: %s looks binary (%d bytes); it is not shown", in.Path, total)
 	}
 	// Collect the raw lines first and redact them together, so that a
 	// secret is removed before a long line is cut (a cut secret would no
@@ -138,7 +151,7 @@ func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 		fmt.Fprintf(&b, "%6d\t%s\n", first+i, text)
 	}
 	if n == 0 {
-		return Result{Output: fmt.Sprintf("[%s is empty]\n", in.Path), Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
+		return Result{Output: note + fmt.Sprintf("[%s is empty]\n", in.Path), Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
 	}
 	if first > n {
 		return Errorf("read_file: %s has %d lines; offset %d is past the end", in.Path, n, first)
@@ -147,10 +160,10 @@ func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 		fmt.Fprintf(&b, "[lines %d-%d of %d shown; read on with offset %d]\n", first, last, n, last+1)
 	}
 	return Result{
-		Output:    b.String(),
+		Output:    note + b.String(),
 		Locations: []Location{{Path: env.Root.Abs(in.Path), Line: first}},
 		Lines:     n,
-		Bytes:     int(fi.Size()),
+		Bytes:     int(total),
 	}
 }
 

@@ -99,7 +99,8 @@ func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	if ctx.Err() != nil {
 		return Errorf("write_file: cancelled before writing")
 	}
-	if err := env.Root.WriteFile(in.Path, []byte(in.Content)); err != nil {
+	via, err := writeFileText(ctx, env, in.Path, []byte(in.Content), fe.Before != "")
+	if err != nil {
 		return Errorf("write_file: %v", err)
 	}
 	lines := strings.Count(in.Content, "\n")
@@ -110,7 +111,7 @@ func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	if fe.Diff.OldText == nil {
 		out = fmt.Sprintf("Created %s (%d lines, %d bytes).\n", in.Path, lines, len(in.Content))
 	} else {
-		out = fmt.Sprintf("Wrote %s (%d lines, %d bytes).\n%s", in.Path, lines, len(in.Content), hunk(*fe.Diff.OldText, fe.Diff.NewText, 3, 60))
+		out = fmt.Sprintf("Wrote %s%s (%d lines, %d bytes).\n%s", in.Path, viaNote(via), lines, len(in.Content), hunk(*fe.Diff.OldText, fe.Diff.NewText, 3, 60))
 	}
 	return Result{Output: out, Diff: fe.Diff, Locations: []Location{{Path: fe.Path, Line: 1}}}
 }

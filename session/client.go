@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/bridle-dev/bridle/sandbox"
 
 	"github.com/bridle-dev/bridle/acp"
 )
@@ -17,6 +18,13 @@ type Client interface {
 	// ends, with ctx's error; any other error means the editor failed to
 	// ask (the call is denied as client_error).
 	RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
+}
+
+// bufferClient is a Client that can read and write files through the
+// editor (ACP fs); rpc's server is one. A session's file tools use its
+// buffers, as far as the editor offers them.
+type bufferClient interface {
+	Buffers(sessionID string) sandbox.Buffers
 }
 
 // text is a text content block.

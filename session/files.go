@@ -148,6 +148,13 @@ func (f *files) run(ctx context.Context, env *sandbox.Env, tool sandbox.Tool, in
 			seen = append(seen, event.FileSeen{Path: d.Path, Version: workspace.FileVersion(d.Path)})
 		}
 	}
+	if v, ok := tool.(sandbox.Volatile); ok && v.Volatile(env) {
+		res := runTool(ctx, tool, env, input)
+		if res.IsError || ctx.Err() != nil {
+			return res, nil, false
+		}
+		return res, seen, false
+	}
 	key := cacheKey(tool.Name(), input)
 	if res, ok := f.cache.Get(key); ok {
 		return res, seen, true

@@ -168,13 +168,24 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 	s.m.log.Info("recovering a turn cut short", "session", s.row.ID, "reason", why.reason)
 	t := &turn{s: s}
 	pending := false
+	// Files the editor holds are read through it, which cannot answer
+	// while it waits for the session (this runs before session/load is
+	// answered, on the connection's read loop): calls that need files
+	// wait for AskPending, as questions do.
+	deferFiles := s.buffered() && s.Info().ParentID == ""
 	for _, cs := range calls {
 		switch {
 		case cs.result:
 		case cs.started != nil:
+			if deferFiles && s.needsFiles(cs.started.Name) {
+				pending = true
+				continue
+			}
 			if err := t.result(ctx, cs.key, s.resolveStarted(ctx, cs, why)); err != nil {
 				return err
 			}
+		case cs.granted && deferFiles:
+			pending = true
 		case cs.granted:
 			tool := s.tool(cs.call.Name)
 			if tool == nil {
@@ -202,7 +213,7 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 	}
 	if pending {
 		s.mu.Lock()
-		s.pending, s.pendingWhy = true, why.reason // AskPending closes the turn once answered
+		s.pending, s.pendingWhy = true, why // AskPending closes the turn once answered
 		s.mu.Unlock()
 		return nil
 	}
@@ -269,7 +280,7 @@ func (s *Session) AskPending(ctx context.Context) {
 		return
 	}
 	s.pending = false
-	reason := s.pendingWhy
+	why := s.pendingWhy
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	s.cancel, s.done, s.recovering = cancel, done, true
@@ -285,7 +296,18 @@ func (s *Session) AskPending(ctx context.Context) {
 		t := &turn{s: s}
 		calls, _ := unfinished(s.row.ID, s.Events())
 		for _, cs := range calls {
-			if !cs.asked || cs.answered || cs.result {
+			if cs.result {
+				continue
+			}
+			if cs.started != nil || cs.granted {
+				// Deferred by recoverCut: its files are the editor's.
+				if err := t.recoverDeferred(ctx, cs, why); err != nil {
+					s.m.log.Error("recovering a call failed", "session", s.row.ID, "err", err)
+					return
+				}
+				continue
+			}
+			if !cs.asked || cs.answered {
 				continue
 			}
 			c := toProviderCall(cs.call)
@@ -324,11 +346,51 @@ func (s *Session) AskPending(ctx context.Context) {
 				}
 			}
 		}
-		t.tail = append(t.tail, event.Interrupted{Reason: reason})
+		t.tail = append(t.tail, event.Interrupted{Reason: why.reason})
 		if _, err := t.finish(ctx, "interrupted", nil); err != nil {
 			s.m.log.Error("closing a recovered turn failed", "session", s.row.ID, "err", err)
 		}
 	}()
+}
+
+// buffered says whether the session's files are read or written through
+// the editor.
+func (s *Session) buffered() bool {
+	b := s.box.Buffers
+	return b != nil && (b.CanRead() || b.CanWrite())
+}
+
+// needsFiles says whether settling a started call of tool reads files:
+// a read is run again, an edit's file is hashed.
+func (s *Session) needsFiles(tool string) bool {
+	t := s.tool(tool)
+	return t != nil && (t.Effect() == sandbox.EffectRead || t.Effect() == sandbox.EffectEdit)
+}
+
+// recoverDeferred settles a call recoverCut left for the editor: a
+// started one as recovery would have, an approved one by running it. A
+// prompt that withdraws the recovery (ctx cancelled) leaves the editor
+// unasked: a started edit's outcome is then unknown, never applied twice.
+func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut) error {
+	s := t.s
+	c := toProviderCall(cs.call)
+	if ctx.Err() != nil {
+		if cs.started == nil {
+			t.cancelCall(cs.key, c)
+			return nil
+		}
+		return t.result(context.WithoutCancel(ctx), cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true,
+			Status: "unknown", Output: why.unknown})
+	}
+	if cs.started != nil {
+		return t.result(ctx, cs.key, s.resolveStarted(ctx, cs, why))
+	}
+	tool := s.tool(c.Name)
+	if tool == nil {
+		return t.result(ctx, cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "unavailable",
+			Output: fmt.Sprintf(why.approvedGone, c.Name)})
+	}
+	return t.execute(ctx, cs.key, c, tool, s.callEnv(cs.key))
 }
 
 func toProviderCall(c event.ToolCall) provider.ToolCall {

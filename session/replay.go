@@ -41,7 +41,12 @@ func (s *Session) replayer() *replayer {
 	for _, t := range s.tools() {
 		tools[t.Name()] = t
 	}
-	return &replayer{sessionID: s.row.ID, tools: tools, env: s.env("")}
+	// A replay previews from the disk, never the editor's buffers: it runs
+	// while the editor waits for session/load's answer and cannot answer
+	// a question (and the cards of past calls show what was recorded).
+	env := s.env("")
+	env.Buffers = nil
+	return &replayer{sessionID: s.row.ID, tools: tools, env: env}
 }
 
 func (r *replayer) updates(e event.Event) []acp.SessionUpdate {

@@ -51,11 +51,12 @@ type Session struct {
 	// turn is the running turn's cancel and done; nil when idle.
 	cancel context.CancelFunc
 	done   chan struct{}
-	// pending says recovery left questions for AskPending; recovering says
+	// pending says recovery left questions (and, when the editor holds
+	// the files, the calls that need them) for AskPending; recovering says
 	// AskPending is asking them (and a prompt withdraws them); pendingWhy
 	// is why their turn was cut short (the interrupted event's reason).
 	pending, recovering bool
-	pendingWhy          string
+	pendingWhy          *cut
 	// broken is the error of a commit that failed: the log may hold a
 	// turn that never finished, which the next use of the session closes
 	// (mend) as recovery does after a crash.
@@ -95,6 +96,9 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	root.Hide(m.cfg.Hidden...)
 	root.HideOwn(m.cfg.Own...)
 	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ())}
+	if bc, ok := m.cfg.Client.(bufferClient); ok {
+		box.Buffers = bc.Buffers(row.ID)
+	}
 	for _, d := range root.Dirs() {
 		if _, complete := box.Redactor.LoadDotEnvTree(d); !complete {
 			m.log.Warn("not every .env file below the workspace was read for redaction: the search stops at its bounds (depth, directories, files)", "dir", d)

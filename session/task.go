@@ -143,6 +143,9 @@ func (m *Manager) newChild(ctx context.Context, parent *Session, st event.Subage
 		return nil, err
 	}
 	s.parent, s.allowed = parent, st.Tools
+	// A child's files are its parent's, as the editor holds them: the
+	// editor knows only the parent's session.
+	s.box.Buffers = parent.box.Buffers
 	m.mu.Lock()
 	m.live[s.ID()] = s
 	m.mu.Unlock()

@@ -24,6 +24,8 @@ var acpTypes = map[string]func() any{
 	"PromptResponse":                 func() any { return new(acp.PromptResponse) },
 	"SessionNotification":            func() any { return new(acp.SessionNotification) },
 	"RequestPermissionRequest":       func() any { return new(acp.RequestPermissionRequest) },
+	"ReadTextFileRequest":            func() any { return new(acp.ReadTextFileRequest) },
+	"WriteTextFileRequest":           func() any { return new(acp.WriteTextFileRequest) },
 }
 
 // RoundTrip decodes part into package acp's type for def and encodes it

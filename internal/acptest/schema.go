@@ -71,6 +71,8 @@ var responseDefs = map[string]string{
 var paramDefs = map[string]string{
 	"session/update":             "SessionNotification",
 	"session/request_permission": "RequestPermissionRequest",
+	"fs/read_text_file":          "ReadTextFileRequest",
+	"fs/write_text_file":         "WriteTextFileRequest",
 }
 
 // Validate checks one message bridle wrote against the official ACP

@@ -9,12 +9,20 @@ import (
 	"testing"
 )
 
-// Initialize performs the ACP handshake.
+// Initialize performs the ACP handshake as a client that offers no
+// capabilities.
 func (a *Agent) Initialize() json.RawMessage {
+	a.t.Helper()
+	return a.InitializeWith(false, false)
+}
+
+// InitializeWith performs the ACP handshake as a client that offers (or
+// not) to read and write files through its buffers (clientCapabilities.fs).
+func (a *Agent) InitializeWith(readTextFile, writeTextFile bool) json.RawMessage {
 	a.t.Helper()
 	res, err := a.Call("initialize", map[string]any{
 		"protocolVersion":    1,
-		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}},
+		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": readTextFile, "writeTextFile": writeTextFile}},
 		"clientInfo":         map[string]string{"name": "acptest", "version": "1"},
 	})
 	if err != nil {

@@ -227,6 +227,41 @@ async function openWorkbench() {
   await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
 }
 
+/**
+ * Runs in the webview: the elements whose colour, background or visible
+ * border is none of the theme's colours (VS Code puts them on <html> as
+ * --vscode-* variables), transparent, or the text colour of a themed parent.
+ */
+function themeOffenders() {
+  const root = document.documentElement;
+  const probe = document.createElement("div");
+  document.body.append(probe);
+  const themed = new Set(["rgba(0, 0, 0, 0)"]);
+  for (let i = 0; i < root.style.length; i++) {
+    const name = root.style[i];
+    if (!name.startsWith("--vscode-")) continue;
+    probe.style.color = "";
+    probe.style.color = `var(${name})`;
+    themed.add(getComputedStyle(probe).color);
+  }
+  probe.remove();
+  if (themed.size < 50) return [`only ${themed.size} theme colours found on <html>: is this a VS Code webview?`];
+  const out = [];
+  for (const e of document.querySelectorAll("body, body *")) {
+    if (["SCRIPT", "OPTION", "BR"].includes(e.tagName) || !e.getClientRects().length) continue;
+    const s = getComputedStyle(e);
+    const props = ["color", "background-color"];
+    for (const side of ["top", "left"]) {
+      if (s[`border-${side}-style`] !== "none" && parseFloat(s[`border-${side}-width`]) > 0) props.push(`border-${side}-color`);
+    }
+    for (const p of props) {
+      const v = s.getPropertyValue(p);
+      if (!themed.has(v)) out.push(`${e.tagName.toLowerCase()}${e.id ? "#" + e.id : ""}.${[...e.classList].join(".")} ${p}: ${v}`);
+    }
+  }
+  return out;
+}
+
 async function sendPrompt(text) {
   const input = chat().locator("#input");
   await input.waitFor({ timeout: 20000 });
@@ -275,6 +310,8 @@ try {
     const strong = await answer.locator("strong").first().textContent();
     if (strong !== "bridle") throw new Error(`expected **bridle** rendered bold, got ${strong}`);
     await chat().locator("#stop[disabled]").waitFor({ timeout: 10000 });
+    // bridle names the session after its first prompt (session_info_update): the header shows it.
+    await chat().locator("#title:not(.untitled)", { hasText: "hello bridle" }).waitFor({ timeout: 10000 });
     await shot(vsix ? "vsix-1-streamed-answer" : "1-streamed-answer");
   }, { inVsix: true });
 
@@ -298,6 +335,21 @@ try {
     await item.first().waitFor({ timeout: 10000 });
     const text = await item.first().textContent();
     if (!/ctx \d{1,3}% · \S+\/\S+/.test(text)) throw new Error(`status bar says ${text}`);
+  });
+
+  await check("the model picker shows the scenario's short name, the full model in its tooltip", async () => {
+    const model = chat().locator('select[data-config="model"]');
+    await model.waitFor({ timeout: 10000 });
+    const full = `scripted/${join(extRoot, "test", "scenarios", "chat.json")}`;
+    const shown = await model.evaluate((s) => ({ text: s.options[s.selectedIndex].textContent, value: s.value, title: s.title, optTitle: s.options[s.selectedIndex].title }));
+    if (shown.text !== "chat") throw new Error(`the model picker shows ${JSON.stringify(shown.text)}`);
+    if (shown.value !== full || !shown.title.includes(full) || shown.optTitle !== full) throw new Error(`the full name is not kept: ${JSON.stringify(shown)}`);
+    // The header keeps its buttons in view beside a long title and the pickers.
+    for (const id of ["#sessions", "#new", "#usage"]) {
+      const box = await chat().locator(id).boundingBox();
+      const frame = await page.locator("iframe.webview.ready").boundingBox();
+      if (!box || box.x + box.width > frame.x + frame.width + 1) throw new Error(`${id} is cut off: ${JSON.stringify(box)} in ${JSON.stringify(frame)}`);
+    }
   });
 
   await check("the mode picker lists bridle's modes and switches the session's mode", async () => {
@@ -330,7 +382,9 @@ try {
     await page.waitForTimeout(1000);
     await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
     // The view reopens the workspace's last session by itself.
-    await chat().locator(".item.notice", { hasText: `Reopened the last session ${sessionId}` }).waitFor({ timeout: 60000 });
+    // Named by its title, from session/list, not by its id.
+    await chat().locator(".item.notice", { hasText: "Reopened the last session: hello bridle" }).waitFor({ timeout: 60000 });
+    await chat().locator("#title", { hasText: "hello bridle" }).waitFor({ timeout: 10000 });
     await chat().locator(".item.user", { hasText: "hello bridle" }).waitFor({ timeout: 10000 });
     await chat().locator(".item.agent", { hasText: "word by word." }).waitFor({ timeout: 10000 });
     // A new chat is empty; Resume Session brings the old one back.
@@ -341,9 +395,14 @@ try {
     const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "bridle: Resume Session" }) });
     await pick.locator(".quick-input-list .monaco-list-row").first().waitFor({ timeout: 20000 });
     await pick.locator("input").fill(sessionId, { timeout: 10000 });
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: sessionId }).first().waitFor({ timeout: 10000 });
+    // The row is labelled with the title; the id is its detail.
+    const row = page.locator(".quick-input-list .monaco-list-row", { hasText: sessionId }).first();
+    await row.waitFor({ timeout: 10000 });
+    const label = await row.locator(".label-name").first().textContent();
+    if (label !== "hello bridle") throw new Error(`the session picker's row is labelled ${JSON.stringify(label)}`);
+    await shot("3-session-picker");
     await page.keyboard.press("Enter");
-    await chat().locator(".item.notice", { hasText: `Resumed session ${sessionId}` }).waitFor({ timeout: 20000 });
+    await chat().locator(".item.notice", { hasText: "Resumed session: hello bridle" }).waitFor({ timeout: 20000 });
     await chat().locator(".item.user", { hasText: "hello bridle" }).waitFor({ timeout: 10000 });
     await chat().locator(".item.agent", { hasText: "word by word." }).waitFor({ timeout: 10000 });
     await chat().locator(".item.user", { hasText: "a slow answer please" }).waitFor({ timeout: 10000 });
@@ -359,7 +418,24 @@ try {
     const out = await card.locator("pre.output").textContent();
     if (!out.includes("hello")) throw new Error(`output preview: ${out}`);
     await chat().locator(".item.agent", { hasText: "notes.txt says hello." }).waitFor({ timeout: 10000 });
+    // It leads with the title and the file, relative to the workspace; the raw arguments wait in a closed expander.
+    const link = card.locator("a.file-link");
+    const linkText = await link.textContent();
+    if (linkText !== "notes.txt") throw new Error(`the card's file link says ${JSON.stringify(linkText)}`);
+    if (await card.locator("details.args pre.input").isVisible()) throw new Error("the raw arguments show before the card is expanded");
+    const text = await card.textContent();
+    if (text.includes(ws)) throw new Error(`the card shows an absolute path: ${text}`);
     await shot(vsix ? "vsix-2-tool-card" : "4-tool-card");
+    await card.locator("details.args summary").click();
+    const args = await card.locator("details.args pre.input").textContent();
+    if (JSON.parse(args).path !== "notes.txt") throw new Error(`the expanded arguments: ${args}`);
+    await card.locator("details.args summary").click();
+    await card.locator("details.args pre.input").waitFor({ state: "hidden", timeout: 5000 });
+    // The link opens the file in an editor.
+    await link.click();
+    await page.locator(".tab", { hasText: "notes.txt" }).first().waitFor({ timeout: 10000 });
+    await page.locator(".monaco-editor .view-line", { hasText: "hello" }).first().waitFor({ timeout: 10000 });
+    await shot(vsix ? "vsix-3-tool-card-opened" : "4-tool-card-opened");
   }, { inVsix: true });
 
   await check("an edit asks for approval inline and as a notification; allowing it changes the file", async () => {
@@ -384,7 +460,106 @@ try {
     const content = readFileSync(join(ws, "notes.txt"), "utf8");
     if (content !== "edited by bridle\n") throw new Error(`notes.txt is ${JSON.stringify(content)}`);
     await chat().locator(".item.tool.status-completed").first().waitFor({ timeout: 5000 });
+    // Answered, the approval shrinks to its answer.
+    await card.locator(".perm-answer", { hasText: "Answered: Allow once" }).waitFor({ timeout: 5000 });
+    if (await card.locator(".perm-options button").count()) throw new Error("the answered approval still shows its buttons");
     await shot("6-edit-applied");
+  });
+
+  await check("a command's card and its approval show the command line; a search's card its pattern and files", async () => {
+    await sendPrompt("please list the files");
+    const ask = chat().locator(".item.permission:not(.answered)");
+    await ask.waitFor({ timeout: 20000 });
+    const asked = await ask.locator("pre.command").textContent();
+    if (asked !== "$ ls -1") throw new Error(`the approval shows ${JSON.stringify(asked)}`);
+    await shot("9-command-approval");
+    await ask.locator('.perm-options button[data-kind="allow_once"]').click();
+    await chat().locator(".item.agent", { hasText: "That is all of them." }).waitFor({ timeout: 20000 });
+    const cmd = chat().locator(".item.tool.status-completed", { hasText: "List the files" });
+    if ((await cmd.locator("pre.command").textContent()) !== "$ ls -1") throw new Error("the command card lacks its command line");
+    // It runs in the workspace folder itself: no location to show.
+    if (await cmd.locator(".locations").count()) throw new Error(`the command card shows ${await cmd.locator(".locations").textContent()}`);
+    if (!(await cmd.locator("pre.output").textContent()).includes("notes.txt")) throw new Error("the command's output is missing");
+
+    await sendPrompt("please search for greetings");
+    await chat().locator(".item.agent", { hasText: "Found one." }).waitFor({ timeout: 20000 });
+    const search = chat().locator(".item.tool.status-completed", { hasText: "Search hel+o|bridle" });
+    const scope = await search.locator(".pattern").textContent();
+    if (scope !== "in files *.txt") throw new Error(`the search card's scope says ${JSON.stringify(scope)}`);
+    await shot("9-command-and-search");
+  });
+
+  await check("the plan tool's plan renders as a checklist, updated in place", async () => {
+    await sendPrompt("make a plan for the fix");
+    await chat().locator(".item.agent", { hasText: "Here is the plan." }).waitFor({ timeout: 20000 });
+    const plan = chat().locator(".item.plan");
+    if ((await plan.count()) !== 1) throw new Error(`${await plan.count()} plan items`);
+    const rows = () => plan.locator("ul.checklist li").evaluateAll((ls) =>
+      ls.map((l) => ({
+        text: l.querySelector(".entry-text").textContent,
+        status: l.dataset.status,
+        checked: l.querySelector('[role="checkbox"]').getAttribute("aria-checked"),
+        current: l.getAttribute("aria-current"),
+        weight: getComputedStyle(l).fontWeight,
+        background: getComputedStyle(l).backgroundColor,
+      })),
+    );
+    const first = await rows();
+    const want = ["Look at the code", "Write the fix", "Run the tests"];
+    if (JSON.stringify(first.map((r) => r.text)) !== JSON.stringify(want)) throw new Error(`plan steps: ${JSON.stringify(first)}`);
+    if (first.some((r) => r.checked !== "false")) throw new Error(`a step is checked before any is done: ${JSON.stringify(first)}`);
+    // The step in progress stands out from the pending ones.
+    if (first[0].current !== "step" || first[1].current !== null) throw new Error(`in progress is not marked: ${JSON.stringify(first)}`);
+    if (first[0].background === first[1].background && first[0].weight === first[1].weight) throw new Error(`the step in progress looks like the others: ${JSON.stringify(first)}`);
+    await plan.locator(".plan-count", { hasText: "0/3" }).waitFor({ timeout: 5000 });
+    const planId = await plan.getAttribute("data-id");
+    await shot("8-plan");
+
+    await sendPrompt("mark the first step done");
+    await chat().locator(".item.agent", { hasText: "The first step is done." }).waitFor({ timeout: 20000 });
+    await plan.locator(".plan-count", { hasText: "1/3" }).waitFor({ timeout: 5000 });
+    if ((await chat().locator(".item.plan").count()) !== 1) throw new Error("the second plan update added a plan instead of updating it");
+    if ((await plan.getAttribute("data-id")) !== planId) throw new Error("the plan item was replaced by another");
+    const second = await rows();
+    if (JSON.stringify(second.map((r) => [r.status, r.checked, r.current])) !== JSON.stringify([["completed", "true", null], ["in_progress", "false", "step"], ["pending", "false", null]])) {
+      throw new Error(`after the update: ${JSON.stringify(second)}`);
+    }
+    const mark = await plan.locator("li.completed .check").textContent();
+    if (mark !== "✓") throw new Error(`the done step's box shows ${JSON.stringify(mark)}`);
+    // The plan calls' cards stay one line each: the checklist is where the plan is read.
+    const cards = chat().locator(".item.tool", { hasText: "Plan:" });
+    if ((await cards.count()) !== 2 || (await cards.locator("pre.output").count()) !== 0) throw new Error("the plan calls' cards repeat the plan");
+    await shot("8-plan-updated");
+  });
+
+  await check("in a dark theme every colour of the chat view comes from the theme", async () => {
+    const bg = () => chat().locator("body").evaluate((b) => getComputedStyle(b).backgroundColor);
+    const before = await bg();
+    // As a user does: the theme picker, filtered to Dark Modern.
+    // (The palette also lists "Browse Color Themes in Marketplace": click the exact row.)
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(">Preferences: Color Theme");
+    await page.locator(".quick-input-list .monaco-list-row .label-name", { hasText: /^Preferences: Color Theme$/ }).first().click({ timeout: 10000 });
+    const themes = page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
+    await themes.filter({ hasText: "Light Modern" }).first().waitFor({ timeout: 10000 });
+    await page.keyboard.type("Dark Modern");
+    await page.locator(".quick-input-widget .quick-input-list .monaco-list-row.focused", { hasText: "Dark Modern" }).waitFor({ timeout: 10000 });
+    await page.keyboard.press("Enter");
+    const end = Date.now() + 15000;
+    while ((await bg()) === before) {
+      if (Date.now() > end) throw new Error(`the view's background stayed ${before} after switching to Dark Modern`);
+      await page.waitForTimeout(200);
+    }
+    // Each colour in use must be one of the theme's --vscode-* colours (or transparent, or inherited from one).
+    const offenders = await chat().locator("body").evaluate(themeOffenders);
+    if (offenders.length) throw new Error(`colours not from the theme: ${JSON.stringify(offenders.slice(0, 8))}`);
+    const luminance = await chat().locator("body").evaluate((b) => {
+      const [r, g, bl] = getComputedStyle(b).color.match(/\d+/g).map(Number);
+      return (r + g + bl) / 3;
+    });
+    if (luminance < 128) throw new Error("the text is dark on a dark theme");
+    await shot("7-dark-theme");
   });
 } catch (err) {
   failed++;

@@ -32,6 +32,8 @@ export class Controller implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
 
   sessionId: string | undefined;
+  /** The session's title: from session/list, then session_info_update. */
+  title: string | undefined;
   modes: acp.SessionModeState | undefined;
   configOptions: acp.SessionConfigOption[] = [];
   commands: acp.AvailableCommand[] = [];
@@ -163,6 +165,7 @@ export class Controller implements vscode.Disposable {
     // bridle keeps the session in its log: the next prompt resumes it.
     this.orphan = this.sessionId ?? this.orphan;
     this.sessionId = undefined;
+    // The title stays: the next prompt reopens the same session.
     this.postState();
   }
 
@@ -207,6 +210,7 @@ export class Controller implements vscode.Disposable {
       await this.closeCurrent(agent);
       this.transcript.clear();
       this.usage = undefined;
+      this.title = undefined;
       this.status.hide();
       this.commands = [];
       this.early = [];
@@ -239,8 +243,8 @@ export class Controller implements vscode.Disposable {
         const agent = await this.ensureAgent();
         if (agent.info.agentCapabilities?.loadSession) {
           // A session deleted since, or unknown to this database, is no error: start afresh.
-          const known = (await this.listSessions()).some((s) => s.sessionId === last);
-          if (known && (await this.resumeSession(last, "Reopened the last session"))) return;
+          const known = (await this.listSessions()).find((s) => s.sessionId === last);
+          if (known && (await this.resumeSession(last, "Reopened the last session", known.title ?? undefined))) return;
         }
       } catch (err) {
         this.report(err);
@@ -254,7 +258,7 @@ export class Controller implements vscode.Disposable {
     if (!this.sessionId && this.orphan) {
       const id = this.orphan;
       this.orphan = undefined;
-      await this.resumeSession(id);
+      await this.resumeSession(id, "Resumed session", this.title);
       if (this.sessionId === id) this.push(this.transcript.addNotice("bridle was restarted; the session continues from its log."));
     }
     if (!this.sessionId) await this.newChat();
@@ -346,7 +350,7 @@ export class Controller implements vscode.Disposable {
     return out;
   }
 
-  async resumeSession(sessionId?: string, notice = "Resumed session"): Promise<boolean> {
+  async resumeSession(sessionId?: string, notice = "Resumed session", title?: string): Promise<boolean> {
     try {
       if (!sessionId) {
         const sessions = await this.listSessions();
@@ -355,24 +359,31 @@ export class Controller implements vscode.Disposable {
           return false;
         }
         const pick = await vscode.window.showQuickPick(
-          sessions.map((s) => ({
-            label: s.title || s.sessionId,
-            description: s.updatedAt ? new Date(s.updatedAt).toLocaleString() : undefined,
-            detail: s.sessionId === this.sessionId ? `${s.sessionId} (open)` : s.sessionId,
-            id: s.sessionId,
-          })),
+          sessions.map((s) => {
+            // The open session's title may be newer than the list's (session_info_update).
+            const t = (s.sessionId === this.sessionId ? this.title : undefined) || s.title || undefined;
+            return {
+              label: t || "(untitled)",
+              description: s.updatedAt ? new Date(s.updatedAt).toLocaleString() : undefined,
+              detail: s.sessionId === this.sessionId ? `${s.sessionId} (open)` : s.sessionId,
+              id: s.sessionId,
+              title: t,
+            };
+          }),
           // The view is focused just before this opens, and a webview may take
           // focus back a moment later: without ignoreFocusOut that closes the pick.
           { title: "bridle: Resume Session", placeHolder: "Pick a session to reopen", matchOnDetail: true, ignoreFocusOut: true },
         );
         if (!pick) return false;
         sessionId = pick.id;
+        title = pick.title;
       }
       const agent = await this.ensureAgent();
       await this.closeCurrent(agent);
       this.transcript.clear();
       this.usage = undefined;
       this.status.hide();
+      this.title = title;
       this.postState(true);
       // Updates replayed by session/load land in the transcript as they come.
       this.sessionId = sessionId;
@@ -384,7 +395,7 @@ export class Controller implements vscode.Disposable {
         this.sessionResult(sessionId, r);
         this.push(this.transcript.addNotice("Resumed; this bridle cannot replay the history."));
       }
-      this.push(this.transcript.addNotice(`${notice} ${sessionId}`));
+      this.push(this.transcript.addNotice(this.title ? `${notice}: ${this.title}` : `${notice} ${sessionId}`));
       this.log.appendLine(`resumed session ${sessionId}`);
       this.postState(true);
       return true;
@@ -443,6 +454,13 @@ export class Controller implements vscode.Disposable {
         this.configOptions = u.configOptions;
         this.postState();
         return;
+      case "session_info_update":
+        // An absent title leaves it as it is; null clears it.
+        if (u.title !== undefined) {
+          this.title = u.title ?? undefined;
+          this.postState();
+        }
+        return;
       default:
         for (const it of this.transcript.apply(u)) this.push(it);
     }
@@ -459,7 +477,10 @@ export class Controller implements vscode.Disposable {
       if (item.diffs.length && cfg.get<boolean>("openDiffOnApproval", true)) void this.openDiff(item.diffs[0]);
       // The same choice as a notification, for when the chat view is hidden.
       void vscode.window
-        .showInformationMessage(`bridle asks: ${item.title}`, ...req.options.map((o) => o.name))
+        .showInformationMessage(
+          item.command && item.command !== item.title ? `bridle asks: ${item.title} ($ ${item.command})` : `bridle asks: ${item.title}`,
+          ...req.options.map((o) => o.name),
+        )
         .then((name) => {
           const opt = req.options.find((o) => o.name === name);
           if (opt) this.answer(item.id, opt.optionId);
@@ -504,6 +525,22 @@ export class Controller implements vscode.Disposable {
     await vscode.commands.executeCommand("vscode.diff", left, right, `${name} ↔ bridle's edit`, { preview: true, preserveFocus: true });
   }
 
+  /** Opens a path a tool card names: a file at its line, a folder in the explorer. */
+  async openFile(p: string, line?: number): Promise<void> {
+    const uri = vscode.Uri.file(path.isAbsolute(p) ? p : path.join(this.cwd(), p));
+    try {
+      const st = await vscode.workspace.fs.stat(uri);
+      if (st.type & vscode.FileType.Directory) {
+        await vscode.commands.executeCommand("revealInExplorer", uri);
+        return;
+      }
+      const at = line && line > 0 ? new vscode.Position(line - 1, 0) : undefined;
+      await vscode.window.showTextDocument(uri, { preview: true, selection: at ? new vscode.Range(at, at) : undefined });
+    } catch (err) {
+      void vscode.window.showWarningMessage(`bridle: cannot open ${uri.fsPath}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   // ---- webview ----
 
   attach(view: vscode.WebviewView): void {
@@ -541,6 +578,9 @@ export class Controller implements vscode.Disposable {
       case "sessions":
         await this.resumeSession();
         return;
+      case "openFile":
+        await this.openFile(m.path, m.line);
+        return;
     }
   }
 
@@ -557,6 +597,8 @@ export class Controller implements vscode.Disposable {
     this.post({
       type: "state",
       sessionId: this.sessionId,
+      title: this.title,
+      root: this.cwd(),
       running: this.running,
       modes: this.modes,
       configOptions: this.configOptions,

@@ -7,6 +7,10 @@ export type ToWebview =
   | {
       type: "state";
       sessionId?: string;
+      /** The session's title, when it has one. */
+      title?: string;
+      /** The workspace folder: tool cards show paths relative to it. */
+      root: string;
       running: boolean;
       modes?: acp.SessionModeState;
       configOptions: acp.SessionConfigOption[];
@@ -27,4 +31,5 @@ export type FromWebview =
   | { type: "setMode"; modeId: string }
   | { type: "setConfig"; configId: string; value: string }
   | { type: "answer"; itemId: string; optionId: string }
-  | { type: "openDiff"; itemId: string; index: number };
+  | { type: "openDiff"; itemId: string; index: number }
+  | { type: "openFile"; path: string; line?: number };

@@ -10,6 +10,14 @@ export interface DiffView {
   newText: string;
 }
 
+/** A place a tool call touches: an absolute path (ACP's rule) and maybe a line. */
+export interface Location {
+  path: string;
+  line?: number;
+}
+
+export type PlanEntry = Pick<acp.PlanEntry, "content" | "priority" | "status">;
+
 export type Item =
   | { kind: "user"; id: string; text: string; messageId?: string }
   | { kind: "agent"; id: string; text: string; messageId?: string }
@@ -21,23 +29,36 @@ export type Item =
       title: string;
       toolKind: string;
       status: string;
+      /** The command line of a command run. */
       command?: string;
-      input?: string;
+      /** The pattern of a search (grep, glob), and the files it is limited to. */
+      pattern?: string;
+      glob?: string;
+      /** The path argument as the model wrote it (often relative). */
+      path?: string;
+      /** The raw arguments, pretty-printed, for the card's expander. */
+      args?: string;
+      /** A call that sets the plan: the plan's checklist shows what it says. */
+      setsPlan?: boolean;
       output?: string;
       diffs: DiffView[];
-      locations: string[];
+      locations: Location[];
     }
   | {
       kind: "permission";
       id: string;
       toolCallId: string;
       title: string;
+      /** The command line asked about, for a command run. */
+      command?: string;
       options: acp.PermissionOption[];
       /** optionId chosen, "cancelled", or undefined while waiting. */
       answer?: string;
       diffs: DiffView[];
     }
-  | { kind: "notice"; id: string; text: string; level: "info" | "warning" | "error" };
+  | { kind: "notice"; id: string; text: string; level: "info" | "warning" | "error" }
+  /** The agent's plan; each plan update replaces the entries of the one item. */
+  | { kind: "plan"; id: string; entries: PlanEntry[] };
 
 const previewLines = 12;
 const previewChars = 2000;
@@ -85,15 +106,40 @@ function toolContent(content: acp.ToolCallContent[] | null | undefined): { outpu
   return { output: texts.length ? preview(texts.map(unfence).join("\n")) : undefined, diffs };
 }
 
-function inputSummary(raw: unknown): { command?: string; input?: string } {
+const argsChars = 4000;
+
+/**
+ * What a card shows of a call's raw input: the one field that matters (the
+ * command line, the search pattern, the path) and the whole input, pretty,
+ * for when the card is expanded.
+ */
+export function inputSummary(raw: unknown): { command?: string; pattern?: string; glob?: string; path?: string; args?: string; setsPlan?: boolean } {
   if (raw === undefined || raw === null) return {};
-  if (typeof raw === "object" && raw !== null) {
+  const out: { command?: string; pattern?: string; glob?: string; path?: string; args?: string; setsPlan?: boolean } = {};
+  if (typeof raw === "object" && !Array.isArray(raw)) {
     const o = raw as Record<string, unknown>;
-    if (typeof o.command === "string") return { command: o.command };
-    if (Array.isArray(o.command)) return { command: o.command.join(" ") };
+    if (typeof o.command === "string") out.command = o.command;
+    else if (Array.isArray(o.command) && o.command.every((x) => typeof x === "string")) out.command = o.command.join(" ");
+    if (typeof o.pattern === "string") out.pattern = o.pattern;
+    if (typeof o.glob === "string" && o.glob) out.glob = o.glob;
+    // bridle's plan tool: {"entries": [{"content", "status"}, ...]}.
+    if (Array.isArray(o.entries) && o.entries.every((e) => typeof e === "object" && e !== null && typeof (e as { content?: unknown }).content === "string")) {
+      out.setsPlan = true;
+    }
+    for (const k of ["path", "file_path", "file"]) {
+      if (typeof o[k] === "string" && o[k]) {
+        out.path = o[k] as string;
+        break;
+      }
+    }
   }
-  const s = typeof raw === "string" ? raw : JSON.stringify(raw);
-  return { input: s.length > 400 ? s.slice(0, 400) + "…" : s };
+  const s = typeof raw === "string" ? raw : JSON.stringify(raw, null, 2);
+  if (s && s !== "{}") out.args = s.length > argsChars ? s.slice(0, argsChars) + "\n…" : s;
+  return out;
+}
+
+function locations(ls: acp.ToolCallLocation[] | null | undefined): Location[] {
+  return (ls ?? []).map((l) => (l.line != null ? { path: l.path, line: l.line } : { path: l.path }));
 }
 
 export class Transcript {
@@ -132,6 +178,8 @@ export class Transcript {
       id: this.nextId(),
       toolCallId: tc.toolCallId,
       title: tc.title ?? (existing && existing.kind === "tool" ? existing.title : tc.toolCallId),
+      // What is approved must be in view: a command's line, not only its description.
+      command: (tc.rawInput !== undefined ? inputSummary(tc.rawInput).command : undefined) ?? (existing && existing.kind === "tool" ? existing.command : undefined),
       options: req.options,
       diffs: tc.content ? toolContent(tc.content).diffs : existing && existing.kind === "tool" ? existing.diffs : [],
     };
@@ -190,7 +238,7 @@ export class Transcript {
           ...inputSummary(u.rawInput),
           output,
           diffs,
-          locations: (u.locations ?? []).map((l) => (l.line != null ? `${l.path}:${l.line}` : l.path)),
+          locations: locations(u.locations),
         };
         if (existing) this.items[this.items.indexOf(existing)] = it;
         else this.items.push(it);
@@ -220,7 +268,18 @@ export class Transcript {
           it.output = output;
           if (diffs.length) it.diffs = diffs;
         }
-        if (u.locations != null) it.locations = u.locations.map((l) => (l.line != null ? `${l.path}:${l.line}` : l.path));
+        if (u.locations != null) it.locations = locations(u.locations);
+        return [it];
+      }
+      case "plan": {
+        const entries = u.entries.map((e) => ({ content: e.content, priority: e.priority, status: e.status }));
+        const existing = this.items.find((i) => i.kind === "plan");
+        if (existing && existing.kind === "plan") {
+          existing.entries = entries;
+          return [existing];
+        }
+        const it: Item = { kind: "plan", id: this.nextId(), entries };
+        this.items.push(it);
         return [it];
       }
       default:

@@ -16,12 +16,17 @@ export function html(webview: vscode.Webview, media: vscode.Uri): string {
 </head>
 <body>
 <header id="bar">
-  <select id="mode" title="Mode" aria-label="Mode"></select>
-  <span id="config"></span>
-  <span class="spacer"></span>
-  <span id="usage" title="Context window in use"></span>
-  <button id="sessions" class="icon" title="Resume an earlier session">Sessions</button>
-  <button id="new" class="icon" title="New chat">New</button>
+  <div class="row">
+    <h1 id="title"></h1>
+    <button id="sessions" class="secondary" title="Resume an earlier session">Sessions</button>
+    <button id="new" class="secondary" title="New chat">New</button>
+  </div>
+  <div class="row">
+    <select id="mode" title="Mode" aria-label="Mode"></select>
+    <span id="config"></span>
+    <span class="spacer"></span>
+    <span id="usage" title="Context window in use"></span>
+  </div>
 </header>
 <main id="log" aria-live="polite"></main>
 <footer>

@@ -125,3 +125,24 @@ test("an approval the agent withdraws ($/cancel_request) resolves as cancelled",
     deactivate(t);
   }
 });
+
+test("a command's approval carries its command line, inline and in the notification", async () => {
+  const t = activate();
+  try {
+    const view = openView();
+    await t.controller.newChat();
+    const mark = view.posted.length;
+    const turn = t.controller.send("please list the files");
+    const post = await view.waitFor((m) => m.type === "item" && m.item.kind === "permission", 15000, "the approval", mark);
+    assert.equal(post.item.title, "List the files");
+    assert.equal(post.item.command, "ls -1");
+    const toast = await until(() => stub.calls.find((c) => c.kind === "info" && c.text.startsWith("bridle asks")), 2000, "the notification");
+    assert.equal(toast.text, "bridle asks: List the files ($ ls -1)");
+    view.send({ type: "answer", itemId: post.item.id, optionId: "reject_once" });
+    await turn;
+    const tool = t.controller.items().find((i) => i.kind === "tool");
+    assert.equal(tool.command, "ls -1");
+  } finally {
+    deactivate(t);
+  }
+});

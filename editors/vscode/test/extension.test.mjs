@@ -161,7 +161,10 @@ test("Resume Session after a reload replays the history from session/load", asyn
     stub.answers.quickPick = (items) => items.find((i) => i.id === sessionId);
     await stub.registry.commands.get("bridle.resumeSession")();
     const pick = stub.calls.find((c) => c.kind === "quickPick");
-    assert.ok(pick.items.some((i) => i.id === sessionId), "the session is listed");
+    const row = pick.items.find((i) => i.id === sessionId);
+    assert.ok(row, "the session is listed");
+    assert.equal(row.label, "hello from before the reload", "the picker shows the title; the id is the detail");
+    assert.equal(row.detail, sessionId);
     assert.equal(t.controller.sessionId, sessionId);
     const items = t.controller.items();
     const user = items.find((i) => i.kind === "user");
@@ -254,7 +257,10 @@ test("after a reload the chat view reopens the workspace's last session by itsel
     assert.equal(t.controller.sessionId, id);
     const items = t.controller.items();
     assert.equal(items.find((i) => i.kind === "user")?.text, "hello before the reload");
-    assert.equal(items.at(-1).text, `Reopened the last session ${id}`);
+    // The notice and the header name the session by its title (session/list's), not its id.
+    assert.equal(items.at(-1).text, "Reopened the last session: hello before the reload");
+    assert.equal(t.controller.title, "hello before the reload");
+    assert.equal((await view.waitFor((m) => m.type === "state" && m.sessionId === id && m.title, 5000, "the title in the view")).title, "hello before the reload");
     assert.ok(!stub.calls.some((c) => c.kind === "quickPick"), "no question asked");
 
     // With the setting off, the view starts a new session instead.
@@ -296,5 +302,92 @@ test("with no model configured, the prompt's error says what to set; fixing brid
   } finally {
     deactivate(t);
     for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+  }
+});
+
+test("a tool card's item names the path and keeps the raw arguments for the expander; its link opens the file", async () => {
+  const t = activate();
+  try {
+    const view = openView();
+    await t.controller.newChat();
+    await t.controller.send("please read the notes");
+    const tool = t.controller.items().find((i) => i.kind === "tool");
+    assert.ok(tool, "a tool card");
+    assert.equal(tool.status, "completed");
+    assert.equal(tool.title, "Read notes.txt");
+    assert.equal(tool.path, "notes.txt");
+    assert.deepEqual(tool.locations.map((l) => l.path), [join(t.ws, "notes.txt")]);
+    assert.deepEqual(JSON.parse(tool.args), { path: "notes.txt" });
+    assert.equal(tool.command, undefined);
+    // The state tells the view the workspace folder, so paths show relative to it.
+    assert.equal(lastState(view).root, t.ws);
+
+    view.send({ type: "openFile", path: tool.locations[0].path, line: 3 });
+    const shown = await until(() => stub.calls.find((c) => c.kind === "showTextDocument"), 5000, "the file to open");
+    assert.equal(shown.doc.fsPath, join(t.ws, "notes.txt"));
+    assert.equal(shown.options.selection.start.line, 2);
+    // A relative path resolves in the workspace; a folder is revealed in the explorer.
+    view.send({ type: "openFile", path: "." });
+    const reveal = await until(() => stub.calls.find((c) => c.kind === "command" && c.id === "revealInExplorer"), 5000, "revealInExplorer");
+    assert.equal(reveal.args[0].fsPath, t.ws);
+  } finally {
+    deactivate(t);
+  }
+});
+
+test("session_info_update after the first prompt puts the title in the view's header; New Chat clears it", async () => {
+  const t = activate();
+  try {
+    const view = openView();
+    view.send({ type: "ready" });
+    await until(() => t.controller.sessionId, 10000, "a session");
+    assert.equal(lastState(view).title, undefined);
+    const mark = view.posted.length;
+    await t.controller.send("hello, what a title\nand not this line");
+    const st = await view.waitFor((m) => m.type === "state" && m.title, 5000, "a state with the title", mark);
+    assert.equal(st.title, "hello, what a title");
+    assert.equal(t.controller.title, "hello, what a title");
+    await t.controller.newChat();
+    assert.equal(t.controller.title, undefined);
+    assert.equal(lastState(view).title, undefined);
+  } finally {
+    deactivate(t);
+  }
+});
+
+test("the plan tool's updates fold into one plan item, replaced in place, and session/load replays it", async () => {
+  let t = activate();
+  try {
+    const view = openView();
+    await t.controller.newChat();
+    await t.controller.send("make a plan for the fix");
+    const plans = () => t.controller.items().filter((i) => i.kind === "plan");
+    assert.equal(plans().length, 1);
+    const first = plans()[0];
+    assert.deepEqual(first.entries.map((e) => [e.content, e.status]), [
+      ["Look at the code", "in_progress"],
+      ["Write the fix", "pending"],
+      ["Run the tests", "pending"],
+    ]);
+    const card = t.controller.items().find((i) => i.kind === "tool");
+    assert.equal(card.setsPlan, true, "the plan call's card is marked, so the view does not repeat the plan");
+
+    await t.controller.send("mark the first step done");
+    assert.equal(plans().length, 1, "the second update replaces the plan; it adds none");
+    assert.equal(plans()[0].id, first.id);
+    assert.deepEqual(plans()[0].entries.map((e) => e.status), ["completed", "in_progress", "pending"]);
+    const posts = view.posted.filter((m) => m.type === "item" && m.item.kind === "plan");
+    assert.equal(posts.length, 2);
+    assert.ok(posts.every((m) => m.item.id === first.id), "both posts update the same item in the view");
+
+    const id = t.controller.sessionId;
+    t = reactivate(t);
+    openView();
+    stub.answers.quickPick = (items) => items.find((i) => i.id === id);
+    await stub.registry.commands.get("bridle.resumeSession")();
+    assert.equal(plans().length, 1, "the replay folds both plan updates into one item");
+    assert.deepEqual(plans()[0].entries.map((e) => e.status), ["completed", "in_progress", "pending"]);
+  } finally {
+    deactivate(t);
   }
 });

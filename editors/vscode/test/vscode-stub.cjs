@@ -46,6 +46,22 @@ class Uri {
   }
 }
 
+const FileType = { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 };
+
+class Position {
+  constructor(line, character) {
+    this.line = line;
+    this.character = character;
+  }
+}
+
+class Range {
+  constructor(start, end) {
+    this.start = start;
+    this.end = end;
+  }
+}
+
 /** What the extension asked the workbench to do, in order. */
 const calls = [];
 /** Tests set these to answer dialogs; the default leaves a dialog open. */
@@ -144,6 +160,10 @@ const workspace = {
   },
   fs: {
     readFile: async (uri) => new Uint8Array(fs.readFileSync(uri.fsPath)),
+    stat: async (uri) => {
+      const st = fs.statSync(uri.fsPath);
+      return { type: st.isDirectory() ? FileType.Directory : FileType.File, size: st.size, ctime: st.ctimeMs, mtime: st.mtimeMs };
+    },
   },
 };
 
@@ -212,6 +232,9 @@ function extensionContext(extensionPath, state = new Map()) {
 module.exports = {
   EventEmitter,
   Uri,
+  FileType,
+  Position,
+  Range,
   StatusBarAlignment: { Left: 1, Right: 2 },
   ViewColumn: { Active: -1, Beside: -2, One: 1 },
   window,

@@ -3,7 +3,8 @@
 
 import MarkdownIt from "markdown-it";
 import type { ToWebview, FromWebview } from "../protocol";
-import type { Item } from "../transcript";
+import type { Item, Location } from "../transcript";
+import { shortModelName, relativePath } from "../names";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
 const vscode = acquireVsCodeApi();
@@ -19,15 +20,64 @@ const config = $<HTMLElement>("config");
 const usage = $<HTMLElement>("usage");
 const stateText = $<HTMLElement>("state");
 const hint = $<HTMLElement>("hint");
+const title = $<HTMLElement>("title");
 
 let commands: { name: string; description: string }[] = [];
 let running = false;
+/** The workspace folder; paths inside it are shown relative to it. */
+let root = "";
 
 function el(tag: string, cls?: string, text?: string): HTMLElement {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
   return e;
+}
+
+/** A link that opens a file (at a line) or reveals a folder, in the workbench. */
+function fileLink(path: string, line?: number): HTMLElement {
+  const a = el("a", "file-link", relativePath(path, root) + (line && line > 1 ? `:${line}` : "")) as HTMLAnchorElement;
+  a.href = "#";
+  a.title = line ? `${path}:${line}` : path;
+  a.dataset.path = path;
+  a.addEventListener("click", (e) => {
+    e.preventDefault();
+    vscode.postMessage({ type: "openFile", path, line });
+  });
+  return a;
+}
+
+function diffButton(it: Item & { diffs: { path: string }[] }, label: string, i: number): HTMLElement {
+  const d = it.diffs[i];
+  const b = el("button", "link", `${label}: ${relativePath(d.path, root)}`);
+  b.title = d.path;
+  b.addEventListener("click", () => vscode.postMessage({ type: "openDiff", itemId: it.id, index: i }));
+  return b;
+}
+
+/** The one thing that matters about a call, under its title: the command line, the pattern, the path. */
+function toolSubject(it: Item & { kind: "tool" }): HTMLElement[] {
+  const out: HTMLElement[] = [];
+  if (it.command) out.push(el("pre", "command", `$ ${it.command}`));
+  if ((it.pattern && !it.title.includes(it.pattern)) || it.glob) {
+    const p = el("div", "pattern");
+    if (it.pattern && !it.title.includes(it.pattern)) p.append(el("code", undefined, it.pattern), " ");
+    if (it.glob) p.append(el("span", "muted", "in files "), el("code", undefined, it.glob));
+    out.push(p);
+  }
+  // The workspace folder itself (a command's or a search's default) says nothing.
+  const locs: Location[] = it.locations.filter((l) => relativePath(l.path, root) !== ".");
+  if (!locs.length && it.path && !it.locations.length) locs.push({ path: it.path });
+  if (locs.length) {
+    const row = el("div", "locations");
+    if (it.command) row.append(el("span", "muted", "in "));
+    locs.forEach((l, i) => {
+      if (i) row.append(", ");
+      row.append(fileLink(l.path, l.line));
+    });
+    out.push(row);
+  }
+  return out;
 }
 
 const statusLabel: Record<string, string> = {
@@ -59,40 +109,65 @@ function render(it: Item): HTMLElement {
     case "tool": {
       node.classList.add(`status-${it.status}`);
       const head = el("div", "tool-head");
-      head.append(el("span", "tool-kind", it.toolKind), el("span", "tool-title", it.title), el("span", `badge ${it.status}`, statusLabel[it.status] ?? it.status));
-      node.append(head);
-      if (it.command) node.append(el("pre", "command", `$ ${it.command}`));
-      else if (it.input) node.append(el("pre", "input", it.input));
-      if (it.locations.length) node.append(el("div", "locations", it.locations.join(", ")));
-      it.diffs.forEach((d, i) => {
-        const b = el("button", "link", `Open diff: ${d.path}`);
-        b.addEventListener("click", () => vscode.postMessage({ type: "openDiff", itemId: it.id, index: i }));
-        node.append(b);
-      });
-      if (it.output) node.append(el("pre", "output", it.output));
+      // A command with no description has its command line as its title: shown once, below.
+      const t = it.command && it.title === it.command ? "Run a command" : it.title;
+      const titleEl = el("span", "tool-title", t);
+      titleEl.title = it.title;
+      head.append(el("span", "tool-kind", it.toolKind), titleEl, el("span", `badge ${it.status}`, statusLabel[it.status] ?? it.status));
+      node.append(head, ...toolSubject(it));
+      it.diffs.forEach((_, i) => node.append(diffButton(it, "Open diff", i)));
+      // A plan call's output repeats the plan, which its checklist shows (an error it does not).
+      if (it.output && !(it.setsPlan && it.status !== "failed")) node.append(el("pre", "output", it.output));
+      if (it.args) {
+        const d = el("details", "args") as HTMLDetailsElement;
+        d.append(el("summary", undefined, "Arguments"), el("pre", "input", it.args));
+        node.append(d);
+      }
       break;
     }
     case "permission": {
-      node.append(el("div", "who", "Approval needed"), el("div", "perm-title", it.title));
-      it.diffs.forEach((d, i) => {
-        const b = el("button", "link", `Show diff: ${d.path}`);
-        b.addEventListener("click", () => vscode.postMessage({ type: "openDiff", itemId: it.id, index: i }));
-        node.append(b);
-      });
+      const t = it.command && it.title === it.command ? "Run a command" : it.title;
+      node.append(el("div", "who", it.answer === undefined ? "Approval needed" : "Approval"), el("div", "perm-title", t));
+      if (it.command) node.append(el("pre", "command", `$ ${it.command}`));
+      it.diffs.forEach((_, i) => node.append(diffButton(it, "Show diff", i)));
+      if (it.answer !== undefined) {
+        // Answered: the choice is what is left to read, not the four buttons.
+        node.classList.add("answered");
+        const chosen = it.options.find((o) => o.optionId === it.answer);
+        const a = el("div", "perm-answer", chosen ? `Answered: ${chosen.name}` : "Cancelled");
+        if (chosen) a.dataset.kind = chosen.kind;
+        node.append(a);
+        break;
+      }
       const row = el("div", "perm-options");
       for (const o of it.options) {
         const b = el("button", o.kind.startsWith("allow") ? "allow" : "secondary reject", o.name) as HTMLButtonElement;
         b.dataset.kind = o.kind;
-        b.disabled = it.answer !== undefined;
-        if (it.answer === o.optionId) b.classList.add("chosen");
         b.addEventListener("click", () => vscode.postMessage({ type: "answer", itemId: it.id, optionId: o.optionId }));
         row.append(b);
       }
       node.append(row);
-      if (it.answer !== undefined) {
-        const chosen = it.options.find((o) => o.optionId === it.answer);
-        node.append(el("div", "perm-answer", chosen ? `Answered: ${chosen.name}` : "Cancelled"));
+      break;
+    }
+    case "plan": {
+      const done = it.entries.filter((e) => e.status === "completed").length;
+      const head = el("div", "plan-head");
+      head.append(el("span", "who", "Plan"), el("span", "plan-count", `${done}/${it.entries.length}`));
+      const list = el("ul", "checklist");
+      list.setAttribute("aria-label", "Plan");
+      for (const e of it.entries) {
+        const li = el("li", `entry ${e.status}`);
+        li.dataset.status = e.status;
+        li.dataset.priority = e.priority;
+        const box = el("span", "check", e.status === "completed" ? "✓" : "");
+        box.setAttribute("role", "checkbox");
+        box.setAttribute("aria-checked", String(e.status === "completed"));
+        box.setAttribute("aria-disabled", "true");
+        if (e.status === "in_progress") li.setAttribute("aria-current", "step");
+        li.append(box, el("span", "entry-text", e.content));
+        list.append(li);
       }
+      node.append(head, list);
       break;
     }
     case "notice":
@@ -121,7 +196,12 @@ function upsert(it: Item): void {
   const stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const fresh = render(it);
   const old = log.querySelector(`[data-id="${it.id}"]`);
-  if (old) old.replaceWith(fresh);
+  if (old) {
+    // Keep what the user expanded (a card's arguments, a thought) across updates.
+    const was = Array.from(old.querySelectorAll("details"), (d) => d.open);
+    fresh.querySelectorAll("details").forEach((d, i) => (d.open = was[i] ?? false));
+    old.replaceWith(fresh);
+  }
   else log.append(fresh);
   if (stick) log.scrollTop = log.scrollHeight;
 }
@@ -150,16 +230,20 @@ function setModes(m: ToWebview & { type: "state" }): void {
   for (const c of m.configOptions) {
     if (c.type !== "select" || c.category === "mode") continue;
     const s = document.createElement("select");
-    s.title = c.name;
     s.setAttribute("aria-label", c.name);
+    s.dataset.config = c.id;
     const opts = c.options.flatMap((o) => ("options" in o ? o.options : [o]));
+    const label = c.category === "model" ? shortModelName : (n: string) => n;
     for (const o of opts) {
       const e = document.createElement("option");
       e.value = o.value;
-      e.textContent = o.name;
+      e.textContent = label(o.name);
+      e.title = o.description ? `${o.name}: ${o.description}` : o.name;
       s.append(e);
     }
     s.value = c.currentValue;
+    const current = opts.find((o) => o.value === c.currentValue);
+    s.title = `${c.name}: ${current?.name ?? c.currentValue}`;
     s.addEventListener("change", () => vscode.postMessage({ type: "setConfig", configId: c.id, value: s.value }));
     config.append(s);
   }
@@ -169,6 +253,7 @@ window.addEventListener("message", (ev: MessageEvent<ToWebview>) => {
   const m = ev.data;
   switch (m.type) {
     case "state":
+      root = m.root;
       if (m.items) {
         queued.clear();
         log.replaceChildren();
@@ -179,6 +264,9 @@ window.addEventListener("message", (ev: MessageEvent<ToWebview>) => {
       commands = m.commands.map((c) => ({ name: c.name, description: c.description }));
       usage.textContent = m.usage ?? "";
       document.body.dataset.session = m.sessionId ?? "";
+      title.textContent = m.title || (m.sessionId ? "New chat" : "");
+      title.title = m.title ? `${m.title}\n${m.sessionId ?? ""}` : (m.sessionId ?? "");
+      title.classList.toggle("untitled", !m.title);
       updateHint();
       break;
     case "item":
