@@ -1,7 +1,8 @@
 -- The client fs capability: fs/read_text_file and fs/write_text_file backed
--- by loaded buffers. bridle does not call them yet, so these tests drive the
--- plugin's request handler (and the real JSON-RPC dispatch, with a captured
--- reply) against real buffers and files.
+-- by loaded buffers. The first test has bridle's read_file, edit_file and
+-- write_file go through them for real; the others drive the plugin's request
+-- handler (and its JSON-RPC dispatch, with a captured reply) against real
+-- buffers and files, for the cases bridle does not produce on demand.
 local H = require("helpers")
 local api = vim.api
 
@@ -53,7 +54,81 @@ local function connect(b)
   H.ok(connected, "connected")
 end
 
+--- The output of the latest tool block whose title has text.
+local function tool_output(b, text)
+  local out
+  for _, it in ipairs(b.state.chat.items) do
+    if it.kind == "tool" and tostring(it.title):find(text, 1, true) then
+      out = it.output or ""
+    end
+  end
+  return out or ("no tool block titled " .. text .. " in:\n" .. H.buf_text(b.state.chat.buf))
+end
+
 return {
+  {
+    "bridle reads unsaved buffer text and its edits land in the buffer and on disk (fs over the real RPC)",
+    function()
+      local b, t = H.plugin(nil, { env = { BRIDLE_MODEL = "scripted/" .. H.root .. "/tests/scenarios/fs.json" } })
+      local notes = t.ws .. "/notes.txt"
+      local code = t.ws .. "/code.txt"
+      vim.fn.writefile({ "alpha" }, code)
+      -- Two files open with unsaved changes, as a user would have them.
+      vim.cmd("edit " .. vim.fn.fnameescape(notes))
+      local nbuf = api.nvim_get_current_buf()
+      api.nvim_buf_set_lines(nbuf, 0, -1, false, { "unsaved notes in the buffer" })
+      vim.cmd("edit " .. vim.fn.fnameescape(code))
+      local cbuf = api.nvim_get_current_buf()
+      api.nvim_buf_set_lines(cbuf, 0, -1, false, { "alpha", "beta" })
+      vim.cmd("Bridle")
+      H.wait(function()
+        return b.state.session_id
+      end, 10000, "a session")
+      local done
+      b.set_mode("auto-edit", function(ok)
+        done = ok
+      end)
+      H.wait(function()
+        return done ~= nil
+      end, 5000, "auto-edit")
+      H.ok(done, "auto-edit set")
+      -- read_file sees the buffer, not the disk.
+      H.eq("end_turn", H.turn(b, "read the notes"), "read turn")
+      local out = tool_output(b, "Read notes.txt")
+      H.ok(out:find("unsaved notes in the buffer", 1, true), "read the buffer's text: " .. out)
+      H.ok(out:find("from the editor's buffer", 1, true), "bridle says where it read from: " .. out)
+      H.eq("hello\n", read_file(notes), "the disk is untouched by a read")
+      H.ok(vim.bo[nbuf].modified, "the buffer is still unsaved")
+      -- edit_file works on the unsaved text (beta exists only in the buffer).
+      H.eq("end_turn", H.turn(b, "edit the code"), "edit turn")
+      H.eq({ "alpha", "BETA" }, api.nvim_buf_get_lines(cbuf, 0, -1, false), "the edited buffer")
+      H.eq(false, vim.bo[cbuf].modified, "saved like :write")
+      H.eq("alpha\nBETA\n", read_file(code), "the disk")
+      -- write_file replaces the buffer's text and saves it.
+      H.eq("end_turn", H.turn(b, "rewrite the notes"), "write turn")
+      H.eq({ "rewritten by bridle" }, api.nvim_buf_get_lines(nbuf, 0, -1, false), "the rewritten buffer")
+      H.eq(false, vim.bo[nbuf].modified, "saved")
+      H.eq("rewritten by bridle\n", read_file(notes), "the disk")
+      -- The user's text is one undo away.
+      api.nvim_buf_call(nbuf, function()
+        vim.cmd("silent undo")
+      end)
+      H.eq({ "unsaved notes in the buffer" }, api.nvim_buf_get_lines(nbuf, 0, -1, false), "undo")
+    end,
+  },
+  {
+    "with setup{ fs = false } bridle reads the disk, not the unsaved buffer",
+    function()
+      local b, t = H.plugin(nil, { fs = false, env = { BRIDLE_MODEL = "scripted/" .. H.root .. "/tests/scenarios/fs.json" } })
+      vim.cmd("edit " .. vim.fn.fnameescape(t.ws .. "/notes.txt"))
+      api.nvim_buf_set_lines(0, 0, -1, false, { "unsaved notes in the buffer" })
+      vim.cmd("Bridle")
+      H.eq("end_turn", H.turn(b, "read the notes"), "read turn")
+      local out = tool_output(b, "Read notes.txt")
+      H.ok(out:find("hello", 1, true) and not out:find("unsaved notes", 1, true), "read the disk: " .. out)
+      H.ok(not out:find("from the editor's buffer", 1, true), out)
+    end,
+  },
   {
     "fs: initialize advertises readTextFile/writeTextFile, and setup{ fs = false } turns them off",
     function()
