@@ -64,9 +64,18 @@ else
   else
     fail "the answer did not appear on screen"
   fi
+  # The first prompt names the session: the chat's statusline (%f) shows it.
+  if wait_for "bridle://chat/hello bridle" 5; then
+    passed=$((passed + 1))
+    echo "ok   the session's title names the chat buffer in its statusline"
+  else
+    fail "the title is not in the chat's statusline"
+  fi
   tmux -L "$sock" send-keys -t ui -l "please read the notes"
   tmux -L "$sock" send-keys -t ui Enter
-  if wait_for "notes.txt says hello." 15 && wait_for "▸ [read] Read notes.txt · done  [3 lines]" 2 && ! screen | grep -qF "│ @ "; then
+  # notes.txt is open in this Neovim: bridle reads it through the buffer
+  # (fs/read_text_file), which adds a "[from the editor's buffer]" line.
+  if wait_for "notes.txt says hello." 15 && wait_for "▸ [read] Read notes.txt · done  [4 lines]" 2 && ! screen | grep -qF "│ @ "; then
     passed=$((passed + 1))
     echo "ok   a tool call shows as a folded block with its status"
   else

@@ -21,6 +21,10 @@ local function nn(v)
 end
 M.nn = nn
 
+-- A plan entry's checkbox: done, in progress, to do.
+local plan_mark = { completed = "x", in_progress = ">", pending = " " }
+M.plan_mark = plan_mark
+
 local status_label = { pending = "pending", in_progress = "running", completed = "done", failed = "failed" }
 
 local function split(text)
@@ -151,6 +155,23 @@ function Chat:format(it)
     return { ("⚠ Approval: %s — %s"):format(it.title, answer), "" }
   elseif it.kind == "notice" then
     return { "_" .. it.text .. "_", "" }
+  elseif it.kind == "plan" then
+    if #it.entries == 0 then
+      return {}
+    end
+    local done = 0
+    local out = { "" }
+    for _, e in ipairs(it.entries) do
+      local mark = plan_mark[e.status] or " "
+      if e.status == "completed" then
+        done = done + 1
+      end
+      local text = table.concat(split(tostring(nn(e.content) or "")), " ")
+      out[#out + 1] = ("- [%s] %s%s"):format(mark, text, e.priority == "high" and " (high)" or "")
+    end
+    out[1] = ("**Plan** · %d/%d done"):format(done, #it.entries)
+    out[#out + 1] = ""
+    return out
   end
   return {}
 end
@@ -261,6 +282,7 @@ end
 
 function Chat:clear()
   self.items = {}
+  self.plan = nil
   if api.nvim_buf_is_valid(self.buf) then
     vim.bo[self.buf].modifiable = true
     api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
@@ -317,6 +339,19 @@ function Chat:apply(u)
       return last
     end
     return self:add({ kind = k, text = text, message_id = nn(u.messageId) })
+  elseif kind == "plan" then
+    -- Each update is the whole plan: one checklist, rewritten in place.
+    local entries = {}
+    for _, e in ipairs(nn(u.entries) or {}) do
+      entries[#entries + 1] = { content = nn(e.content), status = nn(e.status), priority = nn(e.priority) }
+    end
+    if self.plan then
+      self.plan.entries = entries
+      self:render(self.plan)
+      return self.plan
+    end
+    self.plan = self:add({ kind = "plan", entries = entries })
+    return self.plan
   elseif kind == "tool_call" or kind == "tool_call_update" then
     local it = self:find_tool(u.toolCallId)
     local fresh = not it

@@ -3,6 +3,7 @@
 
 local rpc = require("bridle.rpc")
 local installer = require("bridle.install")
+local fs = require("bridle.fs")
 local chatmod = require("bridle.chat")
 local nn = chatmod.nn
 
@@ -20,6 +21,7 @@ local defaults = {
   width = 70, -- chat column width
   input_height = 3,
   diff_preview = true, -- open a diff tab when an edit asks for approval
+  fs = true, -- let bridle read and write files through Neovim's buffers (fs/*)
   keymaps = { stop = "<C-c>", sessions = "gs", diff = "gd", mode = "gm" },
 }
 
@@ -33,6 +35,8 @@ M.state = {
   modes = nil, -- { currentModeId, availableModes }
   commands = {},
   usage = nil, -- { used, size }
+  title = nil, -- the current session's title (session_info_update, session/list)
+  titles = {}, -- sessionId -> title, as learned from updates and lists
   running = false,
   pending = {}, -- approvals waiting for the user
   chat = nil,
@@ -74,7 +78,7 @@ local function chat_buf()
     return S.chat
   end
   local buf = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_name(buf, "bridle://chat")
+  api.nvim_buf_set_name(buf, M.chat_name(S.title))
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].modifiable = false
@@ -159,9 +163,76 @@ function M.open()
   M.ensure_session()
 end
 
+--- The chat buffer's name: "bridle://chat", or "bridle://chat/TITLE" once
+--- the session has a title (0.7 has no winbar: the name is the header, and
+--- the statusline's %f shows it).
+function M.chat_name(title)
+  return title and ("bridle://chat/" .. title) or "bridle://chat"
+end
+
+--- One line, no control characters, at most 80 characters; nil when empty.
+local function clean_title(t)
+  if type(t) ~= "string" then
+    return nil
+  end
+  t = vim.trim((t:gsub("%c+", " "):gsub("%s+", " ")))
+  if t == "" then
+    return nil
+  end
+  if vim.fn.strchars(t) > 80 then
+    t = vim.fn.strcharpart(t, 0, 79) .. "…"
+  end
+  return t
+end
+
+--- Renames buf; false if another buffer has the name. Neovim 0.7 keeps the
+--- old name as a new unloaded buffer (like :file): wipe it, so that it
+--- neither piles up nor blocks the name later.
+local function rename(buf, name)
+  local old = api.nvim_buf_get_name(buf)
+  if not pcall(api.nvim_buf_set_name, buf, name) then
+    return false
+  end
+  for _, left in ipairs(api.nvim_list_bufs()) do
+    if left ~= buf and not api.nvim_buf_is_loaded(left) and api.nvim_buf_get_name(left) == old then
+      pcall(api.nvim_buf_delete, left, { force = true })
+    end
+  end
+  return true
+end
+
+--- Records session id's title; for the current session it also renames the
+--- chat buffer.
+function M.set_title(id, title)
+  title = clean_title(title)
+  if id then
+    S.titles[id] = title
+  end
+  if id ~= S.session_id then
+    return
+  end
+  S.title = title
+  local chat = S.chat
+  if chat and api.nvim_buf_is_valid(chat.buf) then
+    local name = M.chat_name(title)
+    if api.nvim_buf_get_name(chat.buf) ~= name and not rename(chat.buf, name) then
+      -- Another buffer has that name already: tell them apart by the id.
+      rename(chat.buf, name .. " (" .. tostring(id) .. ")")
+    end
+  end
+  vim.cmd("redrawstatus!")
+end
+
 -- ---- connection and session ----
 
 local function on_update(params)
+  if params and params.sessionId ~= S.session_id and params.update and params.update.sessionUpdate == "session_info_update" then
+    -- Another session's title (or this one's before session/new answers):
+    -- remembered for the sessions list and for when it becomes current.
+    if nn(params.update.title) then
+      M.set_title(params.sessionId, params.update.title)
+    end
+  end
   if not params or params.sessionId ~= S.session_id then
     if S.early and params then
       S.early[#S.early + 1] = params
@@ -179,10 +250,17 @@ local function on_update(params)
     end
   elseif k == "available_commands_update" then
     S.commands = u.availableCommands or {}
+  elseif k == "session_info_update" then
+    -- JSON null decodes to nil here, so an absent title and a cleared one
+    -- look alike: keep the title unless a new one comes.
+    if nn(u.title) then
+      M.set_title(S.session_id, u.title)
+    end
   else
     chat_buf():apply(u)
   end
 end
+M.on_update = on_update -- session/update notifications (tests feed it too)
 
 local function answer(p, option_id)
   if p.done then
@@ -249,6 +327,32 @@ local function cancel_pending()
   end
 end
 
+--- What initialize tells bridle this client can do: fs/* only with setup's
+--- fs = true (the default).
+function M.client_capabilities()
+  local on = M.config.fs ~= false
+  return { fs = { readTextFile = on, writeTextFile = on }, terminal = false }
+end
+
+--- Answers a request from bridle: reply(result) or reply(nil, error), now
+--- or later (an approval waits for the user).
+function M.on_request(method, params, reply)
+  if method == "session/request_permission" then
+    return M.handle_permission(params, reply)
+  end
+  if M.config.fs ~= false and (method == "fs/read_text_file" or method == "fs/write_text_file") then
+    local result, e
+    if method == "fs/read_text_file" then
+      result, e = fs.read(params)
+    else
+      result, e = fs.write(params)
+    end
+    return reply(result, e)
+  end
+  local why = (method:match("^fs/") and " (setup's fs = false)") or ""
+  reply(nil, { code = -32601, message = "bridle.nvim does not implement " .. method .. why })
+end
+
 --- Starts bridle if needed, then calls cb(ok).
 function M.connect(cb)
   cb = cb or function() end
@@ -274,13 +378,7 @@ function M.connect(cb)
         on_update(params)
       end
     end,
-    on_request = function(method, params, reply)
-      if method == "session/request_permission" then
-        M.handle_permission(params, reply)
-      else
-        reply(nil, { code = -32601, message = "bridle.nvim does not implement " .. method })
-      end
-    end,
+    on_request = M.on_request,
     on_exit = function(code, signal, stderr)
       if S.rpc == client then
         -- bridle keeps the session in its log: the next prompt resumes it.
@@ -307,7 +405,7 @@ function M.connect(cb)
   S.rpc = client
   client:request("initialize", {
     protocolVersion = 1,
-    clientCapabilities = { fs = { readTextFile = false, writeTextFile = false }, terminal = false },
+    clientCapabilities = M.client_capabilities(),
     clientInfo = { name = "bridle.nvim", version = M.version },
   }, function(e, result)
     if e then
@@ -322,6 +420,7 @@ end
 local function session_result(id, r)
   S.session_id = id
   S.modes = r and nn(r.modes) or nil
+  M.set_title(id, S.titles[id])
 end
 
 --- Starts a new session (closing the current one), then cb(ok).
@@ -334,6 +433,7 @@ function M.new_session(cb)
     local function create()
       chat_buf():clear()
       S.usage, S.commands, S.early = nil, {}, {}
+      M.set_title(nil, nil)
       S.rpc:request("session/new", { cwd = cwd(), mcpServers = {} }, function(e, r)
         local early = S.early or {}
         S.early = nil
@@ -493,7 +593,17 @@ function M.list_sessions(cb)
         notify("bridle: session/list failed: " .. tostring(e.message), vim.log.levels.ERROR)
         return cb(nil)
       end
-      cb(r.sessions or {})
+      local list = r.sessions or {}
+      for _, s in ipairs(list) do
+        -- bridle's list has the titles; one that arrived as an update since
+        -- fills in for a list that has none yet.
+        if nn(s.title) then
+          S.titles[s.sessionId] = clean_title(s.title)
+        elseif S.titles[s.sessionId] then
+          s.title = S.titles[s.sessionId]
+        end
+      end
+      cb(list)
     end)
   end)
 end
@@ -508,6 +618,7 @@ function M.resume(id, cb)
     M.close_current(function()
       chat_buf():clear()
       S.usage, S.session_id = nil, id
+      M.set_title(id, S.titles[id])
       local caps = nn(S.info.agentCapabilities) or {}
       local method = caps.loadSession and "session/load" or "session/resume"
       S.rpc:request(method, { sessionId = id, cwd = cwd(), mcpServers = {} }, function(e, r)
@@ -524,6 +635,15 @@ function M.resume(id, cb)
   end)
 end
 
+--- How :BridleSessions shows a session: "TITLE  UPDATED  ID", "(untitled)"
+--- before its first prompt, "(current)" for the open one.
+function M.session_label(s)
+  local title = clean_title(nn(s.title)) or "(untitled)"
+  local when = nn(s.updatedAt) and ("  " .. s.updatedAt) or ""
+  local cur = s.sessionId == S.session_id and "  (current)" or ""
+  return title .. when .. "  " .. s.sessionId .. cur
+end
+
 function M.sessions()
   M.list_sessions(function(list)
     if not list then
@@ -534,9 +654,7 @@ function M.sessions()
     end
     vim.ui.select(list, {
       prompt = "Resume bridle session",
-      format_item = function(s)
-        return (nn(s.title) or s.sessionId) .. (nn(s.updatedAt) and ("  " .. s.updatedAt) or "") .. "  " .. s.sessionId
-      end,
+      format_item = M.session_label,
     }, function(s)
       if s then
         M.resume(s.sessionId)
