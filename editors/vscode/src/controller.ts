@@ -157,13 +157,18 @@ export class Controller implements vscode.Disposable {
     }
   }
 
-  /** Logs a buffer request that failed, with the message bridle gets. */
+  /**
+   * Logs a buffer request that failed. An unexpected exception becomes an
+   * error whose message says what failed (the SDK would answer a bare
+   * "Internal error").
+   */
   private async logged<T>(what: string, p: string, r: Promise<T>): Promise<T> {
     try {
       return await r;
     } catch (err) {
-      this.log.appendLine(`fs ${what} ${p} failed: ${err instanceof Error ? err.message : String(err)}`);
-      throw err;
+      const e = err instanceof acp.RequestError ? err : acp.RequestError.internalError({ path: p }, `VS Code could not ${what} ${p}: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.appendLine(`fs ${what} ${p} failed: ${e.message}`);
+      throw e;
     }
   }
 
