@@ -11,8 +11,9 @@ import (
 )
 
 // surveyWindow is the model's window in longSurvey: small enough that the
-// session outgrows it, with room for the whole tool catalogue.
-const surveyWindow = 15_000
+// session outgrows it, first dropping outputs and then compacting, with
+// room for the whole tool catalogue (it grows with each built-in tool).
+const surveyWindow = 15_500
 
 // longSurvey is a scripted session that outgrows its window:
 // each call thinks aloud at length and reads a file; one file is far

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,12 +105,18 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 	}
 	c := newCapture(env, t.Caps)
 	w := redact.NewWriter(env.Redactor, c)
+	var out io.Writer = w
+	if env.Live != nil {
+		live, stop := startLive(env, env.Live)
+		defer stop()
+		out = io.MultiWriter(w, live)
+	}
 	o, err := t.Box.Run(ctx, box.Spec{
 		Command:          in.Command,
 		Dir:              dir,
 		Writable:         env.Root.Dirs(),
 		Env:              t.environment(),
-		Output:           w,
+		Output:           out,
 		Timeout:          timeout,
 		MemoryBytes:      t.Settings.memory(),
 		Processes:        orDefault(t.Settings.Processes, 1024),

@@ -135,6 +135,9 @@ type Env struct {
 	// and write_file read and write files that exist (see buffers.go).
 	// Nil: the disk.
 	Buffers Buffers
+	// Live, when set, is shown the end of a running command's output as
+	// it comes, redacted, at most every 250 ms (see live.go).
+	Live func(tail string)
 
 	// call is set by ForCall: what Preview, Plan and Run of one call share.
 	call *callMemo

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/bridle-dev/bridle/acp"
 
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
@@ -64,6 +65,11 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	}
 	if _, err := s.commit(ctx, nil, started); err != nil {
 		return err
+	}
+	// A command's output reaches the editor as it comes; the result
+	// that follows replaces it.
+	env.Live = func(tail string) {
+		s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(key), Content: output(tail, true)}))
 	}
 	fs := s.files()
 	res, seen, cached := fs.run(ctx, env, tool, c.Input, plan)
