@@ -44,6 +44,10 @@ const extDir = join(root, "ext");
 const userDir = join(root, "user");
 mkdirSync(ws);
 writeFileSync(join(ws, "notes.txt"), "hello\n");
+// For the checks of the editor's buffers (ACP fs): one to open and type in, one never opened.
+const draftText = "first line\nsecond line\n";
+writeFileSync(join(ws, "draft.txt"), draftText);
+writeFileSync(join(ws, "closed.txt"), "closed\n");
 const pkg = JSON.parse(readFileSync(join(extRoot, "package.json"), "utf8"));
 const xdg = join(root, "xdg");
 for (const d of ["config", "data", "cache", "state"]) mkdirSync(join(xdg, d), { recursive: true });
@@ -93,6 +97,9 @@ writeFileSync(
       "extensions.autoUpdate": false,
       "window.commandCenter": false,
       "workbench.secondarySideBar.defaultVisibility": "hidden",
+      // VS Code's desktop default (the web's is afterDelay): an edit stays unsaved
+      // until the user saves, as the checks of the editor's buffers need.
+      "files.autoSave": "off",
       ...(vsix ? {} : { "bridle.path": bridleBin }),
       "bridle.env": {
         BRIDLE_DB: db,
@@ -530,6 +537,96 @@ try {
     const cards = chat().locator(".item.tool", { hasText: "Plan:" });
     if ((await cards.count()) !== 2 || (await cards.locator("pre.output").count()) !== 0) throw new Error("the plan calls' cards repeat the plan");
     await shot("8-plan-updated");
+  });
+
+  // ---- the editor's buffers: bridle reads and edits through VS Code's documents (ACP fs) ----
+
+  const draftTab = () => page.locator(".tabs-container .tab", { hasText: "draft.txt", hasNotText: "bridle's edit" });
+  // The text of the editor in front, as the user sees it (Monaco renders spaces as U+00A0).
+  const editorText = () =>
+    page.locator(".editor-group-container.active .editor-instance .monaco-editor .view-lines").first().evaluate((e) =>
+      [...e.querySelectorAll(".view-line")]
+        .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+        .map((l) => l.textContent.replace(/\u00a0/g, " "))
+        .join("\n"),
+    );
+  async function waitForEditorText(pred, what) {
+    const end = Date.now() + 15000;
+    let text = "";
+    while (Date.now() < end) {
+      text = await editorText();
+      if (pred(text)) return text;
+      await page.waitForTimeout(100);
+    }
+    throw new Error(`timed out waiting for ${what}; the editor shows ${JSON.stringify(text)}`);
+  }
+  async function noConflict() {
+    const dialogs = page.locator(".monaco-dialog-box");
+    if (await dialogs.count()) throw new Error(`a dialog is open: ${await dialogs.first().textContent()}`);
+    const toast = page.locator(".notifications-toasts .notification-list-item-message", { hasText: /newer|Failed to save|changed on disk|conflict/i });
+    if (await toast.count()) throw new Error(`a conflict notification: ${await toast.first().textContent()}`);
+  }
+  async function approve() {
+    const ask = chat().locator(".item.permission:not(.answered)");
+    await ask.waitFor({ timeout: 20000 });
+    await ask.locator('.perm-options button[data-kind="allow_once"]').click();
+  }
+
+  await check("read_file sees the text typed into an editor and not saved", async () => {
+    // Open draft.txt as a user does: quick open, by name.
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill("draft.txt");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "draft.txt" }).first().waitFor({ timeout: 10000 });
+    await page.keyboard.press("Enter");
+    await draftTab().first().waitFor({ timeout: 10000 });
+    await waitForEditorText((t) => t.startsWith("first line\nsecond line"), "draft.txt in the editor");
+    await page.locator(".editor-group-container.active .editor-instance .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("my unsaved note");
+    await page.keyboard.press("Escape"); // the word completion it offers
+    await page.locator(".tabs-container .tab.dirty", { hasText: "draft.txt" }).waitFor({ timeout: 10000 });
+    if (readFileSync(join(ws, "draft.txt"), "utf8") !== draftText) throw new Error("typing saved draft.txt");
+    await sendPrompt("please read the draft");
+    await chat().locator(".item.agent", { hasText: "I read the draft." }).waitFor({ timeout: 20000 });
+    const card = chat().locator(".item.tool.status-completed", { hasText: "draft.txt" }).last();
+    const out = await card.locator("pre.output").textContent();
+    if (!out.includes("my unsaved note")) throw new Error(`the read's output lacks the unsaved text: ${JSON.stringify(out)}`);
+    if (!out.includes("from the editor's buffer")) throw new Error(`the read does not say it came from the editor: ${JSON.stringify(out)}`);
+    await shot("10-read-unsaved");
+  });
+
+  await check("edit_file on a dirty editor lands in its buffer, unsaved, with no conflict; one Undo takes it back", async () => {
+    await sendPrompt("please sign the draft");
+    await approve();
+    await chat().locator(".item.agent", { hasText: "The draft is signed." }).waitFor({ timeout: 20000 });
+    const card = chat().locator(".item.tool", { hasText: "draft.txt" }).last();
+    if (!(await card.evaluate((e) => e.classList.contains("status-completed")))) throw new Error(`the edit's card: ${await card.textContent()}`);
+    // The approval's diff editor took the front: back to draft.txt, as the user would.
+    await draftTab().first().click();
+    const edited = await waitForEditorText((t) => t.includes("signed by bridle"), "bridle's edit in the editor");
+    if (edited !== "first line, signed by bridle\nsecond line\nmy unsaved note") throw new Error(`the buffer holds ${JSON.stringify(edited)}`);
+    await draftTab().and(page.locator(".dirty")).first().waitFor({ timeout: 5000 });
+    const disk = readFileSync(join(ws, "draft.txt"), "utf8");
+    if (disk !== draftText) throw new Error(`draft.txt was saved: ${JSON.stringify(disk)}`);
+    await noConflict();
+    await shot("11-edit-in-dirty-buffer");
+    await page.locator(".editor-group-container.active .editor-instance .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Z");
+    const undone = await waitForEditorText((t) => !t.includes("signed by bridle"), "Undo to take bridle's edit back");
+    if (undone !== "first line\nsecond line\nmy unsaved note") throw new Error(`after one Undo the buffer holds ${JSON.stringify(undone)}`);
+    await draftTab().and(page.locator(".dirty")).first().waitFor({ timeout: 5000 });
+    await noConflict();
+    await shot("11-edit-undone");
+  });
+
+  await check("edit_file on a file no editor has open ends up on disk", async () => {
+    await sendPrompt("please sign the closed file");
+    await approve();
+    await chat().locator(".item.agent", { hasText: "The closed file is signed." }).waitFor({ timeout: 20000 });
+    await waitUntil(() => readFileSync(join(ws, "closed.txt"), "utf8") === "closed, signed by bridle\n", 10000, "closed.txt to be saved with the edit");
+    if (await page.locator(".tabs-container .tab.dirty", { hasText: "closed.txt" }).count()) throw new Error("closed.txt is left unsaved in an editor");
+    await noConflict();
   });
 
   await check("in a dark theme every colour of the chat view comes from the theme", async () => {

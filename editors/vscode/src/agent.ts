@@ -19,6 +19,15 @@ export interface AgentHandlers {
   update(n: acp.SessionNotification): void;
   /** Answers a permission request; may take as long as the user needs. */
   permission(req: acp.RequestPermissionRequest, signal: AbortSignal): Promise<acp.RequestPermissionResponse>;
+  /**
+   * fs/read_text_file and fs/write_text_file (the editor's buffers). When
+   * given, initialize offers clientCapabilities.fs and bridle's file tools
+   * read and write through them.
+   */
+  fs?: {
+    read(req: acp.ReadTextFileRequest): Promise<acp.ReadTextFileResponse>;
+    write(req: acp.WriteTextFileRequest): Promise<acp.WriteTextFileResponse>;
+  };
   /** The process ended; stderr holds its last lines. */
   exit(code: number | null, signal: NodeJS.Signals | null, stderr: string): void;
 }
@@ -81,10 +90,16 @@ export class Agent {
     // A dead child makes writes fail with EPIPE; the exit handler reports it.
     child.stdin!.on("error", () => {});
 
-    const app = acp
+    let app = acp
       .client({ name: "bridle-vscode" })
       .onNotification(acp.methods.client.session.update, (ctx) => h.update(ctx.params))
       .onRequest(acp.methods.client.session.requestPermission, (ctx) => h.permission(ctx.params, ctx.signal));
+    const fs = h.fs;
+    if (fs) {
+      app = app
+        .onRequest(acp.methods.client.fs.readTextFile, (ctx) => fs.read(ctx.params))
+        .onRequest(acp.methods.client.fs.writeTextFile, (ctx) => fs.write(ctx.params));
+    }
     const stream = acp.ndJsonStream(
       Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
       Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>,
@@ -105,7 +120,7 @@ export class Agent {
       info = await Promise.race([
         conn.agent.request(acp.methods.agent.initialize, {
           protocolVersion: acp.PROTOCOL_VERSION,
-          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+          clientCapabilities: { fs: { readTextFile: !!fs, writeTextFile: !!fs }, terminal: false },
           clientInfo: { name: "bridle-vscode", version: opts.clientVersion },
         }),
         exited,

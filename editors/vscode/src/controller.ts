@@ -7,6 +7,7 @@ import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import * as acp from "@agentclientprotocol/sdk";
 import { Agent, AgentStartError } from "./agent";
+import { readTextFile, writeTextFile } from "./buffers";
 import { resolveBinary, versionWarning, bundledPath, type Binary } from "./binary";
 import { Transcript, type Item, type DiffView } from "./transcript";
 import { statusText, statusTooltip } from "./usage";
@@ -55,7 +56,7 @@ export class Controller implements vscode.Disposable {
         provideTextDocumentContent: (uri) => this.diffs.get(uri.query) ?? "",
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (["bridle.path", "bridle.args", "bridle.env"].some((k) => e.affectsConfiguration(k))) this.restartLater();
+        if (["bridle.path", "bridle.args", "bridle.env", "bridle.editorBuffers"].some((k) => e.affectsConfiguration(k))) this.restartLater();
       }),
     );
   }
@@ -131,12 +132,15 @@ export class Controller implements vscode.Disposable {
     if (this.agent?.alive) return this.agent;
     if (this.starting) return this.starting;
     const { command, args, env, binary } = this.launch();
-    this.log.appendLine(`starting ${command} ${args.join(" ")} in ${this.cwd()} (${binary.source})`);
+    // Offered at initialize, so a change of the setting takes a new process.
+    const buffers = vscode.workspace.getConfiguration("bridle").get<boolean>("editorBuffers", true);
+    this.log.appendLine(`starting ${command} ${args.join(" ")} in ${this.cwd()} (${binary.source})${buffers ? "" : " without the editor's buffers"}`);
     this.starting = Agent.start(
       { command, args, env, cwd: this.cwd(), clientVersion: this.extensionVersion },
       {
         update: (n) => this.onUpdate(n),
         permission: (req, signal) => this.permission(req, signal),
+        fs: buffers ? { read: (req) => this.logged("read", req.path, readTextFile(req)), write: (req) => this.logged("write", req.path, writeTextFile(req)) } : undefined,
         exit: (code, signal, stderr) => this.onExit(code, signal, stderr),
       },
     );
@@ -150,6 +154,21 @@ export class Controller implements vscode.Disposable {
       return this.agent;
     } finally {
       this.starting = undefined;
+    }
+  }
+
+  /**
+   * Logs a buffer request that failed. An unexpected exception becomes an
+   * error whose message says what failed (the SDK would answer a bare
+   * "Internal error").
+   */
+  private async logged<T>(what: string, p: string, r: Promise<T>): Promise<T> {
+    try {
+      return await r;
+    } catch (err) {
+      const e = err instanceof acp.RequestError ? err : acp.RequestError.internalError({ path: p }, `VS Code could not ${what} ${p}: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.appendLine(`fs ${what} ${p} failed: ${e.message}`);
+      throw e;
     }
   }
 

@@ -2,6 +2,9 @@ import * as vscode from "vscode";
 import { Controller } from "./controller";
 import { html } from "./view";
 
+// The fs/* handlers, exported for the unit tests.
+export { readTextFile, writeTextFile, sliceLines } from "./buffers";
+
 export const viewId = "bridle.chat";
 
 /** Palette commands; package.json must list exactly these (a unit test checks). */

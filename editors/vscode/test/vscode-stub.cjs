@@ -62,12 +62,95 @@ class Range {
   }
 }
 
+/**
+ * A text document as VS Code keeps it: its text (unsaved changes included),
+ * whether it is dirty, and an undo stack of whole texts.
+ */
+class TextDocument {
+  constructor(uri, text) {
+    this.uri = uri;
+    this.text = text;
+    this.isDirty = false;
+    this.undoStack = [];
+  }
+  get fileName() {
+    return this.uri.fsPath;
+  }
+  get lineCount() {
+    return this.text.split("\n").length;
+  }
+  getText() {
+    return this.text;
+  }
+  positionAt(offset) {
+    const before = this.text.slice(0, Math.max(0, Math.min(offset, this.text.length))).split("\n");
+    return new Position(before.length - 1, before.at(-1).length);
+  }
+  offsetAt(pos) {
+    const lines = this.text.split("\n");
+    let off = 0;
+    for (let i = 0; i < pos.line && i < lines.length; i++) off += lines[i].length + 1;
+    return Math.min(off + pos.character, this.text.length);
+  }
+  /** As the user typing would: the buffer changes, the disk does not. */
+  type(text) {
+    this.undoStack.push(this.text);
+    this.text = text;
+    this.isDirty = true;
+  }
+  undo() {
+    if (this.undoStack.length) this.text = this.undoStack.pop();
+    this.isDirty = true;
+  }
+  async save() {
+    calls.push({ kind: "save", path: this.uri.fsPath });
+    if (answers.save && !answers.save(this)) return false;
+    fs.writeFileSync(this.uri.fsPath, this.text);
+    this.isDirty = false;
+    return true;
+  }
+}
+
+class WorkspaceEdit {
+  constructor() {
+    this.edits = [];
+  }
+  replace(uri, range, newText, metadata) {
+    this.edits.push({ uri, range, newText, metadata });
+  }
+}
+
+const textDocuments = [];
+
+/** A document without unsaved changes follows its file, as VS Code's file watcher makes it. */
+function sync(doc) {
+  if (!doc.isDirty && doc.uri.scheme === "file" && fs.existsSync(doc.uri.fsPath)) doc.text = fs.readFileSync(doc.uri.fsPath, "utf8");
+  return doc;
+}
+
+function findDocument(uri) {
+  const doc = textDocuments.find((d) => d.uri.toString() === uri.toString());
+  return doc && sync(doc);
+}
+
+/** Opens a file's document from disk, as openTextDocument does (no editor shown). */
+function loadDocument(uri) {
+  let doc = findDocument(uri);
+  if (doc) return doc;
+  const text = fs.readFileSync(uri.fsPath, "utf8"); // throws for a missing file, as VS Code rejects
+  doc = new TextDocument(uri, text);
+  textDocuments.push(doc);
+  return doc;
+}
+
 /** What the extension asked the workbench to do, in order. */
 const calls = [];
 /** Tests set these to answer dialogs; the default leaves a dialog open. */
 const answers = {
   message: null, // (kind, text, items) => item | undefined | Promise
   quickPick: null, // (items, options) => item | undefined
+  applyEdit: null, // (edit) => false to refuse it
+  save: null, // (doc) => false to fail the save
 };
 const registry = { commands: new Map(), views: new Map(), providers: new Map() };
 const settings = {};
@@ -156,10 +239,28 @@ const workspace = {
   },
   async openTextDocument(arg) {
     calls.push({ kind: "openTextDocument", arg });
-    return { getText: () => (typeof arg === "object" ? arg.content : fs.readFileSync(arg, "utf8")) };
+    if (arg instanceof Uri) return loadDocument(arg);
+    if (typeof arg === "string") return loadDocument(Uri.file(arg));
+    return new TextDocument(new Uri("untitled", "Untitled-1"), arg?.content ?? "");
+  },
+  get textDocuments() {
+    return textDocuments.map(sync);
+  },
+  async applyEdit(edit) {
+    calls.push({ kind: "applyEdit", edit });
+    if (answers.applyEdit && answers.applyEdit(edit) === false) return false;
+    for (const e of edit.edits) {
+      const doc = loadDocument(e.uri);
+      const start = doc.offsetAt(e.range.start);
+      const end = doc.offsetAt(e.range.end);
+      // One undo step for the whole edit, as VS Code makes of a WorkspaceEdit.
+      doc.type(doc.text.slice(0, start) + e.newText + doc.text.slice(end));
+    }
+    return true;
   },
   fs: {
     readFile: async (uri) => new Uint8Array(fs.readFileSync(uri.fsPath)),
+    writeFile: async (uri, data) => fs.writeFileSync(uri.fsPath, data),
     stat: async (uri) => {
       const st = fs.statSync(uri.fsPath);
       return { type: st.isDirectory() ? FileType.Directory : FileType.File, size: st.size, ctime: st.ctimeMs, mtime: st.mtimeMs };
@@ -235,6 +336,7 @@ module.exports = {
   FileType,
   Position,
   Range,
+  WorkspaceEdit,
   StatusBarAlignment: { Left: 1, Right: 2 },
   ViewColumn: { Active: -1, Beside: -2, One: 1 },
   window,
@@ -249,6 +351,9 @@ module.exports = {
     webviewView,
     extensionContext,
     setFolder: (f) => (folder = f),
+    /** The document VS Code holds for a path, opening it as a user would. */
+    openDocument: (p) => loadDocument(Uri.file(p)),
+    findDocument: (p) => findDocument(Uri.file(p)),
     /** Changes settings and tells listeners, as the Settings editor would. */
     configure(values) {
       Object.assign(settings, values);
@@ -258,6 +363,9 @@ module.exports = {
       calls.length = 0;
       answers.message = null;
       answers.quickPick = null;
+      answers.applyEdit = null;
+      answers.save = null;
+      textDocuments.length = 0;
       registry.commands.clear();
       registry.views.clear();
       registry.providers.clear();
