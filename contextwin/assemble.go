@@ -67,6 +67,10 @@ type Input struct {
 	// Memo carries what the last assembly of this session read (see
 	// Memo); nil reads the whole log.
 	Memo *Memo
+	// SeedRatio is the correction of estimated counts to start from until
+	// this session's provider reports usage: the last one measured for the
+	// same model in another session (0: none).
+	SeedRatio float64
 }
 
 func (in Input) memo() *Memo {

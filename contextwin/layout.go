@@ -47,6 +47,9 @@ func (w *Window) layout(in Input, m *Memo) (*layout, error) {
 		return nil, fmt.Errorf("assemble a request: the log holds no prompt yet")
 	}
 	l.ratio = l.st.ratio
+	if !l.st.measured && in.SeedRatio > 0 {
+		l.ratio = clampRatio(in.SeedRatio)
+	}
 	if l.c.Exact() {
 		l.ratio = 1
 	}

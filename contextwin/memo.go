@@ -62,6 +62,14 @@ func (m *Memo) Ratio() float64 {
 	return clampRatio(m.sc.st.ratio)
 }
 
+// Measured says whether a provider reported usage in the log the Memo
+// read, so that Ratio is this session's own.
+func (m *Memo) Measured() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sc != nil && m.sc.st.ratio > 0
+}
+
 // Reset forgets everything read: the next assembly reads the whole log.
 func (m *Memo) Reset() {
 	m.mu.Lock()

@@ -200,3 +200,46 @@ func TestBadContextConfigurationIsRefused(t *testing.T) {
 		t.Fatalf("stderr does not say what is wrong:\n%s", s)
 	}
 }
+
+// TestCorrectionIsSeededFromTheLastSession: where counts are estimated, a
+// new session starts from the correction the model's last session
+// measured, instead of a first request budgeted 25 % under.
+func TestCorrectionIsSeededFromTheLastSession(t *testing.T) {
+	usage := `"usage": {"input_tokens": 9000, "output_tokens": 5}`
+	scenario := `{"model": {"window": 100000, "max_output": 2000, "tokenizer": "claude"}, "turns": [
+		{"match": "one", "calls": [{"text": "One.", ` + usage + `}]},
+		{"match": "two", "calls": [{"text": "Two.", ` + usage + `}]},
+		{"match": "three", "calls": [{"text": "Three.", ` + usage + `}]}
+	]}`
+	ws := acptest.Workspace(t, map[string]string{"a.txt": "a\n"})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	a.Initialize()
+	first := a.NewSession(ws)
+	for _, p := range []string{"one", "two"} {
+		if stop := a.Prompt(first, p); stop != "end_turn" {
+			t.Fatalf("%s: %s", p, stop)
+		}
+	}
+	ratios := func(sid string) []float64 {
+		var out []float64
+		for _, e := range acptest.Log(t, a.DB, sid) {
+			if e["kind"] == "context_assembled" {
+				r, _ := e["payload"].(map[string]any)["ratio"].(float64)
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	measured := ratios(first)
+	if len(measured) != 2 || measured[1] <= 1.1 {
+		t.Fatalf("the first session's ratios %v: want the second corrected by the reported usage", measured)
+	}
+	second := a.NewSession(ws)
+	if stop := a.Prompt(second, "three"); stop != "end_turn" {
+		t.Fatalf("three: %s", stop)
+	}
+	if got := ratios(second); len(got) != 1 || got[0] != measured[1] {
+		t.Fatalf("the new session's first request was corrected by %v, want the last measured %v", got, measured[1])
+	}
+	a.CloseStdin()
+}

@@ -65,12 +65,49 @@ func (t *turn) input() contextwin.Input {
 		Events: s.view(),
 		Memo:   &s.memo,
 	}
+	if !s.memo.Measured() {
+		in.SeedRatio = s.seedRatio(info.Model)
+	}
 	if s.m.cfg.Project != nil {
 		// Redacted with what the session knows: the .env files below
 		// the workspace too.
 		in.Project = s.redactProject(s.m.cfg.Project(info.Cwd))
 	}
 	return in
+}
+
+// seedRatio is the correction of estimated counts last measured for
+// model in another session (0: none), read once per model: a new
+// session's first requests are budgeted as the provider counts, not 25 %
+// under.
+func (s *Session) seedRatio(model string) float64 {
+	s.mu.Lock()
+	if s.seed.known && s.seed.model == model {
+		defer s.mu.Unlock()
+		return s.seed.ratio
+	}
+	s.mu.Unlock()
+	ratio := 0.0
+	b, err := s.m.cfg.Store.LatestOfModel(context.Background(), model, s.row.ID, string(event.KindContextAssembled))
+	if err != nil {
+		s.m.log.Debug("no correction seed", "session", s.row.ID, "model", model, "err", err)
+	}
+	if p, err := event.Decode(event.KindContextAssembled, b); b != nil && err == nil {
+		if a := p.(event.ContextAssembled); a.Counter == "estimate" {
+			ratio = a.Ratio
+		}
+	}
+	s.mu.Lock()
+	s.seed = ratioSeed{model: model, ratio: ratio, known: true}
+	s.mu.Unlock()
+	return ratio
+}
+
+// ratioSeed is a session's seedRatio, for one model.
+type ratioSeed struct {
+	model string
+	ratio float64
+	known bool
 }
 
 // redactProject redacts the project's instructions with the session's
