@@ -42,8 +42,8 @@ type Session struct {
 	// project is the latest redacted project instructions.
 	project projectCache
 	// seed is the correction seed for the session's model (seedRatio).
-	seed ratioSeed
-	events  []event.Event
+	seed   ratioSeed
+	events []event.Event
 	// held are events written with the next commit (hold); they are the
 	// last len(held) of events too.
 	held []heldEvent
