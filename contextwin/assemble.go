@@ -350,7 +350,7 @@ func (l *layout) messages(dropped map[int64]bool, fresh bool) ([]provider.Messag
 	if fresh || l.view == nil {
 		p := projector{output: func(e event.Event, r event.ToolResult) string {
 			if dropped[e.Seq] {
-				return Address(r, st.calls[e.Seq], e.Tokens)
+				return Address(r, e.Seq, st.calls[e.Seq], e.Tokens)
 			}
 			return ClipOutput(l.c, r.Output, e.Tokens, l.per, r.Artifact)
 		}}

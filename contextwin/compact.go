@@ -100,7 +100,7 @@ func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
 		if projected(e) {
 			p.Events++
 			if r, ok := e.Payload.(event.ToolResult); ok && st.dropped[e.Seq] {
-				p.Tokens += c.Count(Address(r, st.calls[e.Seq], e.Tokens))
+				p.Tokens += c.Count(Address(r, e.Seq, st.calls[e.Seq], e.Tokens))
 			} else {
 				p.Tokens += min(e.Tokens, b.perOutput)
 			}

@@ -95,7 +95,7 @@ func (l *layout) corr(n int) int { return int(math.Ceil(float64(n) * l.ratio)) }
 func (l *layout) outputCost(e event.Event) int {
 	if l.st.dropped[e.Seq] {
 		r := e.Payload.(event.ToolResult)
-		return l.w.countShort(l.c, Address(r, l.st.calls[e.Seq], e.Tokens)) + 2*partOverhead
+		return l.w.countShort(l.c, Address(r, e.Seq, l.st.calls[e.Seq], e.Tokens)) + 2*partOverhead
 	}
 	return min(e.Tokens, l.per)
 }

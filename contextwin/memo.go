@@ -46,7 +46,7 @@ func (m *Memo) addressCost(w *Window, c tokens.Counter, e event.Event, call even
 	if n, ok := m.addr[e.Seq]; ok {
 		return n
 	}
-	n := w.countShort(c, Address(e.Payload.(event.ToolResult), call, e.Tokens)) + 2*partOverhead
+	n := w.countShort(c, Address(e.Payload.(event.ToolResult), e.Seq, call, e.Tokens)) + 2*partOverhead
 	m.addr[e.Seq] = n
 	return n
 }
@@ -141,7 +141,7 @@ func (m *Memo) project(w *Window, spec string, c tokens.Counter, perOutput int, 
 		dropped, calls := st.dropped, st.calls
 		v.p.output = func(e event.Event, r event.ToolResult) string {
 			if dropped[e.Seq] {
-				return Address(r, calls[e.Seq], e.Tokens)
+				return Address(r, e.Seq, calls[e.Seq], e.Tokens)
 			}
 			return ClipOutput(c, r.Output, e.Tokens, perOutput, r.Artifact)
 		}
