@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -182,11 +184,11 @@ func TestCompactionIsAskedForPastTheSecondThreshold(t *testing.T) {
 	if plan.Through != keepFrom-1 {
 		t.Fatalf("through = %d, want %d (just before the last three turns)", plan.Through, keepFrom-1)
 	}
-	req := plan.Request(0, "")
+	req := plan.Request(0)
 	if !strings.HasPrefix(req.System[0].Text, SummaryMarker) || !strings.Contains(requestText(req), "write the parser") {
 		t.Fatalf("summary request = %+v", req)
 	}
-	c := plan.Result(`{"goal":"a parser","done":["tokenizer in lex.go"],"in_progress":["the AST"],"handles":["path lex.go"],"decisions":["hand-written, no yacc"]}`)
+	c := plan.Result([]string{`{"goal":"a parser","done":["tokenizer in lex.go"],"in_progress":["the AST"],"handles":["path lex.go"],"decisions":["hand-written, no yacc"]}`})
 	l.add(c)
 	b := l.assemble()
 	if b.Compact || b.Used() >= lim.Drop {
@@ -204,7 +206,10 @@ func TestCompactionIsAskedForPastTheSecondThreshold(t *testing.T) {
 	}
 }
 
-func TestCompactionSummarisesOriginalEventsNeverASummary(t *testing.T) {
+// Each stretch of original events is summarized once: a later compaction
+// sends the summarizer only the originals after the last one's, never a
+// summary, and composes its piece with the earlier ones.
+func TestCompactionSummarisesEachStretchOnce(t *testing.T) {
 	l := newLog(t, Config{}, small)
 	l.prompt("task")
 	for range 8 {
@@ -212,7 +217,8 @@ func TestCompactionSummarisesOriginalEventsNeverASummary(t *testing.T) {
 		l.prompt("next")
 	}
 	plan, _ := l.w.PlanCompaction(l.input())
-	l.add(plan.Result(`{"goal":"g","summary":"EARLIER-SUMMARY-TEXT"}`))
+	first := plan.Result([]string{`{"goal":"g","done":["alpha parsed"],"handles":["path alpha.go"],"summary":"EARLIER-SUMMARY-TEXT"}`})
+	l.add(first)
 	for range 8 {
 		l.answer("second era " + lines(5, "beta"))
 		l.prompt("more")
@@ -220,13 +226,31 @@ func TestCompactionSummarisesOriginalEventsNeverASummary(t *testing.T) {
 	plan, _ = l.w.PlanCompaction(l.input())
 	var all string
 	for k := range plan.Chunks() {
-		all += requestText(plan.Request(k, "so far"))
+		all += requestText(plan.Request(k))
 	}
-	if strings.Contains(all, "EARLIER-SUMMARY-TEXT") {
+	if strings.Contains(all, "EARLIER-SUMMARY-TEXT") || strings.Contains(all, "alpha parsed") {
 		t.Fatal("the second compaction was fed the first summary")
 	}
-	if !strings.Contains(all, "first era") || !strings.Contains(all, "second era") {
-		t.Fatal("the second compaction does not see the original events of both eras")
+	if !strings.Contains(all, "second era") {
+		t.Fatal("the second compaction does not see the new originals")
+	}
+	for _, m := range regexp.MustCompile(`\[#(\d+) `).FindAllStringSubmatch(all, -1) {
+		if seq, _ := strconv.ParseInt(m[1], 10, 64); seq <= first.Through {
+			t.Fatalf("the second compaction was sent event #%d, which the first already summarized (through #%d)", seq, first.Through)
+		}
+	}
+	second := plan.Result([]string{`{"goal":"g2","done":["beta parsed"],"in_progress":["gamma"],"handles":["path beta.go"],"summary":"LATER"}`})
+	if len(second.Pieces) != 1 || second.Pieces[0].From <= first.Through || second.Through != plan.Through {
+		t.Fatalf("pieces %+v after a first compaction through %d", second.Pieces, first.Through)
+	}
+	for _, want := range []string{"alpha parsed", "beta parsed"} {
+		if !slices.Contains(second.Done, want) {
+			t.Errorf("the composed done list %v lacks %q", second.Done, want)
+		}
+	}
+	if !slices.Contains(second.Handles, "path alpha.go") || !slices.Contains(second.Handles, "path beta.go") ||
+		second.Goal != "g2" || !strings.Contains(second.Summary, "EARLIER-SUMMARY-TEXT") || !strings.Contains(second.Summary, "LATER") {
+		t.Fatalf("composed %+v", second)
 	}
 }
 
@@ -246,13 +270,13 @@ func TestCompactionChunksWhatDoesNotFitTheSummarizer(t *testing.T) {
 	}
 	c := l.w.Counter(l.spec)
 	for k := range plan.Chunks() {
-		req := plan.Request(k, strings.Repeat("summary so far ", 100))
+		req := plan.Request(k)
 		n := c.Count(requestText(req))
 		if n+req.MaxTokens > small.Window {
 			t.Fatalf("chunk %d: %d tokens + %d for the answer exceed the window", k, n, req.MaxTokens)
 		}
-		if k > 0 && (len(req.Messages) != 3 || req.Messages[1].Role != provider.RoleAssistant) {
-			t.Fatalf("chunk %d should fold the summary so far in as the model's previous answer", k)
+		if len(req.Messages) != 1 {
+			t.Fatalf("chunk %d carries %d messages: each chunk is summarized on its own", k, len(req.Messages))
 		}
 	}
 }
@@ -274,7 +298,7 @@ func TestSummaryFieldsAreAlwaysFilled(t *testing.T) {
 		{"free text", "We ported things.", "Port the CLI to cobra"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := plan.Result(tt.answer)
+			c := plan.Result([]string{tt.answer})
 			if c.Goal != tt.goal || c.Through != plan.Through {
 				t.Fatalf("goal %q through %d", c.Goal, c.Through)
 			}
@@ -285,7 +309,7 @@ func TestSummaryFieldsAreAlwaysFilled(t *testing.T) {
 			}
 		})
 	}
-	if c := plan.Result("Goal: g\nDone:\n- root.go\nIn progress:\n- flags"); !slices.Equal(c.Done, []string{"root.go"}) || !slices.Equal(c.InProgress, []string{"flags"}) {
+	if c := plan.Result([]string{"Goal: g\nDone:\n- root.go\nIn progress:\n- flags"}); !slices.Equal(c.Done, []string{"root.go"}) || !slices.Equal(c.InProgress, []string{"flags"}) {
 		t.Errorf("sections parsed as %+v", c)
 	}
 }

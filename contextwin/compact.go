@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/bridle-dev/bridle/contextwin/tokens"
@@ -19,9 +20,10 @@ const SummaryMarker = "bridle:summarize"
 
 const summarySystem = SummaryMarker + `
 You compact the log of a coding agent's session so the agent can go on
-working without the events it cannot keep. You are given the session's
-original events (older ones may have been summarised by you already, in
-this same compaction). Answer with one JSON object and nothing else:
+working without the events it cannot keep. You are given one stretch of
+the session's original events; earlier stretches were summarised
+separately, and the summaries are put together afterwards. Answer with
+one JSON object about this stretch and nothing else:
 
 {"goal": "what the user wants, in one or two sentences",
  "constraints": ["rules the user set that are not in the pinned list"],
@@ -35,8 +37,12 @@ Be concrete: name files, functions, commands and artifact ids. Never
 invent; leave a list empty when there is nothing for it.`
 
 // outputInSummary caps each tool output shown to the summarizer: it needs
-// the gist and the handle, not the whole listing.
-const outputInSummary = 2_000
+// the gist and the handle, not the whole listing. droppedInSummary caps
+// an output the window had already replaced by its address.
+const (
+	outputInSummary  = 2_000
+	droppedInSummary = 400
+)
 
 // CompactionPlan is a compaction about to run: the original events it
 // replaces, rendered in chunks that each fit the summarizer's window.
@@ -54,6 +60,8 @@ type CompactionPlan struct {
 	first     string
 	handles   []string
 	maxTokens int
+	// earlier are the pieces of the compactions before this one.
+	earlier []event.SummaryPiece
 }
 
 // Chunks returns how many summarizer calls the plan needs.
@@ -76,10 +84,17 @@ func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
 	if keepFrom == 0 {
 		return nil, nil
 	}
-	p := &CompactionPlan{model: in.Model, pins: st.pins, first: st.first.Payload.(event.UserMessage).Text(), maxTokens: maxSummary}
-	// Each chunk leaves room for the instructions, the summary so far and
-	// the summary to come.
-	room := int(float64(b.input-c.Count(summarySystem)-2*maxSummary-c.Count(p.first)) / ratio * 0.9)
+	p := &CompactionPlan{model: in.Model, pins: st.pins, first: st.first.Payload.(event.UserMessage).Text(), maxTokens: maxSummary,
+		earlier: st.pieces}
+	// Each stretch of original events is summarized once: what the
+	// pieces so far cover is not sent again.
+	var covered int64
+	if n := len(st.pieces); n > 0 {
+		covered = st.pieces[n-1].Through
+	}
+	// Each chunk leaves room for the instructions, the pins and the
+	// summary to come (no chunk carries another's summary).
+	room := int(float64(b.input-c.Count(summarySystem)-maxSummary-c.Count(PinsText(st.pins))-c.Count(p.first)) / ratio * 0.9)
 	room = max(room, 1_000)
 	var cur strings.Builder
 	curTokens, from := 0, int64(0)
@@ -105,7 +120,16 @@ func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
 				p.Tokens += min(e.Tokens, b.perOutput)
 			}
 		}
-		text, n := renderForSummary(c, e)
+		if e.Seq <= covered {
+			continue
+		}
+		// An output the window already dropped is shown shorter: the
+		// agent had stopped reading it, its address keeps the way back.
+		limit := outputInSummary
+		if st.dropped[e.Seq] {
+			limit = droppedInSummary
+		}
+		text, n := renderForSummary(c, e, limit)
 		if text == "" {
 			continue
 		}
@@ -136,7 +160,7 @@ func (w *Window) summaryTokens(b budget) int {
 
 // renderForSummary writes one original event for the summarizer and
 // returns its cost in tokens (estimated from the stored count).
-func renderForSummary(c tokens.Counter, e event.Event) (string, int) {
+func renderForSummary(c tokens.Counter, e event.Event, outputInSummary int) (string, int) {
 	var s string
 	n := e.Tokens
 	switch v := e.Payload.(type) {
@@ -172,64 +196,112 @@ func renderForSummary(c tokens.Counter, e event.Event) (string, int) {
 	return s, n + 8
 }
 
-// Request returns the summarizer call for chunk k, given the summary the
-// previous chunks produced. Chunks are folded in order: each call sees the
-// original events of its chunk and the summary so far.
-func (p *CompactionPlan) Request(k int, sofar string) provider.Request {
+// Request returns the summarizer call for chunk k: the first request,
+// the pins, and the original events of the chunk alone. No chunk sees
+// another's summary, nor an earlier compaction's: each is summarized once
+// and the pieces are composed (Result).
+func (p *CompactionPlan) Request(k int) provider.Request {
 	pins := PinsText(p.pins)
 	if pins == "" {
 		pins = "Nothing is pinned yet."
 	}
 	intro := "The user's first request, verbatim:\n" + p.first + "\n\n" + pins + "\n\n"
-	var msgs []provider.Message
-	user := func(s string) {
-		msgs = append(msgs, provider.Message{Role: provider.RoleUser, Parts: []provider.Part{{Kind: provider.PartText, Text: s}}})
-	}
-	if k == 0 || sofar == "" {
-		user(fmt.Sprintf("%sEvents #%d–#%d of the session (part %d of %d):\n\n%s\nSummarise them as the JSON object described.",
-			intro, p.spans[k][0], p.spans[k][1], k+1, len(p.chunks), p.chunks[k]))
-	} else {
-		user(fmt.Sprintf("%sEvents #%d–#%d, which no longer fit here, are summarised in your previous answer.", intro, p.spans[0][0], p.spans[k-1][1]))
-		msgs = append(msgs, provider.Message{Role: provider.RoleAssistant, Parts: []provider.Part{{Kind: provider.PartText, Text: sofar}}})
-		user(fmt.Sprintf("Events #%d–#%d (part %d of %d):\n\n%s\nAnswer with the whole summary, updated with these events, as the same JSON object.",
-			p.spans[k][0], p.spans[k][1], k+1, len(p.chunks), p.chunks[k]))
-	}
+	text := fmt.Sprintf("%sEvents #%d–#%d of the session (part %d of %d of what is summarised now):\n\n%s\nSummarise them as the JSON object described.",
+		intro, p.spans[k][0], p.spans[k][1], k+1, len(p.chunks), p.chunks[k])
 	return provider.Request{
 		Model:     p.model,
 		System:    []provider.SystemBlock{{Text: summarySystem}},
-		Messages:  msgs,
+		Messages:  []provider.Message{{Role: provider.RoleUser, Parts: []provider.Part{{Kind: provider.PartText, Text: text}}}},
 		MaxTokens: p.maxTokens,
 	}
 }
 
-// Result turns the summarizer's last answer into the compaction event.
-// The required fields are filled whatever the model wrote: the goal falls
-// back to the first request, and handles found in the events (paths,
-// artifact ids, commands) are always kept.
-func (p *CompactionPlan) Result(text string) event.Compaction {
-	c := parseSummary(text)
-	c.Through = p.Through
+// Result turns the summarizer's answers (answers[k] for chunk k) into the
+// compaction event: a piece per chunk, composed with the pieces of the
+// compactions before (compose). The required fields are filled whatever
+// the model wrote: the goal falls back to the first request, and handles
+// found in the events (paths, artifact ids, commands) are always kept.
+func (p *CompactionPlan) Result(answers []string) event.Compaction {
+	var pieces []event.SummaryPiece
+	for k, text := range answers {
+		if k >= len(p.spans) {
+			break
+		}
+		c := parseSummary(text)
+		pieces = append(pieces, event.SummaryPiece{From: p.spans[k][0], Through: p.spans[k][1], Goal: c.Goal,
+			Constraints: c.Constraints, Decisions: c.Decisions, Done: c.Done, InProgress: c.InProgress, Handles: c.Handles, Summary: c.Summary})
+	}
+	if n := len(pieces); n > 0 {
+		pieces[n-1].Through = p.Through // the events after the last one shown are covered too
+	}
+	all := append(slices.Clip(p.earlier), pieces...)
+	c := compose(all, 4*p.maxTokens)
+	c.Through, c.Pieces = p.Through, pieces
 	if strings.TrimSpace(c.Goal) == "" {
 		c.Goal = clip(strings.Join(strings.Fields(p.first), " "), 400)
 	}
-	have := map[string]bool{}
-	for _, h := range c.Handles {
-		have[h] = true
-	}
-	for _, h := range p.handles {
-		if !have[h] {
-			c.Handles = append(c.Handles, h)
-		}
-	}
+	c.Handles = union(c.Handles, p.handles)
 	// Pins already in force are not repeated.
 	c.Constraints = notPinned(c.Constraints, p.pins.Constraints)
 	c.Decisions = notPinned(c.Decisions, p.pins.Decisions)
-	// A summary longer than asked for would eat the room it was made to free.
-	budgetChars := 4 * p.maxTokens
-	if len(c.Summary) > budgetChars/2 {
-		c.Summary = clip(c.Summary, budgetChars/2)
+	return c
+}
+
+// compose puts summary pieces together, oldest first, without a model:
+// the latest goal and work in progress, every constraint, decision, done
+// item and handle once, and the pieces' summaries in order, the oldest
+// left out first when they would not fit budgetChars/2 (done items
+// beyond budgetChars/4 likewise). Nothing in it is summarized again.
+func compose(pieces []event.SummaryPiece, budgetChars int) event.Compaction {
+	var c event.Compaction
+	var notes []string
+	for _, p := range pieces {
+		if strings.TrimSpace(p.Goal) != "" {
+			c.Goal = p.Goal
+		}
+		if len(p.InProgress) > 0 {
+			c.InProgress = p.InProgress
+		}
+		c.Constraints = union(c.Constraints, p.Constraints)
+		c.Decisions = union(c.Decisions, p.Decisions)
+		c.Done = union(c.Done, p.Done)
+		c.Handles = union(c.Handles, p.Handles)
+		if s := strings.TrimSpace(p.Summary); s != "" {
+			notes = append(notes, fmt.Sprintf("(#%d–#%d) %s", p.From, p.Through, s))
+		}
+	}
+	for len(notes) > 1 && len(strings.Join(notes, "\n")) > budgetChars/2 {
+		notes = notes[1:]
+	}
+	c.Summary = clip(strings.Join(notes, "\n"), budgetChars/2)
+	for len(c.Done) > 1 && len(strings.Join(c.Done, "; ")) > budgetChars/4 {
+		c.Done = c.Done[1:]
 	}
 	return c
+}
+
+// union appends to list the items of more it does not hold yet (compared
+// as normalize does), keeping the order.
+func union(list, more []string) []string {
+	have := make(map[string]bool, len(list))
+	for _, it := range list {
+		have[normalize(it)] = true
+	}
+	for _, it := range more {
+		it = strings.TrimSpace(it)
+		if k := normalize(it); it != "" && !have[k] {
+			have[k] = true
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
+// pieceOf is an older compaction (made before pieces were kept) as the
+// one piece it was: a summary of everything through its Through.
+func pieceOf(c event.Compaction) event.SummaryPiece {
+	return event.SummaryPiece{From: 1, Through: c.Through, Goal: c.Goal, Constraints: c.Constraints, Decisions: c.Decisions,
+		Done: c.Done, InProgress: c.InProgress, Handles: c.Handles, Summary: c.Summary}
 }
 
 func notPinned(items, pinned []string) []string {

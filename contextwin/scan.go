@@ -17,6 +17,10 @@ type logState struct {
 	// compaction is the latest one, at seq compactionSeq.
 	compaction    *event.Compaction
 	compactionSeq int64
+	// pieces are the summaries of every compaction so far, in order; the
+	// next compaction summarizes only what comes after the last one's
+	// Through.
+	pieces []event.SummaryPiece
 	// dropped holds the tool results earlier assemblies replaced by an
 	// address.
 	dropped map[int64]bool
@@ -112,6 +116,12 @@ func (sc *scanner) add(e *event.Event) {
 		st.plan = v.Entries
 	case event.Compaction:
 		st.compaction, st.compactionSeq = &v, e.Seq
+		if len(v.Pieces) > 0 {
+			st.pieces = append(st.pieces, v.Pieces...)
+		} else {
+			// An older compaction summarized everything up to Through.
+			st.pieces = append(st.pieces[:0:0], pieceOf(v))
+		}
 		for _, c := range v.Constraints {
 			st.pins.add(&st.pins.Constraints, c)
 		}

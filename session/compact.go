@@ -144,11 +144,13 @@ func (t *turn) compact(ctx context.Context, before int, card *compactionCard) er
 		return err
 	}
 	card.start(ctx, plan.Through, plan.Chunks())
-	sofar := ""
+	// Each part is summarized on its own, once; Result composes the
+	// answers with the pieces of earlier compactions.
+	answers := make([]string, plan.Chunks())
 	for k := range plan.Chunks() {
 		card.part(ctx, k+1, plan.Chunks())
 		var c provider.Collector
-		for d, err := range t.prov.Stream(ctx, plan.Request(k, sofar)) {
+		for d, err := range t.prov.Stream(ctx, plan.Request(k)) {
 			if err != nil {
 				return fmt.Errorf("compact the history (summary part %d of %d): %w", k+1, plan.Chunks(), err)
 			}
@@ -157,9 +159,9 @@ func (t *turn) compact(ctx context.Context, before int, card *compactionCard) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		sofar = c.Response().Text
+		answers[k] = c.Response().Text
 	}
-	c := plan.Result(sofar)
+	c := plan.Result(answers)
 	c.WindowBefore = before
 	if _, err := s.append(ctx, c); err != nil {
 		return err

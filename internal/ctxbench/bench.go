@@ -178,7 +178,9 @@ type Result struct {
 	// Tokens sent to the model, exactly counted, and the part of them
 	// that repeated the previous request from its start (cache-eligible).
 	Tokens, SummaryTokens, CachedTokens int64
-	Naive                               naiveResult
+	// CallsPerCompaction is each compaction's summarizer calls.
+	CallsPerCompaction []int
+	Naive              naiveResult
 	// Count errors, (counted − exact)/exact per request.
 	RawErrEstimate, ErrEstimate, ErrExact []float64
 }
@@ -251,6 +253,7 @@ func (r *Result) add(o Result) {
 	r.Tokens += o.Tokens
 	r.SummaryTokens += o.SummaryTokens
 	r.CachedTokens += o.CachedTokens
+	r.CallsPerCompaction = append(r.CallsPerCompaction, o.CallsPerCompaction...)
 	r.Naive.add(o.Naive)
 	r.RawErrEstimate = append(r.RawErrEstimate, o.RawErrEstimate...)
 	r.ErrEstimate = append(r.ErrEstimate, o.ErrEstimate...)
@@ -389,6 +392,12 @@ func (r Result) Report(seed uint64) string {
 	total := r.Tokens + r.SummaryTokens
 	fmt.Fprintf(&b, "  tokens sent: bridle %d (%d agent + %d summarizer) vs naive %d: %.1f %% of naive\n",
 		total, r.Tokens, r.SummaryTokens, r.Naive.Tokens, 100*float64(total)/float64(max(1, r.Naive.Tokens)))
+	calls, most := 0, 0
+	for _, n := range r.CallsPerCompaction {
+		calls, most = calls+n, max(most, n)
+	}
+	fmt.Fprintf(&b, "  summarizer: %.1f %% of the agent's tokens; calls per compaction: mean %.2f, max %d (%d compactions)\n",
+		100*float64(r.SummaryTokens)/float64(max(1, r.Tokens)), float64(calls)/float64(max(1, len(r.CallsPerCompaction))), most, len(r.CallsPerCompaction))
 	fmt.Fprintf(&b, "  tokens repeating the previous request from its start (cache-eligible): bridle %.1f %%, naive %.1f %%\n",
 		100*float64(r.CachedTokens)/float64(max(1, r.Tokens)), 100*float64(r.Naive.CachedTokens)/float64(max(1, r.Naive.Tokens)))
 	fmt.Fprintf(&b, "  naive keep-until-full/drop-oldest: overflows %d, first request and every pin in %.2f %%, stable prefix %.2f %%\n",

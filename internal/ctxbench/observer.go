@@ -31,6 +31,9 @@ type observer struct {
 	sizes      []int // exact size of each agent request, in order
 	fixed      int   // system prompt and tool catalogue, as measured
 	res        Result
+	// run counts the summarizer requests since the last agent request:
+	// one compaction's calls.
+	run int
 }
 
 func (o *observer) open(context.Context, string, string) (provider.Provider, error) { return o, nil }
@@ -120,7 +123,12 @@ func (o *observer) Stream(ctx context.Context, req provider.Request) iter.Seq2[p
 	if len(req.System) > 0 && strings.HasPrefix(req.System[0].Text, contextwin.SummaryMarker) {
 		o.res.SummaryRequests++
 		o.res.SummaryTokens += int64(n)
+		o.run++
 	} else {
+		if o.run > 0 {
+			o.res.CallsPerCompaction = append(o.res.CallsPerCompaction, o.run)
+			o.run = 0
+		}
 		o.res.Requests++
 		o.res.Tokens += int64(n)
 		o.res.CachedTokens += int64(o.cached(req, fixed, sizes))

@@ -258,6 +258,25 @@ type Compaction struct {
 	// took of the window, in tokens (the next context_assembled says what
 	// the window took after it).
 	WindowBefore int `json:"window_before,omitempty"`
+	// Pieces are the summaries this compaction made, one per stretch of
+	// original events not covered before; the fields above compose them
+	// with the pieces of earlier compactions. An older log's compaction
+	// has none: it is one piece, from the start through Through.
+	Pieces []SummaryPiece `json:"pieces,omitempty"`
+}
+
+// SummaryPiece is the summary of one stretch of original events, made
+// once: a later compaction composes it, never summarizes it again.
+type SummaryPiece struct {
+	From        int64    `json:"from"`
+	Through     int64    `json:"through"`
+	Goal        string   `json:"goal,omitempty"`
+	Constraints []string `json:"constraints,omitempty"`
+	Decisions   []string `json:"decisions,omitempty"`
+	Done        []string `json:"done,omitempty"`
+	InProgress  []string `json:"in_progress,omitempty"`
+	Handles     []string `json:"handles,omitempty"`
+	Summary     string   `json:"summary,omitempty"`
 }
 
 // ConstraintPinned is a rule the agent must keep for the whole session.
