@@ -22,10 +22,9 @@ export interface PromptImage {
   name?: string;
 }
 
+/** A size in MB, never rounded down to the limit: 5 MB and a byte is "5.01 MB". */
 function size(n: number): string {
-  if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MB`;
-  if (n >= 1 << 10) return `${Math.round(n / (1 << 10))} KB`;
-  return `${n} bytes`;
+  return `${(Math.ceil((n / (1 << 20)) * 100) / 100).toFixed(2)} MB`;
 }
 
 /**

@@ -314,12 +314,12 @@ function setImagesOk(ok: boolean | undefined): void {
   imagesOk = ok;
   document.body.dataset.images = ok === undefined ? "" : String(ok);
   input.placeholder = ok
-    ? "Ask bridle… (Enter to send, Shift+Enter for a new line, paste or drop images, /constraint or /decision to pin)"
+    ? "Ask bridle… (Enter to send, Shift+Enter for a new line, paste images or drop them with Shift held, /constraint or /decision to pin)"
     : "Ask bridle… (Enter to send, Shift+Enter for a new line, /constraint or /decision to pin)";
 }
 
-function showAttachErrors(msgs: string[]): void {
-  attachError.replaceChildren(...msgs.map((m) => el("div", "error", m)));
+function showAttachErrors(msgs: string[], cls = "error"): void {
+  attachError.replaceChildren(...msgs.map((m) => el("div", cls, m)));
 }
 
 function renderAttachments(): void {
@@ -390,12 +390,19 @@ input.addEventListener("paste", (e) => {
   void addFiles(files);
 });
 const hasFiles = (e: DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes("Files");
-document.body.addEventListener("dragover", (e) => {
-  if (!hasFiles(e)) return;
-  e.preventDefault();
-  if (e.dataTransfer) e.dataTransfer.dropEffect = imagesOk ? "copy" : "none";
-  document.body.classList.add("dragging");
-});
+// Taken here (default prevented), a drag of files stays with the view: left
+// alone, the workbench takes it over to open the files in an editor.
+for (const type of ["dragenter", "dragover"] as const) {
+  document.body.addEventListener(type, (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    if (e.dataTransfer) e.dataTransfer.dropEffect = "copy";
+    document.body.classList.add("dragging");
+    // VS Code gives a webview the drop only with Shift held; without it
+    // the workbench takes the drag from here on, so say so now.
+    if (!e.shiftKey && imagesOk) showAttachErrors(["Hold Shift while dropping to attach images to the prompt."], "note");
+  });
+}
 document.body.addEventListener("dragleave", (e) => {
   if (e.relatedTarget === null) document.body.classList.remove("dragging");
 });
