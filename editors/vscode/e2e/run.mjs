@@ -391,7 +391,7 @@ try {
     // bridle's initialize offers promptCapabilities.image: the view takes images.
     await chat().locator('body[data-images="true"]').waitFor({ timeout: 10000 });
     const placeholder = await input.getAttribute("placeholder");
-    if (!placeholder.includes("paste images or drop them with Shift held")) throw new Error(`the input does not offer images: ${placeholder}`);
+    if (!placeholder.includes("paste or Shift+drop images")) throw new Error(`the input does not offer images: ${placeholder}`);
     // A real paste event, its clipboard holding a PNG file, as Ctrl+V of a screenshot gives.
     await input.evaluate((el, b64) => {
       const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));

@@ -314,7 +314,7 @@ function setImagesOk(ok: boolean | undefined): void {
   imagesOk = ok;
   document.body.dataset.images = ok === undefined ? "" : String(ok);
   input.placeholder = ok
-    ? "Ask bridle… (Enter to send, Shift+Enter for a new line, paste images or drop them with Shift held, /constraint or /decision to pin)"
+    ? "Ask bridle… (Enter to send, Shift+Enter for a new line, paste or Shift+drop images, /constraint or /decision to pin)"
     : "Ask bridle… (Enter to send, Shift+Enter for a new line, /constraint or /decision to pin)";
 }
 
