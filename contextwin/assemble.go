@@ -67,6 +67,10 @@ type Input struct {
 	// Memo carries what the last assembly of this session read (see
 	// Memo); nil reads the whole log.
 	Memo *Memo
+	// SeedRatio is the correction of estimated counts to start from until
+	// this session's provider reports usage: the last one measured for the
+	// same model in another session (0: none).
+	SeedRatio float64
 }
 
 func (in Input) memo() *Memo {
@@ -132,7 +136,7 @@ func (w *Window) Assemble(in Input) (Assembly, error) {
 		items = make([]item, 0, len(l.shown))
 		outputs = 0
 		for _, e := range l.shown {
-			it := item{seq: e.Seq, full: min(e.Tokens, b.perOutput), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq], result: e}
+			it := item{seq: e.Seq, full: min(e.Tokens, l.per), protected: e.Seq >= protectFrom, dropped: st.dropped[e.Seq], result: e}
 			if it.dropped {
 				it.address = memo.addressCost(w, c, e, st.calls[e.Seq])
 				outputs += it.address
@@ -274,9 +278,16 @@ func (w *Window) Limits(spec string) Limits {
 // It returns the output unchanged when it fits, and the result's token
 // count as CountPayload gives it: the output is counted once, here, and
 // the session records that count rather than counting it again.
-func (w *Window) CutOutput(spec string, r event.ToolResult) (event.ToolResult, int) {
+//
+// ratio is the session's correction of estimated counts (Memo.Ratio): the
+// cap applies to the corrected count, so an output is cut to fit it as
+// the provider counts.
+func (w *Window) CutOutput(spec string, r event.ToolResult, ratio float64) (event.ToolResult, int) {
 	c := w.Counter(spec)
-	limit := w.budget(w.Model(spec)).perOutput
+	if c.Exact() {
+		ratio = 1
+	}
+	limit := rawPerOutput(w.budget(w.Model(spec)).perOutput, ratio)
 	have := -1
 	// An output far over the cap on any count is cut on its estimate:
 	// counting it exactly only to learn that would cost more than the
@@ -339,9 +350,9 @@ func (l *layout) messages(dropped map[int64]bool, fresh bool) ([]provider.Messag
 	if fresh || l.view == nil {
 		p := projector{output: func(e event.Event, r event.ToolResult) string {
 			if dropped[e.Seq] {
-				return Address(r, st.calls[e.Seq], e.Tokens)
+				return Address(r, e.Seq, st.calls[e.Seq], e.Tokens)
 			}
-			return ClipOutput(l.c, r.Output, e.Tokens, l.b.perOutput, r.Artifact)
+			return ClipOutput(l.c, r.Output, e.Tokens, l.per, r.Artifact)
 		}}
 		for _, e := range l.win {
 			p.add(e)

@@ -572,3 +572,36 @@ func TestThePlanEndsEveryRequest(t *testing.T) {
 		t.Fatalf("a cleared plan still ends the request (%q) or counts (%d ≥ %d)", tail(a), a.Occupancy.TaskPins, withPlan)
 	}
 }
+
+// With counts the provider finds bigger than the estimate, one output is
+// cut so that its corrected count fits the per-output cap: when it is
+// recorded (with the ratio known then) and again at assembly (the ratio
+// grew since).
+func TestOneOutputFitsItsCapAsTheProviderCounts(t *testing.T) {
+	est := Model{Window: 20_000, MaxOutput: 2_000, Tokenizer: "claude"}
+	l := newLog(t, Config{}, est)
+	lim := l.w.Limits(l.spec)
+	l.prompt("read the log")
+	a := l.assemble()
+	l.add(event.AssistantMessage{Text: "ok", Usage: event.Usage{InputTokens: a.Occupancy.Raw * 3 / 2}})
+	l.prompt("and the big one")
+	b := l.assemble()
+	if b.Occupancy.Ratio < 1.45 {
+		t.Fatalf("ratio %v, want about 1.5", b.Occupancy.Ratio)
+	}
+	e := l.tool("run", `{"command":"cat big.log"}`, lines(3_000, "log"), "art_big")
+	if got := float64(e.Tokens) * b.Occupancy.Ratio; got > float64(lim.PerOutput+3*partOverhead) {
+		t.Fatalf("the output was recorded at %d raw tokens, %.0f as the provider counts: over the cap %d", e.Tokens, got, lim.PerOutput)
+	}
+	// The provider counts bigger still: the stored output is cut again.
+	c := l.assemble()
+	l.add(event.AssistantMessage{Text: "ok", Usage: event.Usage{InputTokens: c.Occupancy.Raw * 2}})
+	l.prompt("go on")
+	d := l.assemble()
+	if d.Occupancy.Ratio <= b.Occupancy.Ratio {
+		t.Fatalf("ratio did not grow: %v", d.Occupancy.Ratio)
+	}
+	if d.Occupancy.ToolOutputs > lim.PerOutput+3*partOverhead {
+		t.Fatalf("at ratio %.2f the output takes %d corrected tokens, over the cap %d", d.Occupancy.Ratio, d.Occupancy.ToolOutputs, lim.PerOutput)
+	}
+}

@@ -100,7 +100,7 @@ func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
 		if projected(e) {
 			p.Events++
 			if r, ok := e.Payload.(event.ToolResult); ok && st.dropped[e.Seq] {
-				p.Tokens += c.Count(Address(r, st.calls[e.Seq], e.Tokens))
+				p.Tokens += c.Count(Address(r, e.Seq, st.calls[e.Seq], e.Tokens))
 			} else {
 				p.Tokens += min(e.Tokens, b.perOutput)
 			}
@@ -362,14 +362,24 @@ func handlesOf(events []event.Event, through int64) []string {
 	return out
 }
 
-// Replacement says what a compaction replaced in the window.
+// Replacement says what a compaction stands for and what it did to the
+// window: two different figures. The summary covers every original event
+// from the first through Through (CoveredTokens, most of which had long
+// left the window when an earlier compaction replaced them); the window
+// shrank by Freed, from the request before the compaction to the one
+// after it.
 type Replacement struct {
 	From, Through int64
 	// Events is how many projected events (prompts, answers, tool
-	// results) the summary stands for; Tokens what they took.
-	Events, Tokens int
+	// results) the summary stands for; CoveredTokens what they took as
+	// originals.
+	Events, CoveredTokens int
 	// SummaryTokens is what the summary takes instead.
 	SummaryTokens int
+	// WindowBefore and WindowAfter are the tokens of the requests just
+	// before and just after the compaction (0 when the log has none);
+	// Freed is their difference.
+	WindowBefore, WindowAfter, Freed int
 }
 
 // Replaced describes what the compaction at seq replaced, for `bridle log`
@@ -398,8 +408,24 @@ func Replaced(events []event.Event, seq int64) (Replacement, bool) {
 				r.From = e.Seq
 			}
 			r.Events++
-			r.Tokens += e.Tokens
+			r.CoveredTokens += e.Tokens
 		}
+	}
+	for _, e := range events {
+		a, ok := e.Payload.(event.ContextAssembled)
+		switch {
+		case !ok:
+		case e.Seq < seq:
+			r.WindowBefore = a.Used()
+		case r.WindowAfter == 0:
+			r.WindowAfter = a.Used()
+		}
+	}
+	if c.WindowBefore > 0 {
+		r.WindowBefore = c.WindowBefore // the request that called for it, never logged
+	}
+	if r.WindowBefore > 0 && r.WindowAfter > 0 {
+		r.Freed = r.WindowBefore - r.WindowAfter
 	}
 	return r, true
 }

@@ -18,6 +18,10 @@ type layout struct {
 	c     tokens.Counter
 	st    logState
 	ratio float64
+	// per is the per-output cap in raw counts: the budget's cap is in
+	// corrected tokens, so with counts the provider finds 1.3× bigger a
+	// raw output may take only cap/1.3.
+	per int
 
 	system             []provider.SystemBlock
 	pinsText, reminder string
@@ -43,9 +47,13 @@ func (w *Window) layout(in Input, m *Memo) (*layout, error) {
 		return nil, fmt.Errorf("assemble a request: the log holds no prompt yet")
 	}
 	l.ratio = l.st.ratio
+	if !l.st.measured && in.SeedRatio > 0 {
+		l.ratio = clampRatio(in.SeedRatio)
+	}
 	if l.c.Exact() {
 		l.ratio = 1
 	}
+	l.per = rawPerOutput(l.b.perOutput, l.ratio)
 	// 1–3: the fixed prefix.
 	l.system = []provider.SystemBlock{{Text: in.System}}
 	if in.Project != "" {
@@ -68,7 +76,7 @@ func (w *Window) layout(in Input, m *Memo) (*layout, error) {
 		cut = max(cut, l.st.compaction.Through)
 		l.history += countPayload(l.c, *l.st.compaction)
 	}
-	v := m.project(w, in.Spec, l.c, l.b.perOutput, cut, in.Events)
+	v := m.project(w, in.Spec, l.c, l.per, cut, in.Events)
 	l.view = v
 	if v.from < len(in.Events) {
 		l.win = in.Events[v.from:]
@@ -87,9 +95,17 @@ func (l *layout) corr(n int) int { return int(math.Ceil(float64(n) * l.ratio)) }
 func (l *layout) outputCost(e event.Event) int {
 	if l.st.dropped[e.Seq] {
 		r := e.Payload.(event.ToolResult)
-		return l.w.countShort(l.c, Address(r, l.st.calls[e.Seq], e.Tokens)) + 2*partOverhead
+		return l.w.countShort(l.c, Address(r, e.Seq, l.st.calls[e.Seq], e.Tokens)) + 2*partOverhead
 	}
-	return min(e.Tokens, l.b.perOutput)
+	return min(e.Tokens, l.per)
+}
+
+// rawPerOutput is the per-output cap for raw counts corrected by ratio.
+func rawPerOutput(perOutput int, ratio float64) int {
+	if ratio <= 1 {
+		return perOutput
+	}
+	return int(float64(perOutput) / ratio)
 }
 
 // protectFrom is the first seq of the last keep turns: their outputs are

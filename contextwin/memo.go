@@ -46,9 +46,28 @@ func (m *Memo) addressCost(w *Window, c tokens.Counter, e event.Event, call even
 	if n, ok := m.addr[e.Seq]; ok {
 		return n
 	}
-	n := w.countShort(c, Address(e.Payload.(event.ToolResult), call, e.Tokens)) + 2*partOverhead
+	n := w.countShort(c, Address(e.Payload.(event.ToolResult), e.Seq, call, e.Tokens)) + 2*partOverhead
 	m.addr[e.Seq] = n
 	return n
+}
+
+// Ratio is the correction the last assembly applied to estimated counts
+// (reported usage over estimate; 1 until a provider reported usage).
+func (m *Memo) Ratio() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sc == nil {
+		return 1
+	}
+	return clampRatio(m.sc.st.ratio)
+}
+
+// Measured says whether a provider reported usage in the log the Memo
+// read, so that Ratio is this session's own.
+func (m *Memo) Measured() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sc != nil && m.sc.st.ratio > 0
 }
 
 // Reset forgets everything read: the next assembly reads the whole log.
@@ -65,6 +84,8 @@ type memoView struct {
 	spec  string
 	cut   int64
 	drops int
+	// per is the per-output cap the outputs were clipped to.
+	per int
 	// from is the index in the log where the window starts; read is how
 	// far the projection has read.
 	from, read int
@@ -108,7 +129,7 @@ func (m *Memo) read(events []event.Event) logState {
 func (m *Memo) project(w *Window, spec string, c tokens.Counter, perOutput int, cut int64, events []event.Event) *memoView {
 	st := &m.sc.st
 	v := m.view
-	if v == nil || v.spec != spec || v.cut != cut || v.drops != len(st.dropped) || v.read > len(events) {
+	if v == nil || v.spec != spec || v.cut != cut || v.drops != len(st.dropped) || v.per != perOutput || v.read > len(events) {
 		from := len(events)
 		for i, e := range events {
 			if e.Seq > cut {
@@ -116,11 +137,11 @@ func (m *Memo) project(w *Window, spec string, c tokens.Counter, perOutput int, 
 				break
 			}
 		}
-		v = &memoView{spec: spec, cut: cut, drops: len(st.dropped), from: from, read: from}
+		v = &memoView{spec: spec, cut: cut, drops: len(st.dropped), per: perOutput, from: from, read: from}
 		dropped, calls := st.dropped, st.calls
 		v.p.output = func(e event.Event, r event.ToolResult) string {
 			if dropped[e.Seq] {
-				return Address(r, calls[e.Seq], e.Tokens)
+				return Address(r, e.Seq, calls[e.Seq], e.Tokens)
 			}
 			return ClipOutput(c, r.Output, e.Tokens, perOutput, r.Artifact)
 		}

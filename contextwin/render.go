@@ -80,8 +80,11 @@ func tailText(texts ...string) string {
 const ReminderPrefix = "(Reminder: "
 
 // Address replaces a dropped tool output: what the call was, how big its
-// output was, and how to get it back.
-func Address(r event.ToolResult, call event.ToolCall, tokens int) string {
+// output was, and how to get it back exactly as the model saw it: its
+// artifact when it has one (the whole output), else the result itself, by
+// its seq in the log (ResultID), which read_artifact serves. Rerunning the
+// call would show the present, which may differ.
+func Address(r event.ToolResult, seq int64, call event.ToolCall, tokens int) string {
 	what := r.Name
 	if what == "" {
 		what = call.Name
@@ -103,8 +106,13 @@ func Address(r event.ToolResult, call event.ToolCall, tokens int) string {
 	if r.Artifact != "" {
 		return fmt.Sprintf("[output of `%s` (%s) dropped to save context — artifact %s; read_artifact %s or rerun the call to see it]", what, size, r.Artifact, r.Artifact)
 	}
-	return fmt.Sprintf("[output of `%s` (%s) dropped to save context; rerun the call to see it]", what, size)
+	id := ResultID(seq)
+	return fmt.Sprintf("[output of `%s` (%s) dropped to save context — read_artifact %s shows it as it was; rerun the call for the present]", what, size, id)
 }
+
+// ResultID names a tool result by its seq in the log, for read_artifact:
+// "r<seq>".
+func ResultID(seq int64) string { return fmt.Sprintf("r%d", seq) }
 
 // ClipOutput cuts an output that would take more than limit tokens to
 // its head and tail, at line boundaries, with a note in the middle saying

@@ -21,8 +21,9 @@ type logState struct {
 	// address.
 	dropped map[int64]bool
 	// ratio corrects estimated counts: reported usage over estimate,
-	// smoothed; 0 until a provider reported usage.
-	ratio float64
+	// smoothed; 0 until a provider reported usage. measured says one did.
+	ratio    float64
+	measured bool
 	// calls maps a tool result (by seq) to the call it answers, to
 	// describe a dropped output. Ids are not enough: some models reuse
 	// them from one message to the next.
@@ -91,6 +92,7 @@ func newScanner() *scanner {
 // do not change them.
 func (sc *scanner) state() logState {
 	st := sc.st
+	st.measured = st.ratio > 0
 	st.ratio = clampRatio(st.ratio)
 	return st
 }

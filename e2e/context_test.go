@@ -140,14 +140,41 @@ func TestContextWindowThroughTheBinary(t *testing.T) {
 		} `json:"events"`
 	}
 	a.MustCall("_bridle/events", map[string]any{"sessionId": sid}, &resp)
-	found := false
+	found := 0
 	for _, e := range resp.Events {
-		if e.Kind == "compaction" {
-			found = e.Replaces["events"] != nil
+		if e.Kind != "compaction" {
+			continue
+		}
+		// What the summary covers and what it freed are two figures: the
+		// originals since the start, and the window's shrinking.
+		covered, _ := e.Replaces["coveredTokens"].(float64)
+		freed, _ := e.Replaces["freedTokens"].(float64)
+		before, _ := e.Replaces["windowBefore"].(float64)
+		after, _ := e.Replaces["windowAfter"].(float64)
+		if e.Replaces["events"] != nil && covered > 0 && freed > 0 && before-after == freed && after < surveyWindow {
+			found++
+		} else {
+			t.Errorf("a compaction's figures: %v", e.Replaces)
 		}
 	}
-	if !found {
-		t.Error("_bridle/events does not say what the compaction replaced")
+	if found != compactions {
+		t.Errorf("_bridle/events says what %d of %d compactions covered and freed", found, compactions)
+	}
+
+	// Each compaction showed as a card while it ran, and ended saying
+	// what it summarized and what the window freed.
+	cards := 0
+	for _, u := range a.Updates(sid) {
+		if u.Kind == "tool_call" && u.Fields["title"] == "Compacting the history" && u.Fields["kind"] == "think" {
+			cards++
+		}
+		if u.Kind == "tool_call_update" && u.Fields["status"] == "completed" &&
+			strings.HasPrefix(fmt.Sprint(u.Fields["toolCallId"]), "compact-") && !strings.Contains(fmt.Sprint(u.Fields["content"]), "The window went from") {
+			t.Errorf("a compaction card ended without the window's figures: %v", u.Fields)
+		}
+	}
+	if cards != compactions {
+		t.Errorf("%d compaction cards for %d compactions", cards, compactions)
 	}
 
 	out, err := acptest.Run(t, "log", "--db", a.DB, "--context", sid)
@@ -159,7 +186,7 @@ func TestContextWindowThroughTheBinary(t *testing.T) {
 		t.Fatalf("bridle log --context printed:\n%s", out)
 	}
 	out, _ = acptest.Run(t, "log", "--db", a.DB, sid)
-	if !regexp.MustCompile(`compaction +\d+ +replaces events 5–\d+ \(\d+ events, \d+ tokens\) with \d+ tokens: "survey the workspace files"`).MatchString(out) {
+	if !regexp.MustCompile(`compaction +\d+ +summary of events 5–\d+ \(\d+ events, \d+ tokens as originals\) in \d+ tokens; the window went from \d+ to \d+ tokens \(freed \d+\): "survey the workspace files"`).MatchString(out) {
 		t.Fatalf("bridle log does not show what the summary replaced:\n%s", out)
 	}
 }
@@ -172,4 +199,47 @@ func TestBadContextConfigurationIsRefused(t *testing.T) {
 	if s := a.Stderr(); !strings.Contains(s, "drop threshold (95 %) must be below the compaction threshold (90 %)") {
 		t.Fatalf("stderr does not say what is wrong:\n%s", s)
 	}
+}
+
+// TestCorrectionIsSeededFromTheLastSession: where counts are estimated, a
+// new session starts from the correction the model's last session
+// measured, instead of a first request budgeted 25 % under.
+func TestCorrectionIsSeededFromTheLastSession(t *testing.T) {
+	usage := `"usage": {"input_tokens": 9000, "output_tokens": 5}`
+	scenario := `{"model": {"window": 100000, "max_output": 2000, "tokenizer": "claude"}, "turns": [
+		{"match": "one", "calls": [{"text": "One.", ` + usage + `}]},
+		{"match": "two", "calls": [{"text": "Two.", ` + usage + `}]},
+		{"match": "three", "calls": [{"text": "Three.", ` + usage + `}]}
+	]}`
+	ws := acptest.Workspace(t, map[string]string{"a.txt": "a\n"})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	a.Initialize()
+	first := a.NewSession(ws)
+	for _, p := range []string{"one", "two"} {
+		if stop := a.Prompt(first, p); stop != "end_turn" {
+			t.Fatalf("%s: %s", p, stop)
+		}
+	}
+	ratios := func(sid string) []float64 {
+		var out []float64
+		for _, e := range acptest.Log(t, a.DB, sid) {
+			if e["kind"] == "context_assembled" {
+				r, _ := e["payload"].(map[string]any)["ratio"].(float64)
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	measured := ratios(first)
+	if len(measured) != 2 || measured[1] <= 1.1 {
+		t.Fatalf("the first session's ratios %v: want the second corrected by the reported usage", measured)
+	}
+	second := a.NewSession(ws)
+	if stop := a.Prompt(second, "three"); stop != "end_turn" {
+		t.Fatalf("three: %s", stop)
+	}
+	if got := ratios(second); len(got) != 1 || got[0] != measured[1] {
+		t.Fatalf("the new session's first request was corrected by %v, want the last measured %v", got, measured[1])
+	}
+	a.CloseStdin()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -43,6 +44,16 @@ func (ReadArtifact) compiled() *jsonschema.Resolved { return readArtifactSchema(
 func (ReadArtifact) Kind() Kind     { return KindRead }
 func (ReadArtifact) Effect() Effect { return EffectNone }
 
+// resultSeq reads a result id, "r<seq>" (contextwin.ResultID).
+func resultSeq(id string) (int64, bool) {
+	rest, ok := strings.CutPrefix(id, "r")
+	if !ok || !digits(rest) || len(rest) > 18 {
+		return 0, false
+	}
+	seq, err := strconv.ParseInt(rest, 10, 64)
+	return seq, err == nil
+}
+
 func (t ReadArtifact) maxLines() int { return orDefault(t.MaxLines, 1000) }
 func (t ReadArtifact) maxBytes() int { return orDefault(t.MaxBytes, 48<<10) }
 
@@ -59,18 +70,28 @@ func (t ReadArtifact) Run(ctx context.Context, env *Env, input json.RawMessage) 
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	if env.Artifacts == nil {
-		return Errorf("read_artifact: this session keeps no artifacts")
-	}
 	var re *regexp.Regexp
 	if in.Pattern != "" {
 		if re, err = regexp.Compile(in.Pattern); err != nil {
 			return Errorf("read_artifact: %q is not a valid RE2 regular expression: %v", in.Pattern, err)
 		}
 	}
-	data, err := env.Artifacts.Read(in.ID)
-	if err != nil {
-		return Errorf("read_artifact: %v", err)
+	var data []byte
+	if seq, ok := resultSeq(in.ID); ok && env.Results != nil {
+		// A result the log keeps, as the model saw it before it was
+		// dropped from the window.
+		out, err := env.Results(seq)
+		if err != nil {
+			return Errorf("read_artifact: %v", err)
+		}
+		data = []byte(out)
+	} else {
+		if env.Artifacts == nil {
+			return Errorf("read_artifact: this session keeps no artifacts")
+		}
+		if data, err = env.Artifacts.Read(in.ID); err != nil {
+			return Errorf("read_artifact: %v", err)
+		}
 	}
 	lines := splitLines(string(data))
 	first := max(in.Offset, 1)

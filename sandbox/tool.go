@@ -138,6 +138,10 @@ type Env struct {
 	// Live, when set, is shown the end of a running command's output as
 	// it comes, redacted, at most every 250 ms (see live.go).
 	Live func(tail string)
+	// Results returns the output of the tool result at a seq of the
+	// session's log, as the model saw it: read_artifact serves "r<seq>",
+	// the address of a dropped output that has no artifact.
+	Results func(seq int64) (string, error)
 
 	// call is set by ForCall: what Preview, Plan and Run of one call share.
 	call *callMemo

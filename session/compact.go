@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"github.com/bridle-dev/bridle/acp"
 
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
@@ -21,13 +22,17 @@ func (t *turn) assemble(ctx context.Context) (contextwin.Assembly, error) {
 		return a, err
 	}
 	if a.Compact {
-		switch err := t.compact(ctx); {
+		before := a.Occupancy.Used()
+		card := &compactionCard{t: t}
+		switch err := t.compact(ctx, before, card); {
 		case ctx.Err() != nil:
+			card.end(ctx, acp.ToolCallStatusFailed, "Cancelled.")
 			return a, ctx.Err()
 		case err != nil:
 			// The request fits without compacting; a summarizer that failed
 			// must not cost the user the turn. It is recorded, and the next
 			// call tries again.
+			card.end(ctx, acp.ToolCallStatusFailed, "Not compacted: "+err.Error())
 			if rerr := t.summaryFailed(ctx, err); rerr != nil {
 				return a, rerr
 			}
@@ -38,6 +43,7 @@ func (t *turn) assemble(ctx context.Context) (contextwin.Assembly, error) {
 			if a.Occupancy.Action != contextwin.ActionSqueeze {
 				a.Occupancy.Action = contextwin.ActionCompact
 			}
+			card.end(ctx, acp.ToolCallStatusCompleted, card.done+fmt.Sprintf(" The window went from %d to %d tokens.", before, a.Occupancy.Used()))
 		}
 	}
 	if _, err := s.commit(ctx, nil, a.Occupancy); err != nil {
@@ -59,12 +65,49 @@ func (t *turn) input() contextwin.Input {
 		Events: s.view(),
 		Memo:   &s.memo,
 	}
+	if !s.memo.Measured() {
+		in.SeedRatio = s.seedRatio(info.Model)
+	}
 	if s.m.cfg.Project != nil {
 		// Redacted with what the session knows: the .env files below
 		// the workspace too.
 		in.Project = s.redactProject(s.m.cfg.Project(info.Cwd))
 	}
 	return in
+}
+
+// seedRatio is the correction of estimated counts last measured for
+// model in another session (0: none), read once per model: a new
+// session's first requests are budgeted as the provider counts, not 25 %
+// under.
+func (s *Session) seedRatio(model string) float64 {
+	s.mu.Lock()
+	if s.seed.known && s.seed.model == model {
+		defer s.mu.Unlock()
+		return s.seed.ratio
+	}
+	s.mu.Unlock()
+	ratio := 0.0
+	b, err := s.m.cfg.Store.LatestOfModel(context.Background(), model, s.row.ID, string(event.KindContextAssembled))
+	if err != nil {
+		s.m.log.Debug("no correction seed", "session", s.row.ID, "model", model, "err", err)
+	}
+	if p, err := event.Decode(event.KindContextAssembled, b); b != nil && err == nil {
+		if a := p.(event.ContextAssembled); a.Counter == "estimate" {
+			ratio = a.Ratio
+		}
+	}
+	s.mu.Lock()
+	s.seed = ratioSeed{model: model, ratio: ratio, known: true}
+	s.mu.Unlock()
+	return ratio
+}
+
+// ratioSeed is a session's seedRatio, for one model.
+type ratioSeed struct {
+	model string
+	ratio float64
+	known bool
 }
 
 // redactProject redacts the project's instructions with the session's
@@ -94,14 +137,16 @@ type projectCache struct {
 // compact replaces the turns before the last few with a summary made by
 // the session's own model from the original events, chunk by chunk, and
 // records it as a compaction event. The originals stay in the log.
-func (t *turn) compact(ctx context.Context) error {
+func (t *turn) compact(ctx context.Context, before int, card *compactionCard) error {
 	s := t.s
 	plan, err := s.m.window(s.Info().Cwd).PlanCompaction(t.input())
 	if err != nil || plan == nil {
 		return err
 	}
+	card.start(ctx, plan.Through, plan.Chunks())
 	sofar := ""
 	for k := range plan.Chunks() {
+		card.part(ctx, k+1, plan.Chunks())
 		var c provider.Collector
 		for d, err := range t.prov.Stream(ctx, plan.Request(k, sofar)) {
 			if err != nil {
@@ -115,9 +160,11 @@ func (t *turn) compact(ctx context.Context) error {
 		sofar = c.Response().Text
 	}
 	c := plan.Result(sofar)
+	c.WindowBefore = before
 	if _, err := s.append(ctx, c); err != nil {
 		return err
 	}
+	card.done = compactionDone(plan.Events, plan.Tokens, c)
 	s.m.log.Info("history compacted", "session", s.row.ID, "through", c.Through, "events", plan.Events, "tokens", plan.Tokens, "chunks", plan.Chunks())
 	return nil
 }
@@ -133,4 +180,45 @@ func (t *turn) summaryFailed(ctx context.Context, err error) error {
 	}
 	_, aerr := s.append(ctx, pe)
 	return aerr
+}
+
+// compactionCard shows a compaction in the editor while it runs, as ACP
+// allows for work that is no tool call of the model's: a card of kind
+// think, "Compacting the history", with "part k of n" as it goes and, at
+// the end, what was summarized and what the window freed. Its id derives
+// from the last event the summary covers, so a replay shows the same card.
+type compactionCard struct {
+	t    *turn
+	id   string
+	done string
+}
+
+func compactionCardID(through int64) string { return fmt.Sprintf("compact-%d", through) }
+
+const compactionTitle = "Compacting the history"
+
+func (c *compactionCard) start(ctx context.Context, through int64, parts int) {
+	c.id = compactionCardID(through)
+	kind, title := acp.ToolKindThink, compactionTitle
+	c.t.s.send(ctx, acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: c.id, Title: title, Kind: &kind,
+		Status: status(acp.ToolCallStatusInProgress)}})
+}
+
+func (c *compactionCard) part(ctx context.Context, k, n int) {
+	if c.id == "" || n < 2 {
+		return
+	}
+	c.t.s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: c.id, Content: output(fmt.Sprintf("Summarizing part %d of %d…", k, n), false)}))
+}
+
+func (c *compactionCard) end(ctx context.Context, st acp.ToolCallStatus, text string) {
+	if c.id == "" {
+		return // nothing was started: no plan, or it failed before
+	}
+	c.t.s.send(context.WithoutCancel(ctx), update(acp.ToolCallUpdate{ToolCallID: c.id, Status: status(st), Content: output(text, false)}))
+}
+
+// compactionDone says what a compaction summarized, in the card's words.
+func compactionDone(events, tokens int, c event.Compaction) string {
+	return fmt.Sprintf("Summarized %d earlier messages and results (%d tokens) through event %d.", events, tokens, c.Through)
 }

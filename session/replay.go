@@ -117,6 +117,14 @@ func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
 		return pinUpdates("/decision", v.Source, v.Text, "Recorded decision: ", v.Redacted)
 	case event.ModeChanged:
 		return []acp.SessionUpdate{{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: v.To}}}
+	case event.Compaction:
+		// The card the compaction showed while it ran, done.
+		kind, text := acp.ToolKindThink, fmt.Sprintf("Summarized the history through event %d.", v.Through)
+		if v.WindowBefore > 0 {
+			text += fmt.Sprintf(" The window was at %d tokens when it was called for.", v.WindowBefore)
+		}
+		return []acp.SessionUpdate{{ToolCall: &acp.ToolCall{ToolCallID: compactionCardID(v.Through), Title: compactionTitle, Kind: &kind,
+			Status: status(acp.ToolCallStatusCompleted), Content: output(text, false)}}}
 	case event.PlanUpdated:
 		plan := &acp.Plan{Entries: make([]acp.PlanEntry, len(v.Entries))}
 		for i, e := range v.Entries {

@@ -31,6 +31,7 @@ func TestReplayerMatchesShownFacts(t *testing.T) {
 		event.ModeChanged{From: "ask", To: "code"},
 		event.ProviderError{Message: "down", Final: true},
 		event.PlanUpdated{Entries: []event.PlanEntry{{Content: "read", Status: "pending"}}},
+		event.Compaction{Through: 9, Goal: "g"},
 	}
 	seen := map[event.Kind]bool{}
 	for _, p := range shown {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,7 +42,9 @@ type Session struct {
 	row store.Session
 	// project is the latest redacted project instructions.
 	project projectCache
-	events  []event.Event
+	// seed is the correction seed for the session's model (seedRatio).
+	seed   ratioSeed
+	events []event.Event
 	// held are events written with the next commit (hold); they are the
 	// last len(held) of events too.
 	held []heldEvent
@@ -124,6 +127,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 		}
 	}
 	s := &Session{m: m, root: root, box: box, row: row, events: events}
+	s.box.Results = s.loggedResult
 	if row.ParentID == "" {
 		s.task = subagent.New(asParent{s})
 	}
@@ -417,6 +421,19 @@ func (s *Session) holdRecords(payloads []event.Payload, recs []store.Record) []e
 func (s *Session) flush(ctx context.Context) error {
 	_, err := s.commit(ctx, streamed)
 	return err
+}
+
+// loggedResult is the output of the tool result at seq, as the model saw
+// it (read_artifact's "r<seq>").
+func (s *Session) loggedResult(seq int64) (string, error) {
+	events := s.view()
+	i := sort.Search(len(events), func(i int) bool { return events[i].Seq >= seq })
+	if i < len(events) && events[i].Seq == seq {
+		if r, ok := events[i].Payload.(event.ToolResult); ok {
+			return r.Output, nil
+		}
+	}
+	return "", fmt.Errorf("r%d names no tool result in this session: use the id a dropped output's placeholder named", seq)
 }
 
 // view is the log as the next model request sees it: the committed

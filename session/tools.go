@@ -207,7 +207,13 @@ func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error
 	// Cut at the source, before the result is counted: one output may
 	// never carry the window past both thresholds at once.
 	info := t.s.Info()
-	r, n := t.s.m.window(info.Cwd).CutOutput(info.Model, r)
+	ratio := t.s.memo.Ratio()
+	if !t.s.memo.Measured() {
+		if seed := t.s.seedRatio(info.Model); seed > 0 {
+			ratio = seed
+		}
+	}
+	r, n := t.s.m.window(info.Cwd).CutOutput(info.Model, r, ratio)
 	// Held: written with the next commit, in the same transaction as its
 	// idempotency record; in a loop that goes on, that is the next
 	// request's context_assembled, so the iteration costs two commits.

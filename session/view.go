@@ -21,13 +21,18 @@ type EventView struct {
 	Replaces *Replaces `json:"replaces,omitempty"`
 }
 
-// Replaces is what a compaction's summary replaced.
+// Replaces is what a compaction's summary stands for (events from
+// through, coveredTokens of originals) and, separately, what it did to
+// the window (windowBefore → windowAfter, freedTokens).
 type Replaces struct {
 	From          int64 `json:"from"`
 	Through       int64 `json:"through"`
 	Events        int   `json:"events"`
-	Tokens        int   `json:"tokens"`
+	CoveredTokens int   `json:"coveredTokens"`
 	SummaryTokens int   `json:"summaryTokens"`
+	WindowBefore  int   `json:"windowBefore,omitempty"`
+	WindowAfter   int   `json:"windowAfter,omitempty"`
+	FreedTokens   int   `json:"freedTokens,omitempty"`
 }
 
 // ReplacesOf describes what the compaction at seq replaced; nil for any
@@ -37,7 +42,8 @@ func ReplacesOf(events []event.Event, seq int64) *Replaces {
 	if !ok {
 		return nil
 	}
-	return &Replaces{From: r.From, Through: r.Through, Events: r.Events, Tokens: r.Tokens, SummaryTokens: r.SummaryTokens}
+	return &Replaces{From: r.From, Through: r.Through, Events: r.Events, CoveredTokens: r.CoveredTokens, SummaryTokens: r.SummaryTokens,
+		WindowBefore: r.WindowBefore, WindowAfter: r.WindowAfter, FreedTokens: r.Freed}
 }
 
 // ViewEvent is all[i] as the log shows it. stored is the payload as the

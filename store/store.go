@@ -303,6 +303,41 @@ func (s *Store) EachEvent(ctx context.Context, sessionID string, after int64, fn
 	return nil
 }
 
+// LatestOfModel returns the payload of the latest event of kind in the
+// most recently used sessions (but except) pinned to model, or nil when
+// none has one. It looks at a few sessions, newest first, each read
+// backwards from its end.
+func (s *Store) LatestOfModel(ctx context.Context, model, except, kind string) ([]byte, error) {
+	rows, err := s.read.QueryContext(ctx,
+		`SELECT id FROM sessions WHERE model = ? AND id <> ? ORDER BY updated_at DESC LIMIT 5`, model, except)
+	if err != nil {
+		return nil, fmt.Errorf("read sessions of %s: %w", model, err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read sessions of %s: %w", model, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		var payload []byte
+		err := s.read.QueryRowContext(ctx,
+			`SELECT payload FROM events WHERE session_id = ? AND kind = ? ORDER BY seq DESC LIMIT 1`, id, kind).Scan(&payload)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read events of %s: %w", id, err)
+		}
+		return payload, nil
+	}
+	return nil, nil
+}
+
 // LastSeq returns the seq of a session's last event, 0 when it has none.
 func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
 	var seq int64

@@ -74,8 +74,11 @@ func writeLog(w io.Writer, recs []store.Record, asJSON bool) error {
 		} else {
 			sum = event.Summary(events[i].Payload)
 			if c := session.ReplacesOf(events, r.Seq); c != nil {
-				sum = fmt.Sprintf("replaces events %d–%d (%d events, %d tokens) with %d tokens: %s",
-					c.From, c.Through, c.Events, c.Tokens, c.SummaryTokens, event.Quote(events[i].Payload.(event.Compaction).Goal))
+				sum = fmt.Sprintf("summary of events %d–%d (%d events, %d tokens as originals) in %d tokens", c.From, c.Through, c.Events, c.CoveredTokens, c.SummaryTokens)
+				if c.WindowAfter > 0 {
+					sum += fmt.Sprintf("; the window went from %d to %d tokens (freed %d)", c.WindowBefore, c.WindowAfter, c.FreedTokens)
+				}
+				sum += ": " + event.Quote(events[i].Payload.(event.Compaction).Goal)
 			}
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", r.Seq, time.UnixMilli(r.CreatedAt).Format("15:04:05.000"), r.Kind, r.Tokens, sum)

@@ -254,6 +254,10 @@ type Compaction struct {
 	Done        []string `json:"done,omitempty"`
 	InProgress  []string `json:"in_progress,omitempty"`
 	Handles     []string `json:"handles,omitempty"`
+	// WindowBefore is what the request that called for the compaction
+	// took of the window, in tokens (the next context_assembled says what
+	// the window took after it).
+	WindowBefore int `json:"window_before,omitempty"`
 }
 
 // ConstraintPinned is a rule the agent must keep for the whole session.

@@ -39,7 +39,7 @@ var facts = map[Kind]Facts{
 	KindApprovalGranted:  {},
 	KindApprovalDenied:   {},
 	KindInterrupted:      {Streamed: true, Shown: true},
-	KindCompaction:       {},
+	KindCompaction:       {Shown: true},
 	KindConstraintPinned: {Shown: true},
 	KindDecisionRecorded: {Shown: true},
 	KindContextAssembled: {Shown: true},
