@@ -20,6 +20,7 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createServer } from "node:net";
 import { chromium } from "playwright-core";
+import { png, gif } from "../test/png.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const extRoot = join(here, "..");
@@ -381,6 +382,64 @@ try {
     await shot("2-stopped");
   });
 
+  // Sent in the session the reload below reopens: its replay must show the image again.
+  const redPng = png(48, 32, [220, 30, 30]);
+  let imageSent = false;
+  await check("images pasted and dropped into the chat input show as thumbnails, bad ones are refused, and bridle gets the image with the prompt", async () => {
+    const input = chat().locator("#input");
+    await input.waitFor({ timeout: 20000 });
+    // bridle's initialize offers promptCapabilities.image: the view takes images.
+    await chat().locator('body[data-images="true"]').waitFor({ timeout: 10000 });
+    const placeholder = await input.getAttribute("placeholder");
+    if (!placeholder.includes("paste or Shift+drop images")) throw new Error(`the input does not offer images: ${placeholder}`);
+    // A real paste event, its clipboard holding a PNG file, as Ctrl+V of a screenshot gives.
+    await input.evaluate((el, b64) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], "red.png", { type: "image/png" }));
+      el.focus();
+      el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+    }, redPng.toString("base64"));
+    await chat().locator('#attachments .attachment img.thumb[title="red.png"]').waitFor({ timeout: 10000 });
+    // A drop of a GIF, a text file and a PNG over 5 MB: the GIF is attached, the others refused with reasons.
+    await input.evaluate((el, b64) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], "dot.gif", { type: "image/gif" }));
+      dt.items.add(new File(["hello\n"], "notes.txt", { type: "text/plain" }));
+      dt.items.add(new File([new Uint8Array((5 << 20) + 1)], "huge.png", { type: "image/png" }));
+      // With Shift held, as VS Code wants for a drop into a webview: without
+      // it the workbench takes the drag over (to open the files in an editor).
+      for (const type of ["dragenter", "dragover", "drop"]) el.dispatchEvent(new DragEvent(type, { dataTransfer: dt, shiftKey: true, bubbles: true, cancelable: true }));
+    }, gif.toString("base64"));
+    await chat().locator('#attachments .attachment img.thumb[title="dot.gif"]').waitFor({ timeout: 10000 });
+    const errors = chat().locator("#attach-error");
+    await errors.locator(".error", { hasText: '"notes.txt" cannot be attached: text/plain is not an image bridle takes' }).waitFor({ timeout: 5000 });
+    await errors.locator(".error", { hasText: "\"huge.png\" is 5.01 MB, over bridle's limit of 5 MB" }).waitFor({ timeout: 5000 });
+    if ((await chat().locator("#attachments .attachment").count()) !== 2) throw new Error(`attachments: ${await chat().locator("#attachments").innerHTML()}`);
+    // Each thumbnail shows its image (decoded at its size), not a broken icon.
+    const sizes = await chat().locator("#attachments img.thumb").evaluateAll((is) => is.map((i) => [i.naturalWidth, i.naturalHeight]));
+    if (JSON.stringify(sizes) !== "[[48,32],[1,1]]") throw new Error(`thumbnails decode as ${JSON.stringify(sizes)}`);
+    await input.fill("what is in this picture?");
+    await shot("12-images-attached");
+    // Removed before sending, the GIF does not go.
+    await chat().locator('#attachments button[aria-label="Remove dot.gif"]').click();
+    await chat().locator('#attachments img.thumb[title="dot.gif"]').waitFor({ state: "detached", timeout: 5000 });
+    await input.press("Enter");
+    const sent = chat().locator(".item.user", { hasText: "what is in this picture?" });
+    await sent.locator("img.thumb").first().waitFor({ timeout: 10000 });
+    await chat().locator(".item.agent", { hasText: "A small red square." }).waitFor({ timeout: 20000 });
+    if ((await sent.locator("img.thumb").count()) !== 1) throw new Error("the sent prompt shows another number of images than the one left attached");
+    await chat().locator("#attachments").waitFor({ state: "hidden", timeout: 5000 });
+    if ((await errors.textContent()) !== "") throw new Error(`the refusals stay after sending: ${await errors.textContent()}`);
+    // bridle got the PNG itself: it stores each prompt's image by content next to its database.
+    const dir = join(root, "images");
+    await waitUntil(() => existsSync(dir) && readdirSync(dir).length > 0, 5000, "bridle to store the image");
+    const stored = readdirSync(dir).map((f) => readFileSync(join(dir, f)));
+    if (stored.length !== 1 || !stored[0].equals(redPng)) throw new Error(`bridle stored ${stored.length} images, ${stored.map((b) => b.length)} bytes`);
+    await shot("12-image-sent");
+    imageSent = true;
+  });
+
   let sessionId = "";
   await check("after reloading the window the chat comes back, and Resume Session reopens it after New Chat", async () => {
     sessionId = (await chat().locator("body").getAttribute("data-session")) ?? "";
@@ -394,6 +453,15 @@ try {
     await chat().locator("#title", { hasText: "hello bridle" }).waitFor({ timeout: 10000 });
     await chat().locator(".item.user", { hasText: "hello bridle" }).waitFor({ timeout: 10000 });
     await chat().locator(".item.agent", { hasText: "word by word." }).waitFor({ timeout: 10000 });
+    if (imageSent) {
+      // session/load replays the prompt's image as a user_message_chunk: it shows with its prompt again.
+      const replayed = chat().locator(".item.user", { hasText: "what is in this picture?" });
+      await replayed.locator("img.thumb").first().waitFor({ timeout: 10000 });
+      const dims = await replayed.locator("img.thumb").evaluateAll((is) => is.map((i) => [i.naturalWidth, i.naturalHeight]));
+      if (JSON.stringify(dims) !== "[[48,32]]") throw new Error(`the replayed prompt shows images of ${JSON.stringify(dims)}`);
+      if ((await replayed.locator(".text").textContent()) !== "what is in this picture?") throw new Error(`the replayed prompt reads ${JSON.stringify(await replayed.locator(".text").textContent())}`);
+      await shot("12-image-replayed");
+    }
     // A new chat is empty; Resume Session brings the old one back.
     await runCommand("bridle: New Chat");
     await chat().locator(".item.user").first().waitFor({ state: "detached", timeout: 20000 });

@@ -12,6 +12,7 @@ import { resolveBinary, versionWarning, bundledPath, type Binary } from "./binar
 import { Transcript, type Item, type DiffView } from "./transcript";
 import { statusText, statusTooltip } from "./usage";
 import type { ToWebview, FromWebview } from "./protocol";
+import { checkPromptImage, promptBlocks, type PromptImage } from "./images";
 
 interface PendingPermission {
   itemId: string;
@@ -284,29 +285,61 @@ export class Controller implements vscode.Disposable {
     return this.sessionId;
   }
 
-  async send(text: string): Promise<void> {
+  /** Whether this bridle takes images in prompts; undefined while none runs. */
+  imagesAccepted(): boolean | undefined {
+    return this.agent?.alive ? this.agent.info.agentCapabilities?.promptCapabilities?.image === true : undefined;
+  }
+
+  async send(text: string, images: PromptImage[] = []): Promise<void> {
     text = text.trim();
-    if (!text) return;
+    if (!text && !images.length) return;
     if (this.running) {
       void vscode.window.showWarningMessage("bridle is still answering; press Stop first or wait for the turn to end.");
       return;
     }
+    // The view checks each image before it shows it; this guards the
+    // host against anything else that posts a prompt.
+    const bad = images.map(checkPromptImage).find((e) => e !== undefined);
+    if (bad) {
+      this.refuse(bad, text, images);
+      return;
+    }
     const sessionId = await this.ensureSession();
     if (!sessionId || !this.agent) return;
-    this.push(this.transcript.addUser(text));
+    if (images.length && !this.imagesAccepted()) {
+      this.refuse("This bridle takes no images in prompts (its initialize does not offer promptCapabilities.image): update bridle, or describe the image in words.", text, images);
+      return;
+    }
+    const user = this.transcript.addUser(text, images);
+    this.push(user);
     this.running = true;
     this.postState();
     try {
-      const r = await this.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+      const r = await this.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: promptBlocks(text, images) });
       if (r.stopReason !== "end_turn") this.push(this.transcript.addNotice(stopText(r.stopReason), r.stopReason === "cancelled" ? "warning" : "info"));
     } catch (err) {
-      this.report(err);
+      // -32602: bridle refused the prompt before it began (a model that
+      // takes no images, say). Its text and images go back to the input.
+      if (images.length && (err as { code?: number }).code === -32602) {
+        // Not part of the session: the prompt leaves the transcript.
+        this.transcript.remove(user.id);
+        this.postState(true);
+        this.refuse(`bridle did not take the prompt with its ${images.length === 1 ? "image" : `${images.length} images`}: ${errorText(err)}`, text, images);
+      } else this.report(err);
     } finally {
       this.running = false;
       this.cancelPending();
       this.postState();
       if (this.restartPending) this.restartLater();
     }
+  }
+
+  /** Shows why a prompt was not sent, and gives it back to the input. */
+  private refuse(msg: string, text: string, images: PromptImage[]): void {
+    this.log.appendLine(`prompt refused: ${msg}`);
+    void vscode.window.showErrorMessage(msg);
+    this.push(this.transcript.addNotice(msg, "error"));
+    this.post({ type: "draft", text, images });
   }
 
   async stop(): Promise<void> {
@@ -577,7 +610,7 @@ export class Controller implements vscode.Disposable {
         if (!this.sessionId && !this.starting) await this.restoreOrStart();
         return;
       case "send":
-        return this.send(m.text);
+        return this.send(m.text, m.images ?? []);
       case "stop":
         return this.stop();
       case "newChat":
@@ -623,6 +656,7 @@ export class Controller implements vscode.Disposable {
       configOptions: this.configOptions,
       commands: this.commands,
       usage: this.usage ? statusText(this.usage) : undefined,
+      images: this.imagesAccepted(),
       items: reset ? this.transcript.items : undefined,
     });
   }
@@ -640,6 +674,14 @@ export class Controller implements vscode.Disposable {
   statusBar(): vscode.StatusBarItem {
     return this.status;
   }
+}
+
+/** An error's message; the data of a JSON-RPC error often says more. */
+function errorText(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  const data = (err as { data?: unknown }).data;
+  const detail = typeof data === "string" ? data : data && typeof data === "object" && "details" in data ? String((data as { details: unknown }).details) : undefined;
+  return detail && !msg.includes(detail) ? `${msg}: ${detail}` : msg;
 }
 
 function stopText(r: acp.StopReason): string {

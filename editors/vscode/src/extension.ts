@@ -4,6 +4,8 @@ import { html } from "./view";
 
 // The fs/* handlers, exported for the unit tests.
 export { readTextFile, writeTextFile, sliceLines } from "./buffers";
+// The image rules the view and the host share, exported for the unit tests.
+export { checkImage, checkPromptImage, promptBlocks, dropImagePlaceholder, maxImageBytes } from "./images";
 
 export const viewId = "bridle.chat";
 

@@ -2,6 +2,7 @@
 
 import type * as acp from "@agentclientprotocol/sdk";
 import type { Item } from "./transcript";
+import type { PromptImage } from "./images";
 
 export type ToWebview =
   | {
@@ -16,15 +17,22 @@ export type ToWebview =
       configOptions: acp.SessionConfigOption[];
       commands: acp.AvailableCommand[];
       usage?: string;
+      /**
+       * Whether prompts may carry images (bridle's initialize answered
+       * promptCapabilities.image); undefined while bridle is not connected.
+       */
+      images?: boolean;
       /** Present when the whole transcript is (re)sent. */
       items?: Item[];
     }
   | { type: "item"; item: Item }
-  | { type: "usage"; text: string };
+  | { type: "usage"; text: string }
+  /** A prompt bridle refused: its text and images go back to the input, to edit and send again. */
+  | { type: "draft"; text: string; images: PromptImage[] };
 
 export type FromWebview =
   | { type: "ready" }
-  | { type: "send"; text: string }
+  | { type: "send"; text: string; images?: PromptImage[] }
   | { type: "stop" }
   | { type: "newChat" }
   | { type: "sessions" }

@@ -3,6 +3,7 @@
 // folding can be tested on its own.
 
 import type * as acp from "@agentclientprotocol/sdk";
+import { dropImagePlaceholder, type PromptImage } from "./images";
 
 export interface DiffView {
   path: string;
@@ -19,7 +20,7 @@ export interface Location {
 export type PlanEntry = Pick<acp.PlanEntry, "content" | "priority" | "status">;
 
 export type Item =
-  | { kind: "user"; id: string; text: string; messageId?: string }
+  | { kind: "user"; id: string; text: string; messageId?: string; images?: PromptImage[] }
   | { kind: "agent"; id: string; text: string; messageId?: string }
   | { kind: "thought"; id: string; text: string; messageId?: string }
   | {
@@ -158,10 +159,15 @@ export class Transcript {
     return this.items[this.items.length - 1];
   }
 
-  addUser(text: string): Item {
+  addUser(text: string, images: PromptImage[] = []): Item {
     const it: Item = { kind: "user", id: this.nextId(), text };
+    if (images.length) it.images = images.map((i) => ({ mimeType: i.mimeType, data: i.data, ...(i.name ? { name: i.name } : {}) }));
     this.items.push(it);
     return it;
+  }
+
+  remove(id: string): void {
+    this.items = this.items.filter((i) => i.id !== id);
   }
 
   addNotice(text: string, level: "info" | "warning" | "error" = "info"): Item {
@@ -207,9 +213,22 @@ export class Transcript {
       case "agent_message_chunk":
       case "agent_thought_chunk": {
         const kind = u.sessionUpdate === "user_message_chunk" ? "user" : u.sessionUpdate === "agent_message_chunk" ? "agent" : "thought";
-        const text = contentText(u.content);
         const last = this.last();
         const messageId = u.messageId ?? undefined;
+        if (kind === "user" && u.content.type === "image") {
+          // bridle replays a prompt's images right after its text: they
+          // belong to that prompt, whose text named each one.
+          const img = { mimeType: u.content.mimeType, data: u.content.data };
+          if (last && last.kind === "user" && (messageId === undefined || last.messageId === undefined || last.messageId === messageId)) {
+            last.text = dropImagePlaceholder(last.text, img.mimeType);
+            last.images = [...(last.images ?? []), img];
+            return [last];
+          }
+          const it: Item = { kind: "user", id: this.nextId(), text: "", messageId, images: [img] };
+          this.items.push(it);
+          return [it];
+        }
+        const text = contentText(u.content);
         // Agent chunks continue the message before them; a user chunk is a
         // new prompt (bridle replays each prompt whole) unless it carries the
         // same messageId as the one before.

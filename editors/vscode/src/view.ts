@@ -31,6 +31,8 @@ export function html(webview: vscode.Webview, media: vscode.Uri): string {
 <main id="log" aria-live="polite"></main>
 <footer>
   <div id="hint"></div>
+  <div id="attach-error" role="alert"></div>
+  <div id="attachments" aria-label="Images to send" hidden></div>
   <textarea id="input" rows="3" placeholder="Ask bridle… (Enter to send, Shift+Enter for a new line, /constraint or /decision to pin)"></textarea>
   <div class="actions">
     <span id="state"></span>

@@ -5,6 +5,7 @@ import MarkdownIt from "markdown-it";
 import type { ToWebview, FromWebview } from "../protocol";
 import type { Item, Location } from "../transcript";
 import { shortModelName, relativePath } from "../names";
+import { checkImage, imageTypes, type PromptImage } from "../images";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
 const vscode = acquireVsCodeApi();
@@ -21,11 +22,17 @@ const usage = $<HTMLElement>("usage");
 const stateText = $<HTMLElement>("state");
 const hint = $<HTMLElement>("hint");
 const title = $<HTMLElement>("title");
+const attachments = $<HTMLElement>("attachments");
+const attachError = $<HTMLElement>("attach-error");
 
 let commands: { name: string; description: string }[] = [];
 let running = false;
 /** The workspace folder; paths inside it are shown relative to it. */
 let root = "";
+/** Whether bridle takes images (its initialize); undefined until it is connected. */
+let imagesOk: boolean | undefined;
+/** Images attached to the prompt being written. */
+let attached: PromptImage[] = [];
 
 function el(tag: string, cls?: string, text?: string): HTMLElement {
   const e = document.createElement(tag);
@@ -80,6 +87,15 @@ function toolSubject(it: Item & { kind: "tool" }): HTMLElement[] {
   return out;
 }
 
+function thumbnail(img: PromptImage, label: string): HTMLImageElement {
+  const t = document.createElement("img");
+  t.className = "thumb";
+  t.src = `data:${img.mimeType};base64,${img.data}`;
+  t.alt = img.name ? `${label}: ${img.name}` : label;
+  t.title = img.name ?? label;
+  return t;
+}
+
 const statusLabel: Record<string, string> = {
   pending: "pending",
   in_progress: "running",
@@ -92,7 +108,13 @@ function render(it: Item): HTMLElement {
   node.dataset.id = it.id;
   switch (it.kind) {
     case "user":
-      node.append(el("div", "who", "You"), el("div", "text", it.text));
+      node.append(el("div", "who", "You"));
+      if (it.text || !it.images?.length) node.append(el("div", "text", it.text));
+      if (it.images?.length) {
+        const row = el("div", "images");
+        it.images.forEach((img, i) => row.append(thumbnail(img, `Image ${i + 1} (${imageTypes[img.mimeType] ?? img.mimeType})`)));
+        node.append(row);
+      }
       break;
     case "agent": {
       const body = el("div", "markdown");
@@ -263,6 +285,7 @@ window.addEventListener("message", (ev: MessageEvent<ToWebview>) => {
       setModes(m);
       commands = m.commands.map((c) => ({ name: c.name, description: c.description }));
       usage.textContent = m.usage ?? "";
+      setImagesOk(m.images);
       document.body.dataset.session = m.sessionId ?? "";
       title.textContent = m.title || (m.sessionId ? "New chat" : "");
       title.title = m.title ? `${m.title}\n${m.sessionId ?? ""}` : (m.sessionId ?? "");
@@ -275,16 +298,133 @@ window.addEventListener("message", (ev: MessageEvent<ToWebview>) => {
     case "usage":
       usage.textContent = m.text;
       break;
+    case "draft":
+      // A prompt bridle refused comes back, to edit and send again.
+      if (!input.value.trim()) input.value = m.text;
+      attached = [...m.images, ...attached];
+      renderAttachments();
+      input.focus();
+      break;
   }
+});
+
+// ---- images: pasted or dropped, checked here, shown as thumbnails until sent ----
+
+function setImagesOk(ok: boolean | undefined): void {
+  imagesOk = ok;
+  document.body.dataset.images = ok === undefined ? "" : String(ok);
+  input.placeholder = ok
+    ? "Ask bridle… (Enter to send, Shift+Enter for a new line, paste or Shift+drop images, /constraint or /decision to pin)"
+    : "Ask bridle… (Enter to send, Shift+Enter for a new line, /constraint or /decision to pin)";
+}
+
+function showAttachErrors(msgs: string[], cls = "error"): void {
+  attachError.replaceChildren(...msgs.map((m) => el("div", cls, m)));
+}
+
+function renderAttachments(): void {
+  attachments.hidden = attached.length === 0;
+  attachments.replaceChildren(
+    ...attached.map((img, i) => {
+      const box = el("div", "attachment");
+      const name = img.name || `image ${i + 1}`;
+      const rm = el("button", "remove secondary", "×") as HTMLButtonElement;
+      rm.title = `Remove ${name}`;
+      rm.setAttribute("aria-label", `Remove ${name}`);
+      rm.addEventListener("click", () => {
+        attached.splice(i, 1);
+        renderAttachments();
+        input.focus();
+      });
+      box.append(thumbnail(img, name), rm);
+      return box;
+    }),
+  );
+}
+
+function readBase64(f: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => {
+      const url = String(r.result);
+      resolve(url.slice(url.indexOf(",") + 1));
+    };
+    r.onerror = () => reject(r.error ?? new Error("read failed"));
+    r.readAsDataURL(f);
+  });
+}
+
+/** Attaches the files that are images bridle takes; says why the others are not. */
+async function addFiles(files: File[]): Promise<void> {
+  if (!files.length) return;
+  if (!imagesOk) {
+    showAttachErrors([
+      imagesOk === undefined
+        ? "bridle is not connected yet: attach the image again once it has started."
+        : "This bridle takes no images in prompts (its initialize does not offer them): update bridle, or describe the image in words.",
+    ]);
+    return;
+  }
+  const errors: string[] = [];
+  for (const f of files) {
+    const bad = checkImage(f);
+    if (bad) {
+      errors.push(bad);
+      continue;
+    }
+    try {
+      attached.push({ mimeType: f.type, data: await readBase64(f), ...(f.name ? { name: f.name } : {}) });
+    } catch (err) {
+      errors.push(`"${f.name}" could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  showAttachErrors(errors);
+  renderAttachments();
+}
+
+input.addEventListener("paste", (e) => {
+  const files = Array.from(e.clipboardData?.files ?? []);
+  if (!files.length) return;
+  // Text pasted with the image (a page's caption, say) still goes in.
+  if (!e.clipboardData?.getData("text/plain")) e.preventDefault();
+  void addFiles(files);
+});
+const hasFiles = (e: DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes("Files");
+// Taken here (default prevented), a drag of files stays with the view: left
+// alone, the workbench takes it over to open the files in an editor.
+for (const type of ["dragenter", "dragover"] as const) {
+  document.body.addEventListener(type, (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    if (e.dataTransfer) e.dataTransfer.dropEffect = "copy";
+    document.body.classList.add("dragging");
+    // VS Code gives a webview the drop only with Shift held; without it
+    // the workbench takes the drag from here on, so say so now.
+    if (!e.shiftKey && imagesOk) showAttachErrors(["Hold Shift while dropping to attach images to the prompt."], "note");
+  });
+}
+document.body.addEventListener("dragleave", (e) => {
+  if (e.relatedTarget === null) document.body.classList.remove("dragging");
+});
+document.body.addEventListener("drop", (e) => {
+  document.body.classList.remove("dragging");
+  const files = Array.from(e.dataTransfer?.files ?? []);
+  if (!files.length) return;
+  e.preventDefault();
+  void addFiles(files);
 });
 
 function submit(): void {
   if (running) return;
   const text = input.value;
-  if (!text.trim()) return;
+  if (!text.trim() && !attached.length) return;
+  const images = attached;
   input.value = "";
+  attached = [];
+  renderAttachments();
+  showAttachErrors([]);
   updateHint();
-  vscode.postMessage({ type: "send", text });
+  vscode.postMessage({ type: "send", text, images });
 }
 
 function updateHint(): void {
