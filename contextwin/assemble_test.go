@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -366,7 +367,7 @@ func TestEstimatesAreCorrectedByReportedUsage(t *testing.T) {
 		t.Fatalf("first call: counter %s ratio %v", a.Occupancy.Counter, a.Occupancy.Ratio)
 	}
 	// The provider says the request was 30 % bigger than estimated.
-	reported := a.Occupancy.Raw * 13 / 10
+	reported := int(math.Round(float64(a.Occupancy.Raw) * 1.3))
 	l.add(event.AssistantMessage{Text: "hi", Usage: event.Usage{InputTokens: reported - 100, CacheReadTokens: 100}})
 	l.prompt("again")
 	b := l.assemble()

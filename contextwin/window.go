@@ -1,6 +1,7 @@
 package contextwin
 
 import (
+	"encoding/json"
 	"crypto/sha256"
 	"encoding/binary"
 	"io"
@@ -173,6 +174,20 @@ func (w *Window) budget(m Model) budget {
 // chat format adds around a piece of content.
 const partOverhead = 4
 
+// toolWrapper is what the API's wrapper around a tool's JSON adds
+// ({"type":"function","function":…} in OpenAI's format).
+const toolWrapper = 8
+
+// toolJSON is a tool as the APIs carry it.
+func toolJSON(t provider.Tool) string {
+	b, _ := json.Marshal(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{t.Name, t.Description, t.InputSchema})
+	return string(b)
+}
+
 // CountEvent returns the tokens an event occupies when projected for spec's
 // model: what the model reads, not the stored JSON. Events the model
 // never sees count zero. The session stores the result at append.
@@ -258,8 +273,11 @@ func (w *Window) fixedCount(c tokens.Counter, system []provider.SystemBlock, too
 	for _, b := range system {
 		n += c.Count(b.Text) + partOverhead
 	}
+	// A tool reaches the model as JSON (name, description and schema,
+	// quoted and escaped, in the API's wrapper): counted as such, not as
+	// its bare texts, which fell short by a dozen tokens a tool.
 	for _, t := range tools {
-		n += c.Count(t.Name) + c.Count(t.Description) + c.Count(string(t.InputSchema)) + 2*partOverhead
+		n += c.Count(toolJSON(t)) + toolWrapper
 	}
 	w.mu.Lock()
 	if len(w.fixed) > 64 { // a few models and modes; never grow without bound

@@ -13,7 +13,7 @@ import (
 // surveyWindow is the model's window in longSurvey: small enough that the
 // session outgrows it, first dropping outputs and then compacting, with
 // room for the whole tool catalogue (it grows with each built-in tool).
-const surveyWindow = 15_500
+const surveyWindow = 16_000
 
 // longSurvey is a scripted session that outgrows its window:
 // each call thinks aloud at length and reads a file; one file is far
@@ -201,45 +201,71 @@ func TestBadContextConfigurationIsRefused(t *testing.T) {
 	}
 }
 
-// TestCorrectionIsSeededFromTheLastSession: where counts are estimated, a
-// new session starts from the correction the model's last session
-// measured, instead of a first request budgeted 25 % under.
-func TestCorrectionIsSeededFromTheLastSession(t *testing.T) {
-	usage := `"usage": {"input_tokens": 9000, "output_tokens": 5}`
-	scenario := `{"model": {"window": 100000, "max_output": 2000, "tokenizer": "claude"}, "turns": [
-		{"match": "one", "calls": [{"text": "One.", ` + usage + `}]},
-		{"match": "two", "calls": [{"text": "Two.", ` + usage + `}]},
-		{"match": "three", "calls": [{"text": "Three.", ` + usage + `}]}
+// TestEstimatedCountsAreCorrectedThroughTheLoop: a model whose provider
+// counts 1.5× the estimate. A big output read after the session learned
+// that is cut so that it fits the per-output cap as the provider counts
+// it, and a new session's first request starts from the correction the
+// last session measured instead of 1.
+func TestEstimatedCountsAreCorrectedThroughTheLoop(t *testing.T) {
+	var big strings.Builder
+	for i := range 3_000 {
+		fmt.Fprintf(&big, "line %d of the big log: request %08x took %d ms\n", i, i*2654435761, i%300)
+	}
+	scenario := `{"usage_ratio": 1.5, "model": {"window": 40000, "max_output": 2000, "tokenizer": "claude"}, "turns": [
+		{"match": "read", "calls": [
+			{"tool_calls": [{"name": "read_file", "input": {"path": "small.txt"}}]},
+			{"tool_calls": [{"name": "read_file", "input": {"path": "big.log"}}]},
+			{"text": "Read both."}
+		]},
+		{"match": "again", "calls": [{"text": "Again."}]}
 	]}`
-	ws := acptest.Workspace(t, map[string]string{"a.txt": "a\n"})
+	ws := acptest.Workspace(t, map[string]string{"small.txt": "small\n", "big.log": big.String()})
 	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
 	a.Initialize()
 	first := a.NewSession(ws)
-	for _, p := range []string{"one", "two"} {
-		if stop := a.Prompt(first, p); stop != "end_turn" {
-			t.Fatalf("%s: %s", p, stop)
-		}
+	if stop := a.Prompt(first, "read the logs"); stop != "end_turn" {
+		t.Fatalf("stop %s", stop)
 	}
-	ratios := func(sid string) []float64 {
-		var out []float64
-		for _, e := range acptest.Log(t, a.DB, sid) {
-			if e["kind"] == "context_assembled" {
-				r, _ := e["payload"].(map[string]any)["ratio"].(float64)
-				out = append(out, r)
+	// The per-output cap is 20 % of the input budget (window less the
+	// answer's 2,000): 7,600 tokens as the provider counts them.
+	const perOutput = 7_600
+	var ratios []float64
+	var bigTokens float64
+	for _, e := range acptest.Log(t, a.DB, first) {
+		p := e["payload"].(map[string]any)
+		switch e["kind"] {
+		case "context_assembled":
+			r, _ := p["ratio"].(float64)
+			ratios = append(ratios, r)
+		case "tool_result":
+			if out, _ := p["output"].(string); strings.Contains(out, "big log") {
+				bigTokens = e["tokens"].(float64)
+				if !strings.Contains(out, "cut here to fit the context window") {
+					t.Fatalf("the big output was not cut: %.200s", out)
+				}
 			}
 		}
-		return out
 	}
-	measured := ratios(first)
-	if len(measured) != 2 || measured[1] <= 1.1 {
-		t.Fatalf("the first session's ratios %v: want the second corrected by the reported usage", measured)
+	if len(ratios) != 3 || ratios[1] < 1.3 {
+		t.Fatalf("ratios %v: want the second request corrected by about 1.5", ratios)
 	}
+	if corrected := bigTokens * ratios[2]; corrected > perOutput*1.03 {
+		t.Fatalf("the big output takes %.0f raw tokens, %.0f as the provider counts: over the cap %d", bigTokens, corrected, perOutput)
+	}
+
 	second := a.NewSession(ws)
-	if stop := a.Prompt(second, "three"); stop != "end_turn" {
-		t.Fatalf("three: %s", stop)
+	if stop := a.Prompt(second, "again"); stop != "end_turn" {
+		t.Fatalf("stop %s", stop)
 	}
-	if got := ratios(second); len(got) != 1 || got[0] != measured[1] {
-		t.Fatalf("the new session's first request was corrected by %v, want the last measured %v", got, measured[1])
+	var seeded []float64
+	for _, e := range acptest.Log(t, a.DB, second) {
+		if e["kind"] == "context_assembled" {
+			r, _ := e["payload"].(map[string]any)["ratio"].(float64)
+			seeded = append(seeded, r)
+		}
+	}
+	if len(seeded) != 1 || seeded[0] != ratios[len(ratios)-1] {
+		t.Fatalf("the new session's first request was corrected by %v, want the last measured %v", seeded, ratios[len(ratios)-1])
 	}
 	a.CloseStdin()
 }

@@ -46,8 +46,14 @@ func TestFidelity(t *testing.T) {
 	if *sessions >= 4 && (res.Compactions == 0 || res.DropBatches == 0) {
 		t.Errorf("%d compactions and %d drop batches in %d long sessions: the thresholds never acted", res.Compactions, res.DropBatches, res.Sessions)
 	}
-	if _, p95, _ := Summary(res.ErrExact); p95 > 1 {
-		t.Errorf("exact sessions are off by %.2f %% at p95; want under 1 %%", p95)
+	// The truth is OpenAI's own accounting, not contextwin's: an exact
+	// session may count a little more than the model reads (the margin
+	// is on the safe side), never noticeably less.
+	if _, p95, _ := Summary(res.ErrExact); p95 > 2 {
+		t.Errorf("exact sessions are off by %.2f %% at p95; want under 2 %%", p95)
+	}
+	if under := Under(res.ErrExact); under > 0.5 {
+		t.Errorf("exact sessions undercount by up to %.2f %%: a request could pass for smaller than it is", under)
 	}
 }
 

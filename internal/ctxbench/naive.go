@@ -87,22 +87,26 @@ func naive(p plan, pool *pool, tr *truth, fixed int) naiveResult {
 		for _, pin := range t.pins {
 			pins++
 			_, text, _ := strings.Cut(pin, " ")
-			push(tr.count(text)+partOverhead, pins)
+			push(tr.count(text)+perMessage, pins)
 		}
 		if i == 0 {
-			push(tr.count(p.first)+partOverhead, -1)
+			push(tr.count(p.first)+perMessage, -1)
 		} else {
-			push(tr.count(t.prompt)+partOverhead, 0)
+			push(tr.count(t.prompt)+perMessage, 0)
 		}
 		for _, c := range t.calls {
 			request()
-			n := tr.count(c.text) + partOverhead
+			n := tr.count(c.text) + perMessage
 			if c.out > 0 {
 				in, _ := json.Marshal(emitInput{Tokens: c.out, Seed: c.seed})
-				n += tr.count("emit") + tr.count(string(in)) + toolOverhead
+				call, _ := json.Marshal(struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				}{"emit", string(in)})
+				n += tr.count(string(call))
 				_, out := pool.text(rand.New(rand.NewPCG(c.seed, 1)), c.out)
 				push(n, 0)
-				push(out+toolOverhead, 0)
+				push(out+perMessage, 0)
 				continue
 			}
 			push(n, 0)

@@ -48,35 +48,67 @@ func (o *observer) pin(text string) {
 	o.mu.Unlock()
 }
 
-// Per-part overheads of the simulated chat format, the same convention
-// contextwin counts with.
+// The ground truth does not use contextwin's own accounting (its per-part
+// overheads): it counts, with the exact tokenizer, what the model reads
+// in OpenAI's chat format, with OpenAI's published per-message accounting
+// (the cookbook's num_tokens_from_messages: 3 tokens a message, 3 to
+// prime the reply). The system blocks are one system message, tool
+// results their own tool messages, an assistant's tool calls the JSON of
+// their name and arguments, and the catalogue the JSON of the tools as
+// the API takes them.
 const (
-	partOverhead = 4
-	toolOverhead = 8
+	perMessage = 3
+	replyPrime = 3
 )
 
 // size returns the request's exact size, the size of its system blocks
 // and tool catalogue, and the size of each message.
 func (o *observer) size(req provider.Request) (total, fixed int, msgs []int) {
+	var system []string
 	for _, b := range req.System {
-		fixed += o.truth.count(b.Text) + partOverhead
+		system = append(system, b.Text)
 	}
-	for _, t := range req.Tools {
-		fixed += o.truth.count(t.Name) + o.truth.count(t.Description) + o.truth.count(string(t.InputSchema)) + toolOverhead
+	if len(system) > 0 {
+		fixed += perMessage + o.truth.count(strings.Join(system, "\n\n"))
 	}
-	total = fixed
+	if len(req.Tools) > 0 {
+		type fn struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		}
+		type tool struct {
+			Type     string `json:"type"`
+			Function fn     `json:"function"`
+		}
+		var tools []tool
+		for _, t := range req.Tools {
+			tools = append(tools, tool{Type: "function", Function: fn{t.Name, t.Description, t.InputSchema}})
+		}
+		b, _ := json.Marshal(tools)
+		fixed += o.truth.count(string(b))
+	}
+	total = fixed + replyPrime
 	for _, m := range req.Messages {
 		n := 0
+		var text []string
 		for _, p := range m.Parts {
 			switch p.Kind {
 			case provider.PartToolUse:
-				n += o.truth.count(p.ToolName) + o.truth.count(string(p.Input)) + toolOverhead
+				call, _ := json.Marshal(struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				}{p.ToolName, string(p.Input)})
+				n += o.truth.count(string(call))
 			case provider.PartToolResult:
-				n += o.truth.count(p.Text) + toolOverhead
+				n += perMessage + o.truth.count(p.Text)
+			case provider.PartThinking:
+				// Not sent back in the chat format.
 			default:
-				n += o.truth.count(p.Text) + partOverhead
+				text = append(text, p.Text)
 			}
 		}
+		n += perMessage + o.truth.count(strings.Join(text, "\n"))
 		msgs = append(msgs, n)
 		total += n
 	}

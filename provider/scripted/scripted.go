@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bridle-dev/bridle/contextwin/tokens"
 	"io/fs"
 	"iter"
 	"os"
@@ -41,6 +42,12 @@ type Scenario struct {
 	// Model describes the scripted model's window, so tests can fill it
 	// quickly. Zero fields take the defaults.
 	Model ModelInfo `json:"model,omitempty"`
+	// UsageRatio, when set, makes the model report each request's input
+	// as this multiple of the estimate of its text (tokens.Estimate, what
+	// bridle counts for a model it cannot count exactly): a provider whose
+	// tokenizer finds more tokens than the estimate. A call's own usage
+	// still wins.
+	UsageRatio float64 `json:"usage_ratio,omitempty"`
 }
 
 // ModelInfo is what a scenario says about its model's window.
@@ -153,9 +160,30 @@ func (p *Provider) Name() string { return "scripted" }
 // Stream implements provider.Provider.
 func (p *Provider) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	call := p.pick(req)
+	if p.sc.UsageRatio > 0 && call.Usage == nil {
+		call.Usage = &provider.Usage{InputTokens: int(p.sc.UsageRatio * float64(estimate(req))), OutputTokens: len(call.Text) + 4*len(call.ToolCalls)}
+	}
 	return func(yield func(provider.Delta, error) bool) {
 		play(ctx, call, yield)
 	}
+}
+
+// estimate is the estimated token count of everything a request says.
+func estimate(req provider.Request) int {
+	var c tokens.Estimate
+	n := 0
+	for _, s := range req.System {
+		n += c.Count(s.Text)
+	}
+	for _, t := range req.Tools {
+		n += c.Count(t.Name) + c.Count(t.Description) + c.Count(string(t.InputSchema))
+	}
+	for _, m := range req.Messages {
+		for _, part := range m.Parts {
+			n += c.Count(part.Text) + c.Count(string(part.Input)) + c.Count(part.ToolName)
+		}
+	}
+	return n
 }
 
 // SummaryRequest marks a request as a compaction summary; the context
