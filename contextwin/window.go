@@ -1,9 +1,9 @@
 package contextwin
 
 import (
-	"encoding/json"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"io"
 	"sync"
 
