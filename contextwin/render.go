@@ -51,14 +51,7 @@ func PlanText(entries []event.PlanEntry) string {
 	var b strings.Builder
 	b.WriteString(ReminderPrefix + "the current plan; update it with the plan tool as steps start and finish:\n")
 	for _, e := range entries {
-		mark := "[ ]"
-		switch e.Status {
-		case "completed":
-			mark = "[x]"
-		case "in_progress":
-			mark = "[>]"
-		}
-		b.WriteString(mark + " " + e.Content + "\n")
+		b.WriteString(e.Mark() + " " + e.Content + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n") + ")"
 }

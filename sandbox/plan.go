@@ -100,23 +100,11 @@ func (t Plan) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	b.WriteString("Plan updated:\n")
 	for i, e := range in.Entries {
 		steps[i] = PlanStep{Content: env.redact(e.Content), Status: e.Status}
-		fmt.Fprintf(&b, "%s %s\n", PlanMark(e.Status), steps[i].Content)
+		fmt.Fprintf(&b, "- %s (%s)\n", steps[i].Content, strings.ReplaceAll(e.Status, "_", " "))
 	}
 	if len(steps) == 0 {
 		b.Reset()
 		b.WriteString("Plan cleared.\n")
 	}
 	return Result{Output: strings.TrimRight(b.String(), "\n"), Plan: steps, PlanSet: true}
-}
-
-// PlanMark is a step's status as a checkbox: [x] completed, [>] in
-// progress, [ ] pending.
-func PlanMark(status string) string {
-	switch status {
-	case "completed":
-		return "[x]"
-	case "in_progress":
-		return "[>]"
-	}
-	return "[ ]"
 }

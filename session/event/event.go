@@ -313,6 +313,18 @@ type PlanEntry struct {
 	Status string `json:"status"`
 }
 
+// Mark is the step's status as a checkbox: [x] completed, [>] in
+// progress, [ ] pending.
+func (e PlanEntry) Mark() string {
+	switch e.Status {
+	case "completed":
+		return "[x]"
+	case "in_progress":
+		return "[>]"
+	}
+	return "[ ]"
+}
+
 // ContextAssembled reports how one request filled the window.
 type ContextAssembled struct {
 	V           int    `json:"v"`
