@@ -310,6 +310,9 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 	}
 	s.muted.Store(true)
 	err = s.recover(ctx)
+	if err == nil {
+		err = s.finishRewind(ctx)
+	}
 	s.muted.Store(false)
 	if err != nil {
 		s.close()

@@ -74,6 +74,7 @@ func (s *Session) mend(ctx context.Context, mute bool) error {
 	}
 	s.mu.Lock()
 	s.events, s.held, s.broken = events, nil, nil
+	s.rewound, s.visibleN = hasRewind(events), -1
 	s.memo.Reset()
 	s.mu.Unlock()
 	s.m.log.Info("closing the turn a failed commit left open", "session", s.row.ID, "err", broken)

@@ -125,6 +125,8 @@ func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
 		}
 		return []acp.SessionUpdate{{ToolCall: &acp.ToolCall{ToolCallID: compactionCardID(v.Through), Title: compactionTitle, Kind: &kind,
 			Status: status(acp.ToolCallStatusCompleted), Content: output(text, false)}}}
+	case event.Rewound:
+		return []acp.SessionUpdate{AgentText(rewoundText(v))}
 	case event.PlanUpdated:
 		plan := &acp.Plan{Entries: make([]acp.PlanEntry, len(v.Entries))}
 		for i, e := range v.Entries {

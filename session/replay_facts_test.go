@@ -32,6 +32,7 @@ func TestReplayerMatchesShownFacts(t *testing.T) {
 		event.ProviderError{Message: "down", Final: true},
 		event.PlanUpdated{Entries: []event.PlanEntry{{Content: "read", Status: "pending"}}},
 		event.Compaction{Through: 9, Goal: "g"},
+		event.Rewound{Turn: 2, From: 5, Restored: []event.FileRestore{{Path: "/w/a", From: "sha256:1", To: "sha256:0"}}},
 	}
 	seen := map[event.Kind]bool{}
 	for _, p := range shown {

@@ -43,8 +43,13 @@ type Session struct {
 	// project is the latest redacted project instructions.
 	project projectCache
 	// seed is the correction seed for the session's model (seedRatio).
-	seed   ratioSeed
-	events []event.Event
+	seed ratioSeed
+	// rewound says the log holds a rewind: view filters it (visible),
+	// caching the result for the log's length visibleN.
+	rewound       bool
+	visibleEvents []event.Event
+	visibleN      int
+	events        []event.Event
 	// held are events written with the next commit (hold); they are the
 	// last len(held) of events too.
 	held []heldEvent
@@ -127,6 +132,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 		}
 	}
 	s := &Session{m: m, root: root, box: box, row: row, events: events}
+	s.rewound = hasRewind(events)
 	s.box.Results = s.loggedResult
 	if row.ParentID == "" {
 		s.task = subagent.New(asParent{s})
@@ -441,10 +447,20 @@ func (s *Session) loggedResult(seq int64) (string, error) {
 // copies nothing: the slice is clipped, so nothing appends through it,
 // and s.events is only ever appended to past it (a failed commit copies
 // the log rather than cut it).
+//
+// After a rewind it is the log without what the rewind went back over
+// (visible), kept for as long as the log does not grow.
 func (s *Session) view() []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.events[:len(s.events):len(s.events)]
+	all := s.events[:len(s.events):len(s.events)]
+	if !s.rewound {
+		return all
+	}
+	if s.visibleN != len(all) {
+		s.visibleEvents, s.visibleN = visible(all), len(all)
+	}
+	return s.visibleEvents
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }

@@ -140,6 +140,12 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 	if p, ok := command(content); ok && s.parent == nil {
 		return t.pin(ctx, withRedacted(p, redacted))
 	}
+	if n, ok, err := rewindCommand(content); ok && s.parent == nil {
+		if err != nil {
+			return "", err
+		}
+		return t.rewind(ctx, n)
+	}
 	if _, err := s.commit(ctx, typed, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
 		return "", err
 	}

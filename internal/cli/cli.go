@@ -4,6 +4,7 @@
 //	bridle                      serve ACP on stdio (what editors run)
 //	bridle demo                 run a short scripted session and show it
 //	bridle run PROMPT           one headless turn, the answer on stdout
+//	bridle rewind SESSION N     go back to before prompt N: files and conversation
 //	bridle sessions [--json]    list sessions
 //	bridle log SESSION [--json] print a session's event log
 //	bridle log --context SESSION  how each request filled the context window
@@ -93,6 +94,8 @@ func Main(ctx context.Context, b Build, args []string, stdin io.Reader, stdout, 
 		err = demo(ctx, g, stdout)
 	case "run":
 		err = runOnce(ctx, g, rest, stdout, stderr)
+	case "rewind":
+		err = rewind(ctx, g, rest, stdout, stderr)
 	case "sessions":
 		err = listSessions(ctx, g, rest, stdout)
 	case "log":
@@ -176,6 +179,8 @@ Usage:
   bridle demo                          run a short scripted session and show it
   bridle run "PROMPT" [--cwd DIR] [--mode M]
                                        one turn, headless: the answer on stdout
+  bridle rewind SESSION N              go back to before prompt N: the files the
+                                       agent changed since, and the conversation
   bridle sessions [--json]             list sessions, newest first
   bridle log SESSION [--json]          print a session's event log
   bridle log --context SESSION [--json] how each request filled the context window

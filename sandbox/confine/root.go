@@ -587,6 +587,38 @@ func (r *Root) mkdirs(g *guard, d *dirRoot, path, dir string) (*os.Root, string,
 	return cur, real, nil
 }
 
+// Remove removes a file of the workspace (a rewind taking back a file
+// the agent created), refusing hidden paths and directories; a name that
+// does not exist is no error.
+func (r *Root) Remove(path string) error {
+	d, rel, err := r.resolve(path)
+	if err != nil {
+		return err
+	}
+	if rel == "." {
+		return fmt.Errorf("%s is a workspace directory, not a file", path)
+	}
+	if g := r.guard(); g != nil {
+		if h := g.byPath(filepath.Join(d.dir, rel)); h != nil {
+			return h.refuse(path)
+		}
+	}
+	fi, err := d.root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return r.explain(path, d, err)
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%s is a directory: only files are removed", path)
+	}
+	if err := d.root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return r.explain(path, d, err)
+	}
+	return nil
+}
+
 // CheckWrite says, without changing anything, whether WriteFile would
 // refuse path as hidden: a write is refused before it is proposed.
 func (r *Root) CheckWrite(path string) error {

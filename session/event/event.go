@@ -39,6 +39,8 @@ const (
 	KindTurnFinished     Kind = "turn_finished"
 	KindProviderError    Kind = "provider_error"
 	KindPlanUpdated      Kind = "plan_updated"
+	KindRewindStarted    Kind = "rewind_started"
+	KindRewound          Kind = "rewound"
 )
 
 // Payload is the body of one event.
@@ -306,6 +308,37 @@ type PlanUpdated struct {
 	Entries []PlanEntry `json:"entries"`
 }
 
+// FileRestore is one file a rewind puts back: To is the hash of the
+// content it gets ("" removes the file), From the hash it had ("" when it
+// did not exist); both contents are kept as checkpoints.
+type FileRestore struct {
+	Path string `json:"path"`
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+}
+
+// RewindStarted is a rewind's plan, recorded before any file is touched:
+// a rewind a crash cut short is finished from it on restart.
+type RewindStarted struct {
+	V int `json:"v"`
+	// Turn is the prompt (counted from 1) the session goes back to before;
+	// From is its seq: the model no longer sees the events from there to
+	// the rewound event that closes the rewind.
+	Turn  int           `json:"turn"`
+	From  int64         `json:"from"`
+	Files []FileRestore `json:"files,omitempty"`
+}
+
+// Rewound closes a rewind: the files put back, and those left alone
+// (changed by the user since the agent, and the user said no).
+type Rewound struct {
+	V        int           `json:"v"`
+	Turn     int           `json:"turn"`
+	From     int64         `json:"from"`
+	Restored []FileRestore `json:"restored,omitempty"`
+	Kept     []string      `json:"kept,omitempty"`
+}
+
 // PlanEntry is one step of a plan.
 type PlanEntry struct {
 	Content string `json:"content"`
@@ -455,6 +488,8 @@ func (SubagentFinished) Kind() Kind { return KindSubagentFinished }
 func (TurnFinished) Kind() Kind     { return KindTurnFinished }
 func (ProviderError) Kind() Kind    { return KindProviderError }
 func (PlanUpdated) Kind() Kind      { return KindPlanUpdated }
+func (RewindStarted) Kind() Kind    { return KindRewindStarted }
+func (Rewound) Kind() Kind          { return KindRewound }
 
 var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindSessionStarted:   decode[SessionStarted],
@@ -478,6 +513,8 @@ var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindTurnFinished:     decode[TurnFinished],
 	KindProviderError:    decode[ProviderError],
 	KindPlanUpdated:      decode[PlanUpdated],
+	KindRewindStarted:    decode[RewindStarted],
+	KindRewound:          decode[Rewound],
 }
 
 // decode parses a payload of type T and returns it with its version

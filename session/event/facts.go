@@ -51,6 +51,8 @@ var facts = map[Kind]Facts{
 	KindTurnFinished:     {ClosesTurn: true},
 	KindProviderError:    {Shown: true},
 	KindPlanUpdated:      {Shown: true},
+	KindRewindStarted:    {},
+	KindRewound:          {Shown: true},
 }
 
 // Facts returns what is known of events of kind k (none for a kind this

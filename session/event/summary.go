@@ -117,3 +117,19 @@ func (v PlanUpdated) Line() string {
 	}
 	return fmt.Sprintf("%d steps: %s", len(v.Entries), Quote(strings.Join(parts, "; ")))
 }
+
+func (v RewindStarted) Line() string {
+	return fmt.Sprintf("to before prompt %d (seq %d): %d files to put back", v.Turn, v.From, len(v.Files))
+}
+
+func (v Rewound) Line() string {
+	var paths []string
+	for _, f := range v.Restored {
+		paths = append(paths, f.Path)
+	}
+	line := fmt.Sprintf("to before prompt %d (seq %d): put back %s", v.Turn, v.From, Quote(strings.Join(paths, ", ")))
+	if len(v.Kept) > 0 {
+		line += fmt.Sprintf("; left alone %s", Quote(strings.Join(v.Kept, ", ")))
+	}
+	return line
+}

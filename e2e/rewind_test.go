@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/internal/acptest"
+)
+
+const rewindScenario = `{"turns": [
+	{"match": "PROMPT-ONE", "calls": [
+		{"tool_calls": [{"name": "write_file", "input": {"path": "a.txt", "content": "v1\n"}}]},
+		{"text": "one done"}]},
+	{"match": "PROMPT-TWO", "calls": [
+		{"tool_calls": [{"name": "edit_file", "input": {"path": "a.txt", "old_string": "v1", "new_string": "v2"}}]},
+		{"tool_calls": [{"name": "write_file", "input": {"path": "b.txt", "content": "new\n"}}]},
+		{"text": "two done"}]},
+	{"match": "PROMPT-THREE", "calls": [{"text": "three done"}]}
+]}`
+
+// TestRewindThroughTheBinary: /rewind 2 in an editor puts the files back
+// as prompt 1 left them and is shown again on load; `bridle rewind` then
+// goes back before prompt 1, removing the file the agent created.
+func TestRewindThroughTheBinary(t *testing.T) {
+	ws := acptest.Workspace(t, map[string]string{"keep.txt": "untouched\n"})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, rewindScenario)})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
+	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO", "/rewind 2"} {
+		if stop := a.Prompt(sid, p); stop != "end_turn" {
+			t.Fatalf("%s: %s", p, stop)
+		}
+	}
+	file := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(ws, name))
+		if err != nil {
+			return "<none>"
+		}
+		return string(b)
+	}
+	if file("a.txt") != "v1\n" || file("b.txt") != "<none>" || file("keep.txt") != "untouched\n" {
+		t.Fatalf("after /rewind 2: a %q, b %q, keep %q", file("a.txt"), file("b.txt"), file("keep.txt"))
+	}
+	if stop := a.Prompt(sid, "PROMPT-THREE"); stop != "end_turn" {
+		t.Fatalf("after the rewind: %s", stop)
+	}
+	if _, err := a.Call("session/prompt", acptest.PromptParams(sid, "/rewind 9")); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "this session has 3 prompts") {
+		t.Fatalf("/rewind past the last prompt: %v", err)
+	}
+	before := len(a.Updates(sid))
+	a.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	shown := false
+	for _, u := range a.Updates(sid)[before:] {
+		shown = shown || strings.Contains(u.Text, "Rewound to before prompt 2")
+	}
+	if !shown {
+		t.Error("session/load does not show the rewind")
+	}
+	a.CloseStdin()
+	a.AssertValid(t)
+
+	out, err := acptest.Run(t, "rewind", "--db", a.DB, sid, "1")
+	if err != nil {
+		t.Fatalf("bridle rewind: %v\n%s", err, out)
+	}
+	if file("a.txt") != "<none>" || file("keep.txt") != "untouched\n" || !strings.Contains(out, "removed (the agent had created it)") {
+		t.Fatalf("after bridle rewind 1: a %q, keep %q; printed:\n%s", file("a.txt"), file("keep.txt"), out)
+	}
+	if log, _ := acptest.Run(t, "log", "--db", a.DB, sid); !strings.Contains(log, "rewound") || !strings.Contains(log, "rewind_started") {
+		t.Errorf("bridle log does not show the rewinds:\n%s", log)
+	}
+}
+
+// TestRewindKilledMidwayIsFinished: bridle is killed right after it
+// recorded a rewind's plan, before any file was put back; the next bridle
+// to open the session finishes the rewind.
+func TestRewindKilledMidwayIsFinished(t *testing.T) {
+	ws := acptest.Workspace(t, nil)
+	model := acptest.Scenario(t, rewindScenario)
+	a := acptest.Start(t, acptest.Options{Model: model})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
+	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO"} {
+		if stop := a.Prompt(sid, p); stop != "end_turn" {
+			t.Fatalf("%s: %s", p, stop)
+		}
+	}
+	a.CloseStdin()
+
+	// The rewind's plan is the first event this process commits.
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model, Env: []string{"BRIDLE_FAULT=event:1"}})
+	b.Initialize()
+	b.MustCall("session/resume", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	b.Request("session/prompt", acptest.PromptParams(sid, "/rewind 2"))
+	b.WaitExit()
+	if got, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(got) != "v2\n" {
+		t.Fatalf("a.txt = %q when bridle died: the kill came after the files were touched", got)
+	}
+
+	c := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	c.Initialize()
+	c.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	if got, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(got) != "v1\n" {
+		t.Fatalf("a.txt = %q after the restart: the rewind was not finished", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); !os.IsNotExist(err) {
+		t.Fatalf("b.txt is still there after the restart (%v)", err)
+	}
+	kinds := acptest.Kinds(acptest.Log(t, c.DB, sid))
+	if !strings.Contains(kinds, "rewind_started rewound turn_finished") {
+		t.Fatalf("the log does not close the rewind: %s", kinds)
+	}
+	c.CloseStdin()
+}

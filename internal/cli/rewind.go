@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// rewind is `bridle rewind SESSION N`: the session goes back to before
+// its prompt N, files and conversation, as `/rewind N` does in an editor.
+// No one is there to answer, so a file the user changed since the agent
+// is left alone (and named).
+func rewind(ctx context.Context, g globals, args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("rewind", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	words, err := parseAll(fl, args)
+	if err != nil {
+		return err
+	}
+	if len(words) != 2 {
+		return errors.New("rewind needs a session and a prompt number: bridle rewind SESSION N (bridle log SESSION shows the prompts)")
+	}
+	if n, err := strconv.Atoi(words[1]); err != nil || n < 1 {
+		return fmt.Errorf("rewind: %q is not a prompt number (1 is the session's first prompt)", words[1])
+	}
+	a := g.app()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := a.Open(ctx); err != nil {
+		return err
+	}
+	defer a.Close()
+	out := &printer{stdout: stdout, stderr: stderr}
+	mgr := a.Manager(out)
+	defer mgr.Shutdown()
+	s, err := mgr.Get(ctx, words[0])
+	if err != nil {
+		return err
+	}
+	_, err = s.Prompt(ctx, []event.Content{{Type: "text", Text: "/rewind " + words[1]}})
+	out.finish()
+	return err
+}

@@ -1,0 +1,291 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// A rewind goes back to before prompt N: every file the agent changed
+// since (edit_file, write_file) gets the content it had before N, from the
+// checkpoints, and the model sees the session as it was before N (the
+// events stay in the log; the window skips them). A file the user changed
+// after the agent is not overwritten unless the user says so. The plan is
+// recorded (rewind_started) before any file is touched, so a rewind a
+// crash cut short is finished on restart (finishRewind).
+
+// rewindCommand reads "/rewind N".
+func rewindCommand(content []event.Content) (int, bool, error) {
+	if len(content) != 1 || content[0].Type != "text" {
+		return 0, false, nil
+	}
+	name, arg, _ := strings.Cut(strings.TrimSpace(content[0].Text), " ")
+	if name != "/rewind" {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(arg))
+	if err != nil || n < 1 {
+		return 0, true, fmt.Errorf("%w: /rewind takes the number of the prompt to go back to before, counted from 1 (e.g. /rewind 3)", ErrInvalid)
+	}
+	return n, true, nil
+}
+
+// promptSeqs are the seqs of the session's prompts, in order.
+func promptSeqs(events []event.Event) []int64 {
+	var out []int64
+	for _, e := range events {
+		if _, ok := e.Payload.(event.UserMessage); ok {
+			out = append(out, e.Seq)
+		}
+	}
+	return out
+}
+
+// changesSince are the files the session changed from seq from on: for
+// each, its hash before the first change and after the last, in the
+// order first changed. A rewind's restorations count as changes.
+func changesSince(events []event.Event, from int64) (order []string, before, after map[string]string) {
+	before, after = map[string]string{}, map[string]string{}
+	note := func(path, b, a string) {
+		if _, ok := before[path]; !ok {
+			before[path] = b
+			order = append(order, path)
+		}
+		after[path] = a
+	}
+	for _, e := range events {
+		if e.Seq < from {
+			continue
+		}
+		switch v := e.Payload.(type) {
+		case event.ToolStarted:
+			if v.Path != "" && (v.BeforeHash != "" || v.AfterHash != "") {
+				note(v.Path, v.BeforeHash, v.AfterHash)
+			}
+		case event.Rewound:
+			for _, f := range v.Restored {
+				note(f.Path, f.From, f.To)
+			}
+		}
+	}
+	return order, before, after
+}
+
+// rewind runs "/rewind n" as a turn of its own: no model call.
+func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
+	s := t.s
+	events := s.Events()
+	prompts := promptSeqs(events)
+	if n > len(prompts) {
+		return "", fmt.Errorf("%w: /rewind %d: this session has %d prompts", ErrInvalid, n, len(prompts))
+	}
+	from := prompts[n-1]
+	order, before, after := changesSince(events, from)
+	env := s.env("rewind")
+	var restore []event.FileRestore
+	var theirs, kept []string
+	for _, p := range order {
+		now, err := sandbox.HashFile(env, p)
+		switch {
+		case err != nil:
+			kept = append(kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
+		case now == before[p]:
+			// As it was already.
+		case now == after[p]:
+			restore = append(restore, event.FileRestore{Path: p, From: now, To: before[p]})
+		default:
+			theirs = append(theirs, p)
+		}
+	}
+	if len(theirs) > 0 {
+		yes, err := t.askOverwrite(ctx, from, theirs)
+		if err != nil {
+			return "", err
+		}
+		for _, p := range theirs {
+			if !yes {
+				kept = append(kept, p+" (changed since the agent; you said leave it)")
+				continue
+			}
+			now, _ := sandbox.HashFile(env, p)
+			restore = append(restore, event.FileRestore{Path: p, From: now, To: before[p]})
+		}
+	}
+	// What is replaced is kept too, so this rewind can be undone; what is
+	// put back must be there before anything is touched.
+	var ready []event.FileRestore
+	for _, r := range restore {
+		if r.From != "" {
+			data, exists, err := sandbox.FileContent(env, r.Path)
+			if err == nil && exists {
+				_, err = s.keep(data)
+			}
+			if err != nil {
+				kept = append(kept, fmt.Sprintf("%s (its present content could not be kept: %v)", r.Path, err))
+				continue
+			}
+		}
+		if r.To != "" {
+			if _, err := s.checkpoint(r.To); err != nil {
+				kept = append(kept, fmt.Sprintf("%s (%v)", r.Path, err))
+				continue
+			}
+		}
+		ready = append(ready, r)
+	}
+	if _, err := s.append(ctx, event.RewindStarted{Turn: n, From: from, Files: ready}); err != nil {
+		return "", err
+	}
+	restored, failed := s.applyRestores(env, ready)
+	kept = append(kept, failed...)
+	if _, err := s.commit(ctx, nil, event.Rewound{Turn: n, From: from, Restored: restored, Kept: kept}); err != nil {
+		return "", err
+	}
+	s.rewindDone()
+	return t.finish(ctx, StopEndTurn, nil)
+}
+
+// applyRestores puts files back; it returns those put back and why the
+// others were not.
+func (s *Session) applyRestores(env *sandbox.Env, files []event.FileRestore) (done []event.FileRestore, failed []string) {
+	for _, f := range files {
+		var err error
+		if f.To == "" {
+			err = env.Root.Remove(f.Path)
+		} else {
+			var data []byte
+			if data, err = s.checkpoint(f.To); err == nil {
+				err = sandbox.PutFile(env, f.Path, data, f.From != "")
+			}
+		}
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%v)", f.Path, err))
+			continue
+		}
+		done = append(done, f)
+	}
+	return done, failed
+}
+
+// askOverwrite asks whether files the user changed after the agent may be
+// put back too; no answer is no.
+func (t *turn) askOverwrite(ctx context.Context, from int64, paths []string) (bool, error) {
+	s := t.s
+	title := "Rewind: put back files you changed since the agent?"
+	kind := acp.ToolKindEdit
+	text := "You changed these files after the agent did; rewinding puts them back as they were before that prompt:\n" + strings.Join(paths, "\n")
+	var locs []acp.ToolCallLocation
+	for _, p := range paths {
+		locs = append(locs, acp.ToolCallLocation{Path: p})
+	}
+	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID,
+		ToolCall: acp.ToolCallUpdate{ToolCallID: fmt.Sprintf("rewind-%d", from), Title: &title, Kind: &kind, Locations: locs, Content: output(text, false)},
+		Options: []acp.PermissionOption{
+			{OptionID: optAllowOnce, Name: "Put them back too", Kind: optAllowOnce},
+			{OptionID: optRejectOnce, Name: "Leave them as they are", Kind: optRejectOnce},
+		}})
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		s.m.log.Warn("rewind question failed; leaving the user's files alone", "session", s.row.ID, "err", err)
+		return false, nil
+	}
+	return Answered(resp) == optAllowOnce, nil
+}
+
+// finishRewind completes a rewind a dead process left between its plan
+// and its end: putting a file back is the same however often it is done.
+func (s *Session) finishRewind(ctx context.Context) error {
+	events := s.Events()
+	for i := len(events) - 1; i >= 0; i-- {
+		switch v := events[i].Payload.(type) {
+		case event.Rewound:
+			return nil
+		case event.RewindStarted:
+			restored, failed := s.applyRestores(s.env("rewind"), v.Files)
+			s.m.log.Info("finished a rewind cut short", "session", s.row.ID, "files", len(restored))
+			_, err := s.append(ctx, event.Rewound{Turn: v.Turn, From: v.From, Restored: restored, Kept: failed},
+				event.TurnFinished{StopReason: string(StopEndTurn)})
+			s.rewindDone()
+			return err
+		}
+	}
+	return nil
+}
+
+// rewoundText tells the user what a rewind did.
+func rewoundText(v event.Rewound) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Rewound to before prompt %d: the agent no longer sees what came after it.", v.Turn)
+	if len(v.Restored) == 0 {
+		b.WriteString(" No file needed putting back.")
+	} else {
+		b.WriteString(" Put back:")
+		for _, f := range v.Restored {
+			what := "restored"
+			if f.To == "" {
+				what = "removed (the agent had created it)"
+			}
+			fmt.Fprintf(&b, "\n- %s (%s)", f.Path, what)
+		}
+	}
+	if len(v.Kept) > 0 {
+		b.WriteString("\nLeft alone:")
+		for _, k := range v.Kept {
+			b.WriteString("\n- " + k)
+		}
+	}
+	return b.String()
+}
+
+// rewindDone makes the window read the log afresh, without what a rewind
+// just went back over.
+func (s *Session) rewindDone() {
+	s.mu.Lock()
+	s.rewound, s.visibleN = true, -1
+	s.mu.Unlock()
+	s.memo.Reset()
+}
+
+func hasRewind(events []event.Event) bool {
+	for _, e := range events {
+		if e.Kind() == event.KindRewound {
+			return true
+		}
+	}
+	return false
+}
+
+// visible is the log as the model sees it: without the events a rewind
+// went back over (from the prompt it went back to, to its end).
+func visible(events []event.Event) []event.Event {
+	var ranges [][2]int64
+	for _, e := range events {
+		if r, ok := e.Payload.(event.Rewound); ok {
+			ranges = append(ranges, [2]int64{r.From, e.Seq})
+		}
+	}
+	if len(ranges) == 0 {
+		return events
+	}
+	out := make([]event.Event, 0, len(events))
+	for _, e := range events {
+		hidden := false
+		for _, r := range ranges {
+			if e.Seq >= r[0] && e.Seq <= r[1] {
+				hidden = true
+				break
+			}
+		}
+		if !hidden {
+			out = append(out, e)
+		}
+	}
+	return out[:len(out):len(out)]
+}

@@ -1,0 +1,205 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
+)
+
+// requests is a provider that keeps the requests it is sent.
+type requests struct {
+	provider.Provider
+	mu  sync.Mutex
+	all []provider.Request
+}
+
+func (r *requests) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
+	r.mu.Lock()
+	r.all = append(r.all, req)
+	r.mu.Unlock()
+	return r.Provider.Stream(ctx, req)
+}
+
+func (r *requests) last() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, _ := json.Marshal(r.all[len(r.all)-1].Messages)
+	return string(b)
+}
+
+// overwriting is an editor whose user answers a rewind's question.
+type overwriting struct {
+	recorder
+	yes   bool
+	asked int
+}
+
+func (o *overwriting) RequestPermission(context.Context, acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	o.asked++
+	opt := optRejectOnce
+	if o.yes {
+		opt = optAllowOnce
+	}
+	return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.SelectedPermissionOutcome{OptionID: opt}}}, nil
+}
+
+func toolCall(name, input string) scripted.Call {
+	return scripted.Call{ToolCalls: []scripted.ToolCall{{Name: name, Input: json.RawMessage(input)}}}
+}
+
+// rewindRig is a session in auto-edit mode with the file tools, a data
+// directory for checkpoints, and three prompts that change files.
+func rewindRig(t *testing.T, ed Client) (*Manager, *Session, *requests, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(dir, "bridle.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	sc := &scripted.Scenario{Turns: []scripted.Turn{
+		{Match: "PROMPT-ONE", Calls: []scripted.Call{toolCall("write_file", `{"path":"a.txt","content":"v1\n"}`), {Text: scripted.Chunks{"one done"}}}},
+		{Match: "PROMPT-TWO", Calls: []scripted.Call{toolCall("edit_file", `{"path":"a.txt","old_string":"v1","new_string":"v2"}`),
+			toolCall("write_file", `{"path":"b.txt","content":"new\n"}`), {Text: scripted.Chunks{"two done"}}}},
+		{Match: "PROMPT-THREE", Calls: []scripted.Call{toolCall("edit_file", `{"path":"a.txt","old_string":"v2","new_string":"v3"}`), {Text: scripted.Chunks{"three done"}}}},
+		{Match: "PROMPT-FOUR", Calls: []scripted.Call{{Text: scripted.Chunks{"four done"}}}},
+	}}
+	p := &requests{Provider: scripted.New(sc)}
+	m := NewManager(Config{
+		Store: st, Client: ed, DefaultModel: func(string) string { return "scripted/test" }, DataDir: filepath.Join(dir, "data"),
+		Tools:     []sandbox.Tool{sandbox.EditFile{}, sandbox.WriteFile{}},
+		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil },
+	})
+	t.Cleanup(m.Shutdown)
+	ws := t.TempDir()
+	info, err := m.New(ctx, NewParams{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.Get(ctx, info.ID)
+	if err := s.SetMode(ctx, "auto-edit"); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"PROMPT-ONE", "PROMPT-TWO", "PROMPT-THREE"} {
+		if stop, err := prompt(t, s, text); err != nil || stop != StopEndTurn {
+			t.Fatalf("%s: stop %s, err %v", text, stop, err)
+		}
+	}
+	if got := readFile(t, ws, "a.txt"); got != "v3\n" {
+		t.Fatalf("a.txt = %q before the rewind", got)
+	}
+	return m, s, p, ws
+}
+
+func readFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if os.IsNotExist(err) {
+		return "<none>"
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// /rewind 2 puts a.txt back as prompt 1 left it and removes b.txt, which
+// prompt 2 created; the next request shows the model no trace of prompts
+// 2 and 3.
+func TestRewindPutsFilesAndTheConversationBack(t *testing.T) {
+	_, s, p, ws := rewindRig(t, &recorder{})
+	if stop, err := prompt(t, s, "/rewind 2"); err != nil || stop != StopEndTurn {
+		t.Fatalf("rewind: stop %s, err %v", stop, err)
+	}
+	if a, b := readFile(t, ws, "a.txt"), readFile(t, ws, "b.txt"); a != "v1\n" || b != "<none>" {
+		t.Fatalf("after /rewind 2: a.txt %q, b.txt %q; want v1 and none", a, b)
+	}
+	if _, err := prompt(t, s, "PROMPT-FOUR"); err != nil {
+		t.Fatal(err)
+	}
+	req := p.last()
+	for _, gone := range []string{"PROMPT-TWO", "PROMPT-THREE", "two done", "three done", "v2"} {
+		if strings.Contains(req, gone) {
+			t.Errorf("after the rewind the model still sees %q", gone)
+		}
+	}
+	if !strings.Contains(req, "PROMPT-ONE") || !strings.Contains(req, "one done") || !strings.Contains(req, "PROMPT-FOUR") {
+		t.Errorf("after the rewind the request lost what came before prompt 2: %.400s", req)
+	}
+	var rw *event.Rewound
+	for _, e := range s.Events() {
+		if v, ok := e.Payload.(event.Rewound); ok {
+			rw = &v
+		}
+	}
+	if rw == nil || rw.Turn != 2 || len(rw.Restored) != 2 || len(rw.Kept) != 0 {
+		t.Fatalf("rewound event %+v", rw)
+	}
+}
+
+// A file the user changed after the agent is put back only if the user
+// says so; refused, it is left alone and named.
+func TestRewindAsksBeforeOverwritingTheUsersChanges(t *testing.T) {
+	for _, yes := range []bool{false, true} {
+		ed := &overwriting{yes: yes}
+		_, s, _, ws := rewindRig(t, ed)
+		if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := prompt(t, s, "/rewind 2"); err != nil {
+			t.Fatal(err)
+		}
+		want := "mine\n"
+		if yes {
+			want = "v1\n"
+		}
+		if a, b := readFile(t, ws, "a.txt"), readFile(t, ws, "b.txt"); ed.asked != 1 || a != want || b != "<none>" {
+			t.Fatalf("answer %v: asked %d times, a.txt %q (want %q), b.txt %q", yes, ed.asked, a, want, b)
+		}
+	}
+}
+
+// A rewind cut short after its plan was recorded is finished when the
+// session is opened again.
+func TestRewindCutShortIsFinishedOnOpen(t *testing.T) {
+	m, s, _, ws := rewindRig(t, &recorder{})
+	events := s.Events()
+	from := promptSeqs(events)[1]
+	order, before, after := changesSince(events, from)
+	var files []event.FileRestore
+	for _, path := range order {
+		files = append(files, event.FileRestore{Path: path, From: after[path], To: before[path]})
+	}
+	ctx := context.Background()
+	if _, err := s.append(ctx, event.RewindStarted{Turn: 2, From: from, Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	id := s.ID()
+	m.Shutdown()
+	m2 := NewManager(m.cfg)
+	t.Cleanup(m2.Shutdown)
+	s2, err := m2.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := readFile(t, ws, "a.txt"), readFile(t, ws, "b.txt"); a != "v1\n" || b != "<none>" {
+		t.Fatalf("after reopening: a.txt %q, b.txt %q", a, b)
+	}
+	last := s2.Events()[len(s2.Events())-2]
+	if _, ok := last.Payload.(event.Rewound); !ok {
+		t.Fatalf("the rewind was not closed: last events end with %s", last.Kind())
+	}
+}
