@@ -29,10 +29,37 @@ func TestRewindThroughTheBinary(t *testing.T) {
 	a.Initialize()
 	sid := a.NewSession(ws)
 	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
-	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO", "/rewind 2"} {
+	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO"} {
 		if stop := a.Prompt(sid, p); stop != "end_turn" {
 			t.Fatalf("%s: %s", p, stop)
 		}
+	}
+	// What an editor shows before a rewind: the prompts with the files
+	// each changed, and what going back before one would put back.
+	var prompts struct {
+		Prompts []struct {
+			N     int      `json:"n"`
+			Text  string   `json:"text"`
+			Files []string `json:"files"`
+		} `json:"prompts"`
+	}
+	a.MustCall("_bridle/prompts", map[string]any{"sessionId": sid}, &prompts)
+	if len(prompts.Prompts) != 2 || prompts.Prompts[1].Text != "PROMPT-TWO" || len(prompts.Prompts[1].Files) != 2 {
+		t.Fatalf("_bridle/prompts = %+v", prompts)
+	}
+	var preview struct {
+		Restore []struct{ Path, From, To string } `json:"restore"`
+		Yours   []string                          `json:"yours"`
+	}
+	a.MustCall("_bridle/rewind_preview", map[string]any{"sessionId": sid, "prompt": 2}, &preview)
+	if len(preview.Restore) != 2 || len(preview.Yours) != 0 {
+		t.Fatalf("_bridle/rewind_preview = %+v", preview)
+	}
+	if stop := a.Prompt(sid, "/rewind"); stop != "end_turn" {
+		t.Fatalf("/rewind alone: %s", stop)
+	}
+	if stop := a.Prompt(sid, "/rewind 2"); stop != "end_turn" {
+		t.Fatalf("/rewind 2: %s", stop)
 	}
 	file := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(ws, name))
@@ -49,6 +76,13 @@ func TestRewindThroughTheBinary(t *testing.T) {
 	}
 	if _, err := a.Call("session/prompt", acptest.PromptParams(sid, "/rewind 9")); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "this session has 3 prompts") {
 		t.Fatalf("/rewind past the last prompt: %v", err)
+	}
+	listed := false
+	for _, u := range a.Updates(sid) {
+		listed = listed || strings.Contains(u.Text, "2. PROMPT-TWO — changed")
+	}
+	if !listed {
+		t.Error("/rewind alone does not list the prompts with the files they changed")
 	}
 	before := len(a.Updates(sid))
 	a.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)

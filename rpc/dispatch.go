@@ -98,6 +98,12 @@ func (s *Server) handlers() map[string]handler {
 		"_bridle/events": typed(checkEvents, func(ctx context.Context, p *EventsRequest) (any, error) {
 			return s.events(ctx, *p)
 		}),
+		"_bridle/prompts": typed(func(p *PromptsRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *PromptsRequest) (any, error) {
+			return s.prompts(ctx, *p)
+		}),
+		"_bridle/rewind_preview": typed(func(p *RewindPreviewRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *RewindPreviewRequest) (any, error) {
+			return s.rewindPreview(ctx, *p)
+		}),
 		"shutdown": s.shutdownRequest,
 		// Notifications sent with an id by mistake: cancel all the same,
 		// and answer (null), since the client waits for an answer.

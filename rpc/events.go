@@ -42,3 +42,43 @@ func (s *Server) events(ctx context.Context, p EventsRequest) (EventsResponse, e
 	}
 	return resp, nil
 }
+
+// PromptsRequest is the params of _bridle/prompts: a session's prompts,
+// with the files each changed, to choose where to rewind to.
+type PromptsRequest struct {
+	SessionID string         `json:"sessionId"`
+	Meta      map[string]any `json:"_meta,omitempty"`
+}
+
+// PromptsResponse lists the prompts in order.
+type PromptsResponse struct {
+	Prompts []session.PromptView `json:"prompts"`
+}
+
+func (s *Server) prompts(ctx context.Context, p PromptsRequest) (PromptsResponse, error) {
+	sess, err := s.mgr.Get(ctx, p.SessionID)
+	if err != nil {
+		return PromptsResponse{}, err
+	}
+	ps := sess.Prompts()
+	if ps == nil {
+		ps = []session.PromptView{}
+	}
+	return PromptsResponse{Prompts: ps}, nil
+}
+
+// RewindPreviewRequest is the params of _bridle/rewind_preview: what
+// `/rewind prompt` would do now, changing nothing.
+type RewindPreviewRequest struct {
+	SessionID string         `json:"sessionId"`
+	Prompt    int            `json:"prompt"`
+	Meta      map[string]any `json:"_meta,omitempty"`
+}
+
+func (s *Server) rewindPreview(ctx context.Context, p RewindPreviewRequest) (session.RewindPlan, error) {
+	sess, err := s.mgr.Get(ctx, p.SessionID)
+	if err != nil {
+		return session.RewindPlan{}, err
+	}
+	return sess.RewindPlan(p.Prompt)
+}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,11 +29,71 @@ func rewindCommand(content []event.Content) (int, bool, error) {
 	if name != "/rewind" {
 		return 0, false, nil
 	}
+	if strings.TrimSpace(arg) == "" {
+		return 0, true, nil // list the prompts
+	}
 	n, err := strconv.Atoi(strings.TrimSpace(arg))
 	if err != nil || n < 1 {
 		return 0, true, fmt.Errorf("%w: /rewind takes the number of the prompt to go back to before, counted from 1 (e.g. /rewind 3)", ErrInvalid)
 	}
 	return n, true, nil
+}
+
+// PromptView is one of the session's prompts, for choosing where to
+// rewind to: its number, its first line, whether a rewind went back over
+// it, and the files the agent changed while answering it.
+type PromptView struct {
+	N       int      `json:"n"`
+	Text    string   `json:"text"`
+	Rewound bool     `json:"rewound,omitempty"`
+	Files   []string `json:"files"`
+}
+
+// Prompts lists the session's prompts with the files each changed.
+func (s *Session) Prompts() []PromptView {
+	events := s.Events()
+	hidden := map[int64]bool{}
+	for _, e := range events {
+		if r, ok := e.Payload.(event.Rewound); ok {
+			for _, x := range events {
+				if x.Seq >= r.From && x.Seq <= e.Seq {
+					hidden[x.Seq] = true
+				}
+			}
+		}
+	}
+	var out []PromptView
+	for _, e := range events {
+		switch v := e.Payload.(type) {
+		case event.UserMessage:
+			out = append(out, PromptView{N: len(out) + 1, Text: titleOf(v.Content), Rewound: hidden[e.Seq], Files: []string{}})
+		case event.ToolStarted:
+			if n := len(out); n > 0 && v.Path != "" && (v.BeforeHash != "" || v.AfterHash != "") && !slices.Contains(out[n-1].Files, v.Path) {
+				out[n-1].Files = append(out[n-1].Files, v.Path)
+			}
+		}
+	}
+	return out
+}
+
+// promptsText is /rewind's answer with no number: the prompts to choose
+// from.
+func promptsText(ps []PromptView) string {
+	if len(ps) == 0 {
+		return "There is no prompt to rewind to yet."
+	}
+	var b strings.Builder
+	b.WriteString("Prompts you can rewind to (/rewind N goes back to before prompt N):")
+	for _, p := range ps {
+		fmt.Fprintf(&b, "\n%d. %s", p.N, p.Text)
+		if p.Rewound {
+			b.WriteString(" (rewound)")
+		}
+		if len(p.Files) > 0 {
+			fmt.Fprintf(&b, " — changed %s", strings.Join(p.Files, ", "))
+		}
+	}
+	return b.String()
 }
 
 // promptSeqs are the seqs of the session's prompts, in order.
@@ -76,38 +137,64 @@ func changesSince(events []event.Event, from int64) (order []string, before, aft
 	return order, before, after
 }
 
-// rewind runs "/rewind n" as a turn of its own: no model call.
-func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
-	s := t.s
+// RewindPlan is what a rewind to before a prompt would do.
+type RewindPlan struct {
+	// Prompt is the prompt's number (from 1); From its seq.
+	Prompt int   `json:"prompt"`
+	From   int64 `json:"-"`
+	// Restore are the files the agent changed since, to put back ("to"
+	// empty: to remove, the agent created it).
+	Restore []event.FileRestore `json:"restore"`
+	// Yours are files the user changed after the agent: put back only
+	// if the user says so.
+	Yours []string `json:"yours"`
+	// Kept are files that cannot be put back, with why.
+	Kept []string `json:"kept"`
+}
+
+// RewindPlan says what /rewind n would do now, changing nothing.
+func (s *Session) RewindPlan(n int) (RewindPlan, error) {
 	events := s.Events()
 	prompts := promptSeqs(events)
-	if n > len(prompts) {
-		return "", fmt.Errorf("%w: /rewind %d: this session has %d prompts", ErrInvalid, n, len(prompts))
+	if n < 1 || n > len(prompts) {
+		return RewindPlan{}, fmt.Errorf("%w: /rewind %d: this session has %d prompts", ErrInvalid, n, len(prompts))
 	}
-	from := prompts[n-1]
-	order, before, after := changesSince(events, from)
+	plan := RewindPlan{Prompt: n, From: prompts[n-1], Restore: []event.FileRestore{}, Yours: []string{}, Kept: []string{}}
+	order, before, after := changesSince(events, plan.From)
 	env := s.env("rewind")
-	var restore []event.FileRestore
-	var theirs, kept []string
 	for _, p := range order {
 		now, err := sandbox.HashFile(env, p)
 		switch {
 		case err != nil:
-			kept = append(kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
+			plan.Kept = append(plan.Kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
 		case now == before[p]:
 			// As it was already.
 		case now == after[p]:
-			restore = append(restore, event.FileRestore{Path: p, From: now, To: before[p]})
+			plan.Restore = append(plan.Restore, event.FileRestore{Path: p, From: now, To: before[p]})
 		default:
-			theirs = append(theirs, p)
+			plan.Yours = append(plan.Yours, p)
 		}
 	}
-	if len(theirs) > 0 {
-		yes, err := t.askOverwrite(ctx, from, theirs)
+	return plan, nil
+}
+
+// rewind runs "/rewind n" as a turn of its own: no model call.
+func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
+	s := t.s
+	plan, err := s.RewindPlan(n)
+	if err != nil {
+		return "", err
+	}
+	from, restore, kept := plan.From, plan.Restore, plan.Kept
+	env := s.env("rewind")
+	if len(plan.Yours) > 0 {
+		events := s.Events()
+		_, before, _ := changesSince(events, from)
+		yes, err := t.askOverwrite(ctx, from, plan.Yours)
 		if err != nil {
 			return "", err
 		}
-		for _, p := range theirs {
+		for _, p := range plan.Yours {
 			if !yes {
 				kept = append(kept, p+" (changed since the agent; you said leave it)")
 				continue

@@ -144,6 +144,11 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		if err != nil {
 			return "", err
 		}
+		if n == 0 {
+			// A question about the log, not a turn: nothing is recorded.
+			s.send(ctx, AgentText(promptsText(s.Prompts())))
+			return StopEndTurn, nil
+		}
 		return t.rewind(ctx, n)
 	}
 	if _, err := s.commit(ctx, typed, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
