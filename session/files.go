@@ -52,23 +52,47 @@ func (s *Session) openFiles() *files {
 	} else {
 		f.w = w
 	}
+	f.known = s.seenIn(s.view())
+	return f
+}
+
+// seenIn rebuilds from a log what the model has seen: each file's version
+// and the prompt it was seen at.
+func (s *Session) seenIn(events []event.Event) map[string]*seenFile {
+	known := map[string]*seenFile{}
 	turn := 0 // as promptNumber counts
-	for _, e := range s.Events() {
+	for _, e := range events {
 		if e.Kind().Facts().OpensTurn {
 			turn++
 		}
 		switch v := e.Payload.(type) {
 		case event.ToolResult:
 			for _, seen := range v.Seen {
-				f.known[seen.Path] = &seenFile{version: seen.Version, turn: turn, shown: s.root.Show(seen.Path)}
+				known[seen.Path] = &seenFile{version: seen.Version, turn: turn, shown: s.root.Show(seen.Path)}
 			}
 		case event.FileChanged:
-			if k := f.known[v.Path]; k != nil {
+			if k := known[v.Path]; k != nil {
 				k.version = v.Version
 			}
 		}
 	}
-	return f
+	return known
+}
+
+// rewound makes what the model has seen what the log after a rewind
+// shows: the files it saw in the rewound prompts are forgotten, and the
+// files put back count as seen as they are now (they are as the model
+// last saw them before), so no note says they changed.
+func (f *files) rewound(known map[string]*seenFile, restored []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range restored {
+		if k := known[p]; k != nil {
+			k.version = workspace.FileVersion(p)
+		}
+	}
+	f.known = known
+	f.cache.DropTrees()
 }
 
 // cacheBytes bounds the tool-output cache of a session: enough for the

@@ -233,7 +233,7 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 	if _, err := s.commit(ctx, nil, event.Rewound{Turn: n, From: from, Restored: restored, Kept: kept}); err != nil {
 		return "", err
 	}
-	s.rewindDone()
+	s.rewindDone(restored)
 	return t.finish(ctx, StopEndTurn, nil)
 }
 
@@ -299,7 +299,7 @@ func (s *Session) finishRewind(ctx context.Context) error {
 			s.m.log.Info("finished a rewind cut short", "session", s.row.ID, "files", len(restored))
 			_, err := s.append(ctx, event.Rewound{Turn: v.Turn, From: v.From, Restored: restored, Kept: failed},
 				event.TurnFinished{StopReason: string(StopEndTurn)})
-			s.rewindDone()
+			s.rewindDone(restored)
 			return err
 		}
 	}
@@ -332,12 +332,17 @@ func rewoundText(v event.Rewound) string {
 }
 
 // rewindDone makes the window read the log afresh, without what a rewind
-// just went back over.
-func (s *Session) rewindDone() {
+// just went back over, and what the model has seen what that log shows.
+func (s *Session) rewindDone(restored []event.FileRestore) {
 	s.mu.Lock()
 	s.rewound, s.visibleN = true, -1
 	s.mu.Unlock()
 	s.memo.Reset()
+	paths := make([]string, len(restored))
+	for i, f := range restored {
+		paths[i] = f.Path
+	}
+	s.files().rewound(s.seenIn(s.view()), paths)
 }
 
 func hasRewind(events []event.Event) bool {

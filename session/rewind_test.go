@@ -32,6 +32,19 @@ func (r *requests) Stream(ctx context.Context, req provider.Request) iter.Seq2[p
 	return r.Provider.Stream(ctx, req)
 }
 
+// lastRequest is the last request as sent, without the model name.
+func (r *requests) lastRequest() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	req := r.all[len(r.all)-1]
+	b, _ := json.MarshalIndent(struct {
+		System   []provider.SystemBlock
+		Tools    []provider.Tool
+		Messages []provider.Message
+	}{req.System, req.Tools, req.Messages}, "", " ")
+	return string(b)
+}
+
 func (r *requests) last() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -201,5 +214,55 @@ func TestRewindCutShortIsFinishedOnOpen(t *testing.T) {
 	last := s2.Events()[len(s2.Events())-2]
 	if _, ok := last.Payload.(event.Rewound); !ok {
 		t.Fatalf("the rewind was not closed: last events end with %s", last.Kind())
+	}
+}
+
+// After a rewind the model's next request is the one a session that
+// never had the rewound prompts would send, byte for byte.
+func TestRewoundSessionAsksAsIfTheTurnsNeverHappened(t *testing.T) {
+	_, s, p, _ := rewindRig(t, &recorder{})
+	if _, err := prompt(t, s, "/rewind 2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prompt(t, s, "PROMPT-FOUR"); err != nil {
+		t.Fatal(err)
+	}
+	rewound := p.lastRequest()
+
+	// The same session without prompts 2 and 3.
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(dir, "bridle.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fresh := &requests{Provider: scripted.New(&scripted.Scenario{Turns: []scripted.Turn{
+		{Match: "PROMPT-ONE", Calls: []scripted.Call{toolCall("write_file", `{"path":"a.txt","content":"v1\n"}`), {Text: scripted.Chunks{"one done"}}}},
+		{Match: "PROMPT-FOUR", Calls: []scripted.Call{{Text: scripted.Chunks{"four done"}}}},
+	}})}
+	m := NewManager(Config{
+		Store: st, Client: &recorder{}, DefaultModel: func(string) string { return "scripted/test" }, DataDir: filepath.Join(dir, "data"),
+		Tools:     []sandbox.Tool{sandbox.EditFile{}, sandbox.WriteFile{}},
+		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return fresh, nil },
+	})
+	defer m.Shutdown()
+	info, err := m.New(ctx, NewParams{Cwd: s.Info().Cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.Get(ctx, info.ID)
+	if err := f.SetMode(ctx, "auto-edit"); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(s.Info().Cwd, "a.txt")) // as before the first prompt
+	for _, text := range []string{"PROMPT-ONE", "PROMPT-FOUR"} {
+		if _, err := prompt(t, f, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := fresh.lastRequest()
+	if rewound != want {
+		t.Fatalf("after the rewind the request differs from a session that never had the turns:\n%s\nwant:\n%s", rewound, want)
 	}
 }
