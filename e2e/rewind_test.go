@@ -150,3 +150,107 @@ func TestRewindKilledMidwayIsFinished(t *testing.T) {
 	}
 	c.CloseStdin()
 }
+
+// TestForkThroughTheBinary: /fork 2 makes a session whose history is the
+// first prompt's; both sessions are prompted and go their own ways, the
+// fork's load replays the shared history, and `bridle sessions` shows the
+// fork under the session it came from.
+func TestForkThroughTheBinary(t *testing.T) {
+	ws := acptest.Workspace(t, nil)
+	requests := filepath.Join(t.TempDir(), "requests.jsonl")
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, rewindScenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
+	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO"} {
+		if stop := a.Prompt(sid, p); stop != "end_turn" {
+			t.Fatalf("%s: %s", p, stop)
+		}
+	}
+	var fork struct {
+		SessionID string `json:"sessionId"`
+		Title     string `json:"title"`
+	}
+	a.MustCall("_bridle/fork", map[string]any{"sessionId": sid, "prompt": 2}, &fork)
+	if fork.SessionID == "" || !strings.Contains(fork.Title, "before prompt 2") {
+		t.Fatalf("_bridle/fork = %+v", fork)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "b.txt")); string(b) != "new\n" {
+		t.Fatalf("a fork touched the files: b.txt = %q", b)
+	}
+	a.MustCall("session/load", map[string]any{"sessionId": fork.SessionID, "cwd": ws, "mcpServers": []any{}}, nil)
+	replayed := ""
+	for _, u := range a.Updates(fork.SessionID) {
+		replayed += u.Text + "\n"
+	}
+	if !strings.Contains(replayed, "PROMPT-ONE") || strings.Contains(replayed, "PROMPT-TWO") {
+		t.Fatalf("the fork's load replays:\n%s", replayed)
+	}
+	if stop := a.Prompt(fork.SessionID, "PROMPT-THREE"); stop != "end_turn" {
+		t.Fatalf("fork: %s", stop)
+	}
+	if stop := a.Prompt(sid, "PROMPT-THREE"); stop != "end_turn" {
+		t.Fatalf("parent after the fork: %s", stop)
+	}
+	// The fork's request holds the first prompt and not the second; the
+	// parent's holds both.
+	reqs := modelRequests(t, requests)
+	text := func(r modelRequest) string {
+		var b strings.Builder
+		for _, m := range r.Messages {
+			for _, p := range m.Parts {
+				b.WriteString(p.Text + "\n")
+			}
+		}
+		return b.String()
+	}
+	forkReq, parentReq := text(reqs[len(reqs)-2]), text(reqs[len(reqs)-1])
+	if !strings.Contains(forkReq, "PROMPT-ONE") || strings.Contains(forkReq, "PROMPT-TWO") || !strings.Contains(forkReq, "PROMPT-THREE") {
+		t.Errorf("the fork's request:\n%s", forkReq)
+	}
+	if !strings.Contains(parentReq, "PROMPT-TWO") || !strings.Contains(parentReq, "PROMPT-THREE") {
+		t.Errorf("the parent's request:\n%s", parentReq)
+	}
+	if _, err := a.Call("_bridle/fork", map[string]any{"sessionId": sid, "prompt": 7}); err == nil || err.Code != -32602 {
+		t.Fatalf("a fork past the last prompt: %v", err)
+	}
+	a.CloseStdin()
+	a.AssertValid(t)
+	out, err := acptest.Run(t, "sessions", "--db", a.DB)
+	if err != nil || !strings.Contains(out, "⑂ "+fork.SessionID) {
+		t.Fatalf("bridle sessions does not show the fork under its parent (%v):\n%s", err, out)
+	}
+}
+
+// TestRewindPreviewAsksTheEditor: with a client that holds the files, the
+// preview hashes them through the editor, which can answer because the
+// preview is answered off the connection's read loop.
+func TestRewindPreviewAsksTheEditor(t *testing.T) {
+	ws := acptest.Workspace(t, nil)
+	ed := newEditor(map[string]string{})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, rewindScenario)})
+	a.OnRequest = ed.handle(t)
+	a.InitializeWith(true, true)
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
+	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO"} {
+		if stop := a.Prompt(sid, p); stop != "end_turn" {
+			t.Fatalf("%s: %s", p, stop)
+		}
+	}
+	var preview struct {
+		Restore []struct{ Path, From, To string } `json:"restore"`
+		Kept    []string                          `json:"kept"`
+	}
+	a.MustCall("_bridle/rewind_preview", map[string]any{"sessionId": sid, "prompt": 2}, &preview)
+	if len(preview.Restore) != 2 || len(preview.Kept) != 0 {
+		t.Fatalf("_bridle/rewind_preview through the editor = %+v", preview)
+	}
+	ed.mu.Lock()
+	reads := len(ed.reads)
+	ed.mu.Unlock()
+	if reads == 0 {
+		t.Fatal("the preview did not ask the editor for the files")
+	}
+	a.CloseStdin()
+}

@@ -101,12 +101,25 @@ func TestBoxThroughTheBinary(t *testing.T) {
 	// (with its WAL), not the spilled artifacts, not the provider
 	// requests, not what the editor was sent.
 	persisted := map[string][]byte{}
+	checkpoints := filepath.Join(filepath.Dir(a.DB), "checkpoints")
 	filepath.Walk(filepath.Dir(a.DB), func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() {
+		switch {
+		case err != nil || !fi.Mode().IsRegular():
+		case filepath.Dir(p) == checkpoints:
+			// A checkpoint is a file's exact content before an edit, kept
+			// to put it back: it holds what the file held. It is the
+			// user's alone: private, and hidden from tools and commands.
+			if fi.Mode().Perm()&0o077 != 0 {
+				t.Errorf("checkpoint %s is readable by others: %v", p, fi.Mode())
+			}
+		default:
 			persisted[p], _ = os.ReadFile(p)
 		}
 		return nil
 	})
+	if fi, err := os.Stat(checkpoints); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		t.Errorf("the checkpoint directory is open to others: %v", fi.Mode())
+	}
 	persisted[requests], _ = os.ReadFile(requests)
 	var sent bytes.Buffer
 	for _, m := range a.Notes() {

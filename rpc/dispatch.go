@@ -101,8 +101,13 @@ func (s *Server) handlers() map[string]handler {
 		"_bridle/prompts": typed(func(p *PromptsRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *PromptsRequest) (any, error) {
 			return s.prompts(ctx, *p)
 		}),
+		"_bridle/fork": typed(func(p *ForkRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *ForkRequest) (any, error) {
+			return s.fork(ctx, *p)
+		}),
 		"_bridle/rewind_preview": typed(func(p *RewindPreviewRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *RewindPreviewRequest) (any, error) {
-			return s.rewindPreview(ctx, *p)
+			// Hashing the files may ask the editor for its buffers, which
+			// it can only answer once this loop reads on: answered later.
+			return later(func() (any, error) { return s.rewindPreview(ctx, *p) }), nil
 		}),
 		"shutdown": s.shutdownRequest,
 		// Notifications sent with an id by mistake: cancel all the same,

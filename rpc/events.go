@@ -82,3 +82,26 @@ func (s *Server) rewindPreview(ctx context.Context, p RewindPreviewRequest) (ses
 	}
 	return sess.RewindPlan(p.Prompt)
 }
+
+// ForkRequest is the params of _bridle/fork: a new session whose history
+// is the session's before its prompt (counted from 1). The vendored ACP
+// schema has no session/fork, so it is an extension.
+type ForkRequest struct {
+	SessionID string         `json:"sessionId"`
+	Prompt    int            `json:"prompt"`
+	Meta      map[string]any `json:"_meta,omitempty"`
+}
+
+// ForkResponse names the fork; the editor opens it with session/load.
+type ForkResponse struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+}
+
+func (s *Server) fork(ctx context.Context, p ForkRequest) (ForkResponse, error) {
+	info, err := s.mgr.Fork(ctx, p.SessionID, p.Prompt)
+	if err != nil {
+		return ForkResponse{}, err
+	}
+	return ForkResponse{SessionID: info.ID, Title: info.Title}, nil
+}

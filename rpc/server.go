@@ -179,7 +179,7 @@ func (s *Server) initialize(_ context.Context, p *initializeParams) (any, error)
 }
 
 func (s *Server) initializeResponse() acp.InitializeResponse {
-	meta := map[string]any{"version": s.opts.Version, "events": "_bridle/events", "prompts": "_bridle/prompts", "rewindPreview": "_bridle/rewind_preview"}
+	meta := map[string]any{"version": s.opts.Version, "events": "_bridle/events", "prompts": "_bridle/prompts", "rewindPreview": "_bridle/rewind_preview", "fork": "_bridle/fork"}
 	for k, v := range s.opts.Meta {
 		meta[k] = v
 	}

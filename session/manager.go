@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -163,6 +164,8 @@ type Info struct {
 	Title          string
 	UpdatedAt      int64
 	ParentID       string
+	// ForkOf is the session a fork was made from.
+	ForkOf string
 }
 
 // NewParams are the inputs of New.
@@ -479,7 +482,7 @@ func (m *Manager) Shutdown() {
 const shutdownGrace = 5 * time.Second
 
 func infoOf(r store.Session) Info {
-	return Info{ID: r.ID, Cwd: r.Cwd, AdditionalDirs: r.AdditionalDirs, Model: r.Model, Mode: r.Mode, Title: r.Title, UpdatedAt: r.UpdatedAt, ParentID: r.ParentID}
+	return Info{ID: r.ID, Cwd: r.Cwd, AdditionalDirs: r.AdditionalDirs, Model: r.Model, Mode: r.Mode, Title: r.Title, UpdatedAt: r.UpdatedAt, ParentID: r.ParentID, ForkOf: r.ForkOf}
 }
 
 // window is the context window for a session in cwd.
@@ -537,6 +540,29 @@ type loadJob struct {
 // goroutine reads while the others decode batches, and each raw record is
 // dropped once decoded: the load never holds the log twice.
 func (m *Manager) loadEvents(ctx context.Context, id string) ([]event.Event, error) {
+	row, err := m.cfg.Store.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var shared []event.Event
+	if row.ForkOf != "" {
+		// A fork's log begins with its parent's, shared, not copied.
+		parent, err := m.loadEvents(ctx, row.ForkOf)
+		if err != nil {
+			return nil, fmt.Errorf("session %s is a fork of %s: %w", id, row.ForkOf, err)
+		}
+		n := sort.Search(len(parent), func(i int) bool { return parent[i].Seq > row.ForkThrough })
+		shared = parent[:n:n]
+	}
+	own, err := m.loadOwnEvents(ctx, id)
+	if err != nil || shared == nil {
+		return own, err
+	}
+	return append(shared, own...), nil
+}
+
+// loadOwnEvents reads and decodes the events a session's own log holds.
+func (m *Manager) loadOwnEvents(ctx context.Context, id string) ([]event.Event, error) {
 	last, err := m.cfg.Store.LastSeq(ctx, id)
 	if err != nil {
 		return nil, err

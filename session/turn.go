@@ -151,6 +151,18 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		}
 		return t.rewind(ctx, n)
 	}
+	if n, ok, err := forkCommand(content); ok && s.parent == nil {
+		if err != nil {
+			return "", err
+		}
+		info, err := s.m.Fork(ctx, s.row.ID, n)
+		if err != nil {
+			return "", err
+		}
+		// Nothing happens in this session: nothing is recorded here.
+		s.send(ctx, AgentText(fmt.Sprintf("Forked before prompt %d as session %s (%s): open it from the session list; this session goes on as it was.", n, info.ID, info.Title)))
+		return StopEndTurn, nil
+	}
 	if _, err := s.commit(ctx, typed, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
 		return "", err
 	}

@@ -177,6 +177,10 @@ type Session struct {
 	Title          string
 	CreatedAt      int64 // unix milliseconds
 	UpdatedAt      int64
+	// ForkOf names the session a fork was made from; its log is that
+	// session's events through ForkThrough, then its own.
+	ForkOf      string
+	ForkThrough int64
 }
 
 // Record is one stored event.
@@ -362,14 +366,14 @@ func (s *Store) Recorded(ctx context.Context, sessionID, key, kind string) (int6
 	return seq, nil
 }
 
-const sessionCols = `id, cwd, additional_dirs, model, mode, COALESCE(parent_id, ''), title, created_at, updated_at`
+const sessionCols = `id, cwd, additional_dirs, model, mode, COALESCE(parent_id, ''), title, created_at, updated_at, fork_of, fork_through`
 
 type scanner interface{ Scan(...any) error }
 
 func scanSession(row scanner) (Session, error) {
 	var s Session
 	var dirs string
-	if err := row.Scan(&s.ID, &s.Cwd, &dirs, &s.Model, &s.Mode, &s.ParentID, &s.Title, &s.CreatedAt, &s.UpdatedAt); err != nil {
+	if err := row.Scan(&s.ID, &s.Cwd, &dirs, &s.Model, &s.Mode, &s.ParentID, &s.Title, &s.CreatedAt, &s.UpdatedAt, &s.ForkOf, &s.ForkThrough); err != nil {
 		return Session{}, err
 	}
 	s.AdditionalDirs = splitDirs(dirs)

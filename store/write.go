@@ -139,9 +139,9 @@ func (s *Store) CreateSession(ctx context.Context, sess Session, first ...Record
 		if sess.ParentID != "" {
 			parent = sess.ParentID
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, cwd, additional_dirs, model, mode, parent_id, title, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			sess.ID, sess.Cwd, joinDirs(sess.AdditionalDirs), sess.Model, sess.Mode, parent, sess.Title, sess.CreatedAt, sess.UpdatedAt)
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, cwd, additional_dirs, model, mode, parent_id, title, created_at, updated_at, fork_of, fork_through)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sess.ID, sess.Cwd, joinDirs(sess.AdditionalDirs), sess.Model, sess.Mode, parent, sess.Title, sess.CreatedAt, sess.UpdatedAt, sess.ForkOf, sess.ForkThrough)
 		if err != nil {
 			return fmt.Errorf("create session %s: %w", sess.ID, explainWriteErr(err))
 		}
@@ -192,8 +192,10 @@ func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, recs
 	if len(recs) == 0 {
 		return nil, nil
 	}
+	// A fork's own events follow the parent's it shares.
 	var last int64
-	err := tx.QueryRowContext(ctx, `SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1`, sessionID).Scan(&last)
+	err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1),
+		(SELECT fork_through FROM sessions WHERE id = ?), 0)`, sessionID, sessionID).Scan(&last)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("append to %s: %w", sessionID, explainWriteErr(err))
 	}

@@ -15,7 +15,8 @@ func HiddenPaths(db string, s sandbox.Settings) []string {
 	return sandbox.HiddenPaths(s.Command, home, OwnPaths(db))
 }
 
-// OwnPaths are bridle's own settings, database, artifacts and cache,
+// OwnPaths are bridle's own settings, database, artifacts, stored images,
+// checkpoints and cache,
 // hidden whatever the workspace (a session at $HOME or / must not rewrite
 // another session's log or widen its own box), and never made visible.
 // They are made absolute: a relative --db is opened from bridle's working
@@ -34,7 +35,8 @@ func OwnPaths(db string) []string {
 	} else {
 		// A database put somewhere else (--db, BRIDLE_DB): its files only,
 		// since the directory may hold the user's work.
-		own = append(own, db, db+"-wal", db+"-shm", db+"-journal", filepath.Join(data, "artifacts"))
+		own = append(own, db, db+"-wal", db+"-shm", db+"-journal",
+			filepath.Join(data, "artifacts"), filepath.Join(data, "images"), filepath.Join(data, "checkpoints"))
 	}
 	for i, p := range own {
 		if a, err := filepath.Abs(p); err == nil {

@@ -45,7 +45,7 @@ func listSessions(ctx context.Context, g globals, args []string, w io.Writer) er
 		for _, r := range rows {
 			if err := enc.Encode(map[string]any{
 				"sessionId": r.ID, "cwd": r.Cwd, "title": r.Title, "model": r.Model, "mode": r.Mode,
-				"parentId": r.ParentID, "createdAt": stamp(r.CreatedAt), "updatedAt": stamp(r.UpdatedAt),
+				"parentId": r.ParentID, "forkOf": r.ForkOf, "createdAt": stamp(r.CreatedAt), "updatedAt": stamp(r.UpdatedAt),
 			}); err != nil {
 				return err
 			}
@@ -60,23 +60,33 @@ func listSessions(ctx context.Context, g globals, args []string, w io.Writer) er
 	fmt.Fprintln(tw, "SESSION\tUPDATED\tMODEL\tMODE\tCWD\tTITLE")
 	for _, r := range tree(rows) {
 		id := r.ID
-		if r.ParentID != "" {
+		switch {
+		case r.ParentID != "":
 			id = "  └ " + id // a subagent's session, under its parent
+		case r.ForkOf != "":
+			id = "  ⑂ " + id // a fork, under the session it was made from
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, time.UnixMilli(r.UpdatedAt).Format("2006-01-02 15:04"), r.Model, r.Mode, r.Cwd, r.Title)
 	}
 	return tw.Flush()
 }
 
-// tree orders sessions so that each subagent's follows its parent's;
-// parents keep their order (newest first), and so do children.
+// tree orders sessions so that each subagent's and each fork follows
+// the session it came from; those keep their order (newest first), and
+// so do the ones under them.
 func tree(rows []store.Session) []store.Session {
 	children := map[string][]store.Session{}
 	ids := map[string]bool{}
+	from := func(r store.Session) string {
+		if r.ParentID != "" {
+			return r.ParentID
+		}
+		return r.ForkOf
+	}
 	for _, r := range rows {
 		ids[r.ID] = true
-		if r.ParentID != "" {
-			children[r.ParentID] = append(children[r.ParentID], r)
+		if f := from(r); f != "" {
+			children[f] = append(children[f], r)
 		}
 	}
 	var out []store.Session
@@ -88,7 +98,7 @@ func tree(rows []store.Session) []store.Session {
 		}
 	}
 	for _, r := range rows {
-		if r.ParentID == "" || !ids[r.ParentID] {
+		if f := from(r); f == "" || !ids[f] {
 			add(r)
 		}
 	}

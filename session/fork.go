@@ -1,0 +1,67 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/bridle-dev/bridle/session/event"
+
+	"github.com/bridle-dev/bridle/store"
+)
+
+// forkCommand reads "/fork N".
+func forkCommand(content []event.Content) (int, bool, error) {
+	if len(content) != 1 || content[0].Type != "text" {
+		return 0, false, nil
+	}
+	name, arg, _ := strings.Cut(strings.TrimSpace(content[0].Text), " ")
+	if name != "/fork" {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(arg))
+	if err != nil || n < 1 {
+		return 0, true, fmt.Errorf("%w: /fork takes the number of the prompt to fork before, counted from 1 (e.g. /fork 3)", ErrInvalid)
+	}
+	return n, true, nil
+}
+
+// Fork makes a new session whose history is session id's before its
+// prompt n (counted from 1, as /rewind counts): the parent's events are
+// shared, not copied (the fork's row names them, and its own events are
+// numbered after them). No file is touched. The fork is not opened: the
+// editor opens it with session/load, or prompts it.
+func (m *Manager) Fork(ctx context.Context, id string, n int) (Info, error) {
+	parent, err := m.Get(ctx, id)
+	if err != nil {
+		return Info{}, err
+	}
+	if p := parent.Info().ParentID; p != "" {
+		return Info{}, fmt.Errorf("%w: session %s is a subagent's; fork its parent %s instead", ErrInvalid, id, p)
+	}
+	prompts := promptSeqs(parent.Events())
+	if n < 1 || n > len(prompts) {
+		return Info{}, fmt.Errorf("%w: /fork %d: session %s has %d prompts", ErrInvalid, n, id, len(prompts))
+	}
+	fid, err := newID()
+	if err != nil {
+		return Info{}, err
+	}
+	info := parent.Info()
+	title := fmt.Sprintf("Fork of %q before prompt %d", info.Title, n)
+	if info.Title == "" {
+		title = fmt.Sprintf("Fork of %s before prompt %d", id, n)
+	}
+	row := store.Session{ID: fid, Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Model: info.Model, Mode: string(parent.Mode()),
+		Title: title, ForkOf: id, ForkThrough: prompts[n-1] - 1}
+	if _, err := m.cfg.Store.CreateSession(ctx, row); err != nil {
+		return Info{}, fmt.Errorf("create the fork: %w", err)
+	}
+	m.log.Info("session forked", "session", id, "fork", fid, "before_prompt", n)
+	stored, err := m.cfg.Store.Session(ctx, fid)
+	if err != nil {
+		return Info{}, err
+	}
+	return infoOf(stored), nil
+}
