@@ -5,12 +5,14 @@
 -- a person would; the files on disk and a loaded buffer must show the
 -- content from after the first prompt.
 --
--- These run with setup{ fs = false }: with fs/* on, bridle answers
--- _bridle/rewind_preview on its reading loop while it asks the editor for
--- the files (fs/read_text_file), so it cannot read the answer and gives up
--- after its 10 s BufferTimeout, naming every file "cannot be read". That is
--- for bridle to fix (the handler must answer later, like session/prompt);
--- with fs off bridle reads the disk and the preview is exact.
+-- Most run with setup{ fs = false }, where the preview is bridle's own
+-- _bridle/rewind_preview. With fs/* on (the default) bridle answers that
+-- request on its reading loop while it asks the editor for the files
+-- (fs/read_text_file), so it cannot read the answer and gives up after its
+-- 10 s BufferTimeout, naming every file "cannot be read": for bridle to fix
+-- (the handler must answer later, like session/prompt). Until then the
+-- plugin previews from _bridle/prompts when fs is on; the last test covers
+-- that, with bridle putting the files back through the editor's buffers.
 local H = require("helpers")
 local api = vim.api
 
@@ -24,8 +26,8 @@ local function read(path)
   return s
 end
 
-local function setup()
-  local b, t = H.plugin(nil, { fs = false, env = { BRIDLE_MODEL = "scripted/" .. H.root .. "/tests/scenarios/rewind.json" } })
+local function setup(fs)
+  local b, t = H.plugin(nil, { fs = fs or false, env = { BRIDLE_MODEL = "scripted/" .. H.root .. "/tests/scenarios/rewind.json" } })
   return b, t
 end
 
@@ -268,6 +270,38 @@ return {
       H.eq(false, b.state.running, "no /rewind sent")
       H.eq(1, #user_items(b), "no /rewind in the chat")
       H.eq("hello from the first prompt\n", read(notes), "unchanged")
+    end,
+  },
+  {
+    "with fs/* on (the default) :BridleRewind 2 previews from _bridle/prompts and bridle restores through the loaded buffer",
+    function()
+      local b, t = setup(true)
+      local notes, created = t.ws .. "/notes.txt", t.ws .. "/created.txt"
+      vim.cmd("edit " .. vim.fn.fnameescape(notes))
+      local nbuf = api.nvim_get_current_buf()
+      vim.cmd("Bridle")
+      auto_edit(b)
+      H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
+      H.eq("end_turn", H.turn(b, "make the second change"), "second turn")
+      H.eq({ "hello from the second prompt, which is longer" }, api.nvim_buf_get_lines(nbuf, 0, -1, false), "the edits landed in the buffer")
+      local seen, restore = stub_select({
+        ["bridle.rewind"] = first(function(c)
+          return c == "Yes"
+        end),
+      })
+      local started = (vim.uv or vim.loop).hrtime()
+      local ok, err = pcall(rewind, b, "2")
+      restore()
+      H.ok(ok, err)
+      local ms = ((vim.uv or vim.loop).hrtime() - started) / 1e6
+      H.eq(nil, seen.unexpected, "no other question")
+      H.eq("Rewind to before prompt 2 (2 files changed since)?", seen[1] and seen[1].prompt, "the confirmation")
+      H.eq({ notes, created }, b.state.rewind_preview.changed, "the files changed since")
+      H.ok(ms < 5000, ("the rewind took %d ms: did the preview wait on bridle's fs deadlock?"):format(ms))
+      H.eq("hello from the first prompt\n", read(notes), "notes.txt as after the first prompt")
+      H.eq(nil, read(created), "created.txt removed")
+      H.eq({ "hello from the first prompt" }, api.nvim_buf_get_lines(nbuf, 0, -1, false), "the loaded buffer")
+      H.eq(false, vim.bo[nbuf].modified, "the buffer is unmodified")
     end,
   },
 }
