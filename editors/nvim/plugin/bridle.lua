@@ -53,3 +53,13 @@ end, { nargs = "?", desc = "Show a session's event log (bridle log)" })
 cmd("BridleInstall", function(a)
   require("bridle").install(a.args)
 end, { nargs = "?", complete = "file", desc = "Install bridle from a release archive (file or URL)" })
+cmd("BridleRewind", function(a)
+  local n = nil
+  if a.args ~= "" then
+    n = tonumber(a.args)
+    if not n or n < 1 or n ~= math.floor(n) then
+      return vim.notify("bridle: :BridleRewind takes the number of a prompt (from 1), or nothing to pick one", vim.log.levels.ERROR)
+    end
+  end
+  require("bridle").rewind(n)
+end, { nargs = "?", desc = "Rewind bridle's session (files and conversation) to before a prompt" })

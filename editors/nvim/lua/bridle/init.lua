@@ -5,6 +5,7 @@ local rpc = require("bridle.rpc")
 local installer = require("bridle.install")
 local fs = require("bridle.fs")
 local chatmod = require("bridle.chat")
+local rewindmod = require("bridle.rewind")
 local nn = chatmod.nn
 
 local api = vim.api
@@ -659,6 +660,223 @@ function M.sessions()
       if s then
         M.resume(s.sessionId)
       end
+    end)
+  end)
+end
+
+-- ---- rewind ----
+
+--- Runs fn() in the current session, reopening it if bridle went away;
+--- false (and a message) when there is none yet.
+local function with_session(fn)
+  if not (S.session_id or S.orphan) then
+    notify("no bridle session yet: start a chat with :Bridle", vim.log.levels.WARN)
+    return fn(false)
+  end
+  M.ensure_session(fn)
+end
+
+--- The session's prompts (_bridle/prompts): cb(list|nil), each
+--- { n, text, rewound?, files }.
+function M.prompts(cb)
+  with_session(function(ok)
+    if not ok then
+      return cb(nil)
+    end
+    S.rpc:request("_bridle/prompts", { sessionId = S.session_id }, function(e, r)
+      if e then
+        notify("bridle: _bridle/prompts failed: " .. tostring(e.message), vim.log.levels.ERROR)
+        return cb(nil)
+      end
+      cb(nn(r and r.prompts) or {})
+    end)
+  end)
+end
+
+--- What /rewind n would do now (_bridle/rewind_preview): cb(plan|nil),
+--- { prompt, restore = { {path, from, to} }, yours, kept }.
+---
+--- With fs/* on (setup's fs, the default) bridle would read the files for
+--- the preview through this editor while its reading loop waits on the
+--- preview itself, so it could not hear the answers (10 s, then every file
+--- "cannot be read"). Until bridle answers the preview asynchronously, the
+--- plan then comes from _bridle/prompts instead: { prompt, approximate =
+--- true, changed = the files the agent changed since prompt n }. bridle
+--- still asks, during the rewind, about files changed since the agent.
+function M.rewind_preview(n, cb)
+  if M.config.fs ~= false then
+    return M.prompts(function(prompts)
+      if not prompts then
+        return cb(nil)
+      end
+      if n > #prompts then
+        notify(("bridle: /rewind %d: this session has %d prompts"):format(n, #prompts), vim.log.levels.ERROR)
+        return cb(nil)
+      end
+      cb(rewindmod.approximate_plan(prompts, n))
+    end)
+  end
+  with_session(function(ok)
+    if not ok then
+      return cb(nil)
+    end
+    S.rpc:request("_bridle/rewind_preview", { sessionId = S.session_id, prompt = n }, function(e, r)
+      if e then
+        notify("bridle: " .. tostring(e.message), vim.log.levels.ERROR)
+        return cb(nil)
+      end
+      cb(r)
+    end)
+  end)
+end
+
+--- The prompt number of the chat message under the cursor, given the
+--- prompts; nil when the cursor is not on a user message of the chat.
+function M.prompt_at_cursor(prompts)
+  local chat = S.chat
+  if not (chat and api.nvim_buf_is_valid(chat.buf) and api.nvim_get_current_buf() == chat.buf) then
+    return nil
+  end
+  local it = rewindmod.user_item_at(chat.items, api.nvim_win_get_cursor(0)[1] - 1)
+  return it and rewindmod.map_users(chat.items, prompts)[it]
+end
+
+local function file_text(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+--- Reloads the loaded, unmodified buffers of paths from disk (as
+--- :checktime with 'autoread' does), so a rewind's restored files show.
+--- Returns the paths left as they were: { unsaved = {...}, removed = {...} }.
+function M.reload_files(paths)
+  local want, left = {}, { unsaved = {}, removed = {} }
+  for _, p in ipairs(paths) do
+    want[vim.fn.resolve(vim.fn.fnamemodify(p, ":p"))] = p
+  end
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    local name = api.nvim_buf_get_name(buf)
+    local p = api.nvim_buf_is_loaded(buf) and name ~= "" and want[vim.fn.resolve(vim.fn.fnamemodify(name, ":p"))]
+    if p then
+      local disk = file_text(p)
+      if disk == nil then
+        left.removed[#left.removed + 1] = p
+      elseif vim.bo[buf].modified then
+        left.unsaved[#left.unsaved + 1] = p
+      else
+        api.nvim_buf_call(buf, function()
+          vim.cmd("setlocal autoread")
+          vim.cmd("silent! checktime " .. buf)
+          vim.cmd("set autoread<")
+          -- checktime goes by size and mtime (seconds on some systems): a
+          -- file put back within the same second at the same size is
+          -- reloaded by comparing the text.
+          local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. (vim.bo[buf].eol and "\n" or "")
+          if text ~= disk then
+            vim.cmd("silent! edit!")
+          end
+        end)
+      end
+    end
+  end
+  return left
+end
+
+--- Asks Yes/No with the preview, then sends "/rewind n" and reloads the
+--- restored files' buffers; cb(stopReason|nil) when done (nil: not rewound).
+function M.confirm_rewind(n, cb)
+  cb = cb or function() end
+  M.rewind_preview(n, function(plan)
+    if not plan then
+      return cb(nil)
+    end
+    S.rewind_preview = plan
+    local lines = rewindmod.preview_lines(plan, cwd())
+    if #api.nvim_list_uis() > 0 then
+      -- The files, above the question (a picker shows the one-line prompt).
+      api.nvim_echo({ { table.concat(lines, "\n") } }, true, {})
+    end
+    vim.ui.select({ "Yes", "No" }, {
+      prompt = rewindmod.question(plan),
+      kind = "bridle.rewind",
+    }, function(choice)
+      if choice ~= "Yes" then
+        return cb(nil)
+      end
+      local paths = vim.list_extend({}, plan.changed or {})
+      for _, r in ipairs(nn(plan.restore) or {}) do
+        paths[#paths + 1] = r.path
+      end
+      vim.list_extend(paths, nn(plan.yours) or {})
+      M.send("/rewind " .. n, function(reason)
+        local left = M.reload_files(paths)
+        local msg = {}
+        if #left.unsaved > 0 then
+          msg[#msg + 1] = "not reloaded, the buffer has unsaved changes: " .. table.concat(left.unsaved, ", ")
+        end
+        if #left.removed > 0 then
+          msg[#msg + 1] = "removed (its buffer is kept): " .. table.concat(left.removed, ", ")
+        end
+        if #msg > 0 then
+          notify("bridle rewind: " .. table.concat(msg, "\n"), vim.log.levels.WARN)
+        end
+        cb(reason)
+      end)
+    end)
+  end)
+end
+
+--- :BridleRewind [N]: with N, rewinds to before prompt N; without, lists
+--- the prompts to pick from, "Rewind to here" first when the cursor is on
+--- a message in the chat. Asks before rewinding (see confirm_rewind).
+function M.rewind(n, cb)
+  cb = cb or function() end
+  if S.running then
+    notify("bridle is still answering; :BridleStop first or wait for the turn to end", vim.log.levels.WARN)
+    return cb(nil)
+  end
+  if n then
+    return M.confirm_rewind(n, cb)
+  end
+  -- The message under the cursor, taken before the request answers (the
+  -- cursor may move meanwhile).
+  local chat = S.chat
+  local on_chat = chat and api.nvim_buf_is_valid(chat.buf) and api.nvim_get_current_buf() == chat.buf
+  local item = on_chat and rewindmod.user_item_at(chat.items, api.nvim_win_get_cursor(0)[1] - 1)
+  M.prompts(function(prompts)
+    if not prompts then
+      return cb(nil)
+    end
+    if #prompts == 0 then
+      notify("this session has no prompts to rewind to yet")
+      return cb(nil)
+    end
+    local at = item and rewindmod.map_users(chat.items, prompts)[item]
+    local choices = {}
+    for _, p in ipairs(at and prompts or {}) do
+      if p.n == at then
+        choices[1] = { n = at, here = true, label = "Rewind to here: " .. rewindmod.label(p, cwd()) }
+      end
+    end
+    for _, p in ipairs(prompts) do
+      choices[#choices + 1] = { n = p.n, label = rewindmod.label(p, cwd()) }
+    end
+    vim.ui.select(choices, {
+      prompt = "Rewind to before which prompt?",
+      kind = "bridle.rewind_prompt",
+      format_item = function(c)
+        return c.label
+      end,
+    }, function(c)
+      if not c then
+        return cb(nil)
+      end
+      M.confirm_rewind(c.n, cb)
     end)
   end)
 end
