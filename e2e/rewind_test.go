@@ -20,20 +20,33 @@ const rewindScenario = `{"turns": [
 	{"match": "PROMPT-THREE", "calls": [{"text": "three done"}]}
 ]}`
 
-// TestRewindThroughTheBinary: /rewind 2 in an editor puts the files back
-// as prompt 1 left them and is shown again on load; `bridle rewind` then
-// goes back before prompt 1, removing the file the agent created.
-func TestRewindThroughTheBinary(t *testing.T) {
-	ws := acptest.Workspace(t, map[string]string{"keep.txt": "untouched\n"})
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, rewindScenario)})
-	a.Initialize()
-	sid := a.NewSession(ws)
+// rewindSession starts bridle on rewindScenario in a fresh workspace (the
+// client offering its buffers or not), opens a session in auto-edit mode
+// and plays the first two prompts, which change files.
+func rewindSession(t *testing.T, o acptest.Options, ed *editor) (a *acptest.Agent, sid, ws string) {
+	t.Helper()
+	ws = acptest.Workspace(t, map[string]string{"keep.txt": "untouched\n"})
+	o.Model = acptest.Scenario(t, rewindScenario)
+	a = acptest.Start(t, o)
+	if ed != nil {
+		a.OnRequest = ed.handle(t)
+	}
+	a.InitializeWith(ed != nil, ed != nil)
+	sid = a.NewSession(ws)
 	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
 	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO"} {
 		if stop := a.Prompt(sid, p); stop != "end_turn" {
 			t.Fatalf("%s: %s", p, stop)
 		}
 	}
+	return a, sid, ws
+}
+
+// TestRewindThroughTheBinary: /rewind 2 in an editor puts the files back
+// as prompt 1 left them and is shown again on load; `bridle rewind` then
+// goes back before prompt 1, removing the file the agent created.
+func TestRewindThroughTheBinary(t *testing.T) {
+	a, sid, ws := rewindSession(t, acptest.Options{}, nil)
 	// What an editor shows before a rewind: the prompts with the files
 	// each changed, and what going back before one would put back.
 	var prompts struct {
@@ -112,17 +125,8 @@ func TestRewindThroughTheBinary(t *testing.T) {
 // recorded a rewind's plan, before any file was put back; the next bridle
 // to open the session finishes the rewind.
 func TestRewindKilledMidwayIsFinished(t *testing.T) {
-	ws := acptest.Workspace(t, nil)
+	a, sid, ws := rewindSession(t, acptest.Options{}, nil)
 	model := acptest.Scenario(t, rewindScenario)
-	a := acptest.Start(t, acptest.Options{Model: model})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
-	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO"} {
-		if stop := a.Prompt(sid, p); stop != "end_turn" {
-			t.Fatalf("%s: %s", p, stop)
-		}
-	}
 	a.CloseStdin()
 
 	// The rewind's plan is the first event this process commits.
@@ -156,17 +160,8 @@ func TestRewindKilledMidwayIsFinished(t *testing.T) {
 // fork's load replays the shared history, and `bridle sessions` shows the
 // fork under the session it came from.
 func TestForkThroughTheBinary(t *testing.T) {
-	ws := acptest.Workspace(t, nil)
 	requests := filepath.Join(t.TempDir(), "requests.jsonl")
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, rewindScenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
-	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO"} {
-		if stop := a.Prompt(sid, p); stop != "end_turn" {
-			t.Fatalf("%s: %s", p, stop)
-		}
-	}
+	a, sid, ws := rewindSession(t, acptest.Options{Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}}, nil)
 	var fork struct {
 		SessionID string `json:"sessionId"`
 		Title     string `json:"title"`
@@ -226,18 +221,8 @@ func TestForkThroughTheBinary(t *testing.T) {
 // preview hashes them through the editor, which can answer because the
 // preview is answered off the connection's read loop.
 func TestRewindPreviewAsksTheEditor(t *testing.T) {
-	ws := acptest.Workspace(t, nil)
 	ed := newEditor(map[string]string{})
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, rewindScenario)})
-	a.OnRequest = ed.handle(t)
-	a.InitializeWith(true, true)
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
-	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO"} {
-		if stop := a.Prompt(sid, p); stop != "end_turn" {
-			t.Fatalf("%s: %s", p, stop)
-		}
-	}
+	a, sid, _ := rewindSession(t, acptest.Options{}, ed)
 	var preview struct {
 		Restore []struct{ Path, From, To string } `json:"restore"`
 		Kept    []string                          `json:"kept"`
