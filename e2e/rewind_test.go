@@ -119,6 +119,11 @@ func TestRewindThroughTheBinary(t *testing.T) {
 	if log, _ := acptest.Run(t, "log", "--db", a.DB, sid); !strings.Contains(log, "rewound") || !strings.Contains(log, "rewind_started") {
 		t.Errorf("bridle log does not show the rewinds:\n%s", log)
 	}
+	// A rewind can be taken back: a.txt returns as the last rewind found it.
+	out, err = acptest.Run(t, "rewind", "--db", a.DB, sid, "undo")
+	if err != nil || file("a.txt") != "v1\n" || !strings.Contains(out, "Undid the rewind to before prompt 1") {
+		t.Fatalf("bridle rewind undo (%v): a %q; printed:\n%s", err, file("a.txt"), out)
+	}
 }
 
 // TestRewindKilledMidwayIsFinished: bridle is killed right after it

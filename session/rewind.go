@@ -32,6 +32,9 @@ func rewindCommand(content []event.Content) (int, bool, error) {
 	if strings.TrimSpace(arg) == "" {
 		return 0, true, nil // list the prompts
 	}
+	if strings.TrimSpace(arg) == "undo" {
+		return undoRewind, true, nil
+	}
 	n, err := strconv.Atoi(strings.TrimSpace(arg))
 	if err != nil || n < 1 {
 		return 0, true, fmt.Errorf("%w: /rewind takes the number of the prompt to go back to before, counted from 1 (e.g. /rewind 3)", ErrInvalid)
@@ -94,6 +97,49 @@ func promptsText(ps []PromptView) string {
 		}
 	}
 	return b.String()
+}
+
+// undoRewind is "/rewind undo" as rewindCommand reads it.
+const undoRewind = -1
+
+// lastRewind is the latest rewind still in force: its event and seq.
+func lastRewind(events []event.Event) (event.Rewound, int64, bool) {
+	undone := map[int64]bool{}
+	for i := len(events) - 1; i >= 0; i-- {
+		r, ok := events[i].Payload.(event.Rewound)
+		switch {
+		case !ok:
+		case r.Undoes != 0:
+			undone[r.Undoes] = true
+		case !undone[events[i].Seq]:
+			return r, events[i].Seq, true
+		}
+	}
+	return event.Rewound{}, 0, false
+}
+
+// undoPlan is what undoing the last rewind would do: the files it put
+// back go back to what it replaced.
+func (s *Session) undoPlan() (RewindPlan, int64, error) {
+	r, seq, ok := lastRewind(s.Events())
+	if !ok {
+		return RewindPlan{}, 0, fmt.Errorf("%w: /rewind undo: there is no rewind to undo", ErrInvalid)
+	}
+	plan := RewindPlan{Prompt: r.Turn, From: r.From, Restore: []event.FileRestore{}, Yours: []string{}, Kept: []string{}}
+	env := s.env("rewind")
+	for _, f := range r.Restored {
+		now, err := sandbox.HashFile(env, f.Path)
+		switch {
+		case err != nil:
+			plan.Kept = append(plan.Kept, fmt.Sprintf("%s (cannot be read: %v)", f.Path, err))
+		case now == f.From:
+		case now == f.To:
+			plan.Restore = append(plan.Restore, event.FileRestore{Path: f.Path, From: now, To: f.From})
+		default:
+			plan.Yours = append(plan.Yours, f.Path)
+		}
+	}
+	return plan, seq, nil
 }
 
 // promptSeqs are the seqs of the session's prompts, in order.
@@ -181,7 +227,14 @@ func (s *Session) RewindPlan(n int) (RewindPlan, error) {
 // rewind runs "/rewind n" as a turn of its own: no model call.
 func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 	s := t.s
-	plan, err := s.RewindPlan(n)
+	var plan RewindPlan
+	var undoes int64
+	var err error
+	if n == undoRewind {
+		plan, undoes, err = s.undoPlan()
+	} else {
+		plan, err = s.RewindPlan(n)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -190,6 +243,13 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 	if len(plan.Yours) > 0 {
 		events := s.Events()
 		_, before, _ := changesSince(events, from)
+		if undoes != 0 {
+			r, _, _ := lastRewind(events)
+			before = map[string]string{}
+			for _, f := range r.Restored {
+				before[f.Path] = f.From
+			}
+		}
 		yes, err := t.askOverwrite(ctx, from, plan.Yours)
 		if err != nil {
 			return "", err
@@ -225,12 +285,12 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 		}
 		ready = append(ready, r)
 	}
-	if _, err := s.append(ctx, event.RewindStarted{Turn: n, From: from, Files: ready}); err != nil {
+	if _, err := s.append(ctx, event.RewindStarted{Turn: plan.Prompt, From: from, Files: ready, Undoes: undoes}); err != nil {
 		return "", err
 	}
 	restored, failed := s.applyRestores(env, ready)
 	kept = append(kept, failed...)
-	if _, err := s.commit(ctx, nil, event.Rewound{Turn: n, From: from, Restored: restored, Kept: kept}); err != nil {
+	if _, err := s.commit(ctx, nil, event.Rewound{Turn: plan.Prompt, From: from, Restored: restored, Kept: kept, Undoes: undoes}); err != nil {
 		return "", err
 	}
 	s.rewindDone(restored)
@@ -297,7 +357,7 @@ func (s *Session) finishRewind(ctx context.Context) error {
 		case event.RewindStarted:
 			restored, failed := s.applyRestores(s.env("rewind"), v.Files)
 			s.m.log.Info("finished a rewind cut short", "session", s.row.ID, "files", len(restored))
-			_, err := s.append(ctx, event.Rewound{Turn: v.Turn, From: v.From, Restored: restored, Kept: failed},
+			_, err := s.append(ctx, event.Rewound{Turn: v.Turn, From: v.From, Restored: restored, Kept: failed, Undoes: v.Undoes},
 				event.TurnFinished{StopReason: string(StopEndTurn)})
 			s.rewindDone(restored)
 			return err
@@ -309,7 +369,11 @@ func (s *Session) finishRewind(ctx context.Context) error {
 // rewoundText tells the user what a rewind did.
 func rewoundText(v event.Rewound) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Rewound to before prompt %d: the agent no longer sees what came after it.", v.Turn)
+	if v.Undoes != 0 {
+		fmt.Fprintf(&b, "Undid the rewind to before prompt %d: the agent sees what came after it again.", v.Turn)
+	} else {
+		fmt.Fprintf(&b, "Rewound to before prompt %d: the agent no longer sees what came after it.", v.Turn)
+	}
 	if len(v.Restored) == 0 {
 		b.WriteString(" No file needed putting back.")
 	} else {
@@ -358,8 +422,14 @@ func hasRewind(events []event.Event) bool {
 // went back over (from the prompt it went back to, to its end).
 func visible(events []event.Event) []event.Event {
 	var ranges [][2]int64
+	undone := map[int64]bool{}
 	for _, e := range events {
-		if r, ok := e.Payload.(event.Rewound); ok {
+		if r, ok := e.Payload.(event.Rewound); ok && r.Undoes != 0 {
+			undone[r.Undoes] = true
+		}
+	}
+	for _, e := range events {
+		if r, ok := e.Payload.(event.Rewound); ok && r.Undoes == 0 && !undone[e.Seq] {
 			ranges = append(ranges, [2]int64{r.From, e.Seq})
 		}
 	}

@@ -266,3 +266,26 @@ func TestRewoundSessionAsksAsIfTheTurnsNeverHappened(t *testing.T) {
 		t.Fatalf("after the rewind the request differs from a session that never had the turns:\n%s\nwant:\n%s", rewound, want)
 	}
 }
+
+// /rewind undo takes the last rewind back: its files return to what it
+// replaced, and the model sees the rewound prompts again.
+func TestRewindCanBeUndone(t *testing.T) {
+	_, s, p, ws := rewindRig(t, &recorder{})
+	for _, cmd := range []string{"/rewind 2", "/rewind undo"} {
+		if stop, err := prompt(t, s, cmd); err != nil || stop != StopEndTurn {
+			t.Fatalf("%s: stop %s, err %v", cmd, stop, err)
+		}
+	}
+	if a, b := readFile(t, ws, "a.txt"), readFile(t, ws, "b.txt"); a != "v3\n" || b != "new\n" {
+		t.Fatalf("after undoing the rewind: a.txt %q, b.txt %q; want v3 and new", a, b)
+	}
+	if _, err := prompt(t, s, "PROMPT-FOUR"); err != nil {
+		t.Fatal(err)
+	}
+	if req := p.last(); !strings.Contains(req, "PROMPT-TWO") || !strings.Contains(req, "three done") {
+		t.Errorf("after the undo the model does not see prompts 2 and 3 again: %.300s", req)
+	}
+	if _, err := prompt(t, s, "/rewind undo"); err == nil || !strings.Contains(err.Error(), "there is no rewind to undo") {
+		t.Fatalf("a second undo: %v", err)
+	}
+}

@@ -15,7 +15,8 @@ import (
 )
 
 // rewind is `bridle rewind SESSION N`: the session goes back to before
-// its prompt N, files and conversation, as `/rewind N` does in an editor.
+// its prompt N, files and conversation, as `/rewind N` does in an editor;
+// `bridle rewind SESSION undo` takes the last rewind back.
 // No one is there to answer, so a file the user changed since the agent
 // is left alone (and named).
 func rewind(ctx context.Context, g globals, args []string, stdout, stderr io.Writer) error {
@@ -26,10 +27,10 @@ func rewind(ctx context.Context, g globals, args []string, stdout, stderr io.Wri
 		return err
 	}
 	if len(words) != 2 {
-		return errors.New("rewind needs a session and a prompt number: bridle rewind SESSION N (bridle log SESSION shows the prompts)")
+		return errors.New("rewind needs a session and a prompt number: bridle rewind SESSION N, or SESSION undo (bridle log SESSION shows the prompts)")
 	}
-	if n, err := strconv.Atoi(words[1]); err != nil || n < 1 {
-		return fmt.Errorf("rewind: %q is not a prompt number (1 is the session's first prompt)", words[1])
+	if n, err := strconv.Atoi(words[1]); words[1] != "undo" && (err != nil || n < 1) {
+		return fmt.Errorf("rewind: %q is not a prompt number (1 is the session's first prompt) nor undo", words[1])
 	}
 	a := g.app()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

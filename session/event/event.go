@@ -327,6 +327,9 @@ type RewindStarted struct {
 	Turn  int           `json:"turn"`
 	From  int64         `json:"from"`
 	Files []FileRestore `json:"files,omitempty"`
+	// Undoes is the seq of the rewound event this rewind takes back (0:
+	// none): its files go back, and the window sees its prompts again.
+	Undoes int64 `json:"undoes,omitempty"`
 }
 
 // Rewound closes a rewind: the files put back, and those left alone
@@ -337,6 +340,7 @@ type Rewound struct {
 	From     int64         `json:"from"`
 	Restored []FileRestore `json:"restored,omitempty"`
 	Kept     []string      `json:"kept,omitempty"`
+	Undoes   int64         `json:"undoes,omitempty"`
 }
 
 // PlanEntry is one step of a plan.
