@@ -105,7 +105,7 @@ func TestBoxThroughTheBinary(t *testing.T) {
 	filepath.Walk(filepath.Dir(a.DB), func(p string, fi os.FileInfo, err error) error {
 		switch {
 		case err != nil || !fi.Mode().IsRegular():
-		case filepath.Dir(p) == checkpoints:
+		case strings.HasPrefix(p, checkpoints+string(filepath.Separator)):
 			// A checkpoint is a file's exact content before an edit, kept
 			// to put it back: it holds what the file held. It is the
 			// user's alone: private, and hidden from tools and commands.

@@ -1,34 +1,72 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bridle-dev/bridle/sandbox"
 )
 
-// Checkpoints keep a file's content before the agent changes it, once,
-// by its hash, in the data directory (checkpoints/HEX), so that a rewind
-// can put it back exactly. tool_started already names the hash before
-// and after each edit; the content behind each hash is here.
+// Checkpoints keep a file's content before the agent changes it, once per
+// session and content, in the data directory (checkpoints/SESSION/HEX, HEX
+// its sha256), so that a rewind can put it back exactly. tool_started
+// already names the hash before and after each edit; the content behind
+// each hash is here. A session's checkpoints are bounded
+// (Config.CheckpointBytes): past the bound the oldest go first, and the
+// user is told once, since a rewind to before them can no longer put those
+// files back.
 
-func (s *Session) checkpointDir() string {
+// DefaultCheckpointBytes bounds one session's checkpoints.
+const DefaultCheckpointBytes = 256 << 20
+
+// checkpoints is a session's checkpoint directory and what it holds,
+// oldest first, read from the directory on first use.
+type checkpoints struct {
+	mu     sync.Mutex
+	loaded bool
+	files  []checkpointFile
+	total  int64
+	told   bool
+}
+
+type checkpointFile struct {
+	name string
+	size int64
+}
+
+func (s *Session) checkpointDir(id string) string {
 	if s.m.cfg.DataDir == "" {
 		return ""
 	}
-	return filepath.Join(s.m.cfg.DataDir, "checkpoints")
+	return filepath.Join(s.m.cfg.DataDir, "checkpoints", id)
 }
 
-// keep stores content under its hash (sandbox.Hash), unless it is there.
+func (s *Session) checkpointCap() int64 {
+	if s.m.cfg.CheckpointBytes > 0 {
+		return s.m.cfg.CheckpointBytes
+	}
+	return DefaultCheckpointBytes
+}
+
+// keep stores content under its hash (sandbox.Hash), unless it is there,
+// and prunes the oldest checkpoints past the session's bound.
 func (s *Session) keep(content []byte) (string, error) {
 	hash := sandbox.Hash(content)
-	dir := s.checkpointDir()
+	dir := s.checkpointDir(s.row.ID)
 	if dir == "" {
 		return hash, fmt.Errorf("no data directory keeps checkpoints")
 	}
-	path := filepath.Join(dir, strings.TrimPrefix(hash, "sha256:"))
+	name := strings.TrimPrefix(hash, "sha256:")
+	path := filepath.Join(dir, name)
+	c := &s.ckpt
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.loadCheckpoints(dir)
 	if _, err := os.Stat(path); err == nil {
 		return hash, nil
 	}
@@ -44,24 +82,71 @@ func (s *Session) keep(content []byte) (string, error) {
 		os.Remove(tmp)
 		return hash, fmt.Errorf("keep a checkpoint: %w", err)
 	}
+	c.files = append(c.files, checkpointFile{name: name, size: int64(len(content))})
+	c.total += int64(len(content))
+	pruned := 0
+	for c.total > s.checkpointCap() && len(c.files) > 1 {
+		old := c.files[0]
+		if err := os.Remove(filepath.Join(dir, old.name)); err != nil && !os.IsNotExist(err) {
+			break
+		}
+		c.files, c.total = c.files[1:], c.total-old.size
+		pruned++
+	}
+	if pruned > 0 && !c.told {
+		c.told = true
+		s.notice(fmt.Sprintf("the oldest checkpoints were removed to keep this session's under %d MB: a rewind to before them cannot put those files back", s.checkpointCap()>>20))
+	}
 	return hash, nil
 }
 
-// checkpoint returns the content kept under hash.
+// loadCheckpoints reads what the directory holds, oldest first, once.
+// The caller holds s.ckpt.mu.
+func (s *Session) loadCheckpoints(dir string) {
+	c := &s.ckpt
+	if c.loaded {
+		return
+	}
+	c.loaded = true
+	entries, _ := os.ReadDir(dir)
+	type dated struct {
+		checkpointFile
+		mod int64
+	}
+	var all []dated
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && !strings.HasSuffix(e.Name(), ".tmp") {
+			all = append(all, dated{checkpointFile{e.Name(), fi.Size()}, fi.ModTime().UnixNano()})
+		}
+	}
+	slices.SortFunc(all, func(a, b dated) int { return int(a.mod - b.mod) })
+	for _, d := range all {
+		c.files = append(c.files, d.checkpointFile)
+		c.total += d.size
+	}
+}
+
+// checkpoint returns the content kept under hash: in this session's
+// checkpoints, or those of the sessions it was forked from.
 func (s *Session) checkpoint(hash string) ([]byte, error) {
 	name := strings.TrimPrefix(hash, "sha256:")
 	if len(name) != 64 || strings.Trim(name, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("%q is no checkpoint", hash)
 	}
-	dir := s.checkpointDir()
-	if dir == "" {
+	if s.m.cfg.DataDir == "" {
 		return nil, fmt.Errorf("no data directory keeps checkpoints")
 	}
-	data, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		return nil, fmt.Errorf("the checkpoint of %s is gone: %w", hash, err)
+	for id, hops := s.row.ID, 0; id != "" && hops < 64; hops++ {
+		if data, err := os.ReadFile(filepath.Join(s.checkpointDir(id), name)); err == nil {
+			return data, nil
+		}
+		row, err := s.m.cfg.Store.Session(context.Background(), id)
+		if err != nil {
+			break
+		}
+		id = row.ForkOf
 	}
-	return data, nil
+	return nil, fmt.Errorf("the checkpoint of %s is gone (checkpoints past the session's bound are removed, oldest first)", hash)
 }
 
 // keepBefore keeps the content a file has before an edit changes it

@@ -71,8 +71,12 @@ type Config struct {
 	// can make them visible.
 	Own []string
 	// DataDir holds per-session files: the artifacts that keep the whole
-	// of capped tool outputs. Empty: capped outputs are not kept.
+	// of capped tool outputs, prompts' images, and the checkpoints a rewind
+	// puts files back from. Empty: none of them are kept.
 	DataDir string
+	// CheckpointBytes bounds one session's checkpoints (0: the default,
+	// DefaultCheckpointBytes); past it the oldest are removed.
+	CheckpointBytes int64
 	// System is the system prompt; empty uses the built-in one.
 	System string
 	// MaxIterations bounds model calls in one turn.

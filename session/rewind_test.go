@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
@@ -287,5 +288,62 @@ func TestRewindCanBeUndone(t *testing.T) {
 	}
 	if _, err := prompt(t, s, "/rewind undo"); err == nil || !strings.Contains(err.Error(), "there is no rewind to undo") {
 		t.Fatalf("a second undo: %v", err)
+	}
+}
+
+// Over a thousand edits a session's checkpoints stay within their bound,
+// the oldest going first, and the user is told once.
+func TestCheckpointsStayWithinTheirBound(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(dir, "bridle.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var calls []scripted.Call
+	for i := range 1_000 {
+		content := strings.Repeat(fmt.Sprintf("edit %d\n", i), 128) // about 1 KiB, each different
+		calls = append(calls, toolCall("write_file", fmt.Sprintf(`{"path":"a.txt","content":%q}`, content)))
+	}
+	calls = append(calls, scripted.Call{Text: scripted.Chunks{"done"}})
+	p := scripted.New(&scripted.Scenario{Sequential: true, Turns: []scripted.Turn{{Calls: calls}}})
+	rec := &recorder{}
+	const bound = 64 << 10
+	m := NewManager(Config{
+		Store: st, Client: rec, DefaultModel: func(string) string { return "scripted/test" }, DataDir: filepath.Join(dir, "data"),
+		CheckpointBytes: bound, MaxIterations: 2_000, Tools: []sandbox.Tool{sandbox.WriteFile{}},
+		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil },
+	})
+	defer m.Shutdown()
+	info, err := m.New(ctx, NewParams{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.Get(ctx, info.ID)
+	s.Ready(ctx)
+	if err := s.SetMode(ctx, "auto-edit"); err != nil {
+		t.Fatal(err)
+	}
+	if stop, err := prompt(t, s, "write a lot"); err != nil || stop != StopEndTurn {
+		t.Fatalf("stop %s, err %v", stop, err)
+	}
+	var total int64
+	entries, _ := os.ReadDir(filepath.Join(dir, "data", "checkpoints", info.ID))
+	for _, e := range entries {
+		fi, _ := e.Info()
+		total += fi.Size()
+	}
+	if total > bound || len(entries) < 10 {
+		t.Fatalf("%d checkpoints take %d bytes; want at most %d, and the newest kept", len(entries), total, bound)
+	}
+	told := 0
+	for _, u := range rec.updates {
+		if u.AgentMessageChunk != nil && strings.Contains(TextOf(u.AgentMessageChunk), "oldest checkpoints were removed") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Fatalf("the user was told %d times that checkpoints were removed, want once", told)
 	}
 }

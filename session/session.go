@@ -44,6 +44,8 @@ type Session struct {
 	project projectCache
 	// seed is the correction seed for the session's model (seedRatio).
 	seed ratioSeed
+	// ckpt is the session's checkpoint store (checkpoint.go).
+	ckpt checkpoints
 	// rewound says the log holds a rewind: view filters it (visible),
 	// caching the result for the log's length visibleN.
 	rewound       bool
