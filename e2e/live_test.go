@@ -29,8 +29,10 @@ func TestCommandOutputIsShownAsItComes(t *testing.T) {
 
 	// The command is still waiting for go-on: this update can only be
 	// its live output.
+	// The tail is shown as it grows: wait for the one that has reached
+	// the .env line.
 	live := a.WaitNote(func(m acptest.Msg) bool {
-		return m.Method == "session/update" && strings.Contains(string(m.Params), "started") &&
+		return m.Method == "session/update" && strings.Contains(string(m.Params), "started") && strings.Contains(string(m.Params), "K=") &&
 			strings.Contains(string(m.Params), `"tool_call_update"`) && !strings.Contains(string(m.Params), `"status"`)
 	})
 	if strings.Contains(string(live.Params), value) || !strings.Contains(string(live.Params), "[REDACTED:.env:K]") {
