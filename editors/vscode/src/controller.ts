@@ -368,11 +368,17 @@ export class Controller implements vscode.Disposable {
       void vscode.window.showWarningMessage("bridle is still answering; press Stop first or wait for the turn to end.");
       return;
     }
+    const users = () => this.transcript.items.filter((i) => i.kind === "user");
+    const at = users().findIndex((i) => i.id === itemId);
+    const was = users()[at];
+    // A bridle that went away is started again; reopening the session
+    // replays the transcript, whose messages then have new ids.
+    if (!this.agent?.alive || !this.sessionId) await this.ensureSession();
     // The numbers are asked again: the log is the authority, not the view.
     const prompts = await this.syncPrompts();
     const agent = this.agent;
     const sessionId = this.sessionId;
-    const it = this.transcript.items.find((i) => i.id === itemId);
+    const it = this.transcript.items.find((i) => i.id === itemId) ?? users().find((i, k) => k === at && was && i.text === (was as { text: string }).text);
     if (!prompts || !agent || !sessionId) {
       void vscode.window.showWarningMessage("This bridle cannot rewind (its initialize offers no _bridle/prompts): update bridle.");
       return;

@@ -123,7 +123,8 @@ export function numberPrompts(items: Item[], prompts: PromptInfo[]): Item[] {
         dim = false;
       }
     } else if (it.kind === "agent" && rewoundNotice.test(it.text)) dim = false;
-    if (dim) it.rewound = true;
+    // The extension's own notices (a resume, an error) belong to no turn.
+    if (dim && it.kind !== "notice") it.rewound = true;
     else delete it.rewound;
     if (`${it.kind === "user" ? it.prompt : ""}/${it.rewound}` !== before) changed.push(it);
   }
@@ -301,7 +302,10 @@ export class Transcript {
         // Agent chunks continue the message before them; a user chunk is a
         // new prompt (bridle replays each prompt whole) unless it carries the
         // same messageId as the one before.
+        // The report of a rewind is a message of its own, though a replay
+        // sends it right after the rewound turn's answer, with no messageId.
         const continues =
+          !(kind === "agent" && rewoundNotice.test(text)) &&
           last !== undefined &&
           last.kind === kind &&
           (kind === "user" ? messageId !== undefined && last.messageId === messageId : (last as { messageId?: string }).messageId === messageId);
