@@ -145,6 +145,17 @@ export class Agent {
     return this.conn.agent.request(method, params);
   }
 
+  /** A bridle extension method (`_bridle/...`), when bridle's initialize names it in agentCapabilities._meta.bridle. */
+  ext<R>(method: `_${string}`, params: Record<string, unknown>): Promise<R> {
+    return this.conn.agent.request<R>(method, params);
+  }
+
+  /** Whether bridle's initialize offers an extension method, by its key in agentCapabilities._meta.bridle. */
+  offers(key: string, method: string): boolean {
+    const meta = this.info.agentCapabilities?._meta as { bridle?: Record<string, unknown> } | undefined;
+    return meta?.bridle?.[key] === method;
+  }
+
   notify<M extends acp.AgentNotificationMethod>(method: M, params: acp.AgentNotificationParamsByMethod[M]): Promise<void> {
     return this.conn.agent.notify(method, params);
   }

@@ -9,7 +9,8 @@ import * as acp from "@agentclientprotocol/sdk";
 import { Agent, AgentStartError } from "./agent";
 import { readTextFile, writeTextFile } from "./buffers";
 import { resolveBinary, versionWarning, bundledPath, type Binary } from "./binary";
-import { Transcript, type Item, type DiffView } from "./transcript";
+import { Transcript, numberPrompts, type Item, type DiffView, type PromptInfo } from "./transcript";
+import { rewindConfirmation, type RewindPlan } from "./rewind";
 import { statusText, statusTooltip } from "./usage";
 import type { ToWebview, FromWebview } from "./protocol";
 import { checkPromptImage, promptBlocks, type PromptImage } from "./images";
@@ -331,7 +332,75 @@ export class Controller implements vscode.Disposable {
       this.cancelPending();
       this.postState();
       if (this.restartPending) this.restartLater();
+      else await this.syncPrompts();
     }
+  }
+
+  /**
+   * Numbers the transcript's user messages with bridle's prompts
+   * (`_bridle/prompts`), which gives them "Rewind to here", and marks what
+   * rewinds went back over. Returns the prompts, or undefined when this
+   * bridle does not list them.
+   */
+  async syncPrompts(): Promise<PromptInfo[] | undefined> {
+    const agent = this.agent;
+    const sessionId = this.sessionId;
+    if (!agent?.alive || !sessionId || !agent.offers("prompts", "_bridle/prompts")) return undefined;
+    try {
+      const r = await agent.ext<{ prompts?: PromptInfo[] }>("_bridle/prompts", { sessionId });
+      if (sessionId !== this.sessionId) return undefined;
+      const prompts = r.prompts ?? [];
+      for (const it of numberPrompts(this.transcript.items, prompts)) this.push(it);
+      return prompts;
+    } catch (err) {
+      this.log.appendLine(`_bridle/prompts failed: ${errorText(err)}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * "Rewind to here" on a user message: asks bridle what a rewind to
+   * before that prompt would put back (`_bridle/rewind_preview`), shows it
+   * in a confirmation, and on yes sends `/rewind N`.
+   */
+  async rewindTo(itemId: string): Promise<void> {
+    if (this.running) {
+      void vscode.window.showWarningMessage("bridle is still answering; press Stop first or wait for the turn to end.");
+      return;
+    }
+    const users = () => this.transcript.items.filter((i) => i.kind === "user");
+    const at = users().findIndex((i) => i.id === itemId);
+    const was = users()[at];
+    // A bridle that went away is started again; reopening the session
+    // replays the transcript, whose messages then have new ids.
+    if (!this.agent?.alive || !this.sessionId) await this.ensureSession();
+    // The numbers are asked again: the log is the authority, not the view.
+    const prompts = await this.syncPrompts();
+    const agent = this.agent;
+    const sessionId = this.sessionId;
+    const it = this.transcript.items.find((i) => i.id === itemId) ?? users().find((i, k) => k === at && was && i.text === (was as { text: string }).text);
+    if (!prompts || !agent || !sessionId) {
+      void vscode.window.showWarningMessage("This bridle cannot rewind (its initialize offers no _bridle/prompts): update bridle.");
+      return;
+    }
+    if (!it || it.kind !== "user" || it.prompt === undefined) {
+      void vscode.window.showWarningMessage("bridle has no prompt of this session that matches this message, so it cannot rewind to it.");
+      return;
+    }
+    const n = it.prompt;
+    let plan: RewindPlan;
+    try {
+      plan = await agent.ext<RewindPlan>("_bridle/rewind_preview", { sessionId, prompt: n });
+    } catch (err) {
+      this.report(err);
+      return;
+    }
+    const text = prompts.find((p) => p.n === n)?.text ?? it.text;
+    const { message, detail } = rewindConfirmation(plan, text, this.cwd());
+    this.log.appendLine(`rewind preview for prompt ${n}: ${JSON.stringify(plan)}`);
+    const pick = await vscode.window.showWarningMessage(message, { modal: true, detail }, "Rewind");
+    if (pick !== "Rewind" || sessionId !== this.sessionId) return;
+    await this.send(`/rewind ${n}`);
   }
 
   /** Shows why a prompt was not sent, and gives it back to the input. */
@@ -449,6 +518,8 @@ export class Controller implements vscode.Disposable {
       }
       this.push(this.transcript.addNotice(this.title ? `${notice}: ${this.title}` : `${notice} ${sessionId}`));
       this.log.appendLine(`resumed session ${sessionId}`);
+      // The replayed prompts get their numbers, and rewound turns show as such.
+      await this.syncPrompts();
       this.postState(true);
       return true;
     } catch (err) {
@@ -632,6 +703,9 @@ export class Controller implements vscode.Disposable {
         return;
       case "openFile":
         await this.openFile(m.path, m.line);
+        return;
+      case "rewind":
+        await this.rewindTo(m.itemId);
         return;
     }
   }

@@ -7,6 +7,10 @@ export { readTextFile, writeTextFile, sliceLines } from "./buffers";
 // The image rules the view and the host share, exported for the unit tests.
 export { checkImage, checkPromptImage, promptBlocks, dropImagePlaceholder, maxImageBytes } from "./images";
 
+// Rewind to here: numbering the transcript's prompts, and the confirmation's words.
+export { numberPrompts, promptTitle } from "./transcript";
+export { rewindConfirmation } from "./rewind";
+
 export const viewId = "bridle.chat";
 
 /** Palette commands; package.json must list exactly these (a unit test checks). */

@@ -40,4 +40,6 @@ export type FromWebview =
   | { type: "setConfig"; configId: string; value: string }
   | { type: "answer"; itemId: string; optionId: string }
   | { type: "openDiff"; itemId: string; index: number }
-  | { type: "openFile"; path: string; line?: number };
+  | { type: "openFile"; path: string; line?: number }
+  /** "Rewind to here" on a user message: confirm, then /rewind N. */
+  | { type: "rewind"; itemId: string };

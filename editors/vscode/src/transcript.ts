@@ -19,8 +19,16 @@ export interface Location {
 
 export type PlanEntry = Pick<acp.PlanEntry, "content" | "priority" | "status">;
 
-export type Item =
-  | { kind: "user"; id: string; text: string; messageId?: string; images?: PromptImage[] }
+export type Item = (
+  | {
+      kind: "user";
+      id: string;
+      text: string;
+      messageId?: string;
+      images?: PromptImage[];
+      /** The prompt's number in the session (bridle's _bridle/prompts), which "Rewind to here" goes back to before. */
+      prompt?: number;
+    }
   | { kind: "agent"; id: string; text: string; messageId?: string }
   | { kind: "thought"; id: string; text: string; messageId?: string }
   | {
@@ -59,7 +67,69 @@ export type Item =
     }
   | { kind: "notice"; id: string; text: string; level: "info" | "warning" | "error" }
   /** The agent's plan; each plan update replaces the entries of the one item. */
-  | { kind: "plan"; id: string; entries: PlanEntry[] };
+  | { kind: "plan"; id: string; entries: PlanEntry[] }
+) & {
+  /** A rewind went back over it: the agent no longer sees it and its file changes were put back. */
+  rewound?: boolean;
+};
+
+/** One of the session's prompts, as bridle's `_bridle/prompts` lists them. */
+export interface PromptInfo {
+  n: number;
+  /** The prompt's first line, cut to 80 characters as bridle's titles are. */
+  text: string;
+  rewound?: boolean;
+  files: string[];
+}
+
+/** A prompt's text as bridle lists it: its first line, at most 80 characters (77 and "..."). */
+export function promptTitle(text: string): string {
+  let t = text.split("\n")[0];
+  const r = [...t];
+  if (r.length > 80) t = r.slice(0, 77).join("") + "...";
+  return t;
+}
+
+/** The agent message that reports a rewind; what follows it is not rewound. */
+export const rewoundNotice = /^Rewound to before prompt \d+/;
+
+/**
+ * Numbers the transcript's user messages with bridle's prompts and marks
+ * what rewinds went back over; returns the items it changed.
+ *
+ * The transcript's user messages and bridle's prompts go in the same
+ * order, but not one for one: /rewind, /constraint and /decision are no
+ * prompts, and a prompt bridle refused is not in its log. So each user
+ * message takes the next prompt with its text, if any. A rewound prompt,
+ * and everything after it up to the next prompt that is not rewound (or
+ * to the message that reports the rewind), is marked rewound.
+ */
+export function numberPrompts(items: Item[], prompts: PromptInfo[]): Item[] {
+  const changed: Item[] = [];
+  let j = 0;
+  let dim = false;
+  for (const it of items) {
+    const before = `${it.kind === "user" ? it.prompt : ""}/${it.rewound}`;
+    if (it.kind === "user") {
+      const title = promptTitle(it.text.trim());
+      let k = j;
+      while (k < prompts.length && prompts[k].text !== title) k++;
+      if (k < prompts.length) {
+        it.prompt = prompts[k].n;
+        dim = !!prompts[k].rewound;
+        j = k + 1;
+      } else {
+        delete it.prompt;
+        dim = false;
+      }
+    } else if (it.kind === "agent" && rewoundNotice.test(it.text)) dim = false;
+    // The extension's own notices (a resume, an error) belong to no turn.
+    if (dim && it.kind !== "notice") it.rewound = true;
+    else delete it.rewound;
+    if (`${it.kind === "user" ? it.prompt : ""}/${it.rewound}` !== before) changed.push(it);
+  }
+  return changed;
+}
 
 const previewLines = 12;
 const previewChars = 2000;
@@ -232,7 +302,10 @@ export class Transcript {
         // Agent chunks continue the message before them; a user chunk is a
         // new prompt (bridle replays each prompt whole) unless it carries the
         // same messageId as the one before.
+        // The report of a rewind is a message of its own, though a replay
+        // sends it right after the rewound turn's answer, with no messageId.
         const continues =
+          !(kind === "agent" && rewoundNotice.test(text)) &&
           last !== undefined &&
           last.kind === kind &&
           (kind === "user" ? messageId !== undefined && last.messageId === messageId : (last as { messageId?: string }).messageId === messageId);

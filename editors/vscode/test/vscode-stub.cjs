@@ -158,7 +158,9 @@ let folder = process.cwd();
 
 function message(kind) {
   return (text, ...items) => {
-    calls.push({ kind, text, items });
+    // showXMessage(text, {modal, detail}, ...items): the options are kept apart.
+    const options = items.length && typeof items[0] === "object" && items[0] !== null && !("title" in items[0]) ? items.shift() : undefined;
+    calls.push({ kind, text, items, options });
     if (!answers.message) return new Promise(() => {});
     return Promise.resolve(answers.message(kind, text, items));
   };

@@ -106,9 +106,22 @@ const statusLabel: Record<string, string> = {
 function render(it: Item): HTMLElement {
   const node = el("div", `item ${it.kind}`);
   node.dataset.id = it.id;
+  if (it.rewound) node.classList.add("rewound");
   switch (it.kind) {
-    case "user":
-      node.append(el("div", "who", "You"));
+    case "user": {
+      const who = el("div", "who user-head");
+      who.append(el("span", undefined, "You"));
+      if (it.prompt !== undefined) {
+        node.dataset.prompt = String(it.prompt);
+        if (!it.rewound) {
+          const b = el("button", "link rewind", "Rewind to here") as HTMLButtonElement;
+          b.title = `Go back to before prompt ${it.prompt}: bridle puts back the files its agent changed since, and forgets this prompt and what came after. You confirm first.`;
+          b.addEventListener("click", () => vscode.postMessage({ type: "rewind", itemId: it.id }));
+          who.append(b);
+        }
+      }
+      node.append(who);
+      if (it.rewound) node.append(el("div", "rewound-note", "Rewound: bridle no longer sees this prompt or its answer, and put back the files it changed."));
       if (it.text || !it.images?.length) node.append(el("div", "text", it.text));
       if (it.images?.length) {
         const row = el("div", "images");
@@ -116,6 +129,7 @@ function render(it: Item): HTMLElement {
         node.append(row);
       }
       break;
+    }
     case "agent": {
       const body = el("div", "markdown");
       body.innerHTML = md.render(it.text);
