@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +39,10 @@ func TestGoInstall(t *testing.T) {
 	release := strings.TrimSpace(string(raw))
 	// A version of its own for each run: the go command keeps what it
 	// downloads by version, and would install an earlier run's tree.
-	version := "v" + release + "-gotest." + time.Now().UTC().Format("20060102150405.000000000")
+	// A numeric prerelease identifier may not start with 0 (semver), and
+	// nanoseconds often do: they go in an alphanumeric one.
+	now := time.Now().UTC()
+	version := fmt.Sprintf("v%s-gotest.%s.n%09d", release, now.Format("20060102150405"), now.Nanosecond())
 	const path = "github.com/bridle-dev/bridle"
 	t.Cleanup(func() { forgetModule(t, gobin, path, version) })
 
