@@ -214,6 +214,10 @@ func TestForkThroughTheBinary(t *testing.T) {
 	if _, err := a.Call("_bridle/fork", map[string]any{"sessionId": sid, "prompt": 7}); err == nil || err.Code != -32602 {
 		t.Fatalf("a fork past the last prompt: %v", err)
 	}
+	// The fork reads the parent's history: the parent cannot go first.
+	if _, err := a.Call("session/delete", map[string]any{"sessionId": sid}); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "delete the fork first") {
+		t.Fatalf("deleting a session that has a fork: %v", err)
+	}
 	a.CloseStdin()
 	a.AssertValid(t)
 	out, err := acptest.Run(t, "sessions", "--db", a.DB)

@@ -432,6 +432,9 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("%w: no session %q", ErrNotFound, id)
 		}
+		if errors.Is(err, store.ErrHasForks) {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
 		return err
 	}
 	m.log.Info("session deleted", "session", id)

@@ -230,6 +230,9 @@ func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, recs
 	return out, nil
 }
 
+// ErrHasForks is returned when a session to delete has forks.
+var ErrHasForks = errors.New("it has forks")
+
 // ErrDuplicate is returned when a call's record already exists: the effect
 // it announces has been recorded once and must not be recorded again.
 var ErrDuplicate = errors.New("already recorded")
@@ -270,6 +273,16 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 				}
 			}
 			rows.Close()
+		}
+		// A fork reads its parent's events: deleting the parent would
+		// leave the fork without its history.
+		var fork string
+		err := tx.QueryRowContext(ctx, `SELECT id FROM sessions WHERE fork_of = ? LIMIT 1`, id).Scan(&fork)
+		if err == nil {
+			return fmt.Errorf("session %s: %w: session %s is a fork of it and reads its history; delete the fork first", id, ErrHasForks, fork)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("delete session %s: %w", id, err)
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		if err != nil {
