@@ -449,5 +449,5 @@ func visible(events []event.Event) []event.Event {
 			out = append(out, e)
 		}
 	}
-	return out[:len(out):len(out)]
+	return out
 }

@@ -305,9 +305,10 @@ func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]e
 	dropHeld := func(err error) {
 		s.broken = err
 		s.events = slices.Clone(s.events[:committed])
-		// The memo may have read the held events, whose seqs the next
-		// events will take.
+		// The memo (and the filtered view) may have read the held events,
+		// whose seqs the next events will take.
 		s.memo.Reset()
+		s.visibleN = -1
 	}
 	if err != nil {
 		dropHeld(err)
@@ -451,7 +452,7 @@ func (s *Session) loggedResult(seq int64) (string, error) {
 // the log rather than cut it).
 //
 // After a rewind it is the log without what the rewind went back over
-// (visible), kept for as long as the log does not grow.
+// (visible), brought up to date with what was appended since.
 func (s *Session) view() []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -459,10 +460,18 @@ func (s *Session) view() []event.Event {
 	if !s.rewound {
 		return all
 	}
-	if s.visibleN != len(all) {
+	switch {
+	case s.visibleN == len(all):
+	case s.visibleN >= 0 && s.visibleN < len(all) && !hasRewind(all[s.visibleN:]):
+		// Appended since, no rewind among them: all visible. The session
+		// keeps the slice uncut and hands out clipped views, so appending
+		// here never changes what a caller holds.
+		s.visibleEvents = append(s.visibleEvents, all[s.visibleN:]...)
+		s.visibleN = len(all)
+	default:
 		s.visibleEvents, s.visibleN = visible(all), len(all)
 	}
-	return s.visibleEvents
+	return s.visibleEvents[:len(s.visibleEvents):len(s.visibleEvents)]
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
