@@ -6,10 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 
 	"github.com/bridle-dev/bridle/session/event"
 )
@@ -32,16 +29,11 @@ func rewind(ctx context.Context, g globals, args []string, stdout, stderr io.Wri
 	if n, err := strconv.Atoi(words[1]); words[1] != "undo" && (err != nil || n < 1) {
 		return fmt.Errorf("rewind: %q is not a prompt number (1 is the session's first prompt) nor undo", words[1])
 	}
-	a := g.app()
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := a.Open(ctx); err != nil {
+	ctx, mgr, out, done, err := headless(ctx, g.app(), stdout, stderr)
+	if err != nil {
 		return err
 	}
-	defer a.Close()
-	out := &printer{stdout: stdout, stderr: stderr}
-	mgr := a.Manager(out)
-	defer mgr.Shutdown()
+	defer done()
 	s, err := mgr.Get(ctx, words[0])
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/internal/app"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/session/event"
@@ -47,16 +48,11 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 	if msg := a.Models.Unconfigured(dir); msg != "" {
 		return errors.New(msg)
 	}
-
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := a.Open(ctx); err != nil {
+	ctx, mgr, out, done, err := headless(ctx, a, stdout, stderr)
+	if err != nil {
 		return err
 	}
-	defer a.Close()
-	out := &printer{stdout: stdout, stderr: stderr}
-	mgr := a.Manager(out)
-	defer mgr.Shutdown()
+	defer done()
 	info, err := mgr.New(ctx, session.NewParams{Cwd: dir})
 	if err != nil {
 		return err
@@ -86,6 +82,24 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 		return errors.New("cancelled")
 	}
 	return nil
+}
+
+// headless opens the store and a session manager that reports to the
+// terminal (printer), for a command with no editor; Ctrl-C or SIGTERM
+// cancels ctx. done shuts the manager down and closes the store.
+func headless(ctx context.Context, a *app.App, stdout, stderr io.Writer) (context.Context, *session.Manager, *printer, func(), error) {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	if err := a.Open(ctx); err != nil {
+		stop()
+		return nil, nil, nil, nil, err
+	}
+	out := &printer{stdout: stdout, stderr: stderr}
+	mgr := a.Manager(out)
+	return ctx, mgr, out, func() {
+		mgr.Shutdown()
+		a.Close()
+		stop()
+	}, nil
 }
 
 // printer is the session's client for a terminal: the answer on stdout,
