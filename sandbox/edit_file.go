@@ -96,6 +96,7 @@ func (t EditFile) plan(env *Env, in editFileInput) (editPlan, error) {
 	pl := editPlan{old: old, next: []byte(next), redOld: env.redact(text), redNext: env.redact(next)}
 	pl.fe = FileEdit{
 		Path:   env.Root.Abs(in.Path),
+		Old:    old,
 		Before: Hash(old),
 		After:  Hash(pl.next),
 		Diff:   redactedDiff(env.Root.Abs(in.Path), &pl.redOld, pl.redNext),

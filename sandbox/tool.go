@@ -175,6 +175,9 @@ type FileEdit struct {
 	// its hash once the edit is applied.
 	Before, After string
 	Diff          *Diff
+	// Old is the content Before hashes, as the plan read it: what a
+	// checkpoint keeps, without reading the file again.
+	Old []byte
 }
 
 // Planner is implemented by tools that edit files.

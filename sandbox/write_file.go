@@ -68,7 +68,7 @@ func (t WriteFile) plan(env *Env, in writeFileInput) (FileEdit, error) {
 	}
 	fe := FileEdit{Path: env.Root.Abs(in.Path), After: Hash([]byte(in.Content)), Diff: editDiff(env, in.Path, old, exists, []byte(in.Content))}
 	if exists {
-		fe.Before = Hash(old)
+		fe.Before, fe.Old = Hash(old), old
 	}
 	return fe, nil
 }

@@ -149,15 +149,11 @@ func (s *Session) checkpoint(hash string) ([]byte, error) {
 	return nil, fmt.Errorf("the checkpoint of %s is gone (checkpoints past the session's bound are removed, oldest first)", hash)
 }
 
-// keepBefore keeps the content a file has before an edit changes it
-// (nothing for a file that does not exist yet). A failure is logged: the
-// edit still runs, and a rewind to before it will say it cannot.
-func (s *Session) keepBefore(env *sandbox.Env, path string) {
-	data, exists, err := sandbox.FileContent(env, path)
-	if err == nil && exists {
-		_, err = s.keep(data)
-	}
-	if err != nil {
-		s.m.log.Warn("no checkpoint before an edit", "session", s.row.ID, "path", path, "err", err)
+// keepBefore keeps the content a file has before an edit changes it, as
+// the edit's plan read it. A failure is logged: the edit still runs, and
+// a rewind to before it will say it cannot.
+func (s *Session) keepBefore(fe sandbox.FileEdit) {
+	if _, err := s.keep(fe.Old); err != nil {
+		s.m.log.Warn("no checkpoint before an edit", "session", s.row.ID, "path", fe.Path, "err", err)
 	}
 }

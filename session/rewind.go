@@ -259,7 +259,14 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 				kept = append(kept, p+" (changed since the agent; you said leave it)")
 				continue
 			}
-			now, _ := sandbox.HashFile(env, p)
+			// Hashed again: the user may have changed it while asked. A file
+			// that cannot be read now is not touched (what it holds could
+			// not be kept, so the rewind could not be undone).
+			now, err := sandbox.HashFile(env, p)
+			if err != nil {
+				kept = append(kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
+				continue
+			}
 			restore = append(restore, event.FileRestore{Path: p, From: now, To: before[p]})
 		}
 	}

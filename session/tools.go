@@ -63,7 +63,7 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 		started.Path, started.BeforeHash, started.AfterHash = fe.Path, fe.Before, fe.After
 		plan = &fe
 		if fe.Before != "" {
-			s.keepBefore(env, fe.Path)
+			s.keepBefore(fe)
 		}
 	}
 	if _, err := s.commit(ctx, nil, started); err != nil {

@@ -348,3 +348,35 @@ func TestRootSpecialFiles(t *testing.T) {
 		}
 	}
 }
+
+// Remove refuses a hidden file by any name (through a link to a hidden
+// directory too) and leaves it in place; it removes a workspace file, is
+// quiet about a missing one, and refuses a directory.
+func TestRootRemove(t *testing.T) {
+	r, ws, _, _, _ := hiddenRoot(t)
+	for _, p := range []string{".local/share/bridle/bridle.db", "link-data/bridle.db", "src/up-data/bridle.db",
+		".config/bridle/settings.json", ".ssh/id_ed25519", "link-ssh/id_ed25519"} {
+		before, _ := os.Stat(filepath.Join(ws, p))
+		if err := r.Remove(p); !errors.Is(err, ErrHiddenPath) {
+			t.Errorf("Remove %s: %v, want a hidden-path refusal", p, err)
+		}
+		if after, err := os.Stat(filepath.Join(ws, p)); before != nil && (err != nil || !os.SameFile(before, after)) {
+			t.Errorf("Remove %s took the hidden file away (%v)", p, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "src", "made.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Remove("src/made.txt"); err != nil {
+		t.Fatalf("Remove src/made.txt: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "src", "made.txt")); !os.IsNotExist(err) {
+		t.Fatalf("src/made.txt is still there (%v)", err)
+	}
+	if err := r.Remove("src/made.txt"); err != nil {
+		t.Fatalf("Remove of a missing file: %v", err)
+	}
+	if err := r.Remove("src"); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Fatalf("Remove of a directory: %v", err)
+	}
+}

@@ -589,7 +589,9 @@ func (r *Root) mkdirs(g *guard, d *dirRoot, path, dir string) (*os.Root, string,
 
 // Remove removes a file of the workspace (a rewind taking back a file
 // the agent created), refusing hidden paths and directories; a name that
-// does not exist is no error.
+// does not exist is no error. Like WriteFile, it acts through the parent
+// directory's descriptor once that directory (its real path, not the name
+// it was reached by) and the name in it have been checked.
 func (r *Root) Remove(path string) error {
 	d, rel, err := r.resolve(path)
 	if err != nil {
@@ -598,12 +600,22 @@ func (r *Root) Remove(path string) error {
 	if rel == "." {
 		return fmt.Errorf("%s is a workspace directory, not a file", path)
 	}
-	if g := r.guard(); g != nil {
-		if h := g.byPath(filepath.Join(d.dir, rel)); h != nil {
-			return h.refuse(path)
-		}
+	g := r.guard()
+	if h := g.byPath(filepath.Join(d.dir, rel)); h != nil {
+		return h.refuse(path)
 	}
-	fi, err := d.root.Lstat(rel)
+	if _, err := d.root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return r.explain(path, d, err)
+	}
+	base := filepath.Base(rel)
+	dir, err := r.openParent(g, d, path, filepath.Dir(rel), base)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	fi, err := dir.Lstat(base)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -613,7 +625,7 @@ func (r *Root) Remove(path string) error {
 	if fi.IsDir() {
 		return fmt.Errorf("%s is a directory: only files are removed", path)
 	}
-	if err := d.root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := dir.Remove(base); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return r.explain(path, d, err)
 	}
 	return nil
