@@ -248,3 +248,39 @@ func TestRewindPreviewAsksTheEditor(t *testing.T) {
 	}
 	a.CloseStdin()
 }
+
+// TestRewindKilledMidwayThroughTheEditor: the same with a client that
+// holds the files: the restart finishes the rewind through the editor's
+// buffers once session/load is answered (asking it while the load waits
+// would stall on every file), and the editor sees why.
+func TestRewindKilledMidwayThroughTheEditor(t *testing.T) {
+	ed := newEditor(map[string]string{})
+	a, sid, ws := rewindSession(t, acptest.Options{}, ed)
+	a.CloseStdin()
+	model := acptest.Scenario(t, rewindScenario)
+
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model, Env: []string{"BRIDLE_FAULT=event:1"}})
+	b.OnRequest = ed.handle(t)
+	b.InitializeWith(true, true)
+	b.MustCall("session/resume", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	b.Request("session/prompt", acptest.PromptParams(sid, "/rewind 2"))
+	b.WaitExit()
+
+	c := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	c.OnRequest = ed.handle(t)
+	c.InitializeWith(true, true)
+	c.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	c.WaitNote(func(m acptest.Msg) bool {
+		return m.Method == "session/update" && strings.Contains(string(m.Params), "Rewound to before prompt 2")
+	})
+	if got := ed.buffer(filepath.Join(ws, "a.txt")); got != "v1\n" {
+		t.Fatalf("a.txt in the editor = %q after the restart: the rewind was not finished through it", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); !os.IsNotExist(err) {
+		t.Fatalf("b.txt is still there after the restart (%v)", err)
+	}
+	if k := acptest.Kinds(acptest.Log(t, c.DB, sid)); !strings.Contains(k, "rewind_started rewound turn_finished") {
+		t.Fatalf("the log does not close the rewind: %s", k)
+	}
+	c.CloseStdin()
+}

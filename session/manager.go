@@ -317,7 +317,13 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 	}
 	s.muted.Store(true)
 	err = s.recover(ctx)
-	if err == nil {
+	if err == nil && s.buffered() && rewindCutShort(s.Events()) {
+		// The editor holds the files and cannot answer while it waits for
+		// this session: AskPending finishes the rewind once it has it.
+		s.mu.Lock()
+		s.rewindPending = true
+		s.mu.Unlock()
+	} else if err == nil {
 		err = s.finishRewind(ctx)
 	}
 	s.muted.Store(false)

@@ -275,11 +275,12 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) e
 // the session; a prompt sent meanwhile withdraws the questions.
 func (s *Session) AskPending(ctx context.Context) {
 	s.mu.Lock()
-	if !s.pending || s.cancel != nil {
+	if !s.pending && !s.rewindPending || s.cancel != nil {
 		s.mu.Unlock()
 		return
 	}
-	s.pending = false
+	questions, rewind := s.pending, s.rewindPending
+	s.pending, s.rewindPending = false, false
 	why := s.pendingWhy
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -293,6 +294,19 @@ func (s *Session) AskPending(ctx context.Context) {
 			s.mu.Unlock()
 			close(done)
 		}()
+		if rewind {
+			// Finished here rather than while the session was opened: its
+			// files are the editor's. A prompt that withdraws this leaves
+			// the rewind for the next opening.
+			if ctx.Err() != nil {
+				s.m.log.Warn("a rewind cut short waits for the next opening", "session", s.row.ID)
+			} else if err := s.finishRewind(ctx); err != nil {
+				s.m.log.Error("finishing a rewind failed", "session", s.row.ID, "err", err)
+			}
+		}
+		if !questions {
+			return
+		}
 		t := &turn{s: s}
 		calls, _ := unfinished(s.row.ID, s.Events())
 		for _, cs := range calls {

@@ -353,6 +353,19 @@ func (t *turn) askOverwrite(ctx context.Context, from int64, paths []string) (bo
 	return Answered(resp) == optAllowOnce, nil
 }
 
+// rewindCutShort says the log's last rewind has its plan but not its end.
+func rewindCutShort(events []event.Event) bool {
+	for i := len(events) - 1; i >= 0; i-- {
+		switch events[i].Payload.(type) {
+		case event.Rewound:
+			return false
+		case event.RewindStarted:
+			return true
+		}
+	}
+	return false
+}
+
 // finishRewind completes a rewind a dead process left between its plan
 // and its end: putting a file back is the same however often it is done.
 func (s *Session) finishRewind(ctx context.Context) error {
@@ -364,7 +377,7 @@ func (s *Session) finishRewind(ctx context.Context) error {
 		case event.RewindStarted:
 			restored, failed := s.applyRestores(s.env("rewind"), v.Files)
 			s.m.log.Info("finished a rewind cut short", "session", s.row.ID, "files", len(restored))
-			_, err := s.append(ctx, event.Rewound{Turn: v.Turn, From: v.From, Restored: restored, Kept: failed, Undoes: v.Undoes},
+			_, err := s.commit(ctx, nil, event.Rewound{Turn: v.Turn, From: v.From, Restored: restored, Kept: failed, Undoes: v.Undoes},
 				event.TurnFinished{StopReason: string(StopEndTurn)})
 			s.rewindDone(restored)
 			return err

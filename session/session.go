@@ -66,7 +66,10 @@ type Session struct {
 	// AskPending is asking them (and a prompt withdraws them); pendingWhy
 	// is why their turn was cut short (the interrupted event's reason).
 	pending, recovering bool
-	pendingWhy          *cut
+	// rewindPending says a rewind a crash cut short waits for AskPending
+	// (the editor holds its files).
+	rewindPending bool
+	pendingWhy    *cut
 	// broken is the error of a commit that failed: the log may hold a
 	// turn that never finished, which the next use of the session closes
 	// (mend) as recovery does after a crash.
