@@ -3,7 +3,9 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
@@ -283,4 +285,93 @@ func TestRewindKilledMidwayThroughTheEditor(t *testing.T) {
 		t.Fatalf("the log does not close the rewind: %s", k)
 	}
 	c.CloseStdin()
+}
+
+const commandRewindScenario = `{"turns": [
+	{"match": "PROMPT-ONE", "calls": [
+		{"tool_calls": [{"name": "run_command", "input": {"command": "rm gone.txt && printf 'changed\\n' > old.txt && mkdir -p gen && printf 'made\\n' > gen/new.txt && printf 'bin' > data.bin"}}]},
+		{"text": "one done"}]},
+	{"match": "PROMPT-TWO", "calls": [
+		{"tool_calls": [{"name": "run_command", "input": {"command": "printf 'again\\n' > old.txt && printf 'later\\n' > mine.txt"}}]},
+		{"text": "two done"}]}
+]}`
+
+// TestRewindAfterACommand: files a command deleted, changed and created
+// (binary too) come back as they were, found by the scans around the
+// command; a file the user changed after the command is asked about and,
+// refused, left alone; an ignored file is the user's, never touched.
+func TestRewindAfterACommand(t *testing.T) {
+	ws := acptest.Workspace(t, map[string]string{
+		"gone.txt":   "precious\n",
+		"old.txt":    "old\n",
+		"data.bin":   "\x00\x01\x02\xff",
+		".gitignore": "*.log\n",
+		"build.log":  "ignored\n",
+	})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, commandRewindScenario)})
+	var mu sync.Mutex
+	asked := []string{}
+	a.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
+		mu.Lock()
+		asked = append(asked, string(m.Params))
+		mu.Unlock()
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}, nil
+	}
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	for _, p := range []string{"PROMPT-ONE", "PROMPT-TWO"} {
+		if stop := a.Prompt(sid, p); stop != "end_turn" {
+			t.Fatalf("%s: %s", p, stop)
+		}
+	}
+	file := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(ws, name))
+		if err != nil {
+			return "<none>"
+		}
+		return string(b)
+	}
+	if file("gone.txt") != "<none>" || file("gen/new.txt") != "made\n" || file("old.txt") != "again\n" {
+		t.Fatalf("the commands did not run: gone %q, new %q, old %q", file("gone.txt"), file("gen/new.txt"), file("old.txt"))
+	}
+	var prompts struct {
+		Prompts []struct {
+			Files []string `json:"files"`
+		} `json:"prompts"`
+	}
+	a.MustCall("_bridle/prompts", map[string]any{"sessionId": sid}, &prompts)
+	if len(prompts.Prompts) != 2 || len(prompts.Prompts[0].Files) != 4 || len(prompts.Prompts[1].Files) != 2 {
+		t.Fatalf("_bridle/prompts does not list what the commands changed: %+v", prompts)
+	}
+	// The user writes over what the second command wrote.
+	if err := os.WriteFile(filepath.Join(ws, "mine.txt"), []byte("the user's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws, "build.log"), []byte("rebuilt\n"), 0o644)
+	if stop := a.Prompt(sid, "/rewind 1"); stop != "end_turn" {
+		t.Fatalf("/rewind 1: %s", stop)
+	}
+	want := map[string]string{"gone.txt": "precious\n", "old.txt": "old\n", "gen/new.txt": "<none>", "data.bin": "\x00\x01\x02\xff",
+		"mine.txt": "the user's\n", "build.log": "rebuilt\n"}
+	for name, content := range want {
+		if got := file(name); got != content {
+			t.Errorf("after /rewind 1: %s = %q, want %q", name, got, content)
+		}
+	}
+	mu.Lock()
+	questions := slices.Clone(asked)
+	mu.Unlock()
+	if len(questions) != 1 || !strings.Contains(questions[0], "mine.txt") || strings.Contains(questions[0], "old.txt") {
+		t.Errorf("the rewind asked %d times, want once about mine.txt only: %q", len(questions), questions)
+	}
+	// Undone, the commands' work is back, and the user's file still theirs.
+	if stop := a.Prompt(sid, "/rewind undo"); stop != "end_turn" {
+		t.Fatalf("/rewind undo: %s", stop)
+	}
+	if file("gone.txt") != "<none>" || file("gen/new.txt") != "made\n" || file("old.txt") != "again\n" || file("data.bin") != "bin" || file("mine.txt") != "the user's\n" {
+		t.Errorf("after /rewind undo: gone %q, new %q, old %q, data %q, mine %q", file("gone.txt"), file("gen/new.txt"), file("old.txt"), file("data.bin"), file("mine.txt"))
+	}
+	a.CloseStdin()
+	a.AssertValid(t)
 }

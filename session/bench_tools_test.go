@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -187,4 +188,100 @@ func BenchmarkEditFileInSession(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
+}
+
+// BenchmarkRunCommandInSession runs `true` with run_command through a
+// live session in a workspace holding a copy of this repository's source
+// (real files, a few hundred): the box, the scans of the workspace before
+// and after the command that checkpoint what it changes, and the SQLite
+// appends. "no-checkpoints" is the same session without a data directory,
+// where commands are not scanned: the difference is the scans' cost.
+func BenchmarkRunCommandInSession(b *testing.B) {
+	src := b.TempDir()
+	files := copySource(b, "..", src)
+	for _, name := range []string{"checkpoints", "no-checkpoints"} {
+		b.Run(name, func(b *testing.B) {
+			sc := &scripted.Scenario{Turns: []scripted.Turn{{Match: "go", Calls: []scripted.Call{
+				call("run_command", `{"command":"true"}`),
+				{Text: scripted.Chunks{"Ran."}},
+			}}}}
+			w := &stopwatch{}
+			s := benchSession(b, sc, src, w)
+			if name == "checkpoints" {
+				s.m.cfg.DataDir = b.TempDir()
+			}
+			if err := s.SetMode(context.Background(), string(sandbox.ModeFullAuto)); err != nil {
+				b.Fatal(err)
+			}
+			toolTimes(b, s, w, func() {})
+			b.ReportMetric(float64(files), "files")
+		})
+	}
+}
+
+// BenchmarkMicroSnapshotScan is one scan of a workspace holding copies
+// of this repository's source, every file's stamp unchanged since the
+// last scan (the common case: a command ran, few files moved): the walk,
+// a stat per file, the .gitignore rules. Micro: no session loop, no box.
+func BenchmarkMicroSnapshotScan(b *testing.B) {
+	for _, copies := range []int{1, 10} {
+		b.Run(fmt.Sprintf("copies=%d", copies), func(b *testing.B) {
+			src := b.TempDir()
+			files := 0
+			for i := range copies {
+				files += copySource(b, "..", filepath.Join(src, fmt.Sprint(i)))
+			}
+			s := benchSession(b, nil, src, &stopwatch{})
+			s.m.cfg.DataDir = b.TempDir()
+			prev, err := s.scan(context.Background(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := s.scan(context.Background(), prev); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(files), "files")
+		})
+	}
+}
+
+// copySource copies the .go, .md, .lua and .ts files below from into to,
+// keeping their paths; it returns how many.
+func copySource(b *testing.B, from, to string) int {
+	b.Helper()
+	n := 0
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "bin", "dist", "testdata":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".go", ".md", ".lua", ".ts":
+		default:
+			return nil
+		}
+		rel, _ := filepath.Rel(from, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		n++
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

@@ -77,6 +77,9 @@ type Config struct {
 	// CheckpointBytes bounds one session's checkpoints (0: the default,
 	// DefaultCheckpointBytes); past it the oldest are removed.
 	CheckpointBytes int64
+	// SnapshotFiles bounds the scans around commands (0: 20,000 files):
+	// a larger workspace's commands are not checkpointed.
+	SnapshotFiles int
 	// System is the system prompt; empty uses the built-in one.
 	System string
 	// MaxIterations bounds model calls in one turn.

@@ -74,6 +74,12 @@ func (s *Session) Prompts() []PromptView {
 			if n := len(out); n > 0 && v.Path != "" && (v.BeforeHash != "" || v.AfterHash != "") && !slices.Contains(out[n-1].Files, v.Path) {
 				out[n-1].Files = append(out[n-1].Files, v.Path)
 			}
+		case event.ToolResult:
+			for _, f := range v.Changed {
+				if n := len(out); n > 0 && !slices.Contains(out[n-1].Files, f.Path) {
+					out[n-1].Files = append(out[n-1].Files, f.Path)
+				}
+			}
 		}
 	}
 	return out
@@ -174,6 +180,10 @@ func changesSince(events []event.Event, from int64) (order []string, before, aft
 			if v.Path != "" && (v.BeforeHash != "" || v.AfterHash != "") {
 				note(v.Path, v.BeforeHash, v.AfterHash)
 			}
+		case event.ToolResult:
+			for _, f := range v.Changed {
+				note(f.Path, f.Before, f.After)
+			}
 		case event.Rewound:
 			for _, f := range v.Restored {
 				note(f.Path, f.From, f.To)
@@ -215,6 +225,8 @@ func (s *Session) RewindPlan(n int) (RewindPlan, error) {
 			plan.Kept = append(plan.Kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
 		case now == before[p]:
 			// As it was already.
+		case before[p] == event.NotKept:
+			plan.Kept = append(plan.Kept, p+" (a command changed it and what it held before was not kept: too large, hard-linked, or past the snapshot's bound)")
 		case now == after[p]:
 			plan.Restore = append(plan.Restore, event.FileRestore{Path: p, From: now, To: before[p]})
 		default:

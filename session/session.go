@@ -46,6 +46,9 @@ type Session struct {
 	seed ratioSeed
 	// ckpt is the session's checkpoint store (checkpoint.go).
 	ckpt checkpoints
+	// snap is the workspace as the last scan around a command found it
+	// (snapshot.go).
+	snap snapshot
 	// rewound says the log holds a rewind: view filters it (visible),
 	// caching the result for the log's length visibleN.
 	rewound       bool
@@ -163,6 +166,7 @@ func (s *Session) close() {
 		fs := s.fs
 		s.mu.Unlock()
 		fs.close()
+		s.closeSnapshot()
 		s.root.Close()
 	})
 }

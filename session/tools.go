@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"github.com/bridle-dev/bridle/acp"
+	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
@@ -75,10 +76,16 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 		s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(key), Content: output(tail, true)}))
 	}
 	fs := s.files()
+	var before map[string]snapFile
+	var start time.Time
+	if s.snapshots(tool) {
+		before, start = s.snapshotBefore(ctx)
+	}
 	res, seen, cached := fs.run(ctx, env, tool, c.Input, plan)
 	s.m.cfg.Fault.toolRan()
 	r := resultOf(c.ID, key, c.Name, res, ctx)
 	r.Cached, r.Seen = cached, seen
+	r.Changed = s.snapshotAfter(ctx, before, start)
 	if err := t.result(ctx, key, r); err != nil {
 		return err
 	}

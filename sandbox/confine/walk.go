@@ -26,6 +26,8 @@ type Tree interface {
 	// (ErrTooLarge), with other hard links (ErrLinked) and hidden ones
 	// (ErrHidden).
 	Read(f File, max int64) ([]byte, error)
+	// Stat returns a file's stamp, without following a symbolic link.
+	Stat(f File) (Stamp, error)
 	Close()
 }
 
@@ -234,6 +236,18 @@ func (t *fsTree) Walk(ctx context.Context, fn func(f File) error) error {
 		}
 		return fn(File{Rel: p, name: d.Name()})
 	})
+}
+
+func (t *fsTree) Stat(f File) (Stamp, error) {
+	fi, err := fs.Lstat(t.fsys, f.Rel)
+	if err != nil {
+		return Stamp{}, err
+	}
+	st, ok := stampOf(fi)
+	if !ok {
+		return Stamp{}, fmt.Errorf("%s: no file status here", f.Rel)
+	}
+	return st, nil
 }
 
 func (t *fsTree) Read(f File, max int64) ([]byte, error) {

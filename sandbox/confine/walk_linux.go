@@ -23,6 +23,9 @@ type fastTree struct {
 	prefix string
 	ig     *workspace.Ignore
 	hide   *walkGuard // nil: nothing hidden
+	// buf holds one directory's entries at a time: a walk lists a
+	// directory whole before it goes into the next.
+	buf []byte
 }
 
 const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
@@ -99,7 +102,10 @@ func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *work
 	}
 	var ents []entry
 	hasIgnore := false
-	buf := make([]byte, 32<<10)
+	if t.buf == nil {
+		t.buf = make([]byte, 32<<10)
+	}
+	buf := t.buf
 	for {
 		n, err := unix.Getdents(dir.fd, buf)
 		if err != nil || n <= 0 {
@@ -179,6 +185,17 @@ func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *work
 		}
 	}
 	return nil
+}
+
+func (t *fastTree) Stat(f File) (Stamp, error) {
+	if f.dir == nil {
+		return Stamp{}, errors.New("not a file of this walk")
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(f.dir.fd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return Stamp{}, err
+	}
+	return Stamp{Size: st.Size, Mod: st.Mtim.Nano(), Change: st.Ctim.Nano(), Ino: st.Ino, Links: uint64(st.Nlink)}, nil
 }
 
 func (t *fastTree) Read(f File, max int64) ([]byte, error) {

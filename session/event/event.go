@@ -195,7 +195,25 @@ type ToolResult struct {
 	// change on disk can be told apart from what the model saw, across
 	// restarts too.
 	Seen []FileSeen `json:"seen,omitempty"`
+	// Changed lists the workspace files a command created, changed or
+	// deleted, found by comparing the tree before and after it, so that a
+	// rewind can put them back.
+	Changed []FileChange `json:"changed,omitempty"`
 }
+
+// FileChange is a file a command changed: its hash before ("" when the
+// command created it, NotKept when its content before was not kept) and
+// after ("" when the command deleted it).
+type FileChange struct {
+	Path   string `json:"path"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
+}
+
+// NotKept stands for the content a file had before a command changed it
+// when that content was not kept (too large, hard-linked, or past the
+// snapshot's bounds): a rewind says it cannot put the file back.
+const NotKept = "not-kept"
 
 // FileSeen is a file the model knows, at a version (size, modification
 // time and inode).

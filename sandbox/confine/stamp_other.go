@@ -1,0 +1,7 @@
+//go:build !linux
+
+package confine
+
+import "syscall"
+
+func changeTime(st *syscall.Stat_t) int64 { return st.Ctimespec.Nano() }

@@ -1,0 +1,313 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/confine"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// A command can change any file of the workspace, and which ones is not
+// known until it has run. So the workspace is scanned before and after
+// each command (and around each task call, whose subagent's edits and
+// commands are the call's changes), and the difference is recorded with
+// the call's result (ToolResult.Changed), for a rewind to put back. A
+// file's content before is only known if it was kept before: the scan
+// keeps every file's content in the session's snapshot (checkpoints/
+// SESSION/snapshot, one copy per content), and only stats files whose
+// stamp (size, times, inode) has not moved since the last scan. What a
+// command changed moves into the checkpoints; the snapshot itself is a
+// cache, removed when the session closes.
+//
+// The scan walks what glob and grep walk (no .git, nothing .gitignore
+// ignores, no hidden paths, no symbolic links) and reads as they read
+// (regular files only, never one with other hard links).
+
+const (
+	// defaultSnapshotFiles bounds a scan (Config.SnapshotFiles): a larger
+	// workspace's commands are not checkpointed (and the user is told
+	// once).
+	defaultSnapshotFiles = 20000
+	// snapshotMaxFile bounds one file's kept content.
+	snapshotMaxFile = 8 << 20
+	// changeTimeSlack is how much older than the scan a file's change time
+	// may read and the file still be the call's.
+	changeTimeSlack = 20 * time.Millisecond
+)
+
+// snapshot is what the last scan found, per absolute path.
+type snapshot struct {
+	mu     sync.Mutex
+	files  map[string]snapFile
+	bytes  int64 // kept in the snapshot directory
+	ready  bool  // the directory was cleared of an earlier process's copies
+	off    error // why commands are not checkpointed; nil: they are
+	told   bool
+	active int // scans whose before-map is still in use: nothing is dropped meanwhile
+	// stale says copies may be held by no file any more (dropUnused).
+	stale bool
+}
+
+type snapFile struct {
+	stamp confine.Stamp
+	// hash is the content's, "" when it could not be read (why says so).
+	hash string
+	kept bool
+	why  string
+}
+
+func (s *Session) snapshotDir() string {
+	dir := s.checkpointDir(s.row.ID)
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "snapshot")
+}
+
+// snapshots reports whether a call of tool is wrapped in scans: commands,
+// and task calls for what their subagent does. A subagent's own calls are
+// not: its parent's task call covers them.
+func (s *Session) snapshots(tool sandbox.Tool) bool {
+	if s.parent != nil || s.m.cfg.DataDir == "" {
+		return false
+	}
+	return tool.Effect() == sandbox.EffectExecute || tool.Name() == "task"
+}
+
+// before scans the workspace ahead of a call, keeping what changed since
+// the last scan. It returns the tree as it was and when the scan began;
+// nil when commands are not checkpointed here. after must follow.
+func (s *Session) snapshotBefore(ctx context.Context) (map[string]snapFile, time.Time) {
+	sn := &s.snap
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	// Change times come from the kernel's coarse clock, which may lag
+	// time.Now by a tick: a file the call creates must not look older.
+	start := time.Now().Add(-changeTimeSlack)
+	if !sn.ready {
+		sn.ready = true
+		os.RemoveAll(s.snapshotDir()) // copies a killed process left behind
+	}
+	files, err := s.scan(ctx, sn.files)
+	if err != nil {
+		s.snapshotOff(err)
+		return nil, start
+	}
+	sn.files, sn.off = files, nil
+	sn.active++
+	return files, start
+}
+
+// snapshotAfter scans again after a call and returns what it changed.
+func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile, start time.Time) []event.FileChange {
+	if before == nil {
+		return nil
+	}
+	sn := &s.snap
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	sn.active--
+	after, err := s.scan(context.WithoutCancel(ctx), sn.files)
+	if err != nil {
+		s.snapshotOff(err)
+		return nil
+	}
+	sn.files = after
+	var changes []event.FileChange
+	for p, b := range before {
+		a, ok := after[p]
+		switch {
+		case !ok:
+			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b)})
+		case a.stamp == b.stamp, a.hash != "" && a.hash == b.hash:
+		default:
+			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), After: hashOrNotKept(a)})
+		}
+	}
+	for p, a := range after {
+		// A file that was there but unseen (ignored until .gitignore
+		// changed) is not the call's: its change time is older.
+		if _, ok := before[p]; !ok && a.stamp.Change >= start.UnixNano() {
+			changes = append(changes, event.FileChange{Path: p, After: hashOrNotKept(a)})
+		}
+	}
+	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
+	if len(changes) > 0 {
+		sn.stale = true
+	}
+	if sn.active == 0 && sn.stale {
+		s.dropUnused()
+	}
+	return changes
+}
+
+func hashOrNotKept(f snapFile) string {
+	if f.hash == "" {
+		return event.NotKept
+	}
+	return f.hash
+}
+
+// moveToCheckpoints keeps a changed file's earlier content among the
+// checkpoints, where a rewind finds it; it returns its hash, or NotKept.
+func (s *Session) moveToCheckpoints(p string, f snapFile) string {
+	if !f.kept {
+		return event.NotKept
+	}
+	data, err := os.ReadFile(filepath.Join(s.snapshotDir(), strings.TrimPrefix(f.hash, "sha256:")))
+	if err == nil {
+		_, err = s.keep(data)
+	}
+	if err != nil {
+		s.m.log.Warn("no checkpoint before a command", "session", s.row.ID, "path", p, "err", err)
+		return event.NotKept
+	}
+	return f.hash
+}
+
+// snapshotOff stops checkpointing commands until a scan succeeds again,
+// telling the user once. The caller holds s.snap.mu.
+func (s *Session) snapshotOff(err error) {
+	sn := &s.snap
+	sn.off, sn.files, sn.stale = err, nil, true
+	if sn.active == 0 {
+		s.dropUnused()
+	}
+	if !sn.told && !errors.Is(err, context.Canceled) {
+		sn.told = true
+		s.notice(fmt.Sprintf("files commands change are not checkpointed (a rewind cannot put them back): %v", err))
+	}
+}
+
+// scan walks every directory of the workspace; a file whose stamp has not
+// moved since prev is not read again. The caller holds s.snap.mu.
+func (s *Session) scan(ctx context.Context, prev map[string]snapFile) (map[string]snapFile, error) {
+	dir := s.snapshotDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot keep files in %s: %w", dir, err)
+	}
+	limit := cmp.Or(s.m.cfg.SnapshotFiles, defaultSnapshotFiles)
+	out := make(map[string]snapFile, len(prev))
+	found := 0 // of prev's files
+	for _, top := range s.root.Dirs() {
+		if top == "/" {
+			return nil, errors.New("the workspace is the whole machine (/)")
+		}
+		tree, err := s.root.OpenTree(top)
+		if err != nil {
+			return nil, err
+		}
+		err = tree.Walk(ctx, func(f confine.File) error {
+			if len(out) >= limit {
+				return fmt.Errorf("the workspace has more than %d files outside .gitignore", limit)
+			}
+			p := top + string(filepath.Separator) + filepath.FromSlash(f.Rel)
+			st, err := tree.Stat(f)
+			if err != nil {
+				return nil // gone since it was listed
+			}
+			old, had := prev[p]
+			if had {
+				found++
+			}
+			if had && old.stamp == st {
+				out[p] = old
+				return nil
+			}
+			if had {
+				s.snap.stale = true // its earlier copy may be held by nothing now
+			}
+			out[p] = s.keepForSnapshot(tree, f, st, dir)
+			return nil
+		})
+		tree.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if found < len(prev) {
+		s.snap.stale = true // files went
+	}
+	return out, nil
+}
+
+// keepForSnapshot reads one file and keeps its content in the snapshot.
+func (s *Session) keepForSnapshot(tree confine.Tree, f confine.File, st confine.Stamp, dir string) snapFile {
+	sn := &s.snap
+	out := snapFile{stamp: st}
+	data, err := tree.Read(f, snapshotMaxFile)
+	switch {
+	case errors.Is(err, confine.ErrTooLarge):
+		out.why = fmt.Sprintf("larger than %d MiB", snapshotMaxFile>>20)
+		return out
+	case errors.Is(err, confine.ErrLinked):
+		out.why = "it has other hard links"
+		return out
+	case err != nil:
+		out.why = err.Error()
+		return out
+	}
+	out.hash = sandbox.Hash(data)
+	name := filepath.Join(dir, strings.TrimPrefix(out.hash, "sha256:"))
+	if _, err := os.Stat(name); err == nil {
+		out.kept = true
+		return out
+	}
+	if sn.bytes+int64(len(data)) > s.checkpointCap() {
+		out.why = fmt.Sprintf("the session's snapshot is full (%d MB)", s.checkpointCap()>>20)
+		return out
+	}
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		os.Remove(name)
+		out.why = err.Error()
+		return out
+	}
+	sn.bytes += int64(len(data))
+	out.kept = true
+	return out
+}
+
+// dropUnused removes the snapshot's copies no file holds any more. The
+// caller holds s.snap.mu.
+func (s *Session) dropUnused() {
+	sn := &s.snap
+	used := map[string]bool{}
+	for _, f := range sn.files {
+		if f.kept {
+			used[strings.TrimPrefix(f.hash, "sha256:")] = true
+		}
+	}
+	sn.stale = false
+	dir := s.snapshotDir()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if used[e.Name()] {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && os.Remove(filepath.Join(dir, e.Name())) == nil {
+			sn.bytes -= fi.Size()
+		}
+	}
+}
+
+// closeSnapshot removes the snapshot: it is a cache of the workspace for
+// this process, not a record.
+func (s *Session) closeSnapshot() {
+	sn := &s.snap
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if sn.ready && s.snapshotDir() != "" {
+		os.RemoveAll(s.snapshotDir())
+	}
+	sn.files, sn.bytes, sn.ready = nil, 0, false
+}

@@ -1,0 +1,277 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
+)
+
+// commandRig is a full-auto session in a workspace holding files, with
+// the built-in tools (run_command in the real box) and a data directory;
+// prompt "P1" runs commands[0], "P2" commands[1], and so on.
+func commandRig(t *testing.T, files map[string]string, commands []string, tweak func(*Config)) (*Manager, *Session, *recorder, string) {
+	t.Helper()
+	sc := &scripted.Scenario{}
+	for i, c := range commands {
+		in, _ := json.Marshal(map[string]string{"command": c})
+		sc.Turns = append(sc.Turns, scripted.Turn{Match: fmt.Sprintf("P%d", i+1), Calls: []scripted.Call{
+			toolCall("run_command", string(in)), {Text: scripted.Chunks{"ran"}}}})
+	}
+	return scenarioRig(t, files, sc, tweak)
+}
+
+// scenarioRig is commandRig playing sc.
+func scenarioRig(t *testing.T, files map[string]string, sc *scripted.Scenario, tweak func(*Config)) (*Manager, *Session, *recorder, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(dir, "bridle.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p := scripted.New(sc)
+	rec := &recorder{}
+	cfg := Config{
+		Store: st, Client: rec, DefaultModel: func(string) string { return "scripted/test" }, DataDir: filepath.Join(dir, "data"),
+		Tools:     sandbox.DefaultTools(),
+		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil },
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	m := NewManager(cfg)
+	t.Cleanup(m.Shutdown)
+	ws := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := m.New(ctx, NewParams{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.Get(ctx, info.ID)
+	if err := s.SetMode(ctx, string(sandbox.ModeFullAuto)); err != nil {
+		t.Fatal(err)
+	}
+	return m, s, rec, ws
+}
+
+// commandChanges runs prompt Pn and returns what its command changed,
+// paths relative to ws, hashes shortened to what the test needs.
+func commandChanges(t *testing.T, s *Session, ws string, n int) []event.FileChange {
+	t.Helper()
+	if stop, err := prompt(t, s, fmt.Sprintf("P%d", n)); err != nil || stop != StopEndTurn {
+		t.Fatalf("P%d: stop %s, err %v", n, stop, err)
+	}
+	events := s.Events()
+	for i := len(events) - 1; i >= 0; i-- {
+		if r, ok := events[i].Payload.(event.ToolResult); ok {
+			if r.Status != "completed" {
+				t.Fatalf("the command did not complete: %s %s", r.Status, r.Output)
+			}
+			out := slices.Clone(r.Changed)
+			for i := range out {
+				out[i].Path, _ = filepath.Rel(ws, out[i].Path)
+			}
+			return out
+		}
+	}
+	t.Fatal("no tool result")
+	return nil
+}
+
+func hashOf(s string) string { return sandbox.Hash([]byte(s)) }
+
+// TestCommandChangesAreRecorded: the scans around a command find what it
+// created, changed and deleted, keep what those files held before, and
+// leave alone what they must not follow or cannot keep.
+func TestCommandChangesAreRecorded(t *testing.T) {
+	big := strings.Repeat("x", snapshotMaxFile+1)
+	cases := []struct {
+		name    string
+		files   map[string]string
+		setup   func(t *testing.T, ws string)
+		command string
+		want    []event.FileChange
+	}{{
+		name:    "created changed deleted binary",
+		files:   map[string]string{"a": "a\n", "b": "b\n", "bin": "\x00\xff", "sub/keep": "k\n"},
+		command: "rm a && printf 'B\\n' > b && mkdir -p new && printf 'c' > new/c && printf '\\001' > bin",
+		want: []event.FileChange{{Path: "a", Before: hashOf("a\n")}, {Path: "b", Before: hashOf("b\n"), After: hashOf("B\n")},
+			{Path: "bin", Before: hashOf("\x00\xff"), After: hashOf("\x01")}, {Path: "new/c", After: hashOf("c")}},
+	}, {
+		name:    "ignored files and .git are not the snapshot's",
+		files:   map[string]string{".gitignore": "*.log\nout/\n", "old.log": "old\n", ".git/HEAD": "ref\n"},
+		command: "printf x > y.log && rm old.log && mkdir -p out && printf x > out/z && printf y > .git/HEAD",
+	}, {
+		name:    "links and pipes are not followed",
+		command: "ln -s /etc/passwd link && mkfifo pipe && ln -s . loop",
+	}, {
+		name:    "a touch is no change",
+		files:   map[string]string{"t": "same\n"},
+		command: "touch t",
+	}, {
+		name:    "too large to keep",
+		files:   map[string]string{"big": big},
+		command: "printf y >> big",
+		want:    []event.FileChange{{Path: "big", Before: event.NotKept, After: event.NotKept}},
+	}, {
+		name:  "hard-linked files are not read",
+		files: map[string]string{"h": "h\n"},
+		setup: func(t *testing.T, ws string) {
+			if err := os.Link(filepath.Join(ws, "h"), filepath.Join(ws, "h2")); err != nil {
+				t.Fatal(err)
+			}
+		},
+		command: "printf more >> h",
+		want:    []event.FileChange{{Path: "h", Before: event.NotKept, After: event.NotKept}, {Path: "h2", Before: event.NotKept, After: event.NotKept}},
+	}, {
+		name:    "a file .gitignore stops hiding is not created by the command",
+		files:   map[string]string{".gitignore": "secret.env\n", "secret.env": "KEY=1\n"},
+		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "secret.env"), changeTimeSlack) },
+		command: "printf '' > .gitignore",
+		want:    []event.FileChange{{Path: ".gitignore", Before: hashOf("secret.env\n"), After: hashOf("")}},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, s, _, ws := commandRig(t, c.files, []string{c.command}, nil)
+			if c.setup != nil {
+				c.setup(t, ws)
+			}
+			got := commandChanges(t, s, ws, 1)
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("changed:\n got %+v\nwant %+v", got, c.want)
+			}
+			for _, f := range got {
+				if f.Before == "" || f.Before == event.NotKept {
+					continue
+				}
+				if data, err := s.checkpoint(f.Before); err != nil || sandbox.Hash(data) != f.Before {
+					t.Errorf("%s: what it held before is not among the checkpoints: %v", f.Path, err)
+				}
+			}
+		})
+	}
+}
+
+// TestCommandSnapshotIsACache: later commands see only what changed
+// since the last scan; the snapshot holds one copy per content and goes
+// when the session closes; the checkpoints stay.
+func TestCommandSnapshotIsACache(t *testing.T) {
+	m, s, _, ws := commandRig(t, map[string]string{"a": "same\n", "b": "same\n", "c": "other\n"},
+		[]string{"printf new > a", "rm c"}, nil)
+	if got := commandChanges(t, s, ws, 1); len(got) != 1 || got[0].Path != "a" {
+		t.Fatalf("first command: %+v", got)
+	}
+	// The user changes b between the commands: not the second command's.
+	if err := os.WriteFile(filepath.Join(ws, "b"), []byte("user\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := commandChanges(t, s, ws, 2); len(got) != 1 || got[0].Path != "c" || got[0].Before != hashOf("other\n") {
+		t.Fatalf("second command: %+v", got)
+	}
+	entries, err := os.ReadDir(s.snapshotDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	want := []string{strings.TrimPrefix(hashOf("new"), "sha256:"), strings.TrimPrefix(hashOf("user\n"), "sha256:")}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("the snapshot holds %v, want a copy of each file's present content %v", names, want)
+	}
+	m.Shutdown()
+	if _, err := os.Stat(s.snapshotDir()); !os.IsNotExist(err) {
+		t.Errorf("the snapshot outlives the session: %v", err)
+	}
+	if _, err := s.checkpoint(hashOf("other\n")); err != nil {
+		t.Errorf("the checkpoint of the deleted file went with the snapshot: %v", err)
+	}
+}
+
+// TestCommandSnapshotBounds: a workspace past the scan's bound is not
+// scanned, and the user is told once.
+func TestCommandSnapshotBounds(t *testing.T) {
+	_, s, rec, ws := commandRig(t, map[string]string{"1": "", "2": "", "3": "", "4": "", "5": ""},
+		[]string{"rm 1", "rm 2"}, func(c *Config) { c.SnapshotFiles = 3 })
+	s.Ready(context.Background())
+	for n := 1; n <= 2; n++ {
+		if got := commandChanges(t, s, ws, n); got != nil {
+			t.Fatalf("command %d: recorded %+v past the bound", n, got)
+		}
+	}
+	told := 0
+	rec.mu.Lock()
+	for _, u := range rec.updates {
+		if u.AgentMessageChunk != nil && strings.Contains(u.AgentMessageChunk.Content.Text.Text, "not checkpointed") &&
+			strings.Contains(u.AgentMessageChunk.Content.Text.Text, "more than 3 files") {
+			told++
+		}
+	}
+	rec.mu.Unlock()
+	if told != 1 {
+		t.Errorf("told %d times that commands are not checkpointed, want once", told)
+	}
+}
+
+// agedPast returns once the clock is past the file's change time by more
+// than d: a file that old was there before a scan that starts now.
+func agedPast(t *testing.T, path string, d time.Duration) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Written once, so changed when it was modified.
+	time.Sleep(time.Until(fi.ModTime().Add(2 * d)))
+}
+
+// TestRewindPutsBackWhatASubagentDid: a subagent's edits and commands are
+// its parent's task call's changes, and a rewind of the parent puts them
+// back.
+func TestRewindPutsBackWhatASubagentDid(t *testing.T) {
+	sc := &scripted.Scenario{Turns: []scripted.Turn{
+		{Match: "P1", Calls: []scripted.Call{
+			toolCall("task", `{"description":"work","prompt":"CHILD","tools":["edit_file","run_command"]}`),
+			{Text: scripted.Chunks{"parent done"}}}},
+		{Match: "CHILD", Calls: []scripted.Call{
+			toolCall("edit_file", `{"path":"a","old_string":"a","new_string":"A"}`),
+			toolCall("run_command", `{"command":"rm b && printf c > c"}`),
+			{Text: scripted.Chunks{"child done"}}}},
+	}}
+	_, s, _, ws := scenarioRig(t, map[string]string{"a": "a\n", "b": "b\n"}, sc, nil)
+	got := commandChanges(t, s, ws, 1)
+	want := []event.FileChange{{Path: "a", Before: hashOf("a\n"), After: hashOf("A\n")}, {Path: "b", Before: hashOf("b\n")}, {Path: "c", After: hashOf("c")}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the task call changed:\n got %+v\nwant %+v", got, want)
+	}
+	if stop, err := prompt(t, s, "/rewind 1"); err != nil || stop != StopEndTurn {
+		t.Fatalf("/rewind 1: %s %v", stop, err)
+	}
+	if readFile(t, ws, "a") != "a\n" || readFile(t, ws, "b") != "b\n" || readFile(t, ws, "c") != "<none>" {
+		t.Errorf("after /rewind 1: a %q, b %q, c %q", readFile(t, ws, "a"), readFile(t, ws, "b"), readFile(t, ws, "c"))
+	}
+}
