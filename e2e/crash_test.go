@@ -32,7 +32,9 @@ const crashScenario = `{"turns": [
   ]}
 ]}`
 
-var crashPrompts = []string{"do the work", "count slowly", "finish"}
+// crashPrompts ends with a rewind to before "finish": its write is
+// taken back, so the walk covers a rewind's plan, its files and its end.
+var crashPrompts = []string{"do the work", "count slowly", "finish", "/rewind 3"}
 
 // drive sends prompts, cancelling the slow one after its first fragment.
 // It stops early, returning false, if the process dies.
@@ -167,14 +169,23 @@ func runOnce(t *testing.T, fault string) (log []loggedEvent, ws string, reasked 
 	}
 	// The editor goes on from where the log says the session is. A turn the
 	// crash cut short is closed; the user asks for it to be continued.
-	prompts := 0
+	// A rewind records no prompt: its end (or its plan, which the restart
+	// finished) says it was asked.
+	prompts, rewound := 0, false
 	for _, e := range evs {
-		if e.Kind == "user_message" {
+		switch e.Kind {
+		case "user_message":
 			prompts++
+		case "rewound":
+			rewound = true
 		}
 	}
-	rest := crashPrompts[prompts:]
-	if last := evs[len(evs)-1]; last.Kind == "turn_finished" && strings.Contains(string(last.Payload), `"interrupted"`) {
+	done := prompts
+	if rewound {
+		done++
+	}
+	rest := crashPrompts[done:]
+	if last := evs[len(evs)-1]; !rewound && last.Kind == "turn_finished" && strings.Contains(string(last.Payload), `"interrupted"`) {
 		again := crashPrompts[prompts-1]
 		if again == "do the work" {
 			again = "continue the work"
@@ -325,8 +336,31 @@ func checkCrashRun(t *testing.T, fault string, clean []string, log []loggedEvent
 	case cmd != nil && (cmd["status"] == "cancelled" || cmd["status"] == "denied") && ran != 0:
 		t.Fatalf("the log says the command did not run (%v) but it ran %d times", cmd["status"], ran)
 	}
-	if readFile(t, ws, "done.txt") != "finished\n" {
-		t.Fatalf("the last turn's write is missing")
+	// The last turn's write happened, and the rewind took it back, once:
+	// one plan, one end, and the file gone.
+	if w := byTool("write_file"); w == nil || w["status"] != "completed" {
+		t.Fatalf("the last turn's write did not complete: %v", w)
+	}
+	plans, ends := 0, 0
+	for _, e := range log {
+		switch e.Kind {
+		case "rewind_started":
+			plans++
+		case "rewound":
+			ends++
+			if !strings.Contains(string(e.Payload), "done.txt") {
+				t.Fatalf("the rewind did not put back done.txt: %s", e.Payload)
+			}
+		}
+	}
+	if plans != 1 || ends != 1 {
+		t.Fatalf("%d rewind plans and %d ends, want one of each: %v", plans, ends, got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "done.txt")); !os.IsNotExist(err) {
+		t.Fatalf("done.txt is still there after the rewind (%v)", err)
+	}
+	if readFile(t, ws, "notes.txt") != "hello, edited\n" && edit != nil && edit["status"] == "completed" {
+		t.Fatalf("the rewind to before prompt 3 touched notes.txt")
 	}
 }
 

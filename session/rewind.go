@@ -309,11 +309,15 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 	}
 	restored, failed := s.applyRestores(env, ready)
 	kept = append(kept, failed...)
-	if _, err := s.commit(ctx, nil, event.Rewound{Turn: plan.Prompt, From: from, Restored: restored, Kept: kept, Undoes: undoes}); err != nil {
+	// The end and the turn's end commit together: a log never holds a
+	// rewind that ended in a turn that did not.
+	t.tail = append(t.tail, event.Rewound{Turn: plan.Prompt, From: from, Restored: restored, Kept: kept, Undoes: undoes})
+	stop, err := t.finish(ctx, StopEndTurn, nil)
+	if err != nil {
 		return "", err
 	}
 	s.rewindDone(restored)
-	return t.finish(ctx, StopEndTurn, nil)
+	return stop, nil
 }
 
 // applyRestores puts files back; it returns those put back and why the
@@ -385,6 +389,12 @@ func (s *Session) finishRewind(ctx context.Context) error {
 	for i := len(events) - 1; i >= 0; i-- {
 		switch v := events[i].Payload.(type) {
 		case event.Rewound:
+			if i == len(events)-1 {
+				// Ended, but the turn's end was lost with the process
+				// (an earlier bridle committed them apart).
+				_, err := s.commit(ctx, nil, event.TurnFinished{StopReason: string(StopEndTurn)})
+				return err
+			}
 			return nil
 		case event.RewindStarted:
 			restored, failed := s.applyRestores(s.env("rewind"), v.Files)

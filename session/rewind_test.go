@@ -218,6 +218,33 @@ func TestRewindCutShortIsFinishedOnOpen(t *testing.T) {
 	}
 }
 
+// A log whose rewind ended without its turn's end (as an earlier bridle
+// could leave it, committing the two apart) gets the turn's end on open.
+func TestRewindWithoutItsTurnsEndIsClosedOnOpen(t *testing.T) {
+	m, s, _, _ := rewindRig(t, &recorder{})
+	events := s.Events()
+	from := promptSeqs(events)[1]
+	ctx := context.Background()
+	if _, err := s.append(ctx, event.RewindStarted{Turn: 2, From: from}, event.Rewound{Turn: 2, From: from}); err != nil {
+		t.Fatal(err)
+	}
+	id := s.ID()
+	m.Shutdown()
+	m2 := NewManager(m.cfg)
+	t.Cleanup(m2.Shutdown)
+	s2, err := m2.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := s2.Events()
+	if _, ok := evs[len(evs)-1].Payload.(event.TurnFinished); !ok {
+		t.Fatalf("the rewind's turn was not closed: the log ends with %s", evs[len(evs)-1].Kind())
+	}
+	if _, ok := evs[len(evs)-2].Payload.(event.Rewound); !ok {
+		t.Fatalf("the log does not end with the rewind and its turn's end: %s", evs[len(evs)-2].Kind())
+	}
+}
+
 // After a rewind the model's next request is the one a session that
 // never had the rewound prompts would send, byte for byte.
 func TestRewoundSessionAsksAsIfTheTurnsNeverHappened(t *testing.T) {
