@@ -245,6 +245,11 @@ func (s *Session) scan(ctx context.Context, prev map[string]snapFile) (map[strin
 func (s *Session) keepForSnapshot(tree confine.Tree, f confine.File, st confine.Stamp, dir string) snapFile {
 	sn := &s.snap
 	out := snapFile{stamp: st}
+	if sn.bytes+st.Size > s.checkpointCap() {
+		// Not even read: a workspace of large files costs one stat each.
+		out.why = fmt.Sprintf("the session's snapshot is full (%d MB)", s.checkpointCap()>>20)
+		return out
+	}
 	data, err := tree.Read(f, snapshotMaxFile)
 	switch {
 	case errors.Is(err, confine.ErrTooLarge):

@@ -275,3 +275,22 @@ func TestRewindPutsBackWhatASubagentDid(t *testing.T) {
 		t.Errorf("after /rewind 1: a %q, b %q, c %q", readFile(t, ws, "a"), readFile(t, ws, "b"), readFile(t, ws, "c"))
 	}
 }
+
+// TestCommandSnapshotFull: past the session's bound a file is not even
+// read, and a command that deletes it is recorded as not kept.
+func TestCommandSnapshotFull(t *testing.T) {
+	_, s, _, ws := commandRig(t, map[string]string{"small": "s", "large": "more than ten bytes"},
+		[]string{"rm small large"}, func(c *Config) { c.CheckpointBytes = 10 })
+	got := commandChanges(t, s, ws, 1)
+	want := []event.FileChange{{Path: "large", Before: event.NotKept}, {Path: "small", Before: hashOf("s")}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changed:\n got %+v\nwant %+v", got, want)
+	}
+	plan, err := s.RewindPlan(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Restore) != 1 || len(plan.Kept) != 1 || !strings.Contains(plan.Kept[0], "large (a command changed it and what it held before was not kept") {
+		t.Fatalf("the rewind's plan: %+v", plan)
+	}
+}
