@@ -201,14 +201,7 @@ func TestRewindCutShortIsFinishedOnOpen(t *testing.T) {
 	if _, err := s.append(ctx, event.RewindStarted{Turn: 2, From: from, Files: files}); err != nil {
 		t.Fatal(err)
 	}
-	id := s.ID()
-	m.Shutdown()
-	m2 := NewManager(m.cfg)
-	t.Cleanup(m2.Shutdown)
-	s2, err := m2.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := reopen(t, m, s.ID())
 	if a, b := readFile(t, ws, "a.txt"), readFile(t, ws, "b.txt"); a != "v1\n" || b != "<none>" {
 		t.Fatalf("after reopening: a.txt %q, b.txt %q", a, b)
 	}
@@ -216,6 +209,20 @@ func TestRewindCutShortIsFinishedOnOpen(t *testing.T) {
 	if _, ok := last.Payload.(event.Rewound); !ok {
 		t.Fatalf("the rewind was not closed: last events end with %s", last.Kind())
 	}
+}
+
+// reopen stops m, as a killed process would leave it, and opens session
+// id in a new Manager on the same store and data.
+func reopen(t *testing.T, m *Manager, id string) *Session {
+	t.Helper()
+	m.Shutdown()
+	m2 := NewManager(m.cfg)
+	t.Cleanup(m2.Shutdown)
+	s, err := m2.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // A log whose rewind ended without its turn's end (as an earlier bridle
@@ -228,14 +235,7 @@ func TestRewindWithoutItsTurnsEndIsClosedOnOpen(t *testing.T) {
 	if _, err := s.append(ctx, event.RewindStarted{Turn: 2, From: from}, event.Rewound{Turn: 2, From: from}); err != nil {
 		t.Fatal(err)
 	}
-	id := s.ID()
-	m.Shutdown()
-	m2 := NewManager(m.cfg)
-	t.Cleanup(m2.Shutdown)
-	s2, err := m2.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := reopen(t, m, s.ID())
 	evs := s2.Events()
 	if _, ok := evs[len(evs)-1].Payload.(event.TurnFinished); !ok {
 		t.Fatalf("the rewind's turn was not closed: the log ends with %s", evs[len(evs)-1].Kind())
