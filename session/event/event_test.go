@@ -57,3 +57,20 @@ func TestDecodeRefusesWhatItCannotRead(t *testing.T) {
 		t.Errorf("a malformed payload decoded")
 	}
 }
+
+func TestToolResultLineNamesWhatACommandChanged(t *testing.T) {
+	cases := []struct {
+		changed []FileChange
+		want    string
+	}{
+		{nil, `run_command completed key=k: "ok"`},
+		{[]FileChange{{Path: "/w/a"}}, `run_command completed key=k: "ok" changed 1 file(s): a`},
+		{[]FileChange{{Path: "/w/a"}, {Path: "/w/b"}, {Path: "/w/c"}, {Path: "/w/d/e"}}, `run_command completed key=k: "ok" changed 4 file(s): a, b, c, …`},
+	}
+	for _, c := range cases {
+		got := ToolResult{Name: "run_command", Status: "completed", Key: "k", Output: "ok", Changed: c.changed}.Line()
+		if got != c.want {
+			t.Errorf("Line() = %s\nwant      %s", got, c.want)
+		}
+	}
+}

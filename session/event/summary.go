@@ -2,6 +2,7 @@ package event
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -31,7 +32,20 @@ func (v ToolStarted) Line() string {
 }
 
 func (v ToolResult) Line() string {
-	return fmt.Sprintf("%s %s key=%s: %s", v.Name, v.Status, v.Key, Quote(v.Output))
+	line := fmt.Sprintf("%s %s key=%s: %s", v.Name, v.Status, v.Key, Quote(v.Output))
+	if len(v.Changed) > 0 {
+		// What a command did to the workspace, as a rewind would undo it.
+		names := make([]string, 0, 3)
+		for _, c := range v.Changed[:min(3, len(v.Changed))] {
+			names = append(names, filepath.Base(c.Path))
+		}
+		more := ""
+		if len(v.Changed) > 3 {
+			more = ", …"
+		}
+		line += fmt.Sprintf(" changed %d file(s): %s%s", len(v.Changed), strings.Join(names, ", "), more)
+	}
+	return line
 }
 
 func (v ApprovalRequest) Line() string {
