@@ -23,6 +23,11 @@ type editor struct {
 	writes  []string
 	// fail answers every fs call with an error.
 	fail bool
+	// hold, while set, leaves fs/read_text_file unanswered until it is
+	// closed: an editor that hangs.
+	hold chan struct{}
+	// held receives the path of each read it holds.
+	held chan string
 }
 
 func newEditor(buffers map[string]string) *editor {
@@ -36,6 +41,13 @@ func (e *editor) handle(t *testing.T) func(acptest.Msg) (any, *acptest.RPCError)
 			Content string `json:"content"`
 		}
 		json.Unmarshal(m.Params, &p)
+		e.mu.Lock()
+		hold, held := e.hold, e.held
+		e.mu.Unlock()
+		if hold != nil && m.Method == "fs/read_text_file" {
+			held <- p.Path
+			<-hold
+		}
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		switch m.Method {

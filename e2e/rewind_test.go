@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -371,6 +372,29 @@ func TestRewindAfterACommand(t *testing.T) {
 	}
 	if file("gone.txt") != "<none>" || file("gen/new.txt") != "made\n" || file("old.txt") != "again\n" || file("data.bin") != "bin" || file("mine.txt") != "the user's\n" {
 		t.Errorf("after /rewind undo: gone %q, new %q, old %q, data %q, mine %q", file("gone.txt"), file("gen/new.txt"), file("old.txt"), file("data.bin"), file("mine.txt"))
+	}
+	a.CloseStdin()
+	a.AssertValid(t)
+}
+
+// TestRewindPreviewCanBeCancelled: an editor that does not answer for its
+// buffers would hold a preview for its time bound per file; the editor
+// cancels the preview ($/cancel_request) and gets ACP's cancelled answer
+// at once, while the read is still unanswered.
+func TestRewindPreviewCanBeCancelled(t *testing.T) {
+	ed := newEditor(map[string]string{})
+	a, sid, _ := rewindSession(t, acptest.Options{}, ed)
+	release := make(chan struct{})
+	ed.mu.Lock()
+	ed.hold, ed.held = release, make(chan string, 8)
+	ed.mu.Unlock()
+	defer close(release)
+	id, answer := a.Request("_bridle/rewind_preview", map[string]any{"sessionId": sid, "prompt": 2})
+	<-ed.held // bridle is waiting on the editor
+	a.Notify("$/cancel_request", map[string]any{"requestId": json.RawMessage(id)})
+	m, ok := <-answer
+	if !ok || m.Error == nil || m.Error.Code != -32800 {
+		t.Fatalf("the cancelled preview answered %+v (error %+v), want -32800", m, m.Error)
 	}
 	a.CloseStdin()
 	a.AssertValid(t)

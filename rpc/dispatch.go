@@ -104,11 +104,13 @@ func (s *Server) handlers() map[string]handler {
 		"_bridle/fork": typed(func(p *ForkRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *ForkRequest) (any, error) {
 			return s.fork(ctx, *p)
 		}),
-		"_bridle/rewind_preview": typed(func(p *RewindPreviewRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *RewindPreviewRequest) (any, error) {
+		"_bridle/rewind_preview": s.cancellable(typed(func(p *RewindPreviewRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *RewindPreviewRequest) (any, error) {
 			// Hashing the files may ask the editor for its buffers, which
-			// it can only answer once this loop reads on: answered later.
+			// it can only answer once this loop reads on: answered later,
+			// and cancellable, since an editor that does not answer costs
+			// each file its time bound.
 			return later(func() (any, error) { return s.rewindPreview(ctx, *p) }), nil
-		}),
+		})),
 		"shutdown": s.shutdownRequest,
 		// Notifications sent with an id by mistake: cancel all the same,
 		// and answer (null), since the client waits for an answer.

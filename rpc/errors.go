@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,6 +113,9 @@ func toRPCError(err error) *jsonrpc2.Error {
 		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: err.Error()}
 	case errors.Is(err, session.ErrBusy):
 		return &jsonrpc2.Error{Code: CodeBusy, Message: err.Error()}
+	case errors.Is(err, context.Canceled):
+		// $/cancel_request ended it: ACP's answer to a cancelled request.
+		return &jsonrpc2.Error{Code: CodeCancelled, Message: "request cancelled"}
 	case errors.Is(err, contextwin.ErrTooBig):
 		// The prompt (with the pins) is the user's to shorten.
 		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: err.Error()}

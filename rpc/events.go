@@ -80,7 +80,7 @@ func (s *Server) rewindPreview(ctx context.Context, p RewindPreviewRequest) (ses
 	if err != nil {
 		return session.RewindPlan{}, err
 	}
-	return sess.RewindPlan(p.Prompt)
+	return sess.RewindPlan(ctx, p.Prompt)
 }
 
 // ForkRequest is the params of _bridle/fork: a new session whose history

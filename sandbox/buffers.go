@@ -128,14 +128,14 @@ func viaNote(via string) string {
 // FileContent returns a workspace file's content as an edit would start
 // from (the editor's buffer when it offers buffers), or exists=false when
 // there is none: what a checkpoint keeps before an edit.
-func FileContent(env *Env, path string) (content []byte, exists bool, err error) {
-	return readFileText(context.Background(), env, path)
+func FileContent(ctx context.Context, env *Env, path string) (content []byte, exists bool, err error) {
+	return readFileText(ctx, env, path)
 }
 
 // PutFile replaces (or creates) a workspace file as the edit tools do:
 // through the editor for a file that exists when it offers buffers, else
 // atomically on disk.
-func PutFile(env *Env, path string, data []byte, exists bool) error {
-	_, err := writeFileText(context.Background(), env, path, data, exists)
+func PutFile(ctx context.Context, env *Env, path string, data []byte, exists bool) error {
+	_, err := writeFileText(ctx, env, path, data, exists)
 	return err
 }

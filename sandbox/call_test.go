@@ -80,7 +80,7 @@ func TestCallPlansOnce(t *testing.T) {
 		if b, _ := os.ReadFile(path); string(b) != tc.want {
 			t.Errorf("%s: file = %q, want %q", tc.tool, b, tc.want)
 		}
-		if h, _ := HashFile(base, "a.txt"); h != fe.After {
+		if h, _ := HashFile(context.Background(), base, "a.txt"); h != fe.After {
 			t.Errorf("%s: the file's hash is not the plan's After", tc.tool)
 		}
 	}

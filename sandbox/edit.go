@@ -25,8 +25,8 @@ func Hash(content []byte) string {
 // does not exist. A restart compares it with a FileEdit's hashes.
 // With buffers it hashes what the editor holds: an edit the editor took
 // before a crash is in its buffer, saved or not.
-func HashFile(env *Env, path string) (string, error) {
-	data, exists, err := readFileText(context.Background(), env, path)
+func HashFile(ctx context.Context, env *Env, path string) (string, error) {
+	data, exists, err := readFileText(ctx, env, path)
 	if err != nil || !exists {
 		return "", err
 	}
@@ -38,7 +38,7 @@ func HashFile(env *Env, path string) (string, error) {
 // It reads and hashes the file; the diff and its redaction are not done
 // again.
 func unchanged(env *Env, path, before string) bool {
-	h, err := HashFile(env, path)
+	h, err := HashFile(context.Background(), env, path)
 	return err == nil && h == before
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -62,7 +63,7 @@ func TestEditFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := HashFile(env, "a.go")
+	before, _ := HashFile(context.Background(), env, "a.go")
 	if plan.Before != before || plan.After == before || plan.Path != path {
 		t.Fatalf("plan %+v, file hash %s", plan, before)
 	}
@@ -74,7 +75,7 @@ func TestEditFile(t *testing.T) {
 	if res.IsError || res.Diff == nil || *res.Diff.OldText == res.Diff.NewText || !strings.Contains(res.Output, "-func B() int { return 1 }\n+func B() int { return 2 }") {
 		t.Fatalf("edit: %+v", res)
 	}
-	after, _ := HashFile(env, "a.go")
+	after, _ := HashFile(context.Background(), env, "a.go")
 	if after != plan.After {
 		t.Fatalf("hash after %s, plan said %s", after, plan.After)
 	}

@@ -246,7 +246,7 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) e
 		if st.AfterHash == "" && st.BeforeHash == "" {
 			break
 		}
-		now, err := sandbox.HashFile(env, st.Path)
+		now, err := sandbox.HashFile(ctx, env, st.Path)
 		switch {
 		case err != nil:
 			r.IsError, r.Status = true, "unknown"

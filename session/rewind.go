@@ -126,7 +126,7 @@ func lastRewind(events []event.Event) (event.Rewound, int64, bool) {
 
 // undoPlan is what undoing the last rewind would do: the files it put
 // back go back to what it replaced.
-func (s *Session) undoPlan() (RewindPlan, int64, error) {
+func (s *Session) undoPlan(ctx context.Context) (RewindPlan, int64, error) {
 	r, seq, ok := lastRewind(s.Events())
 	if !ok {
 		return RewindPlan{}, 0, fmt.Errorf("%w: /rewind undo: there is no rewind to undo", ErrInvalid)
@@ -134,7 +134,7 @@ func (s *Session) undoPlan() (RewindPlan, int64, error) {
 	plan := RewindPlan{Prompt: r.Turn, From: r.From, Restore: []event.FileRestore{}, Yours: []string{}, Kept: []string{}}
 	env := s.env("rewind")
 	for _, f := range r.Restored {
-		now, err := sandbox.HashFile(env, f.Path)
+		now, err := sandbox.HashFile(ctx, env, f.Path)
 		switch {
 		case err != nil:
 			plan.Kept = append(plan.Kept, fmt.Sprintf("%s (cannot be read: %v)", f.Path, err))
@@ -144,6 +144,9 @@ func (s *Session) undoPlan() (RewindPlan, int64, error) {
 		default:
 			plan.Yours = append(plan.Yours, f.Path)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return RewindPlan{}, 0, err
 	}
 	return plan, seq, nil
 }
@@ -209,7 +212,7 @@ type RewindPlan struct {
 }
 
 // RewindPlan says what /rewind n would do now, changing nothing.
-func (s *Session) RewindPlan(n int) (RewindPlan, error) {
+func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
 	events := s.Events()
 	prompts := promptSeqs(events)
 	if n < 1 || n > len(prompts) {
@@ -219,7 +222,7 @@ func (s *Session) RewindPlan(n int) (RewindPlan, error) {
 	order, before, after := changesSince(events, plan.From)
 	env := s.env("rewind")
 	for _, p := range order {
-		now, err := sandbox.HashFile(env, p)
+		now, err := sandbox.HashFile(ctx, env, p)
 		switch {
 		case err != nil:
 			plan.Kept = append(plan.Kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
@@ -233,6 +236,9 @@ func (s *Session) RewindPlan(n int) (RewindPlan, error) {
 			plan.Yours = append(plan.Yours, p)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return RewindPlan{}, err // the files read after the cancel are not known
+	}
 	return plan, nil
 }
 
@@ -243,9 +249,9 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 	var undoes int64
 	var err error
 	if n == undoRewind {
-		plan, undoes, err = s.undoPlan()
+		plan, undoes, err = s.undoPlan(ctx)
 	} else {
-		plan, err = s.RewindPlan(n)
+		plan, err = s.RewindPlan(ctx, n)
 	}
 	if err != nil {
 		return "", err
@@ -274,7 +280,7 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 			// Hashed again: the user may have changed it while asked. A file
 			// that cannot be read now is not touched (what it holds could
 			// not be kept, so the rewind could not be undone).
-			now, err := sandbox.HashFile(env, p)
+			now, err := sandbox.HashFile(ctx, env, p)
 			if err != nil {
 				kept = append(kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
 				continue
@@ -287,7 +293,7 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 	var ready []event.FileRestore
 	for _, r := range restore {
 		if r.From != "" {
-			data, exists, err := sandbox.FileContent(env, r.Path)
+			data, exists, err := sandbox.FileContent(ctx, env, r.Path)
 			if err == nil && exists {
 				_, err = s.keep(data)
 			}
@@ -307,7 +313,9 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 	if _, err := s.append(ctx, event.RewindStarted{Turn: plan.Prompt, From: from, Files: ready, Undoes: undoes}); err != nil {
 		return "", err
 	}
-	restored, failed := s.applyRestores(env, ready)
+	// Once the plan is recorded the rewind finishes, cancelled or not:
+	// each file still has the editor's own time bound.
+	restored, failed := s.applyRestores(context.WithoutCancel(ctx), env, ready)
 	kept = append(kept, failed...)
 	// The end and the turn's end commit together: a log never holds a
 	// rewind that ended in a turn that did not.
@@ -322,7 +330,7 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 
 // applyRestores puts files back; it returns those put back and why the
 // others were not.
-func (s *Session) applyRestores(env *sandbox.Env, files []event.FileRestore) (done []event.FileRestore, failed []string) {
+func (s *Session) applyRestores(ctx context.Context, env *sandbox.Env, files []event.FileRestore) (done []event.FileRestore, failed []string) {
 	for _, f := range files {
 		var err error
 		if f.To == "" {
@@ -330,7 +338,7 @@ func (s *Session) applyRestores(env *sandbox.Env, files []event.FileRestore) (do
 		} else {
 			var data []byte
 			if data, err = s.checkpoint(f.To); err == nil {
-				err = sandbox.PutFile(env, f.Path, data, f.From != "")
+				err = sandbox.PutFile(ctx, env, f.Path, data, f.From != "")
 			}
 		}
 		if err != nil {
@@ -397,7 +405,7 @@ func (s *Session) finishRewind(ctx context.Context) error {
 			}
 			return nil
 		case event.RewindStarted:
-			restored, failed := s.applyRestores(s.env("rewind"), v.Files)
+			restored, failed := s.applyRestores(ctx, s.env("rewind"), v.Files)
 			s.m.log.Info("finished a rewind cut short", "session", s.row.ID, "files", len(restored))
 			_, err := s.commit(ctx, nil, event.Rewound{Turn: v.Turn, From: v.From, Restored: restored, Kept: failed, Undoes: v.Undoes},
 				event.TurnFinished{StopReason: string(StopEndTurn)})

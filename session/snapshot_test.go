@@ -286,7 +286,7 @@ func TestCommandSnapshotFull(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("changed:\n got %+v\nwant %+v", got, want)
 	}
-	plan, err := s.RewindPlan(1)
+	plan, err := s.RewindPlan(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
