@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -23,9 +24,10 @@ type editor struct {
 	writes  []string
 	// fail answers every fs call with an error.
 	fail bool
-	// hold, while set, leaves fs/read_text_file unanswered until it is
-	// closed: an editor that hangs.
-	hold chan struct{}
+	// hold, while set, leaves calls of holdMethod (fs/read_text_file
+	// when empty) unanswered until it is closed: an editor that hangs.
+	hold       chan struct{}
+	holdMethod string
 	// held receives the path of each read it holds.
 	held chan string
 }
@@ -42,9 +44,9 @@ func (e *editor) handle(t *testing.T) func(acptest.Msg) (any, *acptest.RPCError)
 		}
 		json.Unmarshal(m.Params, &p)
 		e.mu.Lock()
-		hold, held := e.hold, e.held
+		hold, held, method := e.hold, e.held, cmp.Or(e.holdMethod, "fs/read_text_file")
 		e.mu.Unlock()
-		if hold != nil && m.Method == "fs/read_text_file" {
+		if hold != nil && m.Method == method {
 			held <- p.Path
 			<-hold
 		}

@@ -399,3 +399,52 @@ func TestRewindPreviewCanBeCancelled(t *testing.T) {
 	a.CloseStdin()
 	a.AssertValid(t)
 }
+
+// TestPromptAfterARestartFinishesTheRewindFirst: the restarted bridle is
+// finishing a rewind a kill cut short through the editor when the user
+// sends a prompt; the prompt withdraws that work, and its own turn puts
+// the files back before anything else, so no turn runs on files half put
+// back.
+func TestPromptAfterARestartFinishesTheRewindFirst(t *testing.T) {
+	ed := newEditor(map[string]string{})
+	a, sid, ws := rewindSession(t, acptest.Options{}, ed)
+	a.CloseStdin()
+	model := acptest.Scenario(t, rewindScenario)
+
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model, Env: []string{"BRIDLE_FAULT=event:1"}})
+	b.OnRequest = ed.handle(t)
+	b.InitializeWith(true, true)
+	b.MustCall("session/resume", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	b.Request("session/prompt", acptest.PromptParams(sid, "/rewind 2"))
+	b.WaitExit()
+
+	release := make(chan struct{})
+	ed.mu.Lock()
+	ed.hold, ed.held, ed.holdMethod = release, make(chan string, 8), "fs/write_text_file"
+	ed.mu.Unlock()
+	c := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	c.OnRequest = ed.handle(t)
+	c.InitializeWith(true, true)
+	c.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	<-ed.held // finishing the rewind, through the editor, which is slow
+	ed.mu.Lock()
+	ed.hold = nil
+	ed.mu.Unlock()
+	_, answer := c.Request("session/prompt", acptest.PromptParams(sid, "PROMPT-THREE"))
+	m := <-answer
+	close(release)
+	if m.Error != nil || !strings.Contains(string(m.Result), "end_turn") {
+		t.Fatalf("the prompt after the restart answered %s %+v", m.Result, m.Error)
+	}
+	if got := ed.buffer(filepath.Join(ws, "a.txt")); got != "v1\n" {
+		t.Fatalf("a.txt in the editor = %q: the rewind was not finished", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); !os.IsNotExist(err) {
+		t.Fatalf("b.txt is still there (%v)", err)
+	}
+	if k := acptest.Kinds(acptest.Log(t, c.DB, sid)); !strings.Contains(k, "rewind_started rewound turn_finished user_message") {
+		t.Fatalf("the rewind was not finished before the prompt: %s", k)
+	}
+	c.CloseStdin()
+	c.AssertValid(t)
+}

@@ -296,12 +296,16 @@ func (s *Session) AskPending(ctx context.Context) {
 		}()
 		if rewind {
 			// Finished here rather than while the session was opened: its
-			// files are the editor's. A prompt that withdraws this leaves
-			// the rewind for the next opening.
-			if ctx.Err() != nil {
-				s.m.log.Warn("a rewind cut short waits for the next opening", "session", s.row.ID)
-			} else if err := s.finishRewind(ctx); err != nil {
-				s.m.log.Error("finishing a rewind failed", "session", s.row.ID, "err", err)
+			// files are the editor's. A prompt that withdraws this finishes
+			// it in its own turn, before anything else (turn.loop).
+			if err := s.finishRewind(ctx); err != nil {
+				if ctx.Err() != nil {
+					s.mu.Lock()
+					s.rewindPending = true
+					s.mu.Unlock()
+				} else {
+					s.m.log.Error("finishing a rewind failed", "session", s.row.ID, "err", err)
+				}
 			}
 		}
 		if !questions {

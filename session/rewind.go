@@ -406,12 +406,40 @@ func (s *Session) finishRewind(ctx context.Context) error {
 			return nil
 		case event.RewindStarted:
 			restored, failed := s.applyRestores(ctx, s.env("rewind"), v.Files)
+			if err := ctx.Err(); err != nil {
+				// Withdrawn midway: what was put back is put back again
+				// by whoever finishes it, the same however often.
+				return err
+			}
 			s.m.log.Info("finished a rewind cut short", "session", s.row.ID, "files", len(restored))
 			_, err := s.commit(ctx, nil, event.Rewound{Turn: v.Turn, From: v.From, Restored: restored, Kept: failed, Undoes: v.Undoes},
 				event.TurnFinished{StopReason: string(StopEndTurn)})
 			s.rewindDone(restored)
 			return err
 		}
+	}
+	return nil
+}
+
+// finishPendingRewind finishes, first thing in a turn, a rewind a crash
+// cut short that was left for AskPending (the editor holds the files)
+// when a prompt came before it: the turn must not run on files half put
+// back. It runs off the read loop, so the editor can answer.
+func (s *Session) finishPendingRewind(ctx context.Context) error {
+	s.mu.Lock()
+	pending := s.rewindPending && s.parent == nil
+	s.rewindPending = false
+	s.mu.Unlock()
+	if !pending || !rewindCutShort(s.Events()) {
+		return nil
+	}
+	if err := s.finishRewind(ctx); err != nil {
+		if ctx.Err() != nil {
+			s.mu.Lock()
+			s.rewindPending = true
+			s.mu.Unlock()
+		}
+		return fmt.Errorf("finish the rewind a restart cut short: %w", err)
 	}
 	return nil
 }

@@ -124,6 +124,9 @@ func (t *turn) run(ctx context.Context, content []event.Content) (StopReason, er
 
 func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, error) {
 	s := t.s
+	if err := s.finishPendingRewind(ctx); err != nil {
+		return "", err
+	}
 	// Images are checked and stored before anything else: the log only
 	// ever refers to them, and their size counts as the formula says.
 	content, err := s.storeImages(content, t.specFor())
