@@ -1,6 +1,6 @@
 -- :BridleRewind end to end against the real bridle: scripted prompts
--- change files (edit_file, write_file, in auto-edit mode), then
--- :BridleRewind goes back to before one of them.
+-- change files (edit_file, write_file in auto-edit mode; a shell command
+-- in full-auto), then :BridleRewind goes back to before one of them.
 -- vim.ui.select is stubbed to pick and confirm, answering a little later as
 -- a person would; the files on disk and a loaded buffer must show the
 -- content from before that prompt.
@@ -347,6 +347,43 @@ return {
     "with setup{ fs = false } :BridleRewind 2 previews bridle's plan, bridle restores the disk and the loaded buffer is reloaded",
     function()
       rewind_loaded_buffer(false)
+    end,
+  },
+  {
+    ":BridleRewind puts back a file a shell command removed and removes the one it created",
+    function()
+      local b, t = setup()
+      local notes, made = t.ws .. "/notes.txt", t.ws .. "/made.txt"
+      vim.cmd("Bridle")
+      set_mode(b, "full-auto")
+      H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
+      -- full-auto asks once before commands when this machine's sandbox
+      -- cannot keep them in: allowed, as a person in full-auto would.
+      local seen, restore = stub_select({
+        ["bridle.permission"] = first(function(o)
+          return o.kind == "allow_once"
+        end),
+      })
+      local ok, err = pcall(H.turn, b, "run the command")
+      restore()
+      H.ok(ok, err)
+      H.eq("end_turn", err, "command turn")
+      H.eq(nil, seen.unexpected, "no other question")
+      H.eq(nil, read(notes), "the command removed notes.txt")
+      H.eq("made by a command\n", read(made), "the command made made.txt")
+
+      seen, restore = stub_select({
+        ["bridle.rewind"] = first(function(c)
+          return c == "Yes"
+        end),
+      })
+      ok, err = pcall(rewind, b, "2")
+      restore()
+      H.ok(ok, err)
+      H.eq(nil, seen.unexpected, "no other question")
+      H.eq("Rewind to before prompt 2 (put back 1, remove 1)?", seen[1] and seen[1].prompt, "the confirmation")
+      H.eq("hello from the first prompt\n", read(notes), "notes.txt back as after the first prompt")
+      H.eq(nil, read(made), "made.txt removed")
     end,
   },
 }
