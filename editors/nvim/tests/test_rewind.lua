@@ -1,18 +1,15 @@
--- :BridleRewind end to end against the real bridle: two scripted prompts
--- change files (edit_file, write_file, in auto-edit mode, through the
--- plugin's fs/*), then :BridleRewind goes back to before the second one.
+-- :BridleRewind end to end against the real bridle: scripted prompts
+-- change files (edit_file, write_file in auto-edit mode; a shell command
+-- in full-auto), then :BridleRewind goes back to before one of them.
 -- vim.ui.select is stubbed to pick and confirm, answering a little later as
 -- a person would; the files on disk and a loaded buffer must show the
--- content from after the first prompt.
+-- content from before that prompt.
 --
--- Most run with setup{ fs = false }, where the preview is bridle's own
--- _bridle/rewind_preview. With fs/* on (the default) bridle answers that
--- request on its reading loop while it asks the editor for the files
--- (fs/read_text_file), so it cannot read the answer and gives up after its
--- 10 s BufferTimeout, naming every file "cannot be read": for bridle to fix
--- (the handler must answer later, like session/prompt). Until then the
--- plugin previews from _bridle/prompts when fs is on; the last test covers
--- that, with bridle putting the files back through the editor's buffers.
+-- They run with fs/* on (setup's default), as people use the plugin:
+-- bridle then reads and writes the files through this editor, for the
+-- preview (_bridle/rewind_preview) as for the rewind itself. One runs with
+-- setup{ fs = false }, where bridle reads and writes the disk itself and
+-- the plugin reloads the loaded buffer afterwards.
 local H = require("helpers")
 local api = vim.api
 
@@ -26,23 +23,28 @@ local function read(path)
   return s
 end
 
+--- The plugin on the rewind scenario; fs is setup's (nil: the default, on).
 local function setup(fs)
-  local b, t = H.plugin(nil, { fs = fs or false, env = { BRIDLE_MODEL = "scripted/" .. H.root .. "/tests/scenarios/rewind.json" } })
+  local b, t = H.plugin(nil, { fs = fs, env = { BRIDLE_MODEL = "scripted/" .. H.root .. "/tests/scenarios/rewind.json" } })
   return b, t
 end
 
-local function auto_edit(b)
+local function set_mode(b, mode)
   H.wait(function()
     return b.state.session_id
   end, 10000, "a session")
   local done
-  b.set_mode("auto-edit", function(ok)
+  b.set_mode(mode, function(ok)
     done = ok
   end)
   H.wait(function()
     return done ~= nil
-  end, 5000, "auto-edit")
-  H.ok(done, "auto-edit set")
+  end, 5000, mode)
+  H.ok(done, mode .. " set")
+end
+
+local function auto_edit(b)
+  set_mode(b, "auto-edit")
 end
 
 --- Stubs vim.ui.select: answers[kind](items) returns the item to pick (or
@@ -97,6 +99,69 @@ local function rewind(b, args)
   H.wait(function()
     return H.agent_text(b):find("Rewound to before prompt", 1, true)
   end, 5000, "bridle's answer to /rewind")
+end
+
+--- Loads notes.txt in a buffer, runs both prompts and :BridleRewind 2 with
+--- setup's fs: the confirmation must come from bridle's preview, and the
+--- files and the buffer must end as after the first prompt.
+local function rewind_loaded_buffer(fs)
+  local b, t = setup(fs)
+  local notes, created = t.ws .. "/notes.txt", t.ws .. "/created.txt"
+  vim.cmd("edit " .. vim.fn.fnameescape(notes))
+  local nbuf = api.nvim_get_current_buf()
+  -- The files bridle reads through this editor while the preview is open.
+  local previewing, reads = false, {}
+  local on_request = b.on_request
+  b.on_request = function(method, params, reply)
+    if previewing and method == "fs/read_text_file" then
+      reads[#reads + 1] = params.path
+    end
+    return on_request(method, params, reply)
+  end
+  vim.cmd("Bridle")
+  auto_edit(b)
+  H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
+  H.eq("end_turn", H.turn(b, "make the second change"), "second turn")
+  if fs ~= false then
+    H.eq({ "hello from the second prompt, which is longer" }, api.nvim_buf_get_lines(nbuf, 0, -1, false), "the edits landed in the buffer")
+  end
+  H.eq("hello from the second prompt, which is longer\n", read(notes), "notes.txt after the second prompt")
+  local seen, restore = stub_select({
+    ["bridle.rewind"] = function(items)
+      previewing = false
+      return first(function(c)
+        return c == "Yes"
+      end)(items)
+    end,
+  })
+  local started = (vim.uv or vim.loop).hrtime()
+  previewing = true
+  local ok, err = pcall(rewind, b, "2")
+  restore()
+  H.ok(ok, err)
+  local ms = ((vim.uv or vim.loop).hrtime() - started) / 1e6
+  H.eq(nil, seen.unexpected, "no other question")
+  H.eq("Rewind to before prompt 2 (put back 1, remove 1)?", seen[1] and seen[1].prompt, "the confirmation")
+  local plan = b.state.rewind_preview
+  local restored = vim.tbl_map(function(r)
+    return { r.path, r.to ~= vim.NIL and (r.to or "") ~= "" }
+  end, plan.restore)
+  table.sort(restored, function(x, y)
+    return x[1] < y[1]
+  end)
+  H.eq({ { created, false }, { notes, true } }, restored, "bridle's plan: remove created.txt, put notes.txt back")
+  H.ok(plan.kept == vim.NIL or #plan.kept == 0, "nothing it cannot put back: " .. vim.inspect(plan.kept))
+  if fs ~= false then
+    H.ok(vim.tbl_contains(reads, notes), "bridle read notes.txt through the editor for the preview: " .. vim.inspect(reads))
+  else
+    H.eq({}, reads, "no fs/* with fs = false")
+  end
+  -- A guard against the preview waiting out bridle's 10 s read timeout.
+  H.ok(ms < 5000, ("the rewind took %d ms"):format(ms))
+  H.eq("hello from the first prompt\n", read(notes), "notes.txt as after the first prompt")
+  H.eq(nil, read(created), "created.txt removed")
+  H.eq({ "hello from the first prompt" }, api.nvim_buf_get_lines(nbuf, 0, -1, false), "the loaded buffer")
+  H.eq(false, vim.bo[nbuf].modified, "the buffer is unmodified")
 end
 
 return {
@@ -273,35 +338,52 @@ return {
     end,
   },
   {
-    "with fs/* on (the default) :BridleRewind 2 previews from _bridle/prompts and bridle restores through the loaded buffer",
+    "with fs/* on (the default) :BridleRewind 2 previews bridle's plan promptly and bridle restores through the loaded buffer",
     function()
-      local b, t = setup(true)
-      local notes, created = t.ws .. "/notes.txt", t.ws .. "/created.txt"
-      vim.cmd("edit " .. vim.fn.fnameescape(notes))
-      local nbuf = api.nvim_get_current_buf()
+      rewind_loaded_buffer(nil)
+    end,
+  },
+  {
+    "with setup{ fs = false } :BridleRewind 2 previews bridle's plan, bridle restores the disk and the loaded buffer is reloaded",
+    function()
+      rewind_loaded_buffer(false)
+    end,
+  },
+  {
+    ":BridleRewind puts back a file a shell command removed and removes the one it created",
+    function()
+      local b, t = setup()
+      local notes, made = t.ws .. "/notes.txt", t.ws .. "/made.txt"
       vim.cmd("Bridle")
-      auto_edit(b)
+      set_mode(b, "full-auto")
       H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
-      H.eq("end_turn", H.turn(b, "make the second change"), "second turn")
-      H.eq({ "hello from the second prompt, which is longer" }, api.nvim_buf_get_lines(nbuf, 0, -1, false), "the edits landed in the buffer")
+      -- full-auto asks once before commands when this machine's sandbox
+      -- cannot keep them in: allowed, as a person in full-auto would.
       local seen, restore = stub_select({
+        ["bridle.permission"] = first(function(o)
+          return o.kind == "allow_once"
+        end),
+      })
+      local ok, err = pcall(H.turn, b, "run the command")
+      restore()
+      H.ok(ok, err)
+      H.eq("end_turn", err, "command turn")
+      H.eq(nil, seen.unexpected, "no other question")
+      H.eq(nil, read(notes), "the command removed notes.txt")
+      H.eq("made by a command\n", read(made), "the command made made.txt")
+
+      seen, restore = stub_select({
         ["bridle.rewind"] = first(function(c)
           return c == "Yes"
         end),
       })
-      local started = (vim.uv or vim.loop).hrtime()
-      local ok, err = pcall(rewind, b, "2")
+      ok, err = pcall(rewind, b, "2")
       restore()
       H.ok(ok, err)
-      local ms = ((vim.uv or vim.loop).hrtime() - started) / 1e6
       H.eq(nil, seen.unexpected, "no other question")
-      H.eq("Rewind to before prompt 2 (2 files changed since)?", seen[1] and seen[1].prompt, "the confirmation")
-      H.eq({ notes, created }, b.state.rewind_preview.changed, "the files changed since")
-      H.ok(ms < 5000, ("the rewind took %d ms: did the preview wait on bridle's fs deadlock?"):format(ms))
-      H.eq("hello from the first prompt\n", read(notes), "notes.txt as after the first prompt")
-      H.eq(nil, read(created), "created.txt removed")
-      H.eq({ "hello from the first prompt" }, api.nvim_buf_get_lines(nbuf, 0, -1, false), "the loaded buffer")
-      H.eq(false, vim.bo[nbuf].modified, "the buffer is unmodified")
+      H.eq("Rewind to before prompt 2 (put back 1, remove 1)?", seen[1] and seen[1].prompt, "the confirmation")
+      H.eq("hello from the first prompt\n", read(notes), "notes.txt back as after the first prompt")
+      H.eq(nil, read(made), "made.txt removed")
     end,
   },
 }

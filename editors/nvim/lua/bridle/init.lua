@@ -694,28 +694,11 @@ function M.prompts(cb)
 end
 
 --- What /rewind n would do now (_bridle/rewind_preview): cb(plan|nil),
---- { prompt, restore = { {path, from, to} }, yours, kept }.
----
---- With fs/* on (setup's fs, the default) bridle would read the files for
---- the preview through this editor while its reading loop waits on the
---- preview itself, so it could not hear the answers (10 s, then every file
---- "cannot be read"). Until bridle answers the preview asynchronously, the
---- plan then comes from _bridle/prompts instead: { prompt, approximate =
---- true, changed = the files the agent changed since prompt n }. bridle
---- still asks, during the rewind, about files changed since the agent.
+--- { prompt, restore = { {path, from, to} }, yours, kept }. With fs/* on,
+--- bridle reads the files for it through this editor (fs/read_text_file)
+--- while the request is open: a loaded buffer's unsaved text is what it
+--- compares, as the rewind itself will.
 function M.rewind_preview(n, cb)
-  if M.config.fs ~= false then
-    return M.prompts(function(prompts)
-      if not prompts then
-        return cb(nil)
-      end
-      if n > #prompts then
-        notify(("bridle: /rewind %d: this session has %d prompts"):format(n, #prompts), vim.log.levels.ERROR)
-        return cb(nil)
-      end
-      cb(rewindmod.approximate_plan(prompts, n))
-    end)
-  end
   with_session(function(ok)
     if not ok then
       return cb(nil)
@@ -808,7 +791,7 @@ function M.confirm_rewind(n, cb)
       if choice ~= "Yes" then
         return cb(nil)
       end
-      local paths = vim.list_extend({}, plan.changed or {})
+      local paths = {}
       for _, r in ipairs(nn(plan.restore) or {}) do
         paths[#paths + 1] = r.path
       end

@@ -87,37 +87,9 @@ function M.label(p, base)
   return ("%d. %s · %s%s"):format(p.n, p.text ~= "" and p.text or "(empty)", what, nn(p.rewound) and " (rewound)" or "")
 end
 
---- A plan from _bridle/prompts alone (see init.lua's rewind_preview): the
---- files the agent changed answering prompt n and after, once each.
-function M.approximate_plan(prompts, n)
-  local changed, seen = {}, {}
-  for _, p in ipairs(prompts) do
-    if p.n >= n then
-      for _, f in ipairs(nn(p.files) or {}) do
-        if not seen[f] then
-          seen[f] = true
-          changed[#changed + 1] = f
-        end
-      end
-    end
-  end
-  return { prompt = n, approximate = true, changed = changed }
-end
-
 --- What a rewind will do, from _bridle/rewind_preview, one line each.
 function M.preview_lines(plan, base)
   local lines = { ("Rewind to before prompt %d:"):format(plan.prompt) }
-  if plan.approximate then
-    for _, f in ipairs(plan.changed) do
-      lines[#lines + 1] = "  put back " .. short(f, base) .. " (or remove it, if the agent created it)"
-    end
-    if #plan.changed == 0 then
-      lines[#lines + 1] = "  no file was changed by the agent since; the agent forgets what came after"
-    else
-      lines[#lines + 1] = "  (bridle asks first about a file you changed after the agent)"
-    end
-    return lines
-  end
   local any = false
   for _, r in ipairs(nn(plan.restore) or {}) do
     any = true
@@ -143,11 +115,6 @@ end
 
 --- The one-line question: "Rewind to before prompt 2 (put back 1, remove 1, ask about 1)?"
 function M.question(plan)
-  if plan.approximate then
-    local k = #plan.changed
-    local files = k == 0 and "no files" or ("%d file%s changed since"):format(k, k == 1 and "" or "s")
-    return ("Rewind to before prompt %d (%s)?"):format(plan.prompt, files)
-  end
   local back, remove = 0, 0
   for _, r in ipairs(nn(plan.restore) or {}) do
     if nn(r.to) == nil or r.to == "" then
