@@ -437,7 +437,8 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	if err := m.Close(ctx, id); err != nil {
 		return err
 	}
-	if err := m.cfg.Store.DeleteSession(ctx, id); err != nil {
+	ids, err := m.cfg.Store.DeleteSession(ctx, id)
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("%w: no session %q", ErrNotFound, id)
 		}
@@ -445,6 +446,18 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 			return fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 		return err
+	}
+	// What the sessions kept on disk goes with them: checkpoints hold
+	// files' exact content, secrets included, and artifacts whole
+	// outputs. Images are shared by content between sessions and stay.
+	if m.cfg.DataDir != "" {
+		for _, sid := range ids {
+			for _, dir := range []string{"checkpoints", "artifacts"} {
+				if err := os.RemoveAll(filepath.Join(m.cfg.DataDir, dir, sid)); err != nil {
+					m.log.Warn("a deleted session's files remain", "session", sid, "dir", dir, "err", err)
+				}
+			}
+		}
 	}
 	m.log.Info("session deleted", "session", id)
 	return nil

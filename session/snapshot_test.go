@@ -294,3 +294,24 @@ func TestCommandSnapshotFull(t *testing.T) {
 		t.Fatalf("the rewind's plan: %+v", plan)
 	}
 }
+
+// TestDeleteRemovesTheSessionsFiles: a deleted session's checkpoints
+// (files' exact content) and artifacts go with it.
+func TestDeleteRemovesTheSessionsFiles(t *testing.T) {
+	m, s, _, ws := commandRig(t, map[string]string{"a": "secret\n"}, []string{"rm a"}, nil)
+	if got := commandChanges(t, s, ws, 1); len(got) != 1 {
+		t.Fatalf("changed %+v", got)
+	}
+	dirs := []string{s.checkpointDir(s.ID()), filepath.Join(m.cfg.DataDir, "artifacts", s.ID())}
+	if _, err := os.Stat(dirs[0]); err != nil {
+		t.Fatalf("no checkpoints before the delete: %v", err)
+	}
+	if err := m.Delete(context.Background(), s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s outlives its session (%v)", dir, err)
+		}
+	}
+}

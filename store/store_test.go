@@ -146,8 +146,8 @@ func TestDeleteSessionDropsItsEventsAndChildren(t *testing.T) {
 		Record{Kind: "session_started", Payload: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteSession(ctx, "parent"); err != nil {
-		t.Fatal(err)
+	if ids, err := s.DeleteSession(ctx, "parent"); err != nil || strings.Join(ids, " ") != "parent child" {
+		t.Fatalf("DeleteSession = %v, %v; want the parent and its child", ids, err)
 	}
 	for _, id := range []string{"parent", "child"} {
 		if _, err := s.Session(ctx, id); !errors.Is(err, ErrNotFound) {
@@ -160,7 +160,7 @@ func TestDeleteSessionDropsItsEventsAndChildren(t *testing.T) {
 	if recs, _ := s.Events(ctx, "other", 0); len(recs) != 1 {
 		t.Errorf("unrelated session lost events: %d left", len(recs))
 	}
-	if err := s.DeleteSession(ctx, "parent"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.DeleteSession(ctx, "parent"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("second delete: err = %v, want ErrNotFound", err)
 	}
 	if _, err := s.Append(ctx, "parent", Record{Kind: "k", Payload: []byte(`{}`)}); !errors.Is(err, ErrNotFound) {

@@ -257,10 +257,12 @@ func (s *Store) UpdateSession(ctx context.Context, id string, mode, model, title
 	})
 }
 
-// DeleteSession drops a session, its children and all their events.
-func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	return s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		ids := []string{id}
+// DeleteSession drops a session, its children and all their events. It
+// returns the ids it dropped, the session's first.
+func (s *Store) DeleteSession(ctx context.Context, id string) ([]string, error) {
+	var ids []string
+	err := s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		ids = []string{id}
 		for i := 0; i < len(ids); i++ {
 			rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions WHERE parent_id = ?`, ids[i])
 			if err != nil {
@@ -300,6 +302,10 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
 }
 
 func joinDirs(dirs []string) string {
