@@ -290,7 +290,7 @@ func TestRewindKilledMidwayThroughTheEditor(t *testing.T) {
 
 const commandRewindScenario = `{"turns": [
 	{"match": "PROMPT-ONE", "calls": [
-		{"tool_calls": [{"name": "run_command", "input": {"command": "rm gone.txt && printf 'changed\\n' > old.txt && mkdir -p gen && printf 'made\\n' > gen/new.txt && printf 'bin' > data.bin"}}]},
+		{"tool_calls": [{"name": "run_command", "input": {"command": "rm gone.txt tool.sh && printf 'changed\\n' > old.txt && mkdir -p gen && printf 'made\\n' > gen/new.txt && printf 'bin' > data.bin"}}]},
 		{"text": "one done"}]},
 	{"match": "PROMPT-TWO", "calls": [
 		{"tool_calls": [{"name": "run_command", "input": {"command": "printf 'again\\n' > old.txt && printf 'later\\n' > mine.txt"}}]},
@@ -308,7 +308,11 @@ func TestRewindAfterACommand(t *testing.T) {
 		"data.bin":   "\x00\x01\x02\xff",
 		".gitignore": "*.log\n",
 		"build.log":  "ignored\n",
+		"tool.sh":    "#!/bin/sh\necho tool\n",
 	})
+	if err := os.Chmod(filepath.Join(ws, "tool.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, commandRewindScenario)})
 	var mu sync.Mutex
 	asked := []string{}
@@ -342,7 +346,7 @@ func TestRewindAfterACommand(t *testing.T) {
 		} `json:"prompts"`
 	}
 	a.MustCall("_bridle/prompts", map[string]any{"sessionId": sid}, &prompts)
-	if len(prompts.Prompts) != 2 || len(prompts.Prompts[0].Files) != 4 || len(prompts.Prompts[1].Files) != 2 {
+	if len(prompts.Prompts) != 2 || len(prompts.Prompts[0].Files) != 5 || len(prompts.Prompts[1].Files) != 2 {
 		t.Fatalf("_bridle/prompts does not list what the commands changed: %+v", prompts)
 	}
 	// The user writes over what the second command wrote.
@@ -359,6 +363,9 @@ func TestRewindAfterACommand(t *testing.T) {
 		if got := file(name); got != content {
 			t.Errorf("after /rewind 1: %s = %q, want %q", name, got, content)
 		}
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "tool.sh")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("tool.sh is not back as it was, executable: %v %v", fi, err)
 	}
 	mu.Lock()
 	questions := slices.Clone(asked)

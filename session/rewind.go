@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,6 +197,22 @@ func changesSince(events []event.Event, from int64) (order []string, before, aft
 	return order, before, after
 }
 
+// modesBefore are the permission bits files had before the first
+// change a command made to them from seq from on, for files put back anew.
+func modesBefore(events []event.Event, from int64) map[string]uint32 {
+	modes := map[string]uint32{}
+	for _, e := range events {
+		if r, ok := e.Payload.(event.ToolResult); ok && e.Seq >= from {
+			for _, f := range r.Changed {
+				if _, seen := modes[f.Path]; !seen {
+					modes[f.Path] = f.Mode
+				}
+			}
+		}
+	}
+	return modes
+}
+
 // RewindPlan is what a rewind to before a prompt would do.
 type RewindPlan struct {
 	// Prompt is the prompt's number (from 1); From its seq.
@@ -220,6 +237,7 @@ func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
 	}
 	plan := RewindPlan{Prompt: n, From: prompts[n-1], Restore: []event.FileRestore{}, Yours: []string{}, Kept: []string{}}
 	order, before, after := changesSince(events, plan.From)
+	modes := modesBefore(events, plan.From)
 	env := s.env("rewind")
 	for _, p := range order {
 		now, err := sandbox.HashFile(ctx, env, p)
@@ -231,7 +249,7 @@ func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
 		case before[p] == event.NotKept:
 			plan.Kept = append(plan.Kept, p+" (a command changed it and what it held before was not kept: too large, hard-linked, or past the snapshot's bound)")
 		case now == after[p]:
-			plan.Restore = append(plan.Restore, event.FileRestore{Path: p, From: now, To: before[p]})
+			plan.Restore = append(plan.Restore, event.FileRestore{Path: p, From: now, To: before[p], Mode: modes[p]})
 		default:
 			plan.Yours = append(plan.Yours, p)
 		}
@@ -261,6 +279,7 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 	if len(plan.Yours) > 0 {
 		events := s.Events()
 		_, before, _ := changesSince(events, from)
+		modes := modesBefore(events, from)
 		if undoes != 0 {
 			r, _, _ := lastRewind(events)
 			before = map[string]string{}
@@ -285,7 +304,7 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 				kept = append(kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
 				continue
 			}
-			restore = append(restore, event.FileRestore{Path: p, From: now, To: before[p]})
+			restore = append(restore, event.FileRestore{Path: p, From: now, To: before[p], Mode: modes[p]})
 		}
 	}
 	// What is replaced is kept too, so this rewind can be undone; what is
@@ -338,7 +357,13 @@ func (s *Session) applyRestores(ctx context.Context, env *sandbox.Env, files []e
 		} else {
 			var data []byte
 			if data, err = s.checkpoint(f.To); err == nil {
-				err = sandbox.PutFile(ctx, env, f.Path, data, f.From != "")
+				if f.From == "" {
+					// Made anew, on disk (as new files always are), with
+					// the mode it had.
+					err = env.Root.WriteFileMode(f.Path, data, fs.FileMode(f.Mode))
+				} else {
+					err = sandbox.PutFile(ctx, env, f.Path, data, true)
+				}
 			}
 		}
 		if err != nil {

@@ -128,10 +128,10 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 		a, ok := after[p]
 		switch {
 		case !ok:
-			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b)})
+			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), Mode: b.stamp.Mode})
 		case a.stamp == b.stamp, a.hash != "" && a.hash == b.hash:
 		default:
-			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), After: hashOrNotKept(a)})
+			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), After: hashOrNotKept(a), Mode: b.stamp.Mode})
 		}
 	}
 	for p, a := range after {

@@ -113,11 +113,16 @@ func TestCommandChangesAreRecorded(t *testing.T) {
 		command string
 		want    []event.FileChange
 	}{{
-		name:    "created changed deleted binary",
-		files:   map[string]string{"a": "a\n", "b": "b\n", "bin": "\x00\xff", "sub/keep": "k\n"},
+		name:  "created changed deleted binary",
+		files: map[string]string{"a": "a\n", "b": "b\n", "bin": "\x00\xff", "sub/keep": "k\n"},
+		setup: func(t *testing.T, ws string) {
+			if err := os.Chmod(filepath.Join(ws, "a"), 0o750); err != nil {
+				t.Fatal(err)
+			}
+		},
 		command: "rm a && printf 'B\\n' > b && mkdir -p new && printf 'c' > new/c && printf '\\001' > bin",
-		want: []event.FileChange{{Path: "a", Before: hashOf("a\n")}, {Path: "b", Before: hashOf("b\n"), After: hashOf("B\n")},
-			{Path: "bin", Before: hashOf("\x00\xff"), After: hashOf("\x01")}, {Path: "new/c", After: hashOf("c")}},
+		want: []event.FileChange{{Path: "a", Before: hashOf("a\n"), Mode: 0o750}, {Path: "b", Before: hashOf("b\n"), After: hashOf("B\n"), Mode: 0o644},
+			{Path: "bin", Before: hashOf("\x00\xff"), After: hashOf("\x01"), Mode: 0o644}, {Path: "new/c", After: hashOf("c")}},
 	}, {
 		name:    "ignored files and .git are not the snapshot's",
 		files:   map[string]string{".gitignore": "*.log\nout/\n", "old.log": "old\n", ".git/HEAD": "ref\n"},
@@ -133,7 +138,7 @@ func TestCommandChangesAreRecorded(t *testing.T) {
 		name:    "too large to keep",
 		files:   map[string]string{"big": big},
 		command: "printf y >> big",
-		want:    []event.FileChange{{Path: "big", Before: event.NotKept, After: event.NotKept}},
+		want:    []event.FileChange{{Path: "big", Before: event.NotKept, After: event.NotKept, Mode: 0o644}},
 	}, {
 		name:  "hard-linked files are not read",
 		files: map[string]string{"h": "h\n"},
@@ -143,13 +148,13 @@ func TestCommandChangesAreRecorded(t *testing.T) {
 			}
 		},
 		command: "printf more >> h",
-		want:    []event.FileChange{{Path: "h", Before: event.NotKept, After: event.NotKept}, {Path: "h2", Before: event.NotKept, After: event.NotKept}},
+		want:    []event.FileChange{{Path: "h", Before: event.NotKept, After: event.NotKept, Mode: 0o644}, {Path: "h2", Before: event.NotKept, After: event.NotKept, Mode: 0o644}},
 	}, {
 		name:    "a file .gitignore stops hiding is not created by the command",
 		files:   map[string]string{".gitignore": "secret.env\n", "secret.env": "KEY=1\n"},
 		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "secret.env"), changeTimeSlack) },
 		command: "printf '' > .gitignore",
-		want:    []event.FileChange{{Path: ".gitignore", Before: hashOf("secret.env\n"), After: hashOf("")}},
+		want:    []event.FileChange{{Path: ".gitignore", Before: hashOf("secret.env\n"), After: hashOf(""), Mode: 0o644}},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -264,7 +269,7 @@ func TestRewindPutsBackWhatASubagentDid(t *testing.T) {
 	}}
 	_, s, _, ws := scenarioRig(t, map[string]string{"a": "a\n", "b": "b\n"}, sc, nil)
 	got := commandChanges(t, s, ws, 1)
-	want := []event.FileChange{{Path: "a", Before: hashOf("a\n"), After: hashOf("A\n")}, {Path: "b", Before: hashOf("b\n")}, {Path: "c", After: hashOf("c")}}
+	want := []event.FileChange{{Path: "a", Before: hashOf("a\n"), After: hashOf("A\n"), Mode: 0o644}, {Path: "b", Before: hashOf("b\n"), Mode: 0o644}, {Path: "c", After: hashOf("c")}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("the task call changed:\n got %+v\nwant %+v", got, want)
 	}
@@ -282,7 +287,7 @@ func TestCommandSnapshotFull(t *testing.T) {
 	_, s, _, ws := commandRig(t, map[string]string{"small": "s", "large": "more than ten bytes"},
 		[]string{"rm small large"}, func(c *Config) { c.CheckpointBytes = 10 })
 	got := commandChanges(t, s, ws, 1)
-	want := []event.FileChange{{Path: "large", Before: event.NotKept}, {Path: "small", Before: hashOf("s")}}
+	want := []event.FileChange{{Path: "large", Before: event.NotKept, Mode: 0o644}, {Path: "small", Before: hashOf("s"), Mode: 0o644}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("changed:\n got %+v\nwant %+v", got, want)
 	}

@@ -425,6 +425,16 @@ func (r *Root) FS(path string) (fs.FS, error) {
 // are made through the descriptor of the parent directory, once it has
 // been checked not to be hidden (nor any directory above it).
 func (r *Root) WriteFile(path string, data []byte) error {
+	return r.WriteFileMode(path, data, 0o644)
+}
+
+// WriteFileMode is WriteFile making a file that does not exist with the
+// permission bits perm (a file that exists keeps its own): what a rewind
+// uses to put back a deleted file as it was, executable or private.
+func (r *Root) WriteFileMode(path string, data []byte, perm fs.FileMode) error {
+	if perm = perm.Perm(); perm == 0 {
+		perm = 0o644
+	}
 	d, rel, err := r.resolve(path)
 	if err != nil {
 		return err
@@ -437,7 +447,6 @@ func (r *Root) WriteFile(path string, data []byte) error {
 	if h := g.byPath(lexical); h != nil {
 		return h.refuse(path)
 	}
-	perm := fs.FileMode(0o644)
 	if f, err := openNoWait(d.root, rel); err == nil {
 		fi, err := f.Stat()
 		if err == nil {

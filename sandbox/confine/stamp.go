@@ -16,6 +16,8 @@ type Stamp struct {
 	Change int64
 	Ino    uint64
 	Links  uint64
+	// Mode is the permission bits, for a file put back as it was.
+	Mode uint32
 }
 
 func stampOf(fi fs.FileInfo) (Stamp, bool) {
@@ -23,5 +25,5 @@ func stampOf(fi fs.FileInfo) (Stamp, bool) {
 	if !ok {
 		return Stamp{}, false
 	}
-	return Stamp{Size: fi.Size(), Mod: fi.ModTime().UnixNano(), Change: changeTime(st), Ino: uint64(st.Ino), Links: uint64(st.Nlink)}, true
+	return Stamp{Size: fi.Size(), Mod: fi.ModTime().UnixNano(), Change: changeTime(st), Ino: uint64(st.Ino), Links: uint64(st.Nlink), Mode: uint32(fi.Mode().Perm())}, true
 }

@@ -195,7 +195,7 @@ func (t *fastTree) Stat(f File) (Stamp, error) {
 	if err := unix.Fstatat(f.dir.fd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return Stamp{}, err
 	}
-	return Stamp{Size: st.Size, Mod: st.Mtim.Nano(), Change: st.Ctim.Nano(), Ino: st.Ino, Links: uint64(st.Nlink)}, nil
+	return Stamp{Size: st.Size, Mod: st.Mtim.Nano(), Change: st.Ctim.Nano(), Ino: st.Ino, Links: uint64(st.Nlink), Mode: st.Mode & 0o777}, nil
 }
 
 func (t *fastTree) Read(f File, max int64) ([]byte, error) {

@@ -208,6 +208,8 @@ type FileChange struct {
 	Path   string `json:"path"`
 	Before string `json:"before,omitempty"`
 	After  string `json:"after,omitempty"`
+	// Mode is the file's permission bits before, when it existed.
+	Mode uint32 `json:"mode,omitempty"`
 }
 
 // NotKept stands for the content a file had before a command changed it
@@ -333,6 +335,8 @@ type FileRestore struct {
 	Path string `json:"path"`
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
+	// Mode is the permission bits a file made anew gets (0: 0644).
+	Mode uint32 `json:"mode,omitempty"`
 }
 
 // RewindStarted is a rewind's plan, recorded before any file is touched:
