@@ -698,39 +698,11 @@ try {
   });
 
   await check("Rewind to here on the second of two editing prompts confirms the files, puts them back and marks the turn rewound", async () => {
-    // bridle answers _bridle/rewind_preview on its request loop, so its
-    // reads through the editor's buffers (ACP fs) cannot be answered and
-    // the preview would list the files as unreadable: until bridle answers
-    // it asynchronously, the rewind runs on the files on disk. Changing
-    // the setting ends bridle; the session continues from its log.
-    // In the Settings editor, as a user does.
-    await runCommand("Preferences: Open Settings (UI)");
-    const search = page.locator(".settings-editor .suggest-input-container .monaco-editor .view-lines").first();
-    await search.waitFor({ timeout: 15000 });
-    await search.click();
-    await page.keyboard.type("bridle.editorBuffers");
-    const box = page.locator(".settings-editor .setting-item-bool", { hasText: "Editor Buffers" }).locator(".setting-value-checkbox").first();
-    await box.waitFor({ timeout: 15000 });
-    if ((await box.getAttribute("aria-checked")) !== "true") throw new Error("bridle.editorBuffers is not on before the check");
-    await box.click();
-    await page.locator(".settings-editor .setting-item-bool", { hasText: "Editor Buffers" }).locator('.setting-value-checkbox[aria-checked="false"]').first().waitFor({ timeout: 5000 });
-    const settingsFile = join(userDir, "User", "settings.json");
-    await waitUntil(() => /"bridle\.editorBuffers":\s*false/.test(readFileSync(settingsFile, "utf8")), 10000, "the Settings editor to save bridle.editorBuffers");
-    await page.keyboard.press("Control+W"); // close the Settings editor
-    const agentRunning = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p)).some((p) => {
-      try {
-        return readlinkSync(`/proc/${p}/exe`) === bridleBin && !readFileSync(`/proc/${p}/cmdline`, "utf8").includes("\0log\0");
-      } catch {
-        return false;
-      }
-    });
-    await waitUntil(() => !agentRunning(), 20000, "bridle to end after bridle.editorBuffers changed").catch((e) => {
-      const ps = readdirSync("/proc").filter((p) => /^\d+$/.test(p)).map((p) => { try { return `${p} ${readlinkSync(`/proc/${p}/exe`)} ${readFileSync(`/proc/${p}/cmdline`, "utf8").replace(/\0/g, " ")}`; } catch { return ""; } }).filter((l) => l.includes("bridle"));
-      throw new Error(`${e.message}: ${ps.join("\n")}`);
-    });
-    // As a user does before letting the agent edit: auto-edit (this starts bridle again).
+    // With the editor's buffers on (bridle.editorBuffers, the default): bridle
+    // reads and writes recipe.txt through the workbench while it previews
+    // and runs the rewind.
+    // As a user does before letting the agent edit: auto-edit.
     await chat().locator("#mode").selectOption("auto-edit");
-    await chat().locator(".item.notice", { hasText: "bridle was restarted; the session continues from its log." }).last().waitFor({ timeout: 30000 });
     const id = await chat().locator("body").getAttribute("data-session");
     const log = () => execFileSync(bridleBin, ["log", id], { env: { ...process.env, BRIDLE_DB: db } }).toString();
     await waitUntil(() => /mode_changed[^\n]*auto-edit\s*$/.test(log().split("\n").filter((l) => l.includes("mode_changed")).pop() ?? ""), 10000, "mode_changed to auto-edit");
@@ -741,6 +713,12 @@ try {
     await sendPrompt("now improve the recipe");
     await chat().locator(".item.agent", { hasText: "The recipe is improved." }).waitFor({ timeout: 20000 });
     await waitUntil(() => file("recipe.txt") === "flour\nsugar\n" && file("shopping.txt") === "sugar\n", 10000, "the agent's two edits on disk");
+    // recipe.txt open in an editor, as a user reviewing the agent's work
+    // has it: from the edit card's link (quick open's file search does not
+    // list a file this new yet).
+    await chat().locator(".item.tool", { hasText: "Edit recipe.txt" }).last().locator("a.file-link", { hasText: /^recipe\.txt$/ }).first().click();
+    await page.locator(".tabs-container .tab", { hasText: "recipe.txt" }).first().waitFor({ timeout: 10000 });
+    await waitForEditorText((t) => t === "flour\nsugar\n", "recipe.txt in the editor");
 
     const second = chat().locator(".item.user", { hasText: "now improve the recipe" }).last();
     const button = second.locator("button.rewind", { hasText: "Rewind to here" });
@@ -753,8 +731,10 @@ try {
     await button.click();
 
     // The confirmation: a modal in the workbench, with bridle's preview.
+    // Well within the 10 s each read through the editor waited (and then
+    // failed) when bridle answered the preview on its read loop.
     const dialog = page.locator(".monaco-dialog-box");
-    await dialog.waitFor({ timeout: 15000 });
+    await dialog.waitFor({ timeout: 8000 });
     const text = await dialog.textContent();
     for (const want of [`Rewind to before prompt ${n}: "now improve the recipe"?`, "Put back as they were:", "recipe.txt", "Remove (the agent created them):", "shopping.txt"]) {
       if (!text.includes(want)) throw new Error(`the confirmation lacks ${JSON.stringify(want)}: ${text}`);
@@ -765,6 +745,10 @@ try {
 
     await chat().locator(".item.agent", { hasText: `Rewound to before prompt ${n}` }).waitFor({ timeout: 20000 });
     await waitUntil(() => file("recipe.txt") === "flour\n" && file("shopping.txt") === "<none>", 10000, "recipe.txt back as after the first prompt and shopping.txt removed");
+    // The editor shows it too, saved: bridle put it back through its document.
+    await waitForEditorText((t) => t === "flour\n", "recipe.txt put back in the editor");
+    if (await page.locator(".tabs-container .tab.dirty", { hasText: "recipe.txt" }).count()) throw new Error("recipe.txt is left unsaved after the rewind");
+    await noConflict();
     // The rewound turn stays in the chat, dimmed with a note; the one before it does not.
     await second.and(chat().locator(".rewound")).waitFor({ timeout: 10000 });
     await second.locator(".rewound-note").waitFor({ timeout: 5000 });
