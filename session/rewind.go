@@ -56,21 +56,12 @@ type PromptView struct {
 // Prompts lists the session's prompts with the files each changed.
 func (s *Session) Prompts() []PromptView {
 	events := s.Events()
-	hidden := map[int64]bool{}
-	for _, e := range events {
-		if r, ok := e.Payload.(event.Rewound); ok {
-			for _, x := range events {
-				if x.Seq >= r.From && x.Seq <= e.Seq {
-					hidden[x.Seq] = true
-				}
-			}
-		}
-	}
+	ranges := rewoundRanges(events)
 	var out []PromptView
 	for _, e := range events {
 		switch v := e.Payload.(type) {
 		case event.UserMessage:
-			out = append(out, PromptView{N: len(out) + 1, Text: titleOf(v.Content), Rewound: hidden[e.Seq], Files: []string{}})
+			out = append(out, PromptView{N: len(out) + 1, Text: titleOf(v.Content), Rewound: inRanges(ranges, e.Seq), Files: []string{}})
 		case event.ToolStarted:
 			if n := len(out); n > 0 && v.Path != "" && (v.BeforeHash != "" || v.AfterHash != "") && !slices.Contains(out[n-1].Files, v.Path) {
 				out[n-1].Files = append(out[n-1].Files, v.Path)
@@ -524,6 +515,23 @@ func hasRewind(events []event.Event) bool {
 // visible is the log as the model sees it: without the events a rewind
 // went back over (from the prompt it went back to, to its end).
 func visible(events []event.Event) []event.Event {
+	ranges := rewoundRanges(events)
+	if len(ranges) == 0 {
+		return events
+	}
+	out := make([]event.Event, 0, len(events))
+	for _, e := range events {
+		if !inRanges(ranges, e.Seq) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// rewoundRanges are the seq ranges the rewinds still in force went back
+// over: from the prompt each went back to, to its rewound event. A rewind
+// that was undone hides nothing, and an undo has no range of its own.
+func rewoundRanges(events []event.Event) [][2]int64 {
 	var ranges [][2]int64
 	undone := map[int64]bool{}
 	for _, e := range events {
@@ -536,21 +544,14 @@ func visible(events []event.Event) []event.Event {
 			ranges = append(ranges, [2]int64{r.From, e.Seq})
 		}
 	}
-	if len(ranges) == 0 {
-		return events
-	}
-	out := make([]event.Event, 0, len(events))
-	for _, e := range events {
-		hidden := false
-		for _, r := range ranges {
-			if e.Seq >= r[0] && e.Seq <= r[1] {
-				hidden = true
-				break
-			}
-		}
-		if !hidden {
-			out = append(out, e)
+	return ranges
+}
+
+func inRanges(ranges [][2]int64, seq int64) bool {
+	for _, r := range ranges {
+		if seq >= r[0] && seq <= r[1] {
+			return true
 		}
 	}
-	return out
+	return false
 }

@@ -313,6 +313,12 @@ func TestRewindCanBeUndone(t *testing.T) {
 	if req := p.last(); !strings.Contains(req, "PROMPT-TWO") || !strings.Contains(req, "three done") {
 		t.Errorf("after the undo the model does not see prompts 2 and 3 again: %.300s", req)
 	}
+	// The editor's list agrees: no prompt is rewound any more.
+	for _, pv := range s.Prompts() {
+		if pv.Rewound {
+			t.Errorf("prompt %d (%s) is still listed as rewound after the undo", pv.N, pv.Text)
+		}
+	}
 	if _, err := prompt(t, s, "/rewind undo"); err == nil || !strings.Contains(err.Error(), "there is no rewind to undo") {
 		t.Fatalf("a second undo: %v", err)
 	}
