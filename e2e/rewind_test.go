@@ -252,24 +252,33 @@ func TestRewindPreviewAsksTheEditor(t *testing.T) {
 	a.CloseStdin()
 }
 
-// TestRewindKilledMidwayThroughTheEditor: the same with a client that
-// holds the files: the restart finishes the rewind through the editor's
-// buffers once session/load is answered (asking it while the load waits
-// would stall on every file), and the editor sees why.
-func TestRewindKilledMidwayThroughTheEditor(t *testing.T) {
-	ed := newEditor(map[string]string{})
+// rewindKilledThroughEditor plays rewindSession with the editor ed
+// holding the files, then a bridle that records /rewind 2's plan and is
+// killed before it puts any file back. It returns the database, the
+// model and the session.
+func rewindKilledThroughEditor(t *testing.T, ed *editor) (db, model, sid, ws string) {
+	t.Helper()
 	a, sid, ws := rewindSession(t, acptest.Options{}, ed)
 	a.CloseStdin()
-	model := acptest.Scenario(t, rewindScenario)
-
+	model = acptest.Scenario(t, rewindScenario)
 	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model, Env: []string{"BRIDLE_FAULT=event:1"}})
 	b.OnRequest = ed.handle(t)
 	b.InitializeWith(true, true)
 	b.MustCall("session/resume", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
 	b.Request("session/prompt", acptest.PromptParams(sid, "/rewind 2"))
 	b.WaitExit()
+	return a.DB, model, sid, ws
+}
 
-	c := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+// TestRewindKilledMidwayThroughTheEditor: the same with a client that
+// holds the files: the restart finishes the rewind through the editor's
+// buffers once session/load is answered (asking it while the load waits
+// would stall on every file), and the editor sees why.
+func TestRewindKilledMidwayThroughTheEditor(t *testing.T) {
+	ed := newEditor(map[string]string{})
+	db, model, sid, ws := rewindKilledThroughEditor(t, ed)
+
+	c := acptest.Start(t, acptest.Options{DB: db, Model: model})
 	c.OnRequest = ed.handle(t)
 	c.InitializeWith(true, true)
 	c.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
@@ -414,22 +423,13 @@ func TestRewindPreviewCanBeCancelled(t *testing.T) {
 // back.
 func TestPromptAfterARestartFinishesTheRewindFirst(t *testing.T) {
 	ed := newEditor(map[string]string{})
-	a, sid, ws := rewindSession(t, acptest.Options{}, ed)
-	a.CloseStdin()
-	model := acptest.Scenario(t, rewindScenario)
-
-	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model, Env: []string{"BRIDLE_FAULT=event:1"}})
-	b.OnRequest = ed.handle(t)
-	b.InitializeWith(true, true)
-	b.MustCall("session/resume", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
-	b.Request("session/prompt", acptest.PromptParams(sid, "/rewind 2"))
-	b.WaitExit()
+	db, model, sid, ws := rewindKilledThroughEditor(t, ed)
 
 	release := make(chan struct{})
 	ed.mu.Lock()
 	ed.hold, ed.held, ed.holdMethod = release, make(chan string, 8), "fs/write_text_file"
 	ed.mu.Unlock()
-	c := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	c := acptest.Start(t, acptest.Options{DB: db, Model: model})
 	c.OnRequest = ed.handle(t)
 	c.InitializeWith(true, true)
 	c.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
