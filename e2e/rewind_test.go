@@ -112,7 +112,11 @@ func TestRewindThroughTheBinary(t *testing.T) {
 	a.CloseStdin()
 	a.AssertValid(t)
 
-	out, err := acptest.Run(t, "rewind", "--db", a.DB, sid, "1")
+	out, err := acptest.Run(t, "rewind", "--db", a.DB, sid)
+	if err != nil || !strings.Contains(out, "2. PROMPT-TWO (rewound) — changed") {
+		t.Fatalf("bridle rewind SESSION does not list the prompts (%v):\n%s", err, out)
+	}
+	out, err = acptest.Run(t, "rewind", "--db", a.DB, sid, "1")
 	if err != nil {
 		t.Fatalf("bridle rewind: %v\n%s", err, out)
 	}

@@ -179,9 +179,10 @@ Usage:
   bridle demo                          run a short scripted session and show it
   bridle run "PROMPT" [--cwd DIR] [--mode M]
                                        one turn, headless: the answer on stdout
-  bridle rewind SESSION N|undo         go back to before prompt N: the files the
+  bridle rewind SESSION [N|undo]       go back to before prompt N: the files the
                                        agent changed since, and the conversation;
-                                       undo takes the last rewind back
+                                       undo takes the last rewind back; alone, list
+                                       the prompts with the files each changed
   bridle sessions [--json]             list sessions, newest first
   bridle log SESSION [--json]          print a session's event log
   bridle log --context SESSION [--json] how each request filled the context window

@@ -13,7 +13,8 @@ import (
 
 // rewind is `bridle rewind SESSION N`: the session goes back to before
 // its prompt N, files and conversation, as `/rewind N` does in an editor;
-// `bridle rewind SESSION undo` takes the last rewind back.
+// `bridle rewind SESSION undo` takes the last rewind back, and `bridle
+// rewind SESSION` lists the prompts to choose from.
 // No one is there to answer, so a file the user changed since the agent
 // is left alone (and named).
 func rewind(ctx context.Context, g globals, args []string, stdout, stderr io.Writer) error {
@@ -23,11 +24,15 @@ func rewind(ctx context.Context, g globals, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	if len(words) != 2 {
-		return errors.New("rewind needs a session and a prompt number: bridle rewind SESSION N, or SESSION undo (bridle log SESSION shows the prompts)")
+	if len(words) != 1 && len(words) != 2 {
+		return errors.New("rewind needs a session and a prompt number: bridle rewind SESSION N, or SESSION undo (bridle rewind SESSION lists the prompts)")
 	}
-	if n, err := strconv.Atoi(words[1]); words[1] != "undo" && (err != nil || n < 1) {
-		return fmt.Errorf("rewind: %q is not a prompt number (1 is the session's first prompt) nor undo", words[1])
+	command := "/rewind" // alone: list the prompts, with the files each changed
+	if len(words) == 2 {
+		if n, err := strconv.Atoi(words[1]); words[1] != "undo" && (err != nil || n < 1) {
+			return fmt.Errorf("rewind: %q is not a prompt number (1 is the session's first prompt) nor undo", words[1])
+		}
+		command += " " + words[1]
 	}
 	ctx, mgr, out, done, err := headless(ctx, g.app(), stdout, stderr)
 	if err != nil {
@@ -38,7 +43,7 @@ func rewind(ctx context.Context, g globals, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	_, err = s.Prompt(ctx, []event.Content{{Type: "text", Text: "/rewind " + words[1]}})
+	_, err = s.Prompt(ctx, []event.Content{{Type: "text", Text: command}})
 	out.finish()
 	return err
 }
