@@ -303,7 +303,7 @@ func TestRewindKilledMidwayThroughTheEditor(t *testing.T) {
 
 const commandRewindScenario = `{"turns": [
 	{"match": "PROMPT-ONE", "calls": [
-		{"tool_calls": [{"name": "run_command", "input": {"command": "rm gone.txt tool.sh && printf 'changed\\n' > old.txt && mkdir -p gen && printf 'made\\n' > gen/new.txt && printf 'bin' > data.bin"}}]},
+		{"tool_calls": [{"name": "run_command", "input": {"command": "rm gone.txt tool.sh && printf 'changed\\n' > old.txt && mkdir -p gen/deep && printf 'made\\n' > gen/deep/new.txt && printf 'x' > logs/run.txt && printf 'bin' > data.bin"}}]},
 		{"text": "one done"}]},
 	{"match": "PROMPT-TWO", "calls": [
 		{"tool_calls": [{"name": "run_command", "input": {"command": "printf 'again\\n' > old.txt && printf 'later\\n' > mine.txt"}}]},
@@ -324,6 +324,10 @@ func TestRewindAfterACommand(t *testing.T) {
 		"tool.sh":    "#!/bin/sh\necho tool\n",
 	})
 	if err := os.Chmod(filepath.Join(ws, "tool.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// An empty directory that was there before: the rewind leaves it.
+	if err := os.Mkdir(filepath.Join(ws, "logs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, commandRewindScenario)})
@@ -350,8 +354,8 @@ func TestRewindAfterACommand(t *testing.T) {
 		}
 		return string(b)
 	}
-	if file("gone.txt") != "<none>" || file("gen/new.txt") != "made\n" || file("old.txt") != "again\n" {
-		t.Fatalf("the commands did not run: gone %q, new %q, old %q", file("gone.txt"), file("gen/new.txt"), file("old.txt"))
+	if file("gone.txt") != "<none>" || file("gen/deep/new.txt") != "made\n" || file("old.txt") != "again\n" {
+		t.Fatalf("the commands did not run: gone %q, new %q, old %q", file("gone.txt"), file("gen/deep/new.txt"), file("old.txt"))
 	}
 	var prompts struct {
 		Prompts []struct {
@@ -359,7 +363,7 @@ func TestRewindAfterACommand(t *testing.T) {
 		} `json:"prompts"`
 	}
 	a.MustCall("_bridle/prompts", map[string]any{"sessionId": sid}, &prompts)
-	if len(prompts.Prompts) != 2 || len(prompts.Prompts[0].Files) != 5 || len(prompts.Prompts[1].Files) != 2 {
+	if len(prompts.Prompts) != 2 || len(prompts.Prompts[0].Files) != 6 || len(prompts.Prompts[1].Files) != 2 {
 		t.Fatalf("_bridle/prompts does not list what the commands changed: %+v", prompts)
 	}
 	// The user writes over what the second command wrote.
@@ -370,12 +374,20 @@ func TestRewindAfterACommand(t *testing.T) {
 	if stop := a.Prompt(sid, "/rewind 1"); stop != "end_turn" {
 		t.Fatalf("/rewind 1: %s", stop)
 	}
-	want := map[string]string{"gone.txt": "precious\n", "old.txt": "old\n", "gen/new.txt": "<none>", "data.bin": "\x00\x01\x02\xff",
+	want := map[string]string{"gone.txt": "precious\n", "old.txt": "old\n", "gen/deep/new.txt": "<none>", "logs/run.txt": "<none>", "data.bin": "\x00\x01\x02\xff",
 		"mine.txt": "the user's\n", "build.log": "rebuilt\n"}
 	for name, content := range want {
 		if got := file(name); got != content {
 			t.Errorf("after /rewind 1: %s = %q, want %q", name, got, content)
 		}
+	}
+	// The directories the command made went with its file; the one that
+	// was there stays.
+	if _, err := os.Stat(filepath.Join(ws, "gen")); !os.IsNotExist(err) {
+		t.Errorf("gen/, which the command made, is still there (%v)", err)
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "logs")); err != nil || !fi.IsDir() {
+		t.Errorf("logs/, which was there before, is gone (%v)", err)
 	}
 	if fi, err := os.Stat(filepath.Join(ws, "tool.sh")); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Errorf("tool.sh is not back as it was, executable: %v %v", fi, err)
@@ -390,8 +402,8 @@ func TestRewindAfterACommand(t *testing.T) {
 	if stop := a.Prompt(sid, "/rewind undo"); stop != "end_turn" {
 		t.Fatalf("/rewind undo: %s", stop)
 	}
-	if file("gone.txt") != "<none>" || file("gen/new.txt") != "made\n" || file("old.txt") != "again\n" || file("data.bin") != "bin" || file("mine.txt") != "the user's\n" {
-		t.Errorf("after /rewind undo: gone %q, new %q, old %q, data %q, mine %q", file("gone.txt"), file("gen/new.txt"), file("old.txt"), file("data.bin"), file("mine.txt"))
+	if file("gone.txt") != "<none>" || file("gen/deep/new.txt") != "made\n" || file("old.txt") != "again\n" || file("data.bin") != "bin" || file("mine.txt") != "the user's\n" {
+		t.Errorf("after /rewind undo: gone %q, new %q, old %q, data %q, mine %q", file("gone.txt"), file("gen/deep/new.txt"), file("old.txt"), file("data.bin"), file("mine.txt"))
 	}
 	a.CloseStdin()
 	a.AssertValid(t)

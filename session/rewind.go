@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/sandbox"
@@ -325,7 +327,7 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 	}
 	// Once the plan is recorded the rewind finishes, cancelled or not:
 	// each file still has the editor's own time bound.
-	restored, failed := s.applyRestores(context.WithoutCancel(ctx), env, ready)
+	restored, failed := s.applyRestores(context.WithoutCancel(ctx), env, ready, from)
 	kept = append(kept, failed...)
 	// The end and the turn's end commit together: a log never holds a
 	// rewind that ended in a turn that did not.
@@ -340,11 +342,14 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 
 // applyRestores puts files back; it returns those put back and why the
 // others were not.
-func (s *Session) applyRestores(ctx context.Context, env *sandbox.Env, files []event.FileRestore) (done []event.FileRestore, failed []string) {
+func (s *Session) applyRestores(ctx context.Context, env *sandbox.Env, files []event.FileRestore, from int64) (done []event.FileRestore, failed []string) {
+	since := s.timeOf(from)
 	for _, f := range files {
 		var err error
 		if f.To == "" {
-			err = env.Root.Remove(f.Path)
+			if err = env.Root.Remove(f.Path); err == nil {
+				s.removeMadeDirs(env, f.Path, since)
+			}
 		} else {
 			var data []byte
 			if data, err = s.checkpoint(f.To); err == nil {
@@ -364,6 +369,28 @@ func (s *Session) applyRestores(ctx context.Context, env *sandbox.Env, files []e
 		done = append(done, f)
 	}
 	return done, failed
+}
+
+// timeOf is when the event seq was recorded; now if it is not in the log,
+// so that nothing counts as made since.
+func (s *Session) timeOf(seq int64) time.Time {
+	for _, e := range s.Events() {
+		if e.Seq == seq {
+			return e.Time
+		}
+	}
+	return time.Now()
+}
+
+// removeMadeDirs removes, after a rewind removed the file at path, the
+// directories above it that are now empty and were made since the prompt
+// the rewind goes back to, up to the workspace's directory.
+func (s *Session) removeMadeDirs(env *sandbox.Env, path string, since time.Time) {
+	for dir := filepath.Dir(env.Root.Abs(path)); ; dir = filepath.Dir(dir) {
+		if removed, err := env.Root.RemoveEmptyDir(dir, since); err != nil || !removed {
+			return
+		}
+	}
 }
 
 // askOverwrite asks whether files the user changed after the agent may be
@@ -421,7 +448,7 @@ func (s *Session) finishRewind(ctx context.Context) error {
 			}
 			return nil
 		case event.RewindStarted:
-			restored, failed := s.applyRestores(ctx, s.env("rewind"), v.Files)
+			restored, failed := s.applyRestores(ctx, s.env("rewind"), v.Files, v.From)
 			if err := ctx.Err(); err != nil {
 				// Withdrawn midway: what was put back is put back again
 				// by whoever finishes it, the same however often.

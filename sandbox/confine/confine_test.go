@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -378,5 +379,51 @@ func TestRootRemove(t *testing.T) {
 	}
 	if err := r.Remove("src"); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Fatalf("Remove of a directory: %v", err)
+	}
+}
+
+// TestRootRemoveEmptyDir: only an empty directory made since the given
+// time goes; never the workspace, a link, a hidden directory or one that
+// was there before.
+func TestRootRemoveEmptyDir(t *testing.T) {
+	r, ws, _, _, _ := hiddenRoot(t)
+	old := filepath.Join(ws, "old-empty")
+	must(t, os.Mkdir(old, 0o755))
+	since := time.Now()
+	// Birth times are whole clock ticks; the directories below are made
+	// after since, as a command's are after the prompt it answers.
+	for !time.Now().After(since.Add(10 * time.Millisecond)) {
+		runtime.Gosched()
+	}
+	must(t, os.MkdirAll(filepath.Join(ws, "made", "full"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "made", "full", "f"), []byte("x"), 0o644))
+	must(t, os.Mkdir(filepath.Join(ws, "made-empty"), 0o755))
+	must(t, os.Symlink(filepath.Join(ws, "made-empty"), filepath.Join(ws, "made-link")))
+	cases := []struct {
+		path    string
+		removed bool
+		hidden  bool
+	}{
+		{path: "made-empty", removed: true},
+		{path: "made/full"},
+		{path: "old-empty"},
+		{path: "made-link"},
+		{path: "."},
+		{path: "missing"},
+		{path: ".ssh", hidden: true},
+	}
+	for _, c := range cases {
+		removed, err := r.RemoveEmptyDir(c.path, since)
+		if c.hidden != errors.Is(err, ErrHiddenPath) || !c.hidden && err != nil {
+			t.Errorf("RemoveEmptyDir %s: %v", c.path, err)
+		}
+		if removed != c.removed {
+			t.Errorf("RemoveEmptyDir %s removed %v, want %v", c.path, removed, c.removed)
+		}
+	}
+	for _, p := range []string{"made/full/f", "old-empty", "made-link", ".ssh"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("%s went: %v", p, err)
+		}
 	}
 }

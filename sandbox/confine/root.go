@@ -640,6 +640,48 @@ func (r *Root) Remove(path string) error {
 	return nil
 }
 
+// RemoveEmptyDir removes the workspace directory path if it is empty and
+// was created after since, and reports whether it did: a rewind takes
+// away the directories the agent's commands made, never one that was
+// there before (or whose birth the filesystem does not keep), nor the
+// workspace's own directories.
+func (r *Root) RemoveEmptyDir(path string, since time.Time) (bool, error) {
+	d, rel, err := r.resolve(path)
+	if err != nil {
+		return false, err
+	}
+	if rel == "." {
+		return false, nil
+	}
+	g := r.guard()
+	if h := g.byPath(filepath.Join(d.dir, rel)); h != nil {
+		return false, h.refuse(path)
+	}
+	if fi, err := d.root.Lstat(rel); err != nil || !fi.IsDir() {
+		return false, nil // gone, or not a directory (a link is never followed)
+	}
+	base := filepath.Base(rel)
+	dir, err := r.openParent(g, d, path, filepath.Dir(rel), base)
+	if err != nil {
+		return false, err
+	}
+	defer dir.Close()
+	f, err := openNoWait(dir, base)
+	if err != nil {
+		return false, nil
+	}
+	fi, err := f.Stat()
+	born, known := birthTime(f)
+	f.Close()
+	if err != nil || !fi.IsDir() || !known || born.Before(since) {
+		return false, nil
+	}
+	if err := dir.Remove(base); err != nil {
+		return false, nil // not empty: the directory stays
+	}
+	return true, nil
+}
+
 // CheckWrite says, without changing anything, whether WriteFile would
 // refuse path as hidden: a write is refused before it is proposed.
 func (r *Root) CheckWrite(path string) error {
