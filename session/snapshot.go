@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,6 +99,15 @@ func (s *Session) snapshotBefore(ctx context.Context) (map[string]snapFile, time
 		sn.ready = true
 		os.RemoveAll(s.snapshotDir()) // copies a killed process left behind
 	}
+	if sn.files == nil {
+		// Nothing known yet (or the last scan failed): count the files
+		// first, so that a workspace past the bound costs a walk, not a
+		// read of everything up to it on every command.
+		if err := s.eachFile(ctx, func(confine.Tree, confine.File, string) error { return nil }); err != nil {
+			s.snapshotOff(err)
+			return nil, start
+		}
+	}
 	files, err := s.scan(ctx, sn.files)
 	if err != nil {
 		s.snapshotOff(err)
@@ -119,8 +129,11 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 	sn.active--
 	after, err := s.scan(context.WithoutCancel(ctx), sn.files)
 	if err != nil {
+		// The call made the workspace too large to scan (or it failed):
+		// what it did to the files known before is still found.
+		changes := s.changedSince(before)
 		s.snapshotOff(err)
-		return nil
+		return changes
 	}
 	sn.files = after
 	var changes []event.FileChange
@@ -129,16 +142,24 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 		switch {
 		case !ok:
 			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), Mode: b.stamp.Mode})
-		case a.stamp == b.stamp, a.hash != "" && a.hash == b.hash:
+		case a.stamp.Same(b.stamp), a.hash != "" && a.hash == b.hash:
 		default:
 			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), After: hashOrNotKept(a), Mode: b.stamp.Mode})
 		}
 	}
 	for p, a := range after {
-		// A file that was there but unseen (ignored until .gitignore
-		// changed) is not the call's: its change time is older.
-		if _, ok := before[p]; !ok && a.stamp.Change >= start.UnixNano() {
+		if _, ok := before[p]; ok {
+			continue
+		}
+		switch {
+		case a.stamp.Birth != 0 && a.stamp.Birth >= start.UnixNano():
+			// Born during the call: a rewind removes it.
 			changes = append(changes, event.FileChange{Path: p, After: hashOrNotKept(a)})
+		case a.stamp.Change >= start.UnixNano():
+			// There but unseen before (ignored until .gitignore changed),
+			// or of unknown birth, and written during the call: what it
+			// held before is not known, so a rewind must not remove it.
+			changes = append(changes, event.FileChange{Path: p, Before: event.NotKept, After: hashOrNotKept(a)})
 		}
 	}
 	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
@@ -148,6 +169,34 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 	if sn.active == 0 && sn.stale {
 		s.dropUnused()
 	}
+	return changes
+}
+
+// changedSince finds what a call did to the files before knew, without a
+// scan: each is looked at by its path. The caller holds s.snap.mu.
+func (s *Session) changedSince(before map[string]snapFile) []event.FileChange {
+	var changes []event.FileChange
+	for p, b := range before {
+		fi, err := s.root.Lstat(p)
+		switch {
+		case err != nil && (errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "does not exist")):
+			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), Mode: b.stamp.Mode})
+			continue
+		case err != nil:
+			continue // cannot tell; not claimed
+		}
+		if st, ok := confine.StampOf(fi); ok && st.Same(b.stamp) {
+			continue
+		}
+		after := event.NotKept
+		if data, err := s.root.ReadFile(p, snapshotMaxFile); err == nil {
+			after = sandbox.Hash(data)
+		}
+		if after != b.hash {
+			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), After: after, Mode: b.stamp.Mode})
+		}
+	}
+	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
 	return changes
 }
 
@@ -196,50 +245,64 @@ func (s *Session) scan(ctx context.Context, prev map[string]snapFile) (map[strin
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot keep files in %s: %w", dir, err)
 	}
-	limit := cmp.Or(s.m.cfg.SnapshotFiles, defaultSnapshotFiles)
 	out := make(map[string]snapFile, len(prev))
 	found := 0 // of prev's files
-	for _, top := range s.root.Dirs() {
-		if top == "/" {
-			return nil, errors.New("the workspace is the whole machine (/)")
-		}
-		tree, err := s.root.OpenTree(top)
+	err := s.eachFile(ctx, func(tree confine.Tree, f confine.File, p string) error {
+		st, err := tree.Stat(f)
 		if err != nil {
-			return nil, err
+			return nil // gone since it was listed
 		}
-		err = tree.Walk(ctx, func(f confine.File) error {
-			if len(out) >= limit {
-				return fmt.Errorf("the workspace has more than %d files outside .gitignore", limit)
-			}
-			p := top + string(filepath.Separator) + filepath.FromSlash(f.Rel)
-			st, err := tree.Stat(f)
-			if err != nil {
-				return nil // gone since it was listed
-			}
-			old, had := prev[p]
-			if had {
-				found++
-			}
-			if had && old.stamp == st {
-				out[p] = old
-				return nil
-			}
-			if had {
-				s.snap.stale = true // its earlier copy may be held by nothing now
-			}
-			out[p] = s.keepForSnapshot(tree, f, st, dir)
+		old, had := prev[p]
+		if had {
+			found++
+		}
+		if had && old.stamp.Same(st) {
+			out[p] = old
 			return nil
-		})
-		tree.Close()
-		if err != nil {
-			return nil, err
 		}
+		if had {
+			s.snap.stale = true // its earlier copy may be held by nothing now
+		}
+		out[p] = s.keepForSnapshot(tree, f, st, dir)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if found < len(prev) {
 		s.snap.stale = true // files went
 	}
 	return out, nil
 }
+
+// eachFile calls fn with every file a scan sees, and its absolute path;
+// past the scan's bound it stops with an error saying so.
+func (s *Session) eachFile(ctx context.Context, fn func(tree confine.Tree, f confine.File, path string) error) error {
+	limit := cmp.Or(s.m.cfg.SnapshotFiles, defaultSnapshotFiles)
+	n := 0
+	for _, top := range s.root.Dirs() {
+		if top == "/" {
+			return errors.New("the workspace is the whole machine (/)")
+		}
+		tree, err := s.root.OpenTree(top)
+		if err != nil {
+			return err
+		}
+		err = tree.Walk(ctx, func(f confine.File) error {
+			if n++; n > limit {
+				return fmt.Errorf("%w: more than %d files outside .gitignore", errTooManyFiles, limit)
+			}
+			return fn(tree, f, top+string(filepath.Separator)+filepath.FromSlash(f.Rel))
+		})
+		tree.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errTooManyFiles = errors.New("the workspace is too large to scan around each command")
 
 // keepForSnapshot reads one file and keeps its content in the snapshot.
 func (s *Session) keepForSnapshot(tree confine.Tree, f confine.File, st confine.Stamp, dir string) snapFile {

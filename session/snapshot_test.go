@@ -155,6 +155,13 @@ func TestCommandChangesAreRecorded(t *testing.T) {
 		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "secret.env"), changeTimeSlack) },
 		command: "printf '' > .gitignore",
 		want:    []event.FileChange{{Path: ".gitignore", Before: hashOf("secret.env\n"), After: hashOf(""), Mode: 0o644}},
+	}, {
+		name:    "a file .gitignore stops hiding and the command writes is not removable",
+		files:   map[string]string{".gitignore": "notes.txt\n", "notes.txt": "MINE\n"},
+		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "notes.txt"), changeTimeSlack) },
+		command: "printf '' > .gitignore && printf 'x\\n' >> notes.txt",
+		want: []event.FileChange{{Path: ".gitignore", Before: hashOf("notes.txt\n"), After: hashOf(""), Mode: 0o644},
+			{Path: "notes.txt", Before: event.NotKept, After: hashOf("MINE\nx\n")}},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -227,6 +234,9 @@ func TestCommandSnapshotBounds(t *testing.T) {
 		if got := commandChanges(t, s, ws, n); got != nil {
 			t.Fatalf("command %d: recorded %+v past the bound", n, got)
 		}
+	}
+	if entries, _ := os.ReadDir(s.snapshotDir()); len(entries) != 0 {
+		t.Errorf("past the bound the scan still copied %d files", len(entries))
 	}
 	told := 0
 	rec.mu.Lock()
@@ -317,6 +327,24 @@ func TestDeleteRemovesTheSessionsFiles(t *testing.T) {
 	for _, dir := range dirs {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%s outlives its session (%v)", dir, err)
+		}
+	}
+}
+
+// TestCommandThatOutgrowsTheBound: a command that takes the workspace
+// past the scan's bound still has what it did to the files known before
+// recorded, found path by path.
+func TestCommandThatOutgrowsTheBound(t *testing.T) {
+	_, s, _, ws := commandRig(t, map[string]string{"a": "a\n", "b": "b\n", "c": "c\n"},
+		[]string{"printf 'A\\n' > a && rm b && touch f1 f2 f3 f4 f5"}, func(c *Config) { c.SnapshotFiles = 4 })
+	got := commandChanges(t, s, ws, 1)
+	want := []event.FileChange{{Path: "a", Before: hashOf("a\n"), After: hashOf("A\n"), Mode: 0o644}, {Path: "b", Before: hashOf("b\n"), Mode: 0o644}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changed:\n got %+v\nwant %+v", got, want)
+	}
+	for _, f := range got {
+		if _, err := s.checkpoint(f.Before); err != nil {
+			t.Errorf("%s: what it held before is not among the checkpoints: %v", f.Path, err)
 		}
 	}
 }

@@ -10,6 +10,9 @@ import (
 
 func changeTime(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }
 
+// birthOf is unknown from stat here: statx has it (fastTree.Stat).
+func birthOf(*syscall.Stat_t) int64 { return 0 }
+
 // birthTime is when the open file was created, where the filesystem
 // keeps it (statx's STATX_BTIME: ext4, btrfs, xfs, tmpfs).
 func birthTime(f *os.File) (time.Time, bool) {

@@ -10,6 +10,8 @@ import (
 
 func changeTime(st *syscall.Stat_t) int64 { return st.Ctimespec.Nano() }
 
+func birthOf(st *syscall.Stat_t) int64 { return st.Birthtimespec.Nano() }
+
 // birthTime is when the open file was created (BSD and macOS stat keep it).
 func birthTime(f *os.File) (time.Time, bool) {
 	fi, err := f.Stat()

@@ -243,7 +243,7 @@ func (t *fsTree) Stat(f File) (Stamp, error) {
 	if err != nil {
 		return Stamp{}, err
 	}
-	st, ok := stampOf(fi)
+	st, ok := StampOf(fi)
 	if !ok {
 		return Stamp{}, fmt.Errorf("%s: no file status here", f.Rel)
 	}

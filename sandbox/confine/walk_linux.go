@@ -191,11 +191,16 @@ func (t *fastTree) Stat(f File) (Stamp, error) {
 	if f.dir == nil {
 		return Stamp{}, errors.New("not a file of this walk")
 	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(f.dir.fd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	var st unix.Statx_t
+	if err := unix.Statx(f.dir.fd, f.name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &st); err != nil {
 		return Stamp{}, err
 	}
-	return Stamp{Size: st.Size, Mod: st.Mtim.Nano(), Change: st.Ctim.Nano(), Ino: st.Ino, Links: uint64(st.Nlink), Mode: st.Mode & 0o777}, nil
+	ns := func(t unix.StatxTimestamp) int64 { return t.Sec*1e9 + int64(t.Nsec) }
+	s := Stamp{Size: int64(st.Size), Mod: ns(st.Mtime), Change: ns(st.Ctime), Ino: st.Ino, Links: uint64(st.Nlink), Mode: uint32(st.Mode) & 0o777}
+	if st.Mask&unix.STATX_BTIME != 0 {
+		s.Birth = ns(st.Btime)
+	}
+	return s, nil
 }
 
 func (t *fastTree) Read(f File, max int64) ([]byte, error) {
