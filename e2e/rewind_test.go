@@ -471,3 +471,47 @@ func TestPromptAfterARestartFinishesTheRewindFirst(t *testing.T) {
 	c.CloseStdin()
 	c.AssertValid(t)
 }
+
+// TestRewindBinaryThroughTheEditor: with the editor's buffers offered, a
+// binary file a command changed is hashed and put back on disk, byte for
+// byte: an editor's buffer holds text, which would not.
+func TestRewindBinaryThroughTheEditor(t *testing.T) {
+	const scenario = `{"turns": [{"match": "PROMPT-ONE", "calls": [
+		{"tool_calls": [{"name": "run_command", "input": {"command": "printf '\\377\\376\\000' > img.bin && printf 'text now' > data.bin"}}]},
+		{"text": "done"}]}]}`
+	ws := acptest.Workspace(t, map[string]string{"img.bin": "\x89PNG\x00\xff", "data.bin": "\x00\x01\x02\xff"})
+	ed := newEditor(map[string]string{})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	handle := ed.handle(t)
+	var mu sync.Mutex
+	asked := 0
+	a.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
+		if strings.HasPrefix(m.Method, "fs/") {
+			return handle(m)
+		}
+		mu.Lock()
+		asked++
+		mu.Unlock()
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}, nil
+	}
+	a.InitializeWith(true, true)
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := a.Prompt(sid, "PROMPT-ONE"); stop != "end_turn" {
+		t.Fatalf("PROMPT-ONE: %s", stop)
+	}
+	if stop := a.Prompt(sid, "/rewind 1"); stop != "end_turn" {
+		t.Fatalf("/rewind 1: %s", stop)
+	}
+	for name, want := range map[string]string{"img.bin": "\x89PNG\x00\xff", "data.bin": "\x00\x01\x02\xff"} {
+		if got, err := os.ReadFile(filepath.Join(ws, name)); err != nil || string(got) != want {
+			t.Errorf("%s after the rewind = %q (%v), want %q", name, got, err, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 0 {
+		t.Errorf("the rewind asked %d times: the binary file read through the editor did not hash as it is", asked)
+	}
+	a.CloseStdin()
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Buffers reads and writes files through the editor (ACP's
@@ -117,6 +118,21 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 	return viaEditor, nil
 }
 
+// diskIfBinary returns a file's bytes on disk when the editor offers its
+// buffers and those bytes are not text: a buffer holds text, so a binary
+// file (which a command may have changed) read through the editor would
+// not hash as it is, nor come back byte for byte.
+func diskIfBinary(env *Env, path string) ([]byte, bool) {
+	if !env.readsBuffers() {
+		return nil, false
+	}
+	data, err := env.Root.ReadFile(path, MaxEditBytes)
+	if err != nil || utf8.Valid(data) {
+		return nil, false
+	}
+	return data, true
+}
+
 // viaNote is what a result adds to say where its text came from.
 func viaNote(via string) string {
 	if via == viaEditor {
@@ -129,13 +145,19 @@ func viaNote(via string) string {
 // from (the editor's buffer when it offers buffers), or exists=false when
 // there is none: what a checkpoint keeps before an edit.
 func FileContent(ctx context.Context, env *Env, path string) (content []byte, exists bool, err error) {
+	if data, ok := diskIfBinary(env, path); ok {
+		return data, true, nil
+	}
 	return readFileText(ctx, env, path)
 }
 
 // PutFile replaces (or creates) a workspace file as the edit tools do:
 // through the editor for a file that exists when it offers buffers, else
-// atomically on disk.
+// atomically on disk; bytes that are not text always go to disk.
 func PutFile(ctx context.Context, env *Env, path string, data []byte, exists bool) error {
+	if !utf8.Valid(data) {
+		exists = false // on disk: the editor would take it as text, not bytes
+	}
 	_, err := writeFileText(ctx, env, path, data, exists)
 	return err
 }

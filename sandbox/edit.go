@@ -26,6 +26,9 @@ func Hash(content []byte) string {
 // With buffers it hashes what the editor holds: an edit the editor took
 // before a crash is in its buffer, saved or not.
 func HashFile(ctx context.Context, env *Env, path string) (string, error) {
+	if data, ok := diskIfBinary(env, path); ok {
+		return Hash(data), nil
+	}
 	data, exists, err := readFileText(ctx, env, path)
 	if err != nil || !exists {
 		return "", err
@@ -38,8 +41,15 @@ func HashFile(ctx context.Context, env *Env, path string) (string, error) {
 // It reads and hashes the file; the diff and its redaction are not done
 // again.
 func unchanged(env *Env, path, before string) bool {
-	h, err := HashFile(context.Background(), env, path)
-	return err == nil && h == before
+	// As the edit read it: its text (edits are of text files).
+	data, exists, err := readFileText(context.Background(), env, path)
+	if err != nil {
+		return false
+	}
+	if !exists {
+		return before == ""
+	}
+	return Hash(data) == before
 }
 
 // readForEdit returns a file's content as an edit starts from (the
