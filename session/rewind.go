@@ -477,11 +477,11 @@ func (s *Session) finishPendingRewind(ctx context.Context) error {
 		return nil
 	}
 	if err := s.finishRewind(ctx); err != nil {
-		if ctx.Err() != nil {
-			s.mu.Lock()
-			s.rewindPending = true
-			s.mu.Unlock()
-		}
+		// Still cut short: the next turn tries again rather than run on
+		// files half put back.
+		s.mu.Lock()
+		s.rewindPending = true
+		s.mu.Unlock()
 		return fmt.Errorf("finish the rewind a restart cut short: %w", err)
 	}
 	return nil
