@@ -515,3 +515,39 @@ func TestRewindBinaryThroughTheEditor(t *testing.T) {
 	}
 	a.CloseStdin()
 }
+
+// TestRewindASubagentsEditsInTheEditor: a subagent's edit that went into
+// the editor's buffer, not to disk (so no scan sees it), is its parent's
+// task call's change, and the parent's rewind puts the buffer back.
+func TestRewindASubagentsEditsInTheEditor(t *testing.T) {
+	const scenario = `{"turns": [
+		{"match": "PROMPT-ONE", "calls": [
+			{"tool_calls": [{"name": "task", "input": {"description": "fix", "prompt": "SUBTASK-E", "tools": ["edit_file"]}}]},
+			{"text": "parent done"}]},
+		{"match": "SUBTASK-E", "calls": [
+			{"tool_calls": [{"name": "edit_file", "input": {"path": "a.txt", "old_string": "one", "new_string": "two"}}]},
+			{"text": "edited"}]}
+	]}`
+	ws := acptest.Workspace(t, map[string]string{"a.txt": "one\n"})
+	path := filepath.Join(ws, "a.txt")
+	ed := newEditor(map[string]string{})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	a.OnRequest = ed.handle(t)
+	a.InitializeWith(true, true)
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
+	if stop := a.Prompt(sid, "PROMPT-ONE"); stop != "end_turn" {
+		t.Fatalf("PROMPT-ONE: %s", stop)
+	}
+	if got := ed.buffer(path); got != "two\n" {
+		t.Fatalf("the subagent's edit is not in the editor's buffer: %q", got)
+	}
+	if stop := a.Prompt(sid, "/rewind 1"); stop != "end_turn" {
+		t.Fatalf("/rewind 1: %s", stop)
+	}
+	if got := ed.buffer(path); got != "one\n" {
+		t.Errorf("after /rewind 1 the buffer holds %q, want the text before the subagent's edit", got)
+	}
+	a.CloseStdin()
+	a.AssertValid(t)
+}

@@ -86,6 +86,9 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	r := resultOf(c.ID, key, c.Name, res, ctx)
 	r.Cached, r.Seen = cached, seen
 	r.Changed = s.snapshotAfter(ctx, before, start)
+	if tool.Name() == "task" && s.parent == nil {
+		r.Changed = s.withChildEdits(ctx, key, r.Changed)
+	}
 	if err := t.result(ctx, key, r); err != nil {
 		return err
 	}
