@@ -44,6 +44,9 @@ const (
 	// changeTimeSlack is how much older than the scan a file's change time
 	// may read and the file still be the call's.
 	changeTimeSlack = 20 * time.Millisecond
+	// scanTimeout bounds one scan: a tree of countless empty directories
+	// holds no file to count against the bound, yet takes time to walk.
+	scanTimeout = 30 * time.Second
 )
 
 // snapshot is what the last scan found, per absolute path.
@@ -95,6 +98,8 @@ func (s *Session) snapshotBefore(ctx context.Context) (map[string]snapFile, time
 	// Change times come from the kernel's coarse clock, which may lag
 	// time.Now by a tick: a file the call creates must not look older.
 	start := time.Now().Add(-changeTimeSlack)
+	ctx, cancel := context.WithTimeout(ctx, scanTimeout)
+	defer cancel()
 	if !sn.ready {
 		sn.ready = true
 		os.RemoveAll(s.snapshotDir()) // copies a killed process left behind
@@ -127,7 +132,10 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 	sn.mu.Lock()
 	defer sn.mu.Unlock()
 	sn.active--
-	after, err := s.scan(context.WithoutCancel(ctx), sn.files)
+	// Not cancelled with the call: what it did is recorded all the same.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scanTimeout)
+	defer cancel()
+	after, err := s.scan(sctx, sn.files)
 	if err != nil {
 		// The call made the workspace too large to scan (or it failed):
 		// what it did to the files known before is still found.
@@ -227,6 +235,9 @@ func (s *Session) moveToCheckpoints(p string, f snapFile) string {
 // snapshotOff stops checkpointing commands until a scan succeeds again,
 // telling the user once. The caller holds s.snap.mu.
 func (s *Session) snapshotOff(err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("scanning the workspace took more than %v", scanTimeout)
+	}
 	sn := &s.snap
 	sn.off, sn.files, sn.stale = err, nil, true
 	if sn.active == 0 {
