@@ -134,7 +134,8 @@ func (s *Session) undoPlan(ctx context.Context) (RewindPlan, int64, error) {
 			plan.Kept = append(plan.Kept, fmt.Sprintf("%s (cannot be read: %v)", f.Path, err))
 		case now == f.From:
 		case now == f.To:
-			plan.Restore = append(plan.Restore, event.FileRestore{Path: f.Path, From: now, To: f.From})
+			// A file the rewind removed comes back with the mode it had.
+			plan.Restore = append(plan.Restore, event.FileRestore{Path: f.Path, From: now, To: f.From, Mode: f.Mode})
 		default:
 			plan.Yours = append(plan.Yours, f.Path)
 		}
@@ -319,6 +320,9 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 				kept = append(kept, fmt.Sprintf("%s (%v)", r.Path, err))
 				continue
 			}
+		} else if fi, err := env.Root.Lstat(r.Path); err == nil {
+			// A file to remove: its mode, for an undo that makes it again.
+			r.Mode = uint32(fi.Mode().Perm())
 		}
 		ready = append(ready, r)
 	}

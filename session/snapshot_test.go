@@ -348,3 +348,33 @@ func TestCommandThatOutgrowsTheBound(t *testing.T) {
 		}
 	}
 }
+
+// TestRewindUndoKeepsModes: a script a command made executable, removed
+// by a rewind, comes back executable when the rewind is undone; a file
+// the command deleted comes back with its own mode.
+func TestRewindUndoKeepsModes(t *testing.T) {
+	_, s, _, ws := commandRig(t, map[string]string{"private": "p\n"},
+		[]string{"printf 'echo hi' > run.sh && chmod 755 run.sh && rm private"}, func(*Config) {})
+	if err := os.Chmod(filepath.Join(ws, "private"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	commandChanges(t, s, ws, 1)
+	mode := func(name string) os.FileMode {
+		fi, err := os.Stat(filepath.Join(ws, name))
+		if err != nil {
+			return 0
+		}
+		return fi.Mode().Perm()
+	}
+	for _, step := range []struct {
+		cmd            string
+		runSh, private os.FileMode
+	}{{"/rewind 1", 0, 0o600}, {"/rewind undo", 0o755, 0}} {
+		if stop, err := prompt(t, s, step.cmd); err != nil || stop != StopEndTurn {
+			t.Fatalf("%s: %s %v", step.cmd, stop, err)
+		}
+		if mode("run.sh") != step.runSh || mode("private") != step.private {
+			t.Errorf("after %s: run.sh %v, private %v; want %v and %v", step.cmd, mode("run.sh"), mode("private"), step.runSh, step.private)
+		}
+	}
+}

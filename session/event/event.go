@@ -335,7 +335,8 @@ type FileRestore struct {
 	Path string `json:"path"`
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
-	// Mode is the permission bits a file made anew gets (0: 0644).
+	// Mode is the permission bits a file made anew gets (0: 0644); for a
+	// file the restore removes (To empty), the mode it had, for an undo.
 	Mode uint32 `json:"mode,omitempty"`
 }
 
