@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -191,20 +192,21 @@ func changesSince(events []event.Event, from int64) (order []string, before, aft
 	return order, before, after
 }
 
-// modesBefore are the permission bits files had before the first
-// change a command made to them from seq from on, for files put back anew.
-func modesBefore(events []event.Event, from int64) map[string]uint32 {
-	modes := map[string]uint32{}
+// firstChanges are, per file, the first change a command made to it from
+// seq from on: its mode before, for a file put back anew, and why what it
+// held before was not kept.
+func firstChanges(events []event.Event, from int64) map[string]event.FileChange {
+	first := map[string]event.FileChange{}
 	for _, e := range events {
 		if r, ok := e.Payload.(event.ToolResult); ok && e.Seq >= from {
 			for _, f := range r.Changed {
-				if _, seen := modes[f.Path]; !seen {
-					modes[f.Path] = f.Mode
+				if _, seen := first[f.Path]; !seen {
+					first[f.Path] = f
 				}
 			}
 		}
 	}
-	return modes
+	return first
 }
 
 // RewindPlan is what a rewind to before a prompt would do.
@@ -231,7 +233,7 @@ func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
 	}
 	plan := RewindPlan{Prompt: n, From: prompts[n-1], Restore: []event.FileRestore{}, Yours: []string{}, Kept: []string{}}
 	order, before, after := changesSince(events, plan.From)
-	modes := modesBefore(events, plan.From)
+	first := firstChanges(events, plan.From)
 	env := s.env("rewind")
 	for _, p := range order {
 		now, err := sandbox.HashFile(ctx, env, p)
@@ -241,9 +243,9 @@ func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
 		case now == before[p]:
 			// As it was already.
 		case before[p] == event.NotKept:
-			plan.Kept = append(plan.Kept, p+" (a command changed it and what it held before was not kept: too large, hard-linked, or past the snapshot's bound)")
+			plan.Kept = append(plan.Kept, fmt.Sprintf("%s (a command changed it and what it held before was not kept: %s)", p, cmp.Or(first[p].Why, "too large, hard-linked, or past the snapshot's bound")))
 		case now == after[p]:
-			plan.Restore = append(plan.Restore, event.FileRestore{Path: p, From: now, To: before[p], Mode: modes[p]})
+			plan.Restore = append(plan.Restore, event.FileRestore{Path: p, From: now, To: before[p], Mode: first[p].Mode})
 		default:
 			plan.Yours = append(plan.Yours, p)
 		}
@@ -273,7 +275,7 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 	if len(plan.Yours) > 0 {
 		events := s.Events()
 		_, before, _ := changesSince(events, from)
-		modes := modesBefore(events, from)
+		first := firstChanges(events, from)
 		if undoes != 0 {
 			r, _, _ := lastRewind(events)
 			before = map[string]string{}
@@ -298,7 +300,7 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 				kept = append(kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
 				continue
 			}
-			restore = append(restore, event.FileRestore{Path: p, From: now, To: before[p], Mode: modes[p]})
+			restore = append(restore, event.FileRestore{Path: p, From: now, To: before[p], Mode: first[p].Mode})
 		}
 	}
 	// What is replaced is kept too, so this rewind can be undone; what is

@@ -149,10 +149,10 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 		a, ok := after[p]
 		switch {
 		case !ok:
-			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), Mode: b.stamp.Mode})
+			changes = append(changes, s.changeOf(p, b, ""))
 		case a.stamp.Same(b.stamp), a.hash != "" && a.hash == b.hash:
 		default:
-			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), After: hashOrNotKept(a), Mode: b.stamp.Mode})
+			changes = append(changes, s.changeOf(p, b, hashOrNotKept(a)))
 		}
 	}
 	for p, a := range after {
@@ -167,7 +167,8 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 			// There but unseen before (ignored until .gitignore changed),
 			// or of unknown birth, and written during the call: what it
 			// held before is not known, so a rewind must not remove it.
-			changes = append(changes, event.FileChange{Path: p, Before: event.NotKept, After: hashOrNotKept(a)})
+			changes = append(changes, event.FileChange{Path: p, Before: event.NotKept, After: hashOrNotKept(a),
+				Why: "it was not among the files scanned before the command (ignored then, or of unknown birth)"})
 		}
 	}
 	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
@@ -188,7 +189,7 @@ func (s *Session) changedSince(before map[string]snapFile) []event.FileChange {
 		fi, err := s.root.Lstat(p)
 		switch {
 		case err != nil && (errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "does not exist")):
-			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), Mode: b.stamp.Mode})
+			changes = append(changes, s.changeOf(p, b, ""))
 			continue
 		case err != nil:
 			continue // cannot tell; not claimed
@@ -201,7 +202,7 @@ func (s *Session) changedSince(before map[string]snapFile) []event.FileChange {
 			after = sandbox.Hash(data)
 		}
 		if after != b.hash {
-			changes = append(changes, event.FileChange{Path: p, Before: s.moveToCheckpoints(p, b), After: after, Mode: b.stamp.Mode})
+			changes = append(changes, s.changeOf(p, b, after))
 		}
 	}
 	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
@@ -215,21 +216,24 @@ func hashOrNotKept(f snapFile) string {
 	return f.hash
 }
 
-// moveToCheckpoints keeps a changed file's earlier content among the
-// checkpoints, where a rewind finds it; it returns its hash, or NotKept.
-func (s *Session) moveToCheckpoints(p string, f snapFile) string {
-	if !f.kept {
-		return event.NotKept
+// changeOf is the change of a file the scan before knew as b to after
+// ("" when gone). Its earlier content moves among the checkpoints, where
+// a rewind finds it; when that cannot be, the change says why.
+func (s *Session) changeOf(p string, b snapFile, after string) event.FileChange {
+	c := event.FileChange{Path: p, Before: b.hash, After: after, Mode: b.stamp.Mode}
+	if !b.kept {
+		c.Before, c.Why = event.NotKept, cmp.Or(b.why, "not read")
+		return c
 	}
-	data, err := os.ReadFile(filepath.Join(s.snapshotDir(), strings.TrimPrefix(f.hash, "sha256:")))
+	data, err := os.ReadFile(filepath.Join(s.snapshotDir(), strings.TrimPrefix(b.hash, "sha256:")))
 	if err == nil {
 		_, err = s.keep(data)
 	}
 	if err != nil {
 		s.m.log.Warn("no checkpoint before a command", "session", s.row.ID, "path", p, "err", err)
-		return event.NotKept
+		c.Before, c.Why = event.NotKept, err.Error()
 	}
-	return f.hash
+	return c
 }
 
 // snapshotOff stops checkpointing commands until a scan succeeds again,
@@ -321,7 +325,7 @@ func (s *Session) keepForSnapshot(tree confine.Tree, f confine.File, st confine.
 	out := snapFile{stamp: st}
 	if sn.bytes+st.Size > s.checkpointCap() {
 		// Not even read: a workspace of large files costs one stat each.
-		out.why = fmt.Sprintf("the session's snapshot is full (%d MB)", s.checkpointCap()>>20)
+		out.why = fmt.Sprintf("the session's snapshot is full (%s)", sizeText(s.checkpointCap()))
 		return out
 	}
 	data, err := tree.Read(f, snapshotMaxFile)
@@ -343,7 +347,7 @@ func (s *Session) keepForSnapshot(tree confine.Tree, f confine.File, st confine.
 		return out
 	}
 	if sn.bytes+int64(len(data)) > s.checkpointCap() {
-		out.why = fmt.Sprintf("the session's snapshot is full (%d MB)", s.checkpointCap()>>20)
+		out.why = fmt.Sprintf("the session's snapshot is full (%s)", sizeText(s.checkpointCap()))
 		return out
 	}
 	if err := os.WriteFile(name, data, 0o600); err != nil {
@@ -439,8 +443,20 @@ func (s *Session) withChildEdits(ctx context.Context, key string, changes []even
 			}
 		}
 		index[st.Path] = len(changes)
-		changes = append(changes, event.FileChange{Path: st.Path, Before: before, After: st.AfterHash})
+		c := event.FileChange{Path: st.Path, Before: before, After: st.AfterHash}
+		if before == event.NotKept {
+			c.Why = "the subagent's checkpoint of it is gone"
+		}
+		changes = append(changes, c)
 	}
 	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
 	return changes
+}
+
+// sizeText says n bytes for the user: megabytes, or bytes under one.
+func sizeText(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d MB", n>>20)
 }

@@ -138,7 +138,7 @@ func TestCommandChangesAreRecorded(t *testing.T) {
 		name:    "too large to keep",
 		files:   map[string]string{"big": big},
 		command: "printf y >> big",
-		want:    []event.FileChange{{Path: "big", Before: event.NotKept, After: event.NotKept, Mode: 0o644}},
+		want:    []event.FileChange{{Path: "big", Before: event.NotKept, After: event.NotKept, Mode: 0o644, Why: "larger than 8 MiB"}},
 	}, {
 		name:  "hard-linked files are not read",
 		files: map[string]string{"h": "h\n"},
@@ -148,7 +148,8 @@ func TestCommandChangesAreRecorded(t *testing.T) {
 			}
 		},
 		command: "printf more >> h",
-		want:    []event.FileChange{{Path: "h", Before: event.NotKept, After: event.NotKept, Mode: 0o644}, {Path: "h2", Before: event.NotKept, After: event.NotKept, Mode: 0o644}},
+		want: []event.FileChange{{Path: "h", Before: event.NotKept, After: event.NotKept, Mode: 0o644, Why: "it has other hard links"},
+			{Path: "h2", Before: event.NotKept, After: event.NotKept, Mode: 0o644, Why: "it has other hard links"}},
 	}, {
 		name:    "a file .gitignore stops hiding is not created by the command",
 		files:   map[string]string{".gitignore": "secret.env\n", "secret.env": "KEY=1\n"},
@@ -161,7 +162,7 @@ func TestCommandChangesAreRecorded(t *testing.T) {
 		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "notes.txt"), changeTimeSlack) },
 		command: "printf '' > .gitignore && printf 'x\\n' >> notes.txt",
 		want: []event.FileChange{{Path: ".gitignore", Before: hashOf("notes.txt\n"), After: hashOf(""), Mode: 0o644},
-			{Path: "notes.txt", Before: event.NotKept, After: hashOf("MINE\nx\n")}},
+			{Path: "notes.txt", Before: event.NotKept, After: hashOf("MINE\nx\n"), Why: "it was not among the files scanned before the command (ignored then, or of unknown birth)"}},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -297,7 +298,7 @@ func TestCommandSnapshotFull(t *testing.T) {
 	_, s, _, ws := commandRig(t, map[string]string{"small": "s", "large": "more than ten bytes"},
 		[]string{"rm small large"}, func(c *Config) { c.CheckpointBytes = 10 })
 	got := commandChanges(t, s, ws, 1)
-	want := []event.FileChange{{Path: "large", Before: event.NotKept, Mode: 0o644}, {Path: "small", Before: hashOf("s"), Mode: 0o644}}
+	want := []event.FileChange{{Path: "large", Before: event.NotKept, Mode: 0o644, Why: "the session's snapshot is full (10 bytes)"}, {Path: "small", Before: hashOf("s"), Mode: 0o644}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("changed:\n got %+v\nwant %+v", got, want)
 	}
@@ -305,7 +306,7 @@ func TestCommandSnapshotFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Restore) != 1 || len(plan.Kept) != 1 || !strings.Contains(plan.Kept[0], "large (a command changed it and what it held before was not kept") {
+	if len(plan.Restore) != 1 || len(plan.Kept) != 1 || !strings.Contains(plan.Kept[0], "large (a command changed it and what it held before was not kept: the session's snapshot is full (10 bytes))") {
 		t.Fatalf("the rewind's plan: %+v", plan)
 	}
 }

@@ -210,6 +210,8 @@ type FileChange struct {
 	After  string `json:"after,omitempty"`
 	// Mode is the file's permission bits before, when it existed.
 	Mode uint32 `json:"mode,omitempty"`
+	// Why says why Before is NotKept.
+	Why string `json:"why,omitempty"`
 }
 
 // NotKept stands for the content a file had before a command changed it
