@@ -61,26 +61,17 @@ func (s *Session) keep(content []byte) (string, error) {
 	if dir == "" {
 		return hash, fmt.Errorf("no data directory keeps checkpoints")
 	}
-	name := strings.TrimPrefix(hash, "sha256:")
-	path := filepath.Join(dir, name)
+	name, _ := blobName(hash)
 	c := &s.ckpt
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.loadCheckpoints(dir)
-	if _, err := os.Stat(path); err == nil {
+	created, err := storeBlob(dir, name, content)
+	if err != nil {
+		return hash, fmt.Errorf("keep a checkpoint: %w", err)
+	}
+	if !created {
 		return hash, nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return hash, fmt.Errorf("keep a checkpoint: %w", err)
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := os.WriteFile(tmp, content, 0o600); err != nil {
-		os.Remove(tmp)
-		return hash, fmt.Errorf("keep a checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return hash, fmt.Errorf("keep a checkpoint: %w", err)
 	}
 	c.files = append(c.files, checkpointFile{name: name, size: int64(len(content))})
 	c.total += int64(len(content))
@@ -129,8 +120,8 @@ func (s *Session) loadCheckpoints(dir string) {
 // checkpoint returns the content kept under hash: in this session's
 // checkpoints, or those of the sessions it was forked from.
 func (s *Session) checkpoint(hash string) ([]byte, error) {
-	name := strings.TrimPrefix(hash, "sha256:")
-	if len(name) != 64 || strings.Trim(name, "0123456789abcdef") != "" {
+	name, ok := blobName(hash)
+	if !ok {
 		return nil, fmt.Errorf("%q is no checkpoint", hash)
 	}
 	if s.m.cfg.DataDir == "" {

@@ -90,21 +90,8 @@ func (s *Session) storeImage(c event.Content, spec string) (event.Content, error
 	}
 	sum := sha256.Sum256(data)
 	name := hex.EncodeToString(sum[:])
-	path := filepath.Join(dir, name)
-	if _, err := os.Stat(path); err != nil {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return c, fmt.Errorf("store the image: %v", err)
-		}
-		// Written whole, then renamed: a reader never finds half an image.
-		tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			os.Remove(tmp)
-			return c, fmt.Errorf("store the image: %v", err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
-			return c, fmt.Errorf("store the image: %v", err)
-		}
+	if _, err := storeBlob(dir, name, data); err != nil {
+		return c, fmt.Errorf("store the image: %v", err)
 	}
 	return event.Content{Type: "image", MimeType: c.MimeType, URI: imageURIPrefix + name, Width: cfg.Width, Height: cfg.Height, Size: len(data)}, nil
 }
@@ -119,7 +106,7 @@ func (s *Session) imageDir() string {
 // loadImage reads a stored image by its URI.
 func (s *Session) loadImage(uri string) ([]byte, error) {
 	name, ok := strings.CutPrefix(uri, imageURIPrefix)
-	if !ok || len(name) != 64 || strings.Trim(name, "0123456789abcdef") != "" {
+	if !ok || !isDigest(name) {
 		return nil, fmt.Errorf("%q names no stored image", uri)
 	}
 	dir := s.imageDir()

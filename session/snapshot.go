@@ -225,7 +225,8 @@ func (s *Session) changeOf(p string, b snapFile, after string) event.FileChange 
 		c.Before, c.Why = event.NotKept, cmp.Or(b.why, "not read")
 		return c
 	}
-	data, err := os.ReadFile(filepath.Join(s.snapshotDir(), strings.TrimPrefix(b.hash, "sha256:")))
+	name, _ := blobName(b.hash)
+	data, err := os.ReadFile(filepath.Join(s.snapshotDir(), name))
 	if err == nil {
 		_, err = s.keep(data)
 	}
@@ -341,21 +342,15 @@ func (s *Session) keepForSnapshot(tree confine.Tree, f confine.File, st confine.
 		return out
 	}
 	out.hash = sandbox.Hash(data)
-	name := filepath.Join(dir, strings.TrimPrefix(out.hash, "sha256:"))
-	if _, err := os.Stat(name); err == nil {
-		out.kept = true
-		return out
-	}
-	if sn.bytes+int64(len(data)) > s.checkpointCap() {
-		out.why = fmt.Sprintf("the session's snapshot is full (%s)", sizeText(s.checkpointCap()))
-		return out
-	}
-	if err := os.WriteFile(name, data, 0o600); err != nil {
-		os.Remove(name)
+	name, _ := blobName(out.hash)
+	created, err := storeBlob(dir, name, data)
+	if err != nil {
 		out.why = err.Error()
 		return out
 	}
-	sn.bytes += int64(len(data))
+	if created {
+		sn.bytes += int64(len(data))
+	}
 	out.kept = true
 	return out
 }
@@ -367,7 +362,8 @@ func (s *Session) dropUnused() {
 	used := map[string]bool{}
 	for _, f := range sn.files {
 		if f.kept {
-			used[strings.TrimPrefix(f.hash, "sha256:")] = true
+			name, _ := blobName(f.hash)
+			used[name] = true
 		}
 	}
 	sn.stale = false
@@ -436,8 +432,8 @@ func (s *Session) withChildEdits(ctx context.Context, key string, changes []even
 			continue
 		}
 		before := event.NotKept
-		name := strings.TrimPrefix(st.BeforeHash, "sha256:")
-		if data, err := os.ReadFile(filepath.Join(s.checkpointDir(child), name)); err == nil && sandbox.Hash(data) == st.BeforeHash {
+		name, ok := blobName(st.BeforeHash)
+		if data, err := os.ReadFile(filepath.Join(s.checkpointDir(child), name)); ok && err == nil && sandbox.Hash(data) == st.BeforeHash {
 			if _, err := s.keep(data); err == nil {
 				before = st.BeforeHash
 			}
