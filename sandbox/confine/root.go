@@ -418,6 +418,26 @@ func (r *Root) FS(path string) (fs.FS, error) {
 	return sub.FS(), nil
 }
 
+var errWorkspaceDir = errors.New("is a workspace directory, not a file")
+
+// entry resolves a path a write or a removal names: inside the workspace,
+// not one of its directories itself, and not a hidden path by name (the
+// caller checks identities once it has the entry open).
+func (r *Root) entry(path string) (d *dirRoot, rel string, g *guard, err error) {
+	d, rel, err = r.resolve(path)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if rel == "." {
+		return nil, "", nil, fmt.Errorf("%s %w", path, errWorkspaceDir)
+	}
+	g = r.guard()
+	if h := g.byPath(filepath.Join(d.dir, rel)); h != nil {
+		return nil, "", nil, h.refuse(path)
+	}
+	return d, rel, g, nil
+}
+
 // WriteFile replaces (or creates) a file of the workspace atomically: the
 // new content is written to a temporary file beside it and renamed over
 // it, so a crash leaves the old or the new file, never half of one. The
@@ -435,18 +455,11 @@ func (r *Root) WriteFileMode(path string, data []byte, perm fs.FileMode) error {
 	if perm = perm.Perm(); perm == 0 {
 		perm = 0o644
 	}
-	d, rel, err := r.resolve(path)
+	d, rel, g, err := r.entry(path)
 	if err != nil {
 		return err
 	}
-	if rel == "." {
-		return fmt.Errorf("%s is a workspace directory, not a file", path)
-	}
-	g := r.guard()
 	lexical := filepath.Join(d.dir, rel)
-	if h := g.byPath(lexical); h != nil {
-		return h.refuse(path)
-	}
 	if f, err := openNoWait(d.root, rel); err == nil {
 		fi, err := f.Stat()
 		if err == nil {
@@ -602,16 +615,9 @@ func (r *Root) mkdirs(g *guard, d *dirRoot, path, dir string) (*os.Root, string,
 // directory's descriptor once that directory (its real path, not the name
 // it was reached by) and the name in it have been checked.
 func (r *Root) Remove(path string) error {
-	d, rel, err := r.resolve(path)
+	d, rel, g, err := r.entry(path)
 	if err != nil {
 		return err
-	}
-	if rel == "." {
-		return fmt.Errorf("%s is a workspace directory, not a file", path)
-	}
-	g := r.guard()
-	if h := g.byPath(filepath.Join(d.dir, rel)); h != nil {
-		return h.refuse(path)
 	}
 	if _, err := d.root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -646,16 +652,12 @@ func (r *Root) Remove(path string) error {
 // there before (or whose birth the filesystem does not keep), nor the
 // workspace's own directories.
 func (r *Root) RemoveEmptyDir(path string, since time.Time) (bool, error) {
-	d, rel, err := r.resolve(path)
-	if err != nil {
-		return false, err
-	}
-	if rel == "." {
+	d, rel, g, err := r.entry(path)
+	if errors.Is(err, errWorkspaceDir) {
 		return false, nil
 	}
-	g := r.guard()
-	if h := g.byPath(filepath.Join(d.dir, rel)); h != nil {
-		return false, h.refuse(path)
+	if err != nil {
+		return false, err
 	}
 	if fi, err := d.root.Lstat(rel); err != nil || !fi.IsDir() {
 		return false, nil // gone, or not a directory (a link is never followed)
