@@ -73,17 +73,53 @@ func toolCall(name, input string) scripted.Call {
 	return scripted.Call{ToolCalls: []scripted.ToolCall{{Name: name, Input: json.RawMessage(input)}}}
 }
 
-// rewindRig is a session in auto-edit mode with the file tools, a data
-// directory for checkpoints, and three prompts that change files.
-func rewindRig(t *testing.T, ed Client) (*Manager, *Session, *requests, string) {
+// dataManager is a Manager on a fresh SQLite file, with a data directory
+// (checkpoints, the snapshot), whose sessions all play p; cfg gives the
+// rest (the editor defaults to a recorder).
+func dataManager(t *testing.T, p provider.Provider, cfg Config) *Manager {
 	t.Helper()
-	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := store.Open(ctx, filepath.Join(dir, "bridle.db"))
+	st, err := store.Open(context.Background(), filepath.Join(dir, "bridle.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	cfg.Store, cfg.DataDir = st, filepath.Join(dir, "data")
+	cfg.DefaultModel = func(string) string { return "scripted/test" }
+	cfg.OpenModel = func(context.Context, string, string) (provider.Provider, error) { return p, nil }
+	if cfg.Client == nil {
+		cfg.Client = &recorder{}
+	}
+	m := NewManager(cfg)
+	t.Cleanup(m.Shutdown)
+	return m
+}
+
+// openSession starts a session of m in cwd, in mode ("" leaves the
+// default).
+func openSession(t *testing.T, m *Manager, cwd, mode string) *Session {
+	t.Helper()
+	ctx := context.Background()
+	info, err := m.New(ctx, NewParams{Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Get(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode != "" {
+		if err := s.SetMode(ctx, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// rewindRig is a session in auto-edit mode with the file tools, a data
+// directory for checkpoints, and three prompts that change files.
+func rewindRig(t *testing.T, ed Client) (*Manager, *Session, *requests, string) {
+	t.Helper()
 	sc := &scripted.Scenario{Turns: []scripted.Turn{
 		{Match: "PROMPT-ONE", Calls: []scripted.Call{toolCall("write_file", `{"path":"a.txt","content":"v1\n"}`), {Text: scripted.Chunks{"one done"}}}},
 		{Match: "PROMPT-TWO", Calls: []scripted.Call{toolCall("edit_file", `{"path":"a.txt","old_string":"v1","new_string":"v2"}`),
@@ -92,21 +128,9 @@ func rewindRig(t *testing.T, ed Client) (*Manager, *Session, *requests, string) 
 		{Match: "PROMPT-FOUR", Calls: []scripted.Call{{Text: scripted.Chunks{"four done"}}}},
 	}}
 	p := &requests{Provider: scripted.New(sc)}
-	m := NewManager(Config{
-		Store: st, Client: ed, DefaultModel: func(string) string { return "scripted/test" }, DataDir: filepath.Join(dir, "data"),
-		Tools:     []sandbox.Tool{sandbox.EditFile{}, sandbox.WriteFile{}},
-		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil },
-	})
-	t.Cleanup(m.Shutdown)
+	m := dataManager(t, p, Config{Client: ed, Tools: []sandbox.Tool{sandbox.EditFile{}, sandbox.WriteFile{}}})
 	ws := t.TempDir()
-	info, err := m.New(ctx, NewParams{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := m.Get(ctx, info.ID)
-	if err := s.SetMode(ctx, "auto-edit"); err != nil {
-		t.Fatal(err)
-	}
+	s := openSession(t, m, ws, "auto-edit")
 	for _, text := range []string{"PROMPT-ONE", "PROMPT-TWO", "PROMPT-THREE"} {
 		if stop, err := prompt(t, s, text); err != nil || stop != StopEndTurn {
 			t.Fatalf("%s: stop %s, err %v", text, stop, err)
@@ -258,31 +282,12 @@ func TestRewoundSessionAsksAsIfTheTurnsNeverHappened(t *testing.T) {
 	rewound := p.lastRequest()
 
 	// The same session without prompts 2 and 3.
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, filepath.Join(dir, "bridle.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	fresh := &requests{Provider: scripted.New(&scripted.Scenario{Turns: []scripted.Turn{
 		{Match: "PROMPT-ONE", Calls: []scripted.Call{toolCall("write_file", `{"path":"a.txt","content":"v1\n"}`), {Text: scripted.Chunks{"one done"}}}},
 		{Match: "PROMPT-FOUR", Calls: []scripted.Call{{Text: scripted.Chunks{"four done"}}}},
 	}})}
-	m := NewManager(Config{
-		Store: st, Client: &recorder{}, DefaultModel: func(string) string { return "scripted/test" }, DataDir: filepath.Join(dir, "data"),
-		Tools:     []sandbox.Tool{sandbox.EditFile{}, sandbox.WriteFile{}},
-		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return fresh, nil },
-	})
-	defer m.Shutdown()
-	info, err := m.New(ctx, NewParams{Cwd: s.Info().Cwd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, _ := m.Get(ctx, info.ID)
-	if err := f.SetMode(ctx, "auto-edit"); err != nil {
-		t.Fatal(err)
-	}
+	m := dataManager(t, fresh, Config{Tools: []sandbox.Tool{sandbox.EditFile{}, sandbox.WriteFile{}}})
+	f := openSession(t, m, s.Info().Cwd, "auto-edit")
 	os.Remove(filepath.Join(s.Info().Cwd, "a.txt")) // as before the first prompt
 	for _, text := range []string{"PROMPT-ONE", "PROMPT-FOUR"} {
 		if _, err := prompt(t, f, text); err != nil {
@@ -328,12 +333,6 @@ func TestRewindCanBeUndone(t *testing.T) {
 // the oldest going first, and the user is told once.
 func TestCheckpointsStayWithinTheirBound(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, filepath.Join(dir, "bridle.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var calls []scripted.Call
 	for i := range 1_000 {
 		content := strings.Repeat(fmt.Sprintf("edit %d\n", i), 128) // about 1 KiB, each different
@@ -343,17 +342,8 @@ func TestCheckpointsStayWithinTheirBound(t *testing.T) {
 	p := scripted.New(&scripted.Scenario{Sequential: true, Turns: []scripted.Turn{{Calls: calls}}})
 	rec := &recorder{}
 	const bound = 64 << 10
-	m := NewManager(Config{
-		Store: st, Client: rec, DefaultModel: func(string) string { return "scripted/test" }, DataDir: filepath.Join(dir, "data"),
-		CheckpointBytes: bound, MaxIterations: 2_000, Tools: []sandbox.Tool{sandbox.WriteFile{}},
-		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil },
-	})
-	defer m.Shutdown()
-	info, err := m.New(ctx, NewParams{Cwd: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := m.Get(ctx, info.ID)
+	m := dataManager(t, p, Config{Client: rec, CheckpointBytes: bound, MaxIterations: 2_000, Tools: []sandbox.Tool{sandbox.WriteFile{}}})
+	s := openSession(t, m, t.TempDir(), "")
 	s.Ready(ctx)
 	if err := s.SetMode(ctx, "auto-edit"); err != nil {
 		t.Fatal(err)
@@ -362,7 +352,7 @@ func TestCheckpointsStayWithinTheirBound(t *testing.T) {
 		t.Fatalf("stop %s, err %v", stop, err)
 	}
 	var total int64
-	entries, _ := os.ReadDir(filepath.Join(dir, "data", "checkpoints", info.ID))
+	entries, _ := os.ReadDir(s.checkpointDir(s.ID()))
 	for _, e := range entries {
 		fi, _ := e.Info()
 		total += fi.Size()

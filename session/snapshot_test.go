@@ -11,11 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
-	"github.com/bridle-dev/bridle/store"
 )
 
 // commandRig is a full-auto session in a workspace holding files, with
@@ -35,25 +33,12 @@ func commandRig(t *testing.T, files map[string]string, commands []string, tweak 
 // scenarioRig is commandRig playing sc.
 func scenarioRig(t *testing.T, files map[string]string, sc *scripted.Scenario, tweak func(*Config)) (*Manager, *Session, *recorder, string) {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, filepath.Join(dir, "bridle.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p := scripted.New(sc)
 	rec := &recorder{}
-	cfg := Config{
-		Store: st, Client: rec, DefaultModel: func(string) string { return "scripted/test" }, DataDir: filepath.Join(dir, "data"),
-		Tools:     sandbox.DefaultTools(),
-		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil },
-	}
+	cfg := Config{Client: rec, Tools: sandbox.DefaultTools()}
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	m := NewManager(cfg)
-	t.Cleanup(m.Shutdown)
+	m := dataManager(t, scripted.New(sc), cfg)
 	ws := t.TempDir()
 	for name, body := range files {
 		p := filepath.Join(ws, name)
@@ -64,14 +49,7 @@ func scenarioRig(t *testing.T, files map[string]string, sc *scripted.Scenario, t
 			t.Fatal(err)
 		}
 	}
-	info, err := m.New(ctx, NewParams{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := m.Get(ctx, info.ID)
-	if err := s.SetMode(ctx, string(sandbox.ModeFullAuto)); err != nil {
-		t.Fatal(err)
-	}
+	s := openSession(t, m, ws, string(sandbox.ModeFullAuto))
 	return m, s, rec, ws
 }
 
