@@ -25,9 +25,9 @@ import (
 // the call's result (ToolResult.Changed), for a rewind to put back. A
 // file's content before is only known if it was kept before: the scan
 // keeps every file's content in the session's snapshot (checkpoints/
-// SESSION/snapshot, one copy per content), and only stats files whose
-// stamp (size, times, inode) has not moved since the last scan. What a
-// command changed moves into the checkpoints; the snapshot itself is a
+// SESSION/snapshot, one copy per content), and reads again only files
+// whose stamp (size, times, inode, mode) moved since the last scan. What
+// a command changed moves into the checkpoints; the snapshot itself is a
 // cache, removed when the session closes.
 //
 // The scan walks what glob and grep walk (no .git, nothing .gitignore
@@ -41,9 +41,10 @@ const (
 	defaultSnapshotFiles = 20000
 	// snapshotMaxFile bounds one file's kept content.
 	snapshotMaxFile = 8 << 20
-	// changeTimeSlack is how much older than the scan a file's change time
-	// may read and the file still be the call's.
-	changeTimeSlack = 20 * time.Millisecond
+	// clockSlack is how much older than the scan a file's birth or change
+	// time may read and the file still be the call's: those times come
+	// from the kernel's coarse clock, which may lag time.Now by a tick.
+	clockSlack = 20 * time.Millisecond
 	// scanTimeout bounds one scan: a tree of countless empty directories
 	// holds no file to count against the bound, yet takes time to walk.
 	scanTimeout = 30 * time.Second
@@ -55,7 +56,6 @@ type snapshot struct {
 	files  map[string]snapFile
 	bytes  int64 // kept in the snapshot directory
 	ready  bool  // the directory was cleared of an earlier process's copies
-	off    error // why commands are not checkpointed; nil: they are
 	told   bool
 	active int // scans whose before-map is still in use: nothing is dropped meanwhile
 	// stale says copies may be held by no file any more (dropUnused).
@@ -95,9 +95,7 @@ func (s *Session) snapshotBefore(ctx context.Context) (map[string]snapFile, time
 	sn := &s.snap
 	sn.mu.Lock()
 	defer sn.mu.Unlock()
-	// Change times come from the kernel's coarse clock, which may lag
-	// time.Now by a tick: a file the call creates must not look older.
-	start := time.Now().Add(-changeTimeSlack)
+	start := time.Now().Add(-clockSlack)
 	ctx, cancel := context.WithTimeout(ctx, scanTimeout)
 	defer cancel()
 	if !sn.ready {
@@ -118,7 +116,7 @@ func (s *Session) snapshotBefore(ctx context.Context) (map[string]snapFile, time
 		s.snapshotOff(err)
 		return nil, start
 	}
-	sn.files, sn.off = files, nil
+	sn.files = files
 	sn.active++
 	return files, start
 }
@@ -244,7 +242,7 @@ func (s *Session) snapshotOff(err error) {
 		err = fmt.Errorf("scanning the workspace took more than %v", scanTimeout)
 	}
 	sn := &s.snap
-	sn.off, sn.files, sn.stale = err, nil, true
+	sn.files, sn.stale = nil, true
 	if sn.active == 0 {
 		s.dropUnused()
 	}
@@ -389,64 +387,6 @@ func (s *Session) closeSnapshot() {
 		os.RemoveAll(s.snapshotDir())
 	}
 	sn.files, sn.bytes, sn.ready = nil, 0, false
-}
-
-// withChildEdits adds to a task call's changes the edits its subagent
-// made that the scans cannot see: those that went into the editor's
-// buffers, not to disk. The child kept each file's content before (in its
-// own checkpoints); it is kept again among this session's, where the
-// parent's rewind looks.
-func (s *Session) withChildEdits(ctx context.Context, key string, changes []event.FileChange) []event.FileChange {
-	var child string
-	for _, e := range s.Events() {
-		if st, ok := e.Payload.(event.SubagentStarted); ok && st.Key == key {
-			child = st.ChildID
-		}
-	}
-	if child == "" {
-		return changes
-	}
-	events, err := s.m.loadEvents(context.WithoutCancel(ctx), child)
-	if err != nil {
-		s.m.log.Warn("a subagent's edits are not known to the rewind", "session", s.row.ID, "child", child, "err", err)
-		return changes
-	}
-	seen := map[string]bool{}
-	for _, c := range changes {
-		seen[c.Path] = true
-	}
-	done := map[string]bool{} // keys of edits that completed
-	for _, e := range events {
-		if r, ok := e.Payload.(event.ToolResult); ok && r.Status == "completed" {
-			done[r.Key] = true
-		}
-	}
-	index := map[string]int{}
-	for _, e := range events {
-		st, ok := e.Payload.(event.ToolStarted)
-		if !ok || st.Path == "" || st.BeforeHash == "" || !done[st.Key] || seen[st.Path] {
-			continue // new files are on disk, and the scans have them
-		}
-		if i, ok := index[st.Path]; ok {
-			changes[i].After = st.AfterHash
-			continue
-		}
-		before := event.NotKept
-		name, ok := blobName(st.BeforeHash)
-		if data, err := os.ReadFile(filepath.Join(s.checkpointDir(child), name)); ok && err == nil && sandbox.Hash(data) == st.BeforeHash {
-			if _, err := s.keep(data); err == nil {
-				before = st.BeforeHash
-			}
-		}
-		index[st.Path] = len(changes)
-		c := event.FileChange{Path: st.Path, Before: before, After: st.AfterHash}
-		if before == event.NotKept {
-			c.Why = "the subagent's checkpoint of it is gone"
-		}
-		changes = append(changes, c)
-	}
-	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
-	return changes
 }
 
 // sizeText says n bytes for the user: megabytes, or bytes under one.

@@ -131,13 +131,13 @@ func TestCommandChangesAreRecorded(t *testing.T) {
 	}, {
 		name:    "a file .gitignore stops hiding is not created by the command",
 		files:   map[string]string{".gitignore": "secret.env\n", "secret.env": "KEY=1\n"},
-		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "secret.env"), changeTimeSlack) },
+		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "secret.env"), clockSlack) },
 		command: "printf '' > .gitignore",
 		want:    []event.FileChange{{Path: ".gitignore", Before: hashOf("secret.env\n"), After: hashOf(""), Mode: 0o644}},
 	}, {
 		name:    "a file .gitignore stops hiding and the command writes is not removable",
 		files:   map[string]string{".gitignore": "notes.txt\n", "notes.txt": "MINE\n"},
-		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "notes.txt"), changeTimeSlack) },
+		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "notes.txt"), clockSlack) },
 		command: "printf '' > .gitignore && printf 'x\\n' >> notes.txt",
 		want: []event.FileChange{{Path: ".gitignore", Before: hashOf("notes.txt\n"), After: hashOf(""), Mode: 0o644},
 			{Path: "notes.txt", Before: event.NotKept, After: hashOf("MINE\nx\n"), Why: "it was not among the files scanned before the command (ignored then, or of unknown birth)"}},

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/sandbox"
@@ -180,4 +184,62 @@ func (s *Session) runChild(ctx context.Context, t *turn, prompt string) (StopRea
 		close(done)
 	}()
 	return t.run(ctx, []event.Content{{Type: "text", Text: prompt}})
+}
+
+// withChildEdits adds to a task call's changes the edits its subagent
+// made that the scans cannot see: those that went into the editor's
+// buffers, not to disk. The child kept each file's content before (in its
+// own checkpoints); it is kept again among this session's, where the
+// parent's rewind looks.
+func (s *Session) withChildEdits(ctx context.Context, key string, changes []event.FileChange) []event.FileChange {
+	var child string
+	for _, e := range s.Events() {
+		if st, ok := e.Payload.(event.SubagentStarted); ok && st.Key == key {
+			child = st.ChildID
+		}
+	}
+	if child == "" {
+		return changes
+	}
+	events, err := s.m.loadEvents(context.WithoutCancel(ctx), child)
+	if err != nil {
+		s.m.log.Warn("a subagent's edits are not known to the rewind", "session", s.row.ID, "child", child, "err", err)
+		return changes
+	}
+	seen := map[string]bool{}
+	for _, c := range changes {
+		seen[c.Path] = true
+	}
+	done := map[string]bool{} // keys of edits that completed
+	for _, e := range events {
+		if r, ok := e.Payload.(event.ToolResult); ok && r.Status == "completed" {
+			done[r.Key] = true
+		}
+	}
+	index := map[string]int{}
+	for _, e := range events {
+		st, ok := e.Payload.(event.ToolStarted)
+		if !ok || st.Path == "" || st.BeforeHash == "" || !done[st.Key] || seen[st.Path] {
+			continue // new files are on disk, and the scans have them
+		}
+		if i, ok := index[st.Path]; ok {
+			changes[i].After = st.AfterHash
+			continue
+		}
+		before := event.NotKept
+		name, ok := blobName(st.BeforeHash)
+		if data, err := os.ReadFile(filepath.Join(s.checkpointDir(child), name)); ok && err == nil && sandbox.Hash(data) == st.BeforeHash {
+			if _, err := s.keep(data); err == nil {
+				before = st.BeforeHash
+			}
+		}
+		index[st.Path] = len(changes)
+		c := event.FileChange{Path: st.Path, Before: before, After: st.AfterHash}
+		if before == event.NotKept {
+			c.Why = "the subagent's checkpoint of it is gone"
+		}
+		changes = append(changes, c)
+	}
+	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
+	return changes
 }
