@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
-
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -19,16 +18,22 @@ func (m *Manager) Commands() []acp.AvailableCommand {
 	}
 }
 
+// slashCommand splits a prompt that is one line of text into a command's
+// name ("/rewind") and its argument, trimmed; ok is false for any other
+// prompt.
+func slashCommand(content []event.Content) (name, arg string, ok bool) {
+	if len(content) != 1 || content[0].Type != "text" {
+		return "", "", false
+	}
+	name, arg, _ = strings.Cut(strings.TrimSpace(content[0].Text), " ")
+	return name, strings.TrimSpace(arg), strings.HasPrefix(name, "/")
+}
+
 // command recognises "/constraint TEXT" and "/decision TEXT" prompts and
 // returns the event that pins them.
 func command(content []event.Content) (event.Payload, bool) {
-	if len(content) != 1 || content[0].Type != "text" {
-		return nil, false
-	}
-	text := strings.TrimSpace(content[0].Text)
-	name, arg, _ := strings.Cut(text, " ")
-	arg = strings.TrimSpace(arg)
-	if arg == "" {
+	name, arg, ok := slashCommand(content)
+	if !ok || arg == "" {
 		return nil, false
 	}
 	switch name {

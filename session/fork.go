@@ -4,23 +4,18 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/bridle-dev/bridle/session/event"
-
 	"github.com/bridle-dev/bridle/store"
 )
 
 // forkCommand reads "/fork N".
 func forkCommand(content []event.Content) (int, bool, error) {
-	if len(content) != 1 || content[0].Type != "text" {
+	name, arg, ok := slashCommand(content)
+	if !ok || name != "/fork" {
 		return 0, false, nil
 	}
-	name, arg, _ := strings.Cut(strings.TrimSpace(content[0].Text), " ")
-	if name != "/fork" {
-		return 0, false, nil
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(arg))
+	n, err := strconv.Atoi(arg)
 	if err != nil || n < 1 {
 		return 0, true, fmt.Errorf("%w: /fork takes the number of the prompt to fork before, counted from 1 (e.g. /fork 3)", ErrInvalid)
 	}

@@ -26,20 +26,17 @@ import (
 
 // rewindCommand reads "/rewind N".
 func rewindCommand(content []event.Content) (int, bool, error) {
-	if len(content) != 1 || content[0].Type != "text" {
+	name, arg, ok := slashCommand(content)
+	if !ok || name != "/rewind" {
 		return 0, false, nil
 	}
-	name, arg, _ := strings.Cut(strings.TrimSpace(content[0].Text), " ")
-	if name != "/rewind" {
-		return 0, false, nil
-	}
-	if strings.TrimSpace(arg) == "" {
+	switch arg {
+	case "":
 		return 0, true, nil // list the prompts
-	}
-	if strings.TrimSpace(arg) == "undo" {
+	case "undo":
 		return undoRewind, true, nil
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(arg))
+	n, err := strconv.Atoi(arg)
 	if err != nil || n < 1 {
 		return 0, true, fmt.Errorf("%w: /rewind takes the number of the prompt to go back to before, counted from 1 (e.g. /rewind 3)", ErrInvalid)
 	}
