@@ -724,16 +724,6 @@ function M.prompt_at_cursor(prompts)
   return it and rewindmod.map_users(chat.items, prompts)[it]
 end
 
-local function file_text(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
 --- Reloads the loaded, unmodified buffers of paths from disk (as
 --- :checktime with 'autoread' does), so a rewind's restored files show.
 --- Returns the paths left as they were: { unsaved = {...}, removed = {...} }.
@@ -746,7 +736,7 @@ function M.reload_files(paths)
     local name = api.nvim_buf_get_name(buf)
     local p = api.nvim_buf_is_loaded(buf) and name ~= "" and want[vim.fn.resolve(vim.fn.fnamemodify(name, ":p"))]
     if p then
-      local disk = file_text(p)
+      local disk = fs.read_disk(p)
       if disk == nil then
         left.removed[#left.removed + 1] = p
       elseif vim.bo[buf].modified then

@@ -4,12 +4,7 @@
 
 local M = {}
 
-local function nn(v)
-  if v == vim.NIL then
-    return nil
-  end
-  return v
-end
+local nn = require("bridle.chat").nn
 
 --- True for a prompt bridle answers without recording it as a prompt:
 --- "/rewind [N]", "/constraint TEXT", "/decision TEXT" (session/turn.go).
