@@ -713,15 +713,14 @@ function M.rewind_preview(n, cb)
   end)
 end
 
---- The prompt number of the chat message under the cursor, given the
---- prompts; nil when the cursor is not on a user message of the chat.
-function M.prompt_at_cursor(prompts)
+--- The chat's user message under the cursor; nil when the cursor is not
+--- on one.
+local function user_item_at_cursor()
   local chat = S.chat
   if not (chat and api.nvim_buf_is_valid(chat.buf) and api.nvim_get_current_buf() == chat.buf) then
     return nil
   end
-  local it = rewindmod.user_item_at(chat.items, api.nvim_win_get_cursor(0)[1] - 1)
-  return it and rewindmod.map_users(chat.items, prompts)[it]
+  return rewindmod.user_item_at(chat.items, api.nvim_win_get_cursor(0)[1] - 1)
 end
 
 --- Reloads the loaded, unmodified buffers of paths from disk (as
@@ -819,8 +818,7 @@ function M.rewind(n, cb)
   -- The message under the cursor, taken before the request answers (the
   -- cursor may move meanwhile).
   local chat = S.chat
-  local on_chat = chat and api.nvim_buf_is_valid(chat.buf) and api.nvim_get_current_buf() == chat.buf
-  local item = on_chat and rewindmod.user_item_at(chat.items, api.nvim_win_get_cursor(0)[1] - 1)
+  local item = user_item_at_cursor()
   M.prompts(function(prompts)
     if not prompts then
       return cb(nil)
