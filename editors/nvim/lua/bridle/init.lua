@@ -723,8 +723,8 @@ local function user_item_at_cursor()
   return rewindmod.user_item_at(chat.items, api.nvim_win_get_cursor(0)[1] - 1)
 end
 
---- Reloads the loaded, unmodified buffers of paths from disk (as
---- :checktime with 'autoread' does), so a rewind's restored files show.
+--- Reloads the loaded, unmodified buffers of paths whose text differs
+--- from the disk, so a rewind's restored files show.
 --- Returns the paths left as they were: { unsaved = {...}, removed = {...} }.
 function M.reload_files(paths)
   local want, left = {}, { unsaved = {}, removed = {} }
@@ -741,18 +741,15 @@ function M.reload_files(paths)
       elseif vim.bo[buf].modified then
         left.unsaved[#left.unsaved + 1] = p
       else
-        api.nvim_buf_call(buf, function()
-          vim.cmd("setlocal autoread")
-          vim.cmd("silent! checktime " .. buf)
-          vim.cmd("set autoread<")
-          -- checktime goes by size and mtime (seconds on some systems): a
-          -- file put back within the same second at the same size is
-          -- reloaded by comparing the text.
-          local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. (vim.bo[buf].eol and "\n" or "")
-          if text ~= disk then
+        -- By the text, not by :checktime's size and mtime (seconds on some
+        -- systems): a file put back within the same second at the same
+        -- size is reloaded too.
+        local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. (vim.bo[buf].eol and "\n" or "")
+        if text ~= disk then
+          api.nvim_buf_call(buf, function()
             vim.cmd("silent! edit!")
-          end
-        end)
+          end)
+        end
       end
     end
   end
