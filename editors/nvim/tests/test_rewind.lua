@@ -13,15 +13,7 @@
 local H = require("helpers")
 local api = vim.api
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read = H.read
 
 --- The plugin on the rewind scenario; fs is setup's (nil: the default, on).
 local function setup(fs)
@@ -45,6 +37,16 @@ end
 
 local function auto_edit(b)
   set_mode(b, "auto-edit")
+end
+
+--- The plugin on the rewind scenario (fs on), its chat open in mode, and
+--- the first prompt answered.
+local function after_first_prompt(mode)
+  local b, t = setup()
+  vim.cmd("Bridle")
+  set_mode(b, mode)
+  H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
+  return b, t
 end
 
 --- Stubs vim.ui.select: answers[kind](items) returns the item to pick (or
@@ -203,11 +205,8 @@ return {
   {
     ":BridleRewind on the chat's second message puts the files back as after the first prompt, and the loaded buffer shows it",
     function()
-      local b, t = setup()
+      local b, t = after_first_prompt("auto-edit")
       local notes, created = t.ws .. "/notes.txt", t.ws .. "/created.txt"
-      vim.cmd("Bridle")
-      auto_edit(b)
-      H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
       H.eq("hello from the first prompt\n", read(notes), "after the first prompt")
       H.eq("end_turn", H.turn(b, "make the second change"), "second turn")
       H.eq("hello from the second prompt, which is longer\n", read(notes), "after the second prompt")
@@ -277,11 +276,8 @@ return {
   {
     ":BridleRewind N asks about a file the user changed after the agent, and puts it back when told",
     function()
-      local b, t = setup()
+      local b, t = after_first_prompt("auto-edit")
       local notes = t.ws .. "/notes.txt"
-      vim.cmd("Bridle")
-      auto_edit(b)
-      H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
       vim.fn.writefile({ "the user's own text" }, notes)
       local seen, restore = stub_select({
         ["bridle.rewind"] = first(function(c)
@@ -303,13 +299,10 @@ return {
     end,
   },
   {
-    ":BridleRewind with no answer to the confirmation changes nothing",
+    ":BridleRewind answered No at the confirmation changes nothing",
     function()
-      local b, t = setup()
+      local b, t = after_first_prompt("auto-edit")
       local notes = t.ws .. "/notes.txt"
-      vim.cmd("Bridle")
-      auto_edit(b)
-      H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
       local seen, restore = stub_select({
         ["bridle.rewind_prompt"] = first(function(c)
           return c.n == 1
@@ -352,11 +345,8 @@ return {
   {
     ":BridleRewind puts back a file a shell command removed and removes the one it created",
     function()
-      local b, t = setup()
+      local b, t = after_first_prompt("full-auto")
       local notes, made = t.ws .. "/notes.txt", t.ws .. "/made.txt"
-      vim.cmd("Bridle")
-      set_mode(b, "full-auto")
-      H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
       -- full-auto asks once before commands when this machine's sandbox
       -- cannot keep them in: allowed, as a person in full-auto would.
       local seen, restore = stub_select({
