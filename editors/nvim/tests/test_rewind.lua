@@ -190,6 +190,8 @@ return {
       H.eq({ 1, nil, nil, 2, nil, 3 }, { m[items[1]], m[items[3]], m[items[4]], m[items[5]], m[items[6]], m[items[7]] }, "mapped")
       H.eq(true, R.unrecorded("/decision use sqlite"), "/decision")
       H.eq(false, R.unrecorded("/decision"), "/decision alone is a prompt")
+      H.eq(true, R.unrecorded("/fork 2"), "/fork")
+      H.eq(true, R.unrecorded("/rewind undo"), "/rewind undo")
       H.eq("2. fix it · 2 files: a.txt, sub/b.txt (rewound)", R.label({ n = 2, text = "fix it", rewound = true, files = { "/w/a.txt", "/w/sub/b.txt" } }, "/w"), "label")
       H.eq("1. hi · no files", R.label({ n = 1, text = "hi", files = {} }, "/w"), "label without files")
       local plan = { prompt = 2, restore = { { path = "/w/a.txt", from = "h1", to = "h0" }, { path = "/w/new.txt", from = "h2", to = "" } }, yours = { "/w/c.txt" }, kept = {} }

@@ -7,10 +7,11 @@ local M = {}
 local nn = require("bridle.chat").nn
 
 --- True for a prompt bridle answers without recording it as a prompt:
---- "/rewind [N]", "/constraint TEXT", "/decision TEXT" (session/turn.go).
+--- "/rewind [N|undo]", "/fork N", "/constraint TEXT", "/decision TEXT"
+--- (session/turn.go).
 function M.unrecorded(text)
   local name, arg = vim.trim(text or ""):match("^(%S+)%s*(.-)$")
-  if name == "/rewind" then
+  if name == "/rewind" or name == "/fork" then
     return true
   end
   return (name == "/constraint" or name == "/decision") and arg ~= ""
