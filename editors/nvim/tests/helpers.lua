@@ -34,6 +34,17 @@ function H.wait(pred, ms, what)
   return pred()
 end
 
+--- A file's bytes, or nil when it does not exist.
+function H.read(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
 function H.buf_text(buf)
   return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
 end

@@ -13,15 +13,7 @@
 local H = require("helpers")
 local api = vim.api
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read = H.read
 
 --- The plugin on the rewind scenario; fs is setup's (nil: the default, on).
 local function setup(fs)
@@ -45,6 +37,16 @@ end
 
 local function auto_edit(b)
   set_mode(b, "auto-edit")
+end
+
+--- The plugin on the rewind scenario (fs on), its chat open in mode, and
+--- the first prompt answered.
+local function after_first_prompt(mode)
+  local b, t = setup()
+  vim.cmd("Bridle")
+  set_mode(b, mode)
+  H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
+  return b, t
 end
 
 --- Stubs vim.ui.select: answers[kind](items) returns the item to pick (or
@@ -188,6 +190,8 @@ return {
       H.eq({ 1, nil, nil, 2, nil, 3 }, { m[items[1]], m[items[3]], m[items[4]], m[items[5]], m[items[6]], m[items[7]] }, "mapped")
       H.eq(true, R.unrecorded("/decision use sqlite"), "/decision")
       H.eq(false, R.unrecorded("/decision"), "/decision alone is a prompt")
+      H.eq(true, R.unrecorded("/fork 2"), "/fork")
+      H.eq(true, R.unrecorded("/rewind undo"), "/rewind undo")
       H.eq("2. fix it · 2 files: a.txt, sub/b.txt (rewound)", R.label({ n = 2, text = "fix it", rewound = true, files = { "/w/a.txt", "/w/sub/b.txt" } }, "/w"), "label")
       H.eq("1. hi · no files", R.label({ n = 1, text = "hi", files = {} }, "/w"), "label without files")
       local plan = { prompt = 2, restore = { { path = "/w/a.txt", from = "h1", to = "h0" }, { path = "/w/new.txt", from = "h2", to = "" } }, yours = { "/w/c.txt" }, kept = {} }
@@ -203,11 +207,8 @@ return {
   {
     ":BridleRewind on the chat's second message puts the files back as after the first prompt, and the loaded buffer shows it",
     function()
-      local b, t = setup()
+      local b, t = after_first_prompt("auto-edit")
       local notes, created = t.ws .. "/notes.txt", t.ws .. "/created.txt"
-      vim.cmd("Bridle")
-      auto_edit(b)
-      H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
       H.eq("hello from the first prompt\n", read(notes), "after the first prompt")
       H.eq("end_turn", H.turn(b, "make the second change"), "second turn")
       H.eq("hello from the second prompt, which is longer\n", read(notes), "after the second prompt")
@@ -277,11 +278,8 @@ return {
   {
     ":BridleRewind N asks about a file the user changed after the agent, and puts it back when told",
     function()
-      local b, t = setup()
+      local b, t = after_first_prompt("auto-edit")
       local notes = t.ws .. "/notes.txt"
-      vim.cmd("Bridle")
-      auto_edit(b)
-      H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
       vim.fn.writefile({ "the user's own text" }, notes)
       local seen, restore = stub_select({
         ["bridle.rewind"] = first(function(c)
@@ -303,13 +301,10 @@ return {
     end,
   },
   {
-    ":BridleRewind with no answer to the confirmation changes nothing",
+    ":BridleRewind answered No at the confirmation changes nothing",
     function()
-      local b, t = setup()
+      local b, t = after_first_prompt("auto-edit")
       local notes = t.ws .. "/notes.txt"
-      vim.cmd("Bridle")
-      auto_edit(b)
-      H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
       local seen, restore = stub_select({
         ["bridle.rewind_prompt"] = first(function(c)
           return c.n == 1
@@ -352,11 +347,8 @@ return {
   {
     ":BridleRewind puts back a file a shell command removed and removes the one it created",
     function()
-      local b, t = setup()
+      local b, t = after_first_prompt("full-auto")
       local notes, made = t.ws .. "/notes.txt", t.ws .. "/made.txt"
-      vim.cmd("Bridle")
-      set_mode(b, "full-auto")
-      H.eq("end_turn", H.turn(b, "make the first change"), "first turn")
       -- full-auto asks once before commands when this machine's sandbox
       -- cannot keep them in: allowed, as a person in full-auto would.
       local seen, restore = stub_select({

@@ -368,22 +368,29 @@ export class Controller implements vscode.Disposable {
       void vscode.window.showWarningMessage("bridle is still answering; press Stop first or wait for the turn to end.");
       return;
     }
-    const users = () => this.transcript.items.filter((i) => i.kind === "user");
+    const users = () => this.transcript.items.filter((i): i is Extract<Item, { kind: "user" }> => i.kind === "user");
     const at = users().findIndex((i) => i.id === itemId);
     const was = users()[at];
     // A bridle that went away is started again; reopening the session
     // replays the transcript, whose messages then have new ids.
     if (!this.agent?.alive || !this.sessionId) await this.ensureSession();
-    // The numbers are asked again: the log is the authority, not the view.
-    const prompts = await this.syncPrompts();
     const agent = this.agent;
     const sessionId = this.sessionId;
-    const it = this.transcript.items.find((i) => i.id === itemId) ?? users().find((i, k) => k === at && was && i.text === (was as { text: string }).text);
-    if (!prompts || !agent || !sessionId) {
+    // Starting bridle or the session failed: that was reported already.
+    if (!agent?.alive || !sessionId) return;
+    if (!agent.offers("prompts", "_bridle/prompts")) {
       void vscode.window.showWarningMessage("This bridle cannot rewind (its initialize offers no _bridle/prompts): update bridle.");
       return;
     }
-    if (!it || it.kind !== "user" || it.prompt === undefined) {
+    // The numbers are asked again: the log is the authority, not the view.
+    const prompts = await this.syncPrompts();
+    if (!prompts) {
+      void vscode.window.showWarningMessage("bridle could not list this session's prompts, so it cannot rewind; the bridle output channel says why.");
+      return;
+    }
+    const again = users()[at];
+    const it = users().find((i) => i.id === itemId) ?? (was && again?.text === was.text ? again : undefined);
+    if (!it || it.prompt === undefined) {
       void vscode.window.showWarningMessage("bridle has no prompt of this session that matches this message, so it cannot rewind to it.");
       return;
     }

@@ -98,7 +98,7 @@ export const rewoundNotice = /^Rewound to before prompt \d+/;
  * what rewinds went back over; returns the items it changed.
  *
  * The transcript's user messages and bridle's prompts go in the same
- * order, but not one for one: /rewind, /constraint and /decision are no
+ * order, but not one for one: /rewind, /fork, /constraint and /decision are no
  * prompts, and a prompt bridle refused is not in its log. So each user
  * message takes the next prompt with its text, if any. A rewound prompt,
  * and everything after it up to the next prompt that is not rewound (or

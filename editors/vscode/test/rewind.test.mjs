@@ -6,11 +6,14 @@
 
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { ext, stub, activate, openView, deactivate, until } from "./helpers.mjs";
 
 after(() => ext.deactivate());
+
+/** A reader of the test workspace's files: their text, or "<none>" when missing. */
+const wsFile = (t) => (n) => (existsSync(join(t.ws, n)) ? readFileSync(join(t.ws, n), "utf8") : "<none>");
 
 test("numberPrompts matches user messages to prompts by order and text, skipping what is no prompt", () => {
   const long = "x".repeat(100);
@@ -75,7 +78,7 @@ async function twoPrompts({ buffers = true } = {}) {
   await t.controller.setMode("auto-edit");
   await t.controller.send("please start the recipe");
   await t.controller.send("now improve the recipe");
-  const file = (n) => (existsSync(join(t.ws, n)) ? readFileSync(join(t.ws, n), "utf8") : "<none>");
+  const file = wsFile(t);
   assert.equal(file("recipe.txt"), "flour\nsugar\n");
   assert.equal(file("shopping.txt"), "sugar\n");
   const users = t.controller.items().filter((i) => i.kind === "user");
@@ -190,7 +193,7 @@ test("a rewind puts back what a command changed: the file it deleted returns, th
   const t = activate();
   try {
     openView();
-    const file = (n) => (existsSync(join(t.ws, n)) ? readFileSync(join(t.ws, n), "utf8") : "<none>");
+    const file = wsFile(t);
     await t.controller.newChat();
     // full-auto runs the command without asking.
     await t.controller.setMode("full-auto");

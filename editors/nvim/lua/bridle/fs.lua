@@ -79,6 +79,7 @@ local function slice(text, line, limit)
 end
 M.slice = slice
 
+--- A file's bytes from disk: text, or nil and why.
 local function read_disk(path)
   local f, e = io.open(path, "rb")
   if not f then
@@ -88,6 +89,7 @@ local function read_disk(path)
   f:close()
   return text
 end
+M.read_disk = read_disk
 
 --- fs/read_text_file: returns result, error.
 function M.read(params)

@@ -713,29 +713,18 @@ function M.rewind_preview(n, cb)
   end)
 end
 
---- The prompt number of the chat message under the cursor, given the
---- prompts; nil when the cursor is not on a user message of the chat.
-function M.prompt_at_cursor(prompts)
+--- The chat's user message under the cursor; nil when the cursor is not
+--- on one.
+local function user_item_at_cursor()
   local chat = S.chat
   if not (chat and api.nvim_buf_is_valid(chat.buf) and api.nvim_get_current_buf() == chat.buf) then
     return nil
   end
-  local it = rewindmod.user_item_at(chat.items, api.nvim_win_get_cursor(0)[1] - 1)
-  return it and rewindmod.map_users(chat.items, prompts)[it]
+  return rewindmod.user_item_at(chat.items, api.nvim_win_get_cursor(0)[1] - 1)
 end
 
-local function file_text(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
---- Reloads the loaded, unmodified buffers of paths from disk (as
---- :checktime with 'autoread' does), so a rewind's restored files show.
+--- Reloads the loaded, unmodified buffers of paths whose text differs
+--- from the disk, so a rewind's restored files show.
 --- Returns the paths left as they were: { unsaved = {...}, removed = {...} }.
 function M.reload_files(paths)
   local want, left = {}, { unsaved = {}, removed = {} }
@@ -746,24 +735,21 @@ function M.reload_files(paths)
     local name = api.nvim_buf_get_name(buf)
     local p = api.nvim_buf_is_loaded(buf) and name ~= "" and want[vim.fn.resolve(vim.fn.fnamemodify(name, ":p"))]
     if p then
-      local disk = file_text(p)
+      local disk = fs.read_disk(p)
       if disk == nil then
         left.removed[#left.removed + 1] = p
       elseif vim.bo[buf].modified then
         left.unsaved[#left.unsaved + 1] = p
       else
-        api.nvim_buf_call(buf, function()
-          vim.cmd("setlocal autoread")
-          vim.cmd("silent! checktime " .. buf)
-          vim.cmd("set autoread<")
-          -- checktime goes by size and mtime (seconds on some systems): a
-          -- file put back within the same second at the same size is
-          -- reloaded by comparing the text.
-          local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. (vim.bo[buf].eol and "\n" or "")
-          if text ~= disk then
+        -- By the text, not by :checktime's size and mtime (seconds on some
+        -- systems): a file put back within the same second at the same
+        -- size is reloaded too.
+        local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. (vim.bo[buf].eol and "\n" or "")
+        if text ~= disk then
+          api.nvim_buf_call(buf, function()
             vim.cmd("silent! edit!")
-          end
-        end)
+          end)
+        end
       end
     end
   end
@@ -829,8 +815,7 @@ function M.rewind(n, cb)
   -- The message under the cursor, taken before the request answers (the
   -- cursor may move meanwhile).
   local chat = S.chat
-  local on_chat = chat and api.nvim_buf_is_valid(chat.buf) and api.nvim_get_current_buf() == chat.buf
-  local item = on_chat and rewindmod.user_item_at(chat.items, api.nvim_win_get_cursor(0)[1] - 1)
+  local item = user_item_at_cursor()
   M.prompts(function(prompts)
     if not prompts then
       return cb(nil)

@@ -4,18 +4,14 @@
 
 local M = {}
 
-local function nn(v)
-  if v == vim.NIL then
-    return nil
-  end
-  return v
-end
+local nn = require("bridle.chat").nn
 
 --- True for a prompt bridle answers without recording it as a prompt:
---- "/rewind [N]", "/constraint TEXT", "/decision TEXT" (session/turn.go).
+--- "/rewind [N|undo]", "/fork N", "/constraint TEXT", "/decision TEXT"
+--- (session/turn.go).
 function M.unrecorded(text)
   local name, arg = vim.trim(text or ""):match("^(%S+)%s*(.-)$")
-  if name == "/rewind" then
+  if name == "/rewind" or name == "/fork" then
     return true
   end
   return (name == "/constraint" or name == "/decision") and arg ~= ""
@@ -70,7 +66,6 @@ local function short(path, base)
   end
   return vim.fn.fnamemodify(path, ":~")
 end
-M.short = short
 
 --- One prompt as the list shows it: "2. fix the parser · 2 files: a.go, b.go",
 --- "(rewound)" at the end of one a rewind went back over.
@@ -87,13 +82,19 @@ function M.label(p, base)
   return ("%d. %s · %s%s"):format(p.n, p.text ~= "" and p.text or "(empty)", what, nn(p.rewound) and " (rewound)" or "")
 end
 
+--- Whether a preview's restore entry removes its file (`to` empty: the
+--- agent, or a command it ran, created it).
+local function removes(r)
+  return nn(r.to) == nil or r.to == ""
+end
+
 --- What a rewind will do, from _bridle/rewind_preview, one line each.
 function M.preview_lines(plan, base)
   local lines = { ("Rewind to before prompt %d:"):format(plan.prompt) }
   local any = false
   for _, r in ipairs(nn(plan.restore) or {}) do
     any = true
-    if nn(r.to) == nil or r.to == "" then
+    if removes(r) then
       lines[#lines + 1] = "  remove " .. short(r.path, base) .. " (the agent created it)"
     else
       lines[#lines + 1] = "  put back " .. short(r.path, base)
@@ -117,7 +118,7 @@ end
 function M.question(plan)
   local back, remove = 0, 0
   for _, r in ipairs(nn(plan.restore) or {}) do
-    if nn(r.to) == nil or r.to == "" then
+    if removes(r) then
       remove = remove + 1
     else
       back = back + 1
