@@ -664,3 +664,33 @@ func TestTheWindowIsNotProjectedAgainAsTheRatioDrifts(t *testing.T) {
 		}
 	}
 }
+
+// A dropped output is shown to the summarizer cut short; one without an
+// artifact says the id read_artifact returns it by, so the summary can
+// keep the way back once the compaction takes the address out of the
+// window.
+func TestTheSummarizerIsToldTheWayBackToACutOutput(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("task")
+	r := l.tool("read_file", `{"path":"notes.txt"}`, lines(200, "note"), "")
+	a := l.tool("run", `{"command":"make"}`, lines(200, "build"), "a9.0")
+	l.add(event.ContextAssembled{Dropped: []int64{r.Seq, a.Seq}})
+	for range 8 {
+		l.answer("work " + lines(5, "w"))
+		l.prompt("next")
+	}
+	plan, _ := l.w.PlanCompaction(l.input())
+	if plan == nil {
+		t.Fatal("no compaction planned")
+	}
+	var all string
+	for k := range plan.Chunks() {
+		all += requestText(plan.Request(k))
+	}
+	if !strings.Contains(all, fmt.Sprintf("whole as read_artifact %s]", ResultID(r.Seq))) {
+		t.Fatalf("the cut read_file output does not name r%d:\n%s", r.Seq, all)
+	}
+	if !strings.Contains(all, "artifact a9.0]") || strings.Contains(all, ResultID(a.Seq)+"]") {
+		t.Fatalf("the cut output with an artifact should name the artifact alone:\n%s", all)
+	}
+}
