@@ -630,3 +630,67 @@ func TestOneOutputFitsItsCapAsTheProviderCounts(t *testing.T) {
 		t.Fatalf("at ratio %.2f the output takes %d corrected tokens, over the cap %d", d.Occupancy.Ratio, d.Occupancy.ToolOutputs, lim.PerOutput)
 	}
 }
+
+// The count correction moves a little on every reported usage; the
+// per-output cap does not follow each move, or the Memo would project the
+// whole window again on every model call (and an output already shown
+// could be clipped anew, changing the request's cached prefix).
+func TestTheWindowIsNotProjectedAgainAsTheRatioDrifts(t *testing.T) {
+	est := Model{Window: 20_000, MaxOutput: 2_000, Tokenizer: "claude"}
+	l := newLog(t, Config{}, est)
+	l.prompt("read the log")
+	a := l.assemble()
+	l.add(event.AssistantMessage{Text: "ok", Usage: event.Usage{InputTokens: int(math.Round(float64(a.Occupancy.Raw) * 1.31))}})
+	l.prompt("and the big one")
+	l.assemble()
+	l.tool("run", `{"command":"cat big.log"}`, lines(3_000, "log"), "art_big")
+	b := l.assemble()
+	view := l.memo.view
+	l.add(event.AssistantMessage{Text: "ok", Usage: event.Usage{InputTokens: int(math.Round(float64(b.Occupancy.Raw) * 1.34))}})
+	l.prompt("go on")
+	c := l.assemble()
+	if b.Occupancy.Ratio == c.Occupancy.Ratio {
+		t.Fatalf("the ratio did not move (%v): the test needs a drift", b.Occupancy.Ratio)
+	}
+	if l.memo.view != view {
+		t.Fatalf("the window was projected again when the ratio went from %.3f to %.3f", b.Occupancy.Ratio, c.Occupancy.Ratio)
+	}
+	if requestText(c.Request)[:len(requestText(b.Request))-200] != requestText(b.Request)[:len(requestText(b.Request))-200] {
+		t.Fatal("the request's prefix changed with the ratio")
+	}
+	for _, r := range []float64{1.001, 1.3, 1.31, 1.349, 2.99, 3} {
+		if per := rawPerOutput(10_000, r); float64(per)*r > 10_000 {
+			t.Errorf("at ratio %v the cap is %d raw tokens, %.0f corrected: over 10000", r, per, float64(per)*r)
+		}
+	}
+}
+
+// A dropped output is shown to the summarizer cut short; one without an
+// artifact says the id read_artifact returns it by, so the summary can
+// keep the way back once the compaction takes the address out of the
+// window.
+func TestTheSummarizerIsToldTheWayBackToACutOutput(t *testing.T) {
+	l := newLog(t, Config{}, small)
+	l.prompt("task")
+	r := l.tool("read_file", `{"path":"notes.txt"}`, lines(200, "note"), "")
+	a := l.tool("run", `{"command":"make"}`, lines(200, "build"), "a9.0")
+	l.add(event.ContextAssembled{Dropped: []int64{r.Seq, a.Seq}})
+	for range 8 {
+		l.answer("work " + lines(5, "w"))
+		l.prompt("next")
+	}
+	plan, _ := l.w.PlanCompaction(l.input())
+	if plan == nil {
+		t.Fatal("no compaction planned")
+	}
+	var all string
+	for k := range plan.Chunks() {
+		all += requestText(plan.Request(k))
+	}
+	if !strings.Contains(all, fmt.Sprintf("whole as read_artifact %s]", ResultID(r.Seq))) {
+		t.Fatalf("the cut read_file output does not name r%d:\n%s", r.Seq, all)
+	}
+	if !strings.Contains(all, "artifact a9.0]") || strings.Contains(all, ResultID(a.Seq)+"]") {
+		t.Fatalf("the cut output with an artifact should name the artifact alone:\n%s", all)
+	}
+}

@@ -158,9 +158,12 @@ func (w *Window) summaryTokens(b budget) int {
 	return min(max(b.input/10, 512), 8_192, b.reserve)
 }
 
-// renderForSummary writes one original event for the summarizer and
-// returns its cost in tokens (estimated from the stored count).
-func renderForSummary(c tokens.Counter, e event.Event, outputInSummary int) (string, int) {
+// renderForSummary writes one original event for the summarizer, a tool
+// output cut to limit tokens, and returns its cost in tokens (estimated
+// from the stored count). A cut output names the id read_artifact returns
+// it by (its artifact, else ResultID), so the summary can keep the way
+// back once the window no longer holds the result.
+func renderForSummary(c tokens.Counter, e event.Event, limit int) (string, int) {
 	var s string
 	n := e.Tokens
 	switch v := e.Payload.(type) {
@@ -177,9 +180,12 @@ func renderForSummary(c tokens.Counter, e event.Event, outputInSummary int) (str
 			head += ", artifact " + v.Artifact
 		}
 		out := v.Output
-		if n > outputInSummary {
-			out = ClipOutput(c, out, n, outputInSummary, v.Artifact)
-			n = outputInSummary
+		if n > limit {
+			if v.Artifact == "" {
+				head += ", whole as read_artifact " + ResultID(e.Seq)
+			}
+			out = ClipOutput(c, out, n, limit, v.Artifact)
+			n = limit
 		}
 		s = head + "]\n" + out + "\n"
 	case event.Interrupted:

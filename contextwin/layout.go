@@ -101,12 +101,22 @@ func (l *layout) outputCost(e event.Event) int {
 }
 
 // rawPerOutput is the per-output cap for raw counts corrected by ratio.
+// The ratio is rounded up to a step of ratioStep first: the smoothed
+// ratio moves on every reported usage, and a cap that moved with it would
+// re-clip the outputs already shown (the request's prefix, which the
+// provider caches, would change) and make the Memo project the window
+// again on every model call. Rounded up, the cap is never looser.
 func rawPerOutput(perOutput int, ratio float64) int {
 	if ratio <= 1 {
 		return perOutput
 	}
+	ratio = math.Ceil(ratio/ratioStep-1e-9) * ratioStep
 	return int(float64(perOutput) / ratio)
 }
+
+// ratioStep is how far the count correction must move before the
+// per-output cap follows it.
+const ratioStep = 0.05
 
 // protectFrom is the first seq of the last keep turns: their outputs are
 // not dropped under the thresholds.

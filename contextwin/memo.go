@@ -51,8 +51,9 @@ func (m *Memo) addressCost(w *Window, c tokens.Counter, e event.Event, call even
 	return n
 }
 
-// Ratio is the correction the last assembly applied to estimated counts
-// (reported usage over estimate; 1 until a provider reported usage).
+// Ratio is the correction of estimated counts in the log the Memo read
+// (reported usage over estimate; 1 until a provider reported usage, when
+// an assembly applies Input.SeedRatio instead: see Measured).
 func (m *Memo) Ratio() float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()

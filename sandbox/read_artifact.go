@@ -47,7 +47,7 @@ func (ReadArtifact) Effect() Effect { return EffectNone }
 // resultSeq reads a result id, "r<seq>" (contextwin.ResultID).
 func resultSeq(id string) (int64, bool) {
 	rest, ok := strings.CutPrefix(id, "r")
-	if !ok || !digits(rest) || len(rest) > 18 {
+	if !ok || !digits(rest) {
 		return 0, false
 	}
 	seq, err := strconv.ParseInt(rest, 10, 64)

@@ -3,8 +3,8 @@ package session
 import (
 	"context"
 	"fmt"
-	"github.com/bridle-dev/bridle/acp"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session/event"

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bridle-dev/bridle/contextwin/tokens"
 	"io/fs"
 	"iter"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/config"
+	"github.com/bridle-dev/bridle/contextwin/tokens"
 	"github.com/bridle-dev/bridle/provider"
 )
 
