@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bridle-dev/bridle/internal/strictjson"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/workspace"
 )
@@ -84,7 +85,8 @@ func (c Context) Validate() error {
 
 // ParseContext reads the settings' "context" object and then env (the
 // value of BRIDLE_CONTEXT), each a JSON object of Context's fields; a key
-// env sets overrides the settings' one.
+// env sets overrides the settings' one. Keys are spelt exactly, as in
+// the rest of the settings.
 func ParseContext(settings json.RawMessage, env string) (Context, error) {
 	var c Context
 	for _, src := range []struct{ name, conf string }{
@@ -94,9 +96,7 @@ func ParseContext(settings json.RawMessage, env string) (Context, error) {
 		if strings.TrimSpace(src.conf) == "" {
 			continue
 		}
-		dec := json.NewDecoder(strings.NewReader(src.conf))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
+		if err := strictjson.Unmarshal([]byte(src.conf), &c); err != nil {
 			return Context{}, fmt.Errorf("%s is not a JSON object of drop, compact, low_water, keep_turns and reserve: %w", src.name, err)
 		}
 	}

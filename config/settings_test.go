@@ -72,7 +72,7 @@ func TestLoadSettings(t *testing.T) {
 		{
 			name: "misspelt provider key is an error naming the file",
 			user: `{"providers":{"openai":{"base_ulr":"http://x"}}}`,
-			err:  `user.json is not valid: in "providers": json: unknown field "base_ulr"`,
+			err:  `user.json is not valid: unknown key "base_ulr" in providers.openai`,
 		},
 		{
 			name: "wrong type",
