@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/internal/strictjson"
+	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/workspace"
 )
 
@@ -134,15 +135,20 @@ func ProjectPath(root string) string {
 // whose providers override the user's key by key (a trusted project that
 // sets providers.openai.base_url keeps the user's api_key_env for the
 // same provider). An api_key is refused in every project file.
-func Load(userPath, projectRoot string) (Settings, error) {
+//
+// The project's file is read through project (the file tools'
+// confinement): a link leading out of the project, or to a hidden path,
+// is not followed, and the file is skipped with a warning.
+func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings, error) {
 	merged := map[string]any{}
 	var files []string
 	var instructions []workspace.Doc
 	var trusted []string
 	unknownKeys := map[string][]string{}
+	var skipped []string
 	for _, f := range []source{
 		{path: userPath},
-		{path: projectSettingsOrEmpty(projectRoot), project: true, root: projectRoot, userPath: userPath},
+		{path: projectSettingsOrEmpty(projectRoot), project: true, root: projectRoot, userPath: userPath, files: project},
 	} {
 		if f.path == "" {
 			continue
@@ -152,6 +158,11 @@ func Load(userPath, projectRoot string) (Settings, error) {
 		}
 		doc, unknown, text, err := readSettings(f)
 		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var skip *skippedError
+		if errors.As(err, &skip) {
+			skipped = append(skipped, skip.Error())
 			continue
 		}
 		if err != nil {
@@ -172,6 +183,7 @@ func Load(userPath, projectRoot string) (Settings, error) {
 	for _, f := range files {
 		warnings = append(warnings, unknownKeys[f]...)
 	}
+	warnings = append(warnings, skipped...)
 	if len(merged) > 0 {
 		b, _ := json.Marshal(merged)
 		if err := strictjson.Unmarshal(b, &s); err != nil {
@@ -195,6 +207,19 @@ type source struct {
 	trusted bool
 	// userPath is the user's settings file, for messages.
 	userPath string
+	// files reads a project's file (the user's is read as it is).
+	files confine.ProjectFiles
+}
+
+// skippedError is a project's settings file that exists but that is not
+// read (a link leading out of the project or to a hidden path, a file
+// with other hard links, a named pipe): it is left out with a warning, as
+// if it were not there, so that the session works with the user's
+// settings.
+type skippedError struct{ err error }
+
+func (e *skippedError) Error() string {
+	return fmt.Sprintf("%v; the project's settings are ignored until it is a regular file inside the project", e.err)
 }
 
 func projectSettingsOrEmpty(root string) string {
@@ -216,10 +241,18 @@ func projectSettingsOrEmpty(root string) string {
 // with an error for providers and a warning for the rest.
 func readSettings(src source) (doc map[string]any, unknown []string, instructions string, err error) {
 	path, project := src.path, src.project
-	data, err := workspace.ReadRegular(path)
+	var data []byte
+	if project {
+		data, err = src.files.Read(src.root, filepath.Join(".bridle", "settings.json"))
+	} else {
+		data, err = workspace.ReadRegular(path)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, "", err
+		}
+		if project {
+			return nil, nil, "", &skippedError{fmt.Errorf("settings file %s not read: %w", path, err)}
 		}
 		return nil, nil, "", fmt.Errorf("read settings: %w", err)
 	}
