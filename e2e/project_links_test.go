@@ -92,15 +92,15 @@ func promptWithLinks(t *testing.T, home, cwd string, links []string) (read []str
 	if err := json.Unmarshal(reqs[0].Body, &body); err != nil {
 		t.Fatal(err)
 	}
+	// The system prompt is a list of text blocks (cache_control marks
+	// its stable prefix).
 	var system strings.Builder
 	var blocks []struct{ Text string }
-	if json.Unmarshal(body.System, &blocks) == nil {
-		for _, b := range blocks {
-			system.WriteString(b.Text)
-		}
-	} else {
-		json.Unmarshal(body.System, new(string))
-		system.Write(body.System)
+	if err := json.Unmarshal(body.System, &blocks); err != nil {
+		t.Fatalf("the request's system prompt is not a list of blocks: %v", err)
+	}
+	for _, b := range blocks {
+		system.WriteString(b.Text)
 	}
 	for _, l := range links {
 		if strings.Contains(system.String(), "Instructions from "+l) {

@@ -46,18 +46,7 @@ type Models struct {
 func (m *Models) Config(cwd string) *config.Config {
 	m.loadOnce.Do(func() { m.loader = &config.Loader{Getenv: m.Getenv, Hidden: m.Hidden} })
 	c := m.loader.For(cwd)
-	m.mu.Lock()
-	if m.warned == nil {
-		m.warned = map[string]uint64{}
-	}
-	fresh := m.warned[cwd] != c.Version
-	m.warned[cwd] = c.Version
-	m.mu.Unlock()
-	if fresh && m.Log != nil {
-		for _, w := range c.Settings.Warnings {
-			m.Log.Warn(w)
-		}
-	}
+	m.logOnce(&m.warned, cwd, c.Version, "", c.Settings.Warnings)
 	return c
 }
 
@@ -137,17 +126,23 @@ func (m *Models) ProjectInstructions(cwd string) string {
 		m.Log.Debug("settings not usable; their instructions are left out", "err", c.Err)
 	}
 	text, skipped := c.Instructions()
+	m.logOnce(&m.skipped, cwd, c.Version, "instructions left out: ", skipped)
+	return text
+}
+
+// logOnce logs lines, each after prefix, unless seen says they were
+// logged for this version of cwd's configuration already.
+func (m *Models) logOnce(seen *map[string]uint64, cwd string, version uint64, prefix string, lines []string) {
 	m.mu.Lock()
-	if m.skipped == nil {
-		m.skipped = map[string]uint64{}
+	if *seen == nil {
+		*seen = map[string]uint64{}
 	}
-	fresh := m.skipped[cwd] != c.Version
-	m.skipped[cwd] = c.Version
+	fresh := (*seen)[cwd] != version
+	(*seen)[cwd] = version
 	m.mu.Unlock()
 	if fresh && m.Log != nil {
-		for _, s := range skipped {
-			m.Log.Warn("instructions left out: " + s)
+		for _, l := range lines {
+			m.Log.Warn(prefix + l)
 		}
 	}
-	return text
 }
