@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bridle-dev/bridle/internal/strictjson"
+	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/workspace"
 )
@@ -41,9 +43,11 @@ type Config struct {
 	Version uint64
 
 	environ func() []string
+	files   confine.ProjectFiles
 	instr   struct {
-		once sync.Once
-		text string
+		once    sync.Once
+		text    string
+		skipped []string
 	}
 }
 
@@ -84,7 +88,8 @@ func (c Context) Validate() error {
 
 // ParseContext reads the settings' "context" object and then env (the
 // value of BRIDLE_CONTEXT), each a JSON object of Context's fields; a key
-// env sets overrides the settings' one.
+// env sets overrides the settings' one. Keys are spelt exactly, as in
+// the rest of the settings.
 func ParseContext(settings json.RawMessage, env string) (Context, error) {
 	var c Context
 	for _, src := range []struct{ name, conf string }{
@@ -94,9 +99,7 @@ func ParseContext(settings json.RawMessage, env string) (Context, error) {
 		if strings.TrimSpace(src.conf) == "" {
 			continue
 		}
-		dec := json.NewDecoder(strings.NewReader(src.conf))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
+		if err := strictjson.Unmarshal([]byte(src.conf), &c); err != nil {
 			return Context{}, fmt.Errorf("%s is not a JSON object of drop, compact, low_water, keep_turns and reserve: %w", src.name, err)
 		}
 	}
@@ -116,13 +119,19 @@ func (c *Config) Model(spec string) (ModelSpec, bool) {
 // first), rendered under headings naming each file, with secrets redacted
 // (the environment's values, the .env files in the directory, token
 // formats). They are rendered and redacted once per version of the files.
-// Unusable settings contribute no instructions.
-func (c *Config) Instructions() string {
+// Unusable settings contribute no instructions. The AGENTS.md files are
+// read through the file tools' confinement (confine.ProjectFiles); skipped
+// names those that exist but were not read, and why.
+func (c *Config) Instructions() (text string, skipped []string) {
 	c.instr.once.Do(func() {
 		var docs []workspace.Doc
 		if c.Cwd != "" {
 			if w, err := workspace.Open(c.Cwd, nil); err == nil {
-				docs = w.Instructions()
+				var errs []error
+				docs, errs = w.Instructions(c.files.Read)
+				for _, err := range errs {
+					c.instr.skipped = append(c.instr.skipped, err.Error())
+				}
 			}
 		}
 		docs = append(docs, c.Settings.Instructions...)
@@ -136,7 +145,7 @@ func (c *Config) Instructions() string {
 		}
 		c.instr.text = r.Redact(text)
 	})
-	return c.instr.text
+	return c.instr.text, c.instr.skipped
 }
 
 // Loader resolves configurations and keeps the latest one of each
@@ -152,6 +161,13 @@ type Loader struct {
 	// Environ lists the environment whose values are redacted from
 	// instructions; nil is os.Environ.
 	Environ func() []string
+	// Hidden returns the paths the session's file tools hide (for
+	// confine.Root's Hide and HideOwn). The files a repository provides
+	// for bridle (its settings, its AGENTS.md files) are read through
+	// the same confinement, so a link to one of them is not followed; nil
+	// hides nothing, and the files are confined to the project all the
+	// same. It is called when a directory's files are read.
+	Hidden func() (hidden, own []string)
 
 	mu      sync.Mutex
 	cache   map[string]*entry
@@ -200,7 +216,10 @@ func (l *Loader) For(cwd string) *Config {
 	if c.environ == nil {
 		c.environ = os.Environ
 	}
-	c.Settings, c.Err = Load(user, cwd)
+	if l.Hidden != nil && cwd != "" {
+		c.files.Hidden, c.files.Own = l.Hidden()
+	}
+	c.Settings, c.Err = Load(user, cwd, c.files)
 	c.Context, c.ContextErr = ParseContext(c.Settings.Context, getenv("BRIDLE_CONTEXT"))
 	l.mu.Lock()
 	if l.cache == nil || len(l.cache) >= maxCached {

@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bridle-dev/bridle/internal/strictjson"
+	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/workspace"
 )
 
@@ -133,15 +135,20 @@ func ProjectPath(root string) string {
 // whose providers override the user's key by key (a trusted project that
 // sets providers.openai.base_url keeps the user's api_key_env for the
 // same provider). An api_key is refused in every project file.
-func Load(userPath, projectRoot string) (Settings, error) {
+//
+// The project's file is read through project (the file tools'
+// confinement): a link leading out of the project, or to a hidden path,
+// is not followed, and the file is skipped with a warning.
+func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings, error) {
 	merged := map[string]any{}
 	var files []string
 	var instructions []workspace.Doc
 	var trusted []string
 	unknownKeys := map[string][]string{}
+	var skipped []string
 	for _, f := range []source{
 		{path: userPath},
-		{path: projectSettingsOrEmpty(projectRoot), project: true, root: projectRoot, userPath: userPath},
+		{path: projectSettingsOrEmpty(projectRoot), project: true, root: projectRoot, userPath: userPath, files: project},
 	} {
 		if f.path == "" {
 			continue
@@ -151,6 +158,11 @@ func Load(userPath, projectRoot string) (Settings, error) {
 		}
 		doc, unknown, text, err := readSettings(f)
 		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var skip *skippedError
+		if errors.As(err, &skip) {
+			skipped = append(skipped, skip.Error())
 			continue
 		}
 		if err != nil {
@@ -171,9 +183,10 @@ func Load(userPath, projectRoot string) (Settings, error) {
 	for _, f := range files {
 		warnings = append(warnings, unknownKeys[f]...)
 	}
+	warnings = append(warnings, skipped...)
 	if len(merged) > 0 {
 		b, _ := json.Marshal(merged)
-		if err := json.Unmarshal(b, &s); err != nil {
+		if err := strictjson.Unmarshal(b, &s); err != nil {
 			// Each file was checked alone; the merge cannot make a type wrong.
 			return Settings{}, fmt.Errorf("settings (%s): %w", strings.Join(files, ", "), err)
 		}
@@ -194,6 +207,19 @@ type source struct {
 	trusted bool
 	// userPath is the user's settings file, for messages.
 	userPath string
+	// files reads a project's file (the user's is read as it is).
+	files confine.ProjectFiles
+}
+
+// skippedError is a project's settings file that exists but that is not
+// read (a link leading out of the project or to a hidden path, a file
+// with other hard links, a named pipe): it is left out with a warning, as
+// if it were not there, so that the session works with the user's
+// settings.
+type skippedError struct{ err error }
+
+func (e *skippedError) Error() string {
+	return fmt.Sprintf("%v; the project's settings are ignored until it is a regular file inside the project", e.err)
 }
 
 func projectSettingsOrEmpty(root string) string {
@@ -204,19 +230,29 @@ func projectSettingsOrEmpty(root string) string {
 }
 
 // readSettings reads one file and returns it as a generic document for
-// merging, with the top-level keys bridle does not know. Inside the
+// merging, with the top-level keys bridle does not know. Keys are spelt
+// exactly: one that is a known key in another case ("Providers", or
+// "provider\u017f" by Unicode folding) is an error naming it as written,
+// at any level, since encoding/json would take it for the key. Inside the
 // sections this file defines, unknown keys are errors naming the file, so
-// a misspelt "base_ulr" is reported rather than ignored; unknown
-// top-level keys are only warnings, since other parts of bridle add
-// their own sections. The file's "instructions" come back apart, as text.
+// a misspelt "base_ulr" is reported rather than ignored; other unknown
+// top-level keys are only warnings, and dropped. The file's "instructions" come back apart, as text.
 // A project's file loses what only the user may set (see Load),
 // with an error for providers and a warning for the rest.
 func readSettings(src source) (doc map[string]any, unknown []string, instructions string, err error) {
 	path, project := src.path, src.project
-	data, err := workspace.ReadRegular(path)
+	var data []byte
+	if project {
+		data, err = src.files.Read(src.root, filepath.Join(".bridle", "settings.json"))
+	} else {
+		data, err = workspace.ReadRegular(path)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, "", err
+		}
+		if project {
+			return nil, nil, "", &skippedError{fmt.Errorf("settings file %s not read: %w", path, err)}
 		}
 		return nil, nil, "", fmt.Errorf("read settings: %w", err)
 	}
@@ -226,44 +262,39 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 	invalid := func(err error) error {
 		return fmt.Errorf("settings file %s is not valid: %w (see docs/configuration.md)", path, err)
 	}
+	// The keys are checked as written before anything is decoded:
+	// encoding/json would take "Providers" or "provider\u017f" for
+	// "providers" while the checks below look for the exact key.
+	keys, err := strictjson.Check(data, reflect.TypeFor[file]())
+	if err != nil {
+		return nil, nil, "", invalid(err)
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, nil, "", invalid(err)
 	}
-	var s Settings
+	var wrong []string
+	for _, k := range keys {
+		if k.Path == "" && k.Field == "" {
+			unknown = append(unknown, fmt.Sprintf("%s: unknown setting %q is ignored", path, k.Name))
+			delete(top, k.Name)
+			continue
+		}
+		wrong = append(wrong, k.Error())
+	}
+	if len(wrong) > 0 {
+		return nil, nil, "", invalid(errors.New(strings.Join(wrong, "; ")))
+	}
+	slices.Sort(unknown)
+	var s file
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, nil, "", invalid(err)
 	}
-	strict := func(key string, v any) error {
-		raw, ok := top[key]
-		if !ok {
-			return nil
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(v); err != nil {
-			return invalid(fmt.Errorf("in %q: %w", key, err))
-		}
-		return nil
-	}
-	if err := strict("providers", &map[string]ProviderSettings{}); err != nil {
-		return nil, nil, "", err
-	}
-	if err := strict("models", &map[string]ModelSpec{}); err != nil {
-		return nil, nil, "", err
-	}
-	if raw, ok := top["instructions"]; ok {
-		if instructions, err = instructionText(raw); err != nil {
+	if s.Instructions != nil {
+		if instructions, err = instructionText(s.Instructions); err != nil {
 			return nil, nil, "", invalid(err)
 		}
 	}
-	known := knownKeys()
-	for k := range top {
-		if !known[k] {
-			unknown = append(unknown, fmt.Sprintf("%s: unknown setting %q is ignored", path, k))
-		}
-	}
-	slices.Sort(unknown)
 	var trusted []string
 	if _, ok := top["trusted_projects"]; ok && !project {
 		if trusted, err = trustedDirs(s.TrustedProjects); err != nil {
@@ -287,6 +318,11 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, nil, "", invalid(err)
+	}
+	for k := range doc {
+		if _, known := top[k]; !known {
+			delete(doc, k) // an unknown setting, reported above
+		}
 	}
 	delete(doc, "instructions")
 	if project {
@@ -414,19 +450,11 @@ func instructionText(raw json.RawMessage) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-// knownKeys lists the top-level keys of Settings, so that sections added
-// by other parts of bridle are known as soon as they are fields.
-func knownKeys() map[string]bool {
-	keys := map[string]bool{}
-	t := reflect.TypeFor[Settings]()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			keys[name] = true
-		}
-	}
-	keys["instructions"] = true
-	return keys
+// file is the shape of one settings file: the settings, and the
+// "instructions" that are kept apart instead of merged.
+type file struct {
+	Settings
+	Instructions json.RawMessage `json:"instructions,omitempty"`
 }
 
 // mergeInto copies src over dst, descending into objects so that only the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/testfs"
+	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/workspace"
 )
 
@@ -72,7 +73,7 @@ func TestLoadSettings(t *testing.T) {
 		{
 			name: "misspelt provider key is an error naming the file",
 			user: `{"providers":{"openai":{"base_ulr":"http://x"}}}`,
-			err:  `user.json is not valid: in "providers": json: unknown field "base_ulr"`,
+			err:  `user.json is not valid: unknown key "base_ulr" in providers.openai`,
 		},
 		{
 			name: "wrong type",
@@ -125,7 +126,7 @@ func TestLoadSettings(t *testing.T) {
 			for i, d := range tt.want.TrustedProjects {
 				tt.want.TrustedProjects[i] = strings.ReplaceAll(d, "$ROOT", root)
 			}
-			got, err := Load(userPath, root)
+			got, err := Load(userPath, root, confine.ProjectFiles{})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.err)
@@ -174,7 +175,7 @@ func TestSandboxSettingsOnlyFromTheUser(t *testing.T) {
 	os.WriteFile(user, []byte(`{"sandbox": {"command": {"timeout_seconds": 30}}}`), 0o644)
 	os.MkdirAll(filepath.Join(proj, ".bridle"), 0o755)
 	os.WriteFile(ProjectPath(proj), []byte(`{"sandbox": {"command": {"allow_hosts": ["evil.example"]}}}`), 0o644)
-	s, err := Load(user, proj)
+	s, err := Load(user, proj, confine.ProjectFiles{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestProjectProvidersNeedTrust(t *testing.T) {
 			}
 			projectFile := ProjectPath(root)
 			testfs.Write(t, projectFile, expand(tt.project))
-			got, err := Load(userPath, root)
+			got, err := Load(userPath, root, confine.ProjectFiles{})
 			if tt.refused != nil || tt.err != "" {
 				if err == nil {
 					t.Fatalf("no error; settings %+v", got)

@@ -1,11 +1,11 @@
 package sandbox
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/bridle-dev/bridle/internal/strictjson"
 	"github.com/bridle-dev/bridle/sandbox/box"
 )
 
@@ -151,15 +151,14 @@ func (p *Probe) MarshalJSON() ([]byte, error) {
 
 // ParseSettings reads the "sandbox" object of a settings file; empty
 // means the defaults. Unknown keys are errors, so that a misspelt limit is
-// not silently ignored.
+// not silently ignored, and keys are spelt exactly: "Command" or
+// "ALLOW_HOSTS" are unknown keys, not the settings they resemble.
 func ParseSettings(raw []byte) (Settings, error) {
 	var s Settings
 	if len(raw) == 0 {
 		return s, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := strictjson.Unmarshal(raw, &s); err != nil {
 		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: %w (see docs/sandbox.md)", err)
 	}
 	if s.Command.MaxTimeoutSeconds < 0 || s.Command.TimeoutSeconds < 0 || s.Command.Processes < 0 || s.Command.TmpMB < 0 || s.Command.ShmMB < 0 {

@@ -154,7 +154,7 @@ func TestParseSettings(t *testing.T) {
 	if err != nil || s.Command.timeout().Seconds() != 30 || s.Caps.GrepMatches != 50 || s.Command.AllowHosts[0] != "proxy.golang.org" {
 		t.Fatalf("%+v %v", s, err)
 	}
-	if _, err := ParseSettings([]byte(`{"command": {"timeout": 30}}`)); err == nil || !strings.Contains(err.Error(), `unknown field "timeout"`) {
+	if _, err := ParseSettings([]byte(`{"command": {"timeout": 30}}`)); err == nil || !strings.Contains(err.Error(), `unknown key "timeout" in command`) {
 		t.Fatalf("misspelt key: %v", err)
 	}
 	if s, err := ParseSettings(nil); err != nil || s.Command.timeout().Seconds() != 120 || s.Command.memory() != 4<<30 {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -275,15 +276,22 @@ func (w *Watcher) skipped(p string) (skip, blind bool) {
 	return false, false
 }
 
-// rulesFor returns the .gitignore rules that apply inside dir.
+// rulesFor returns the .gitignore rules that apply inside dir. The
+// files are read through an os.Root at root: a .gitignore that is a link
+// leading out of the workspace is not followed.
 func (w *Watcher) rulesFor(root, dir string) *Ignore {
 	w.mu.Lock()
 	parent, ok := w.ignores[filepath.Dir(dir)]
 	w.mu.Unlock()
-	if !ok || dir == root {
-		return Load(os.DirFS(root), relSlash(root, dir))
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return parent.ig
 	}
-	if data, err := ReadRegular(filepath.Join(dir, ".gitignore")); err == nil {
+	defer r.Close()
+	if !ok || dir == root {
+		return Load(r.FS(), relSlash(root, dir))
+	}
+	if data, err := ReadRegularFS(r.FS(), path.Join(relSlash(root, dir), ".gitignore")); err == nil {
 		return parent.ig.With(relSlash(root, dir), data)
 	}
 	return parent.ig

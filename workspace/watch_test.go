@@ -327,3 +327,36 @@ func TestCache(t *testing.T) {
 		t.Errorf("DropTrees left %d entries", c.Len())
 	}
 }
+
+// TestWatcherGitignoreLinksStayInside: the watcher reads .gitignore files
+// through an os.Root at the workspace's top, so one that is a link
+// leading out of it (here to a file outside that would ignore gen/) is
+// not followed, at the top or below; one linking inside is.
+func TestWatcherGitignoreLinksStayInside(t *testing.T) {
+	base := t.TempDir()
+	outside := filepath.Join(base, "outside")
+	root := filepath.Join(base, "root")
+	testfs.Write(t, outside, "gen/\n")
+	testfs.WriteTree(t, root, map[string]string{
+		"gen/a.go":            "package gen\n",
+		"sub/gen/b.go":        "package gen\n",
+		"inner/rules":         "gen/\n",
+		"inner/gen/c.go":      "package gen\n",
+		"inner/keep/d.go":     "package keep\n",
+		"inner/keep/gen/e.go": "package gen\n",
+	})
+	for link, target := range map[string]string{".gitignore": outside, "sub/.gitignore": "../../outside", "inner/.gitignore": "rules"} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, _ := startWatch(t, WatchOptions{}, root)
+	for _, d := range []string{"gen", "sub/gen"} {
+		if !w.Sees(filepath.Join(root, d)) {
+			t.Errorf("%s is not watched: a .gitignore linking out of the workspace was followed", d)
+		}
+	}
+	if w.Sees(filepath.Join(root, "inner", "gen")) {
+		t.Error("inner/gen is watched: a .gitignore linking inside the workspace was not followed")
+	}
+}

@@ -6,7 +6,9 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,11 +60,21 @@ const MaxDocBytes = 32 << 10
 // InstructionFiles are the names read as project instructions, in order.
 var InstructionFiles = []string{"AGENTS.md"}
 
+// ReadFunc reads the file name (a relative path) below the directory dir
+// for bridle: confine.ProjectFiles.Read, which refuses links that lead out
+// of dir and hidden paths. A file that does not exist is an error
+// satisfying errors.Is(err, fs.ErrNotExist).
+type ReadFunc func(dir, name string) ([]byte, error)
+
 // Instructions returns the project's instruction files that apply to the
 // session's directory: AGENTS.md in the repository's top directory (the
 // nearest one holding .git) and in every directory down to Dir, outermost
-// first, so that the nearer file has the last word.
-func (w *Workspace) Instructions() []Doc {
+// first, so that the nearer file has the last word. Each is read with
+// read, confined to Dir for Dir's own file and to the repository's top for
+// the files above it (a file there may be a link within the repository,
+// never out of it). The files that exist but were not read come back as
+// skipped, each error saying why.
+func (w *Workspace) Instructions(read ReadFunc) (docs []Doc, skipped []error) {
 	dirs := []string{w.Dir}
 	for d := w.Dir; ; {
 		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
@@ -77,12 +89,22 @@ func (w *Workspace) Instructions() []Doc {
 		d = parent
 		dirs = append(dirs, d)
 	}
-	var docs []Doc
+	top := dirs[len(dirs)-1]
 	for i := len(dirs) - 1; i >= 0; i-- {
 		for _, name := range InstructionFiles {
+			root, rel := top, filepath.Join(dirs[i], name)
+			if i == 0 {
+				root, rel = w.Dir, name
+			} else if r, err := filepath.Rel(top, rel); err == nil {
+				rel = r
+			}
+			data, err := read(root, rel)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
 			p := filepath.Join(dirs[i], name)
-			data, err := ReadRegular(p)
 			if err != nil {
+				skipped = append(skipped, fmt.Errorf("%s not read: %w", p, err))
 				continue
 			}
 			text := string(data)
@@ -92,7 +114,7 @@ func (w *Workspace) Instructions() []Doc {
 			docs = append(docs, Doc{Path: p, Text: strings.TrimSpace(text)})
 		}
 	}
-	return docs
+	return docs, skipped
 }
 
 // Render joins instruction documents for the system prompt, each under a

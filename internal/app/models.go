@@ -26,12 +26,17 @@ type Models struct {
 	Log       *slog.Logger
 	// Wrap, if set, wraps every client opened (request recording).
 	Wrap func(provider.Provider) provider.Provider
+	// Hidden returns what the file tools hide (config.Loader.Hidden):
+	// the project's settings and AGENTS.md files are read through the
+	// same confinement.
+	Hidden func() (hidden, own []string)
 
 	loadOnce sync.Once
 	loader   *config.Loader
 
 	mu      sync.Mutex
 	warned  map[string]uint64 // cwd → the config version whose warnings were logged
+	skipped map[string]uint64 // cwd → the version whose skipped instruction files were logged
 	windows map[string]windowEntry
 }
 
@@ -39,20 +44,9 @@ type Models struct {
 // when one of its files changed; its warnings are logged once per
 // version.
 func (m *Models) Config(cwd string) *config.Config {
-	m.loadOnce.Do(func() { m.loader = &config.Loader{Getenv: m.Getenv} })
+	m.loadOnce.Do(func() { m.loader = &config.Loader{Getenv: m.Getenv, Hidden: m.Hidden} })
 	c := m.loader.For(cwd)
-	m.mu.Lock()
-	if m.warned == nil {
-		m.warned = map[string]uint64{}
-	}
-	fresh := m.warned[cwd] != c.Version
-	m.warned[cwd] = c.Version
-	m.mu.Unlock()
-	if fresh && m.Log != nil {
-		for _, w := range c.Settings.Warnings {
-			m.Log.Warn(w)
-		}
-	}
+	m.logOnce(&m.warned, cwd, c.Version, "", c.Settings.Warnings)
 	return c
 }
 
@@ -123,11 +117,32 @@ func (m *Models) Choices(cwd string) []string {
 // ProjectInstructions returns what the project and the user tell the
 // model in cwd: the AGENTS.md files that apply, then the "instructions"
 // of the settings files, with secrets redacted like tool output. They
-// are rendered and redacted once per version of the files.
+// are rendered and redacted once per version of the files; an AGENTS.md
+// that was not read (a link leading out of the repository, a hidden path)
+// is logged once per version.
 func (m *Models) ProjectInstructions(cwd string) string {
 	c := m.Config(cwd)
 	if c.Err != nil && m.Log != nil {
 		m.Log.Debug("settings not usable; their instructions are left out", "err", c.Err)
 	}
-	return c.Instructions()
+	text, skipped := c.Instructions()
+	m.logOnce(&m.skipped, cwd, c.Version, "instructions left out: ", skipped)
+	return text
+}
+
+// logOnce logs lines, each after prefix, unless seen says they were
+// logged for this version of cwd's configuration already.
+func (m *Models) logOnce(seen *map[string]uint64, cwd string, version uint64, prefix string, lines []string) {
+	m.mu.Lock()
+	if *seen == nil {
+		*seen = map[string]uint64{}
+	}
+	fresh := (*seen)[cwd] != version
+	(*seen)[cwd] = version
+	m.mu.Unlock()
+	if fresh && m.Log != nil {
+		for _, l := range lines {
+			m.Log.Warn(prefix + l)
+		}
+	}
 }

@@ -42,6 +42,11 @@ type App struct {
 	// answer or the first command a session runs).
 	probeOnce sync.Once
 	probe     *sandbox.Probe
+	// paths fills Sandbox, hidden and own once, from the user's
+	// settings: the sessions' tools and roots and the project files
+	// bridle reads for itself use the same lists.
+	pathsOnce   sync.Once
+	hidden, own []string
 }
 
 // ErrFault is wrapped by Open's error when BRIDLE_FAULT cannot be parsed.
@@ -50,7 +55,20 @@ var ErrFault = errors.New("bad fault injection setting (BRIDLE_FAULT)")
 // New resolves the configuration; it opens nothing, so a command can
 // refuse early (no model configured) without creating the database.
 func New(o Options) *App {
-	return &App{Options: o, Models: &Models{Flag: o.Model, Getenv: os.Getenv, Scenarios: o.Scenarios, Log: o.Log, Wrap: provider.MaybeRecord}}
+	a := &App{Options: o, Models: &Models{Flag: o.Model, Getenv: os.Getenv, Scenarios: o.Scenarios, Log: o.Log, Wrap: provider.MaybeRecord}}
+	a.Models.Hidden = a.paths
+	return a
+}
+
+// paths returns the hidden paths (HiddenPaths, from the user's sandbox
+// settings) and bridle's own (OwnPaths), the same for every session's
+// file tools and for the project files bridle reads for itself.
+func (a *App) paths() (hidden, own []string) {
+	a.pathsOnce.Do(func() {
+		a.Sandbox = a.Models.Sandbox()
+		a.hidden, a.own = HiddenPaths(a.DB, a.Sandbox), OwnPaths(a.DB)
+	})
+	return a.hidden, a.own
 }
 
 // Check checks the settings that apply to every session (the context
@@ -83,7 +101,7 @@ func (a *App) Open(ctx context.Context) error {
 		return err
 	}
 	a.Store = st
-	a.Sandbox = a.Models.Sandbox()
+	a.paths()
 	makeOwnDirs(a.DB)
 	return nil
 }
@@ -97,6 +115,7 @@ func (a *App) StartProbe() *sandbox.Probe {
 
 // Manager builds the session manager that reports to client.
 func (a *App) Manager(client session.Client) *session.Manager {
+	hidden, own := a.paths()
 	sbx, bx := a.Sandbox, a.Box
 	return session.NewManager(session.Config{
 		Store:        a.Store,
@@ -107,8 +126,8 @@ func (a *App) Manager(client session.Client) *session.Manager {
 		Logger:       a.Log,
 		Fault:        a.fault,
 		Tools:        sandbox.NewTools(sbx, bx),
-		Hidden:       HiddenPaths(a.DB, sbx),
-		Own:          OwnPaths(a.DB),
+		Hidden:       hidden,
+		Own:          own,
 		DataDir:      filepath.Dir(a.DB),
 		Project:      a.Models.ProjectInstructions,
 		Version:      a.Version,
