@@ -18,7 +18,7 @@ import (
 // whether redaction must catch it. The tricks not handled are kept here,
 // asserted to leak, so that docs/sandbox.md's list of them stays true.
 var (
-	corpusValue = "dotenvwin-" + "Hx7Pq2Zr9Lk4Vm"                  // 24 bytes, from a .env file
+	corpusValue = "dotenvwin-" + "Hx7Pq2Zr9Lk4Vm"                 // 24 bytes, from a .env file
 	corpusToken = "ghp_" + "Tq3Lm8Vx2Zr7Kp4Wn9Bc6Hd1Fy5Jg0Sa2Ue8" // a GitHub token's form
 )
 
