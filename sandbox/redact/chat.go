@@ -92,6 +92,10 @@ func (c *Chat) holdFrom(text string, base int, hs []hit) int {
 			cut--
 		}
 	}
+	// A begin line not yet ended may be a key block's.
+	if i := strings.LastIndex(text[base:], "-----BEGIN"); i >= 0 && !strings.Contains(text[base+i:], "\n") {
+		cut = min(cut, base+i)
+	}
 	for _, h := range hs {
 		if h.from < cut && (cut < h.to || h.to == len(text)) {
 			cut = max(base, min(cut, h.start))
