@@ -217,3 +217,41 @@ func TestModelAndEditorSecretsThroughTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactedCallIsNotRunFromTheLog: bridle dies inside a search whose
+// pattern holds a token; the log keeps the pattern redacted, so the
+// restarted bridle does not search again for the marker (which would
+// answer something else than the model asked), and says why.
+func TestRedactedCallIsNotRunFromTheLog(t *testing.T) {
+	scenario := `{"turns": [{"calls": [
+		{"tool_calls": [{"name": "grep", "input": {"pattern": "` + pathsToken + `"}}]},
+		{"text": "Done."}
+	]}]}`
+	ws := acptest.Workspace(t, map[string]string{"config.txt": "token = " + pathsToken + "\n"})
+	model := acptest.Scenario(t, scenario)
+	a := acptest.Start(t, acptest.Options{Model: model, Env: []string{"BRIDLE_FAULT=tool:1"}})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.Request("session/prompt", acptest.PromptParams(sid, "find the token"))
+	a.WaitExit()
+
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	b.Initialize()
+	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	b.CloseStdin()
+	var res []string
+	for _, e := range acptest.Log(t, b.DB, sid) {
+		switch e["kind"] {
+		case "tool_result":
+			out, _ := e["payload"].(map[string]any)["output"].(string)
+			res = append(res, out)
+		case "tool_started":
+			if in, _ := json.Marshal(e["payload"]); !strings.Contains(string(in), `"pattern":"[REDACTED:github-token]"`) {
+				t.Errorf("tool_started keeps the pattern as %s", in)
+			}
+		}
+	}
+	if len(res) != 1 || !strings.Contains(res[0], "its input held a secret") || strings.Contains(res[0], "config.txt") {
+		t.Fatalf("recovered results %q, want one saying the search was not run again", res)
+	}
+}
