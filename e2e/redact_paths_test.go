@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -192,19 +191,7 @@ func TestModelAndEditorSecretsThroughTheBinary(t *testing.T) {
 	}
 	b.CloseStdin()
 
-	where := map[string][]byte{"_bridle/events": events, "bridle's log (stderr)": []byte(a.Stderr() + b.Stderr())}
-	where["provider requests"], _ = os.ReadFile(requests)
-	var sent bytes.Buffer
-	for _, s := range append(a.Sent(), b.Sent()...) {
-		sent.Write(s.Raw)
-	}
-	where["sent to the editor"] = sent.Bytes()
-	filepath.Walk(filepath.Dir(a.DB), func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() {
-			where[p], _ = os.ReadFile(p)
-		}
-		return nil
-	})
+	where := everywhere(events, requests, a, b)
 	v, tk := pathsValue, pathsToken
 	secrets := map[string]string{"the model's token": tk, "the token's middle": tk[10:25], "the editor's token": editorToken,
 		"the .env value": v, "its first half": v[:len(v)/2], "its second half": v[len(v)/2:], "it percent-encoded": percentEncoded(v),
