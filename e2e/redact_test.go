@@ -173,22 +173,10 @@ func TestPromptSecretThroughTheBinary(t *testing.T) {
 	}
 	b.CloseStdin()
 
-	where := map[string][]byte{"_bridle/events": events, "bridle's log (stderr)": []byte(a.Stderr() + b.Stderr())}
-	where["provider requests"], _ = os.ReadFile(requests)
+	where := everywhere(events, requests, a, b)
 	if !bytes.Contains(where["provider requests"], []byte("[REDACTED:env:ANTHROPIC_API_KEY]")) {
 		t.Errorf("the provider requests hold no marker: %.300s", where["provider requests"])
 	}
-	var sent bytes.Buffer
-	for _, s := range append(a.Sent(), b.Sent()...) {
-		sent.Write(s.Raw)
-	}
-	where["sent to the editor"] = sent.Bytes()
-	filepath.Walk(filepath.Dir(a.DB), func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() {
-			where[p], _ = os.ReadFile(p)
-		}
-		return nil
-	})
 	for name, data := range where {
 		for _, s := range []string{apiKey, dotValue} {
 			if bytes.Contains(data, []byte(s)) {
@@ -196,4 +184,28 @@ func TestPromptSecretThroughTheBinary(t *testing.T) {
 			}
 		}
 	}
+}
+
+// everywhere is every place a secret could end up after a session: the
+// log as _bridle/events gave it, the provider requests recorded, what
+// every process sent the editor and logged, and every file in the data
+// directory (the database, artifacts, images).
+func everywhere(events []byte, requests string, agents ...*acptest.Agent) map[string][]byte {
+	where := map[string][]byte{"_bridle/events": events}
+	where["provider requests"], _ = os.ReadFile(requests)
+	var sent, logged bytes.Buffer
+	for _, a := range agents {
+		for _, s := range a.Sent() {
+			sent.Write(s.Raw)
+		}
+		logged.WriteString(a.Stderr())
+	}
+	where["sent to the editor"], where["bridle's log (stderr)"] = sent.Bytes(), logged.Bytes()
+	filepath.Walk(filepath.Dir(agents[0].DB), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			where[p], _ = os.ReadFile(p)
+		}
+		return nil
+	})
+	return where
 }

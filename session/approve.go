@@ -128,11 +128,13 @@ func (t *turn) approveUnconfined(ctx context.Context, key string, c provider.Too
 // ask puts a recorded approval request to the user and records the answer.
 func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandbox.Preview, sc permission.Scope, summary string) (bool, error) {
 	s := t.s
+	// The label names the command the call runs: redacted like its card.
+	label := s.box.Redactor.Redact(sc.Label)
 	options := []acp.PermissionOption{
 		{OptionID: optAllowOnce, Name: "Allow once", Kind: optAllowOnce},
-		{OptionID: optAllowAlways, Name: fmt.Sprintf("Allow %s on %s for this session", c.Name, sc.Label), Kind: optAllowAlways},
+		{OptionID: optAllowAlways, Name: fmt.Sprintf("Allow %s on %s for this session", c.Name, label), Kind: optAllowAlways},
 		{OptionID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
-		{OptionID: optRejectAlways, Name: fmt.Sprintf("Reject %s on %s for this session", c.Name, sc.Label), Kind: optRejectAlways},
+		{OptionID: optRejectAlways, Name: fmt.Sprintf("Reject %s on %s for this session", c.Name, label), Kind: optRejectAlways},
 	}
 	r := s.replayer()
 	call := r.viewOf(key, c.Name, c.Input, p) // the call's own preview: not made again

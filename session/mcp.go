@@ -63,7 +63,9 @@ func (s *Session) mcpSet() *mcp.Set {
 // notice tells the user something about the session that is not part of
 // a turn (an MCP server failed), as an agent message: every ACP editor
 // shows those. Notices wait until the editor has the session (Ready).
+// A notice can quote a server's error: it is redacted.
 func (s *Session) notice(text string) {
+	text = s.box.Redactor.Redact(text)
 	s.mu.Lock()
 	if !s.ready {
 		s.notices = append(s.notices, text)

@@ -184,6 +184,11 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 			if err := t.result(ctx, cs.key, s.resolveStarted(ctx, cs, why)); err != nil {
 				return err
 			}
+		case cs.granted && cs.call.Redacted:
+			if err := t.result(ctx, cs.key, event.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, IsError: true, Status: "cancelled",
+				Output: "not run: " + notRunRedacted}); err != nil {
+				return err
+			}
 		case cs.granted && deferFiles:
 			pending = true
 		case cs.granted:
@@ -238,6 +243,10 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) e
 	env := s.env(cs.key)
 	switch tool.Effect() {
 	case sandbox.EffectNone, sandbox.EffectRead:
+		if st.Redacted {
+			r.IsError, r.Status, r.Output = true, "failed", notRunRedacted
+			return r
+		}
 		res := runTool(ctx, tool, env, st.Input)
 		r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
 		r.Output = why.rerun + r.Output
@@ -255,6 +264,8 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) e
 			r.Status = "completed"
 			r.Output = fmt.Sprintf(why.editApplied, st.Path)
 			r.Locations = []string{st.Path}
+		case now == st.BeforeHash && st.Redacted:
+			r.IsError, r.Status, r.Output = true, "failed", "not applied: "+notRunRedacted
 		case now == st.BeforeHash:
 			res := runTool(ctx, tool, env, st.Input)
 			r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
@@ -333,6 +344,11 @@ func (s *Session) AskPending(ctx context.Context) {
 				t.cancelCall(cs.key, c)
 				continue
 			}
+			if cs.call.Redacted {
+				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "cancelled",
+					Output: "not run: " + notRunRedacted})
+				continue
+			}
 			tool := s.tool(c.Name)
 			if tool == nil {
 				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "unavailable",
@@ -403,6 +419,10 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut) err
 	if cs.started != nil {
 		return t.result(ctx, cs.key, s.resolveStarted(ctx, cs, why))
 	}
+	if cs.call.Redacted {
+		return t.result(ctx, cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "cancelled",
+			Output: "not run: " + notRunRedacted})
+	}
 	tool := s.tool(c.Name)
 	if tool == nil {
 		return t.result(ctx, cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "unavailable",
@@ -410,6 +430,11 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut) err
 	}
 	return t.execute(ctx, cs.key, c, tool, s.callEnv(cs.key))
 }
+
+// notRunRedacted is the result of a call that recovery would run from
+// the log, but whose recorded input had secrets taken out: run with it,
+// the call would do something else than the model asked.
+const notRunRedacted = "its input held a secret, which the log does not keep (it was redacted), so bridle did not run it again after the restart: make the call again if it is still wanted"
 
 func toProviderCall(c event.ToolCall) provider.ToolCall {
 	return provider.ToolCall{ID: c.ID, Name: c.Name, Input: json.RawMessage(c.Input)}

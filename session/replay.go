@@ -10,6 +10,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -37,6 +38,11 @@ type replayer struct {
 	callEnv func(key string) *sandbox.Env
 	// image loads a prompt's stored image, to show it again.
 	image func(uri string) ([]byte, error)
+	// red redacts what is shown: a log written before the session
+	// redacted everything it records shows the same as a new one, and a
+	// call's card, made from the input the call runs with, shows it
+	// redacted as recorded.
+	red *redact.Redactor
 }
 
 func (s *Session) replayer() *replayer {
@@ -49,14 +55,14 @@ func (s *Session) replayer() *replayer {
 	// a question (and the cards of past calls show what was recorded).
 	env := s.env("")
 	env.Buffers = nil
-	return &replayer{sessionID: s.row.ID, tools: tools, env: env, image: s.loadImage}
+	return &replayer{sessionID: s.row.ID, tools: tools, env: env, image: s.loadImage, red: s.box.Redactor}
 }
 
 func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
 	if !e.Kind().Facts().Shown {
 		return nil
 	}
-	switch v := e.Payload.(type) {
+	switch v := redactEvent(r.red, e.Payload).(type) {
 	case event.UserMessage:
 		out := []acp.SessionUpdate{UserText(v.Text())}
 		for _, c := range v.Content {
@@ -173,7 +179,7 @@ func RedactedNote(kinds []string) string {
 // view describes a requested call from its input alone, so the live card
 // and the replayed one agree.
 func (r *replayer) view(key, name string, input json.RawMessage) acp.ToolCall {
-	v := pending(key, name, input)
+	v := r.pending(key, name, input)
 	t, ok := r.tools[name]
 	if !ok {
 		return v
@@ -192,7 +198,7 @@ func (r *replayer) view(key, name string, input json.RawMessage) acp.ToolCall {
 
 // viewOf is view for a call whose preview the caller has already made.
 func (r *replayer) viewOf(key, name string, input json.RawMessage, p sandbox.Preview) acp.ToolCall {
-	v := pending(key, name, input)
+	v := r.pending(key, name, input)
 	if t, ok := r.tools[name]; ok {
 		kind := acp.ToolKind(t.Kind())
 		v.Kind = &kind
@@ -201,15 +207,18 @@ func (r *replayer) viewOf(key, name string, input json.RawMessage, p sandbox.Pre
 	return v
 }
 
-// pending is the card of a call not yet previewed.
-func pending(key, name string, input json.RawMessage) acp.ToolCall {
+// pending is the card of a call not yet previewed, its input redacted.
+func (r *replayer) pending(key, name string, input json.RawMessage) acp.ToolCall {
 	kind := acp.ToolKind(sandbox.KindOther)
+	input, _ = redactInput(r.red, input)
 	return acp.ToolCall{ToolCallID: toolCallID(key), Title: name, Kind: &kind, Status: status(acp.ToolCallStatusPending), RawInput: input}
 }
 
+// fill completes a card from the call's preview; the title says what the
+// input says (a command line), redacted.
 func (r *replayer) fill(v *acp.ToolCall, p sandbox.Preview) {
 	if p.Title != "" {
-		v.Title = p.Title
+		v.Title = r.red.Redact(p.Title)
 	}
 	for _, l := range p.Locations {
 		loc := acp.ToolCallLocation{Path: r.abs(l.Path)}

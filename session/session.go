@@ -113,7 +113,9 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	root.HideOwn(m.cfg.Own...)
 	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ())}
 	if bc, ok := m.cfg.Client.(bufferClient); ok {
-		box.Buffers = bc.Buffers(row.ID)
+		if b := bc.Buffers(row.ID); b != nil {
+			box.Buffers = redactedBuffers{b, box.Redactor}
+		}
 	}
 	for _, d := range root.Dirs() {
 		if _, complete := box.Redactor.LoadDotEnvTree(d); !complete {
@@ -353,7 +355,9 @@ func (s *Session) recordsCounted(payloads []event.Payload, counts []int) ([]stor
 	info := s.Info()
 	recs := make([]store.Record, len(payloads))
 	for i, p := range payloads {
-		p = event.Stamp(p)
+		// Redacted here, before the event is held, written, shown or
+		// read by the next request (see redact.go).
+		p = event.Stamp(redactEvent(s.box.Redactor, p))
 		payloads[i] = p
 		n := -1
 		if i < len(counts) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -294,6 +295,9 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 	}
 	var c provider.Collector
 	var streamErr error
+	// The answer is shown redacted as it comes, a word behind the model
+	// (redact.Chat), and recorded as it was shown.
+	text, thought := redact.NewChat(s.box.Redactor), redact.NewChat(s.box.Redactor)
 	for d, err := range t.prov.Stream(ctx, req) {
 		if err != nil {
 			streamErr = err
@@ -302,15 +306,19 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 		c.Add(d)
 		switch d.Kind {
 		case provider.DeltaText:
-			s.send(ctx, AgentText(d.Text))
+			s.sendText(ctx, AgentThought, thought.Close()) // the thinking is over
+			s.sendText(ctx, AgentText, text.Write(d.Text))
 		case provider.DeltaThinking:
-			s.send(ctx, AgentThought(d.Text))
+			s.sendText(ctx, AgentThought, thought.Write(d.Text))
 		}
 	}
+	s.sendText(ctx, AgentThought, thought.Close())
+	s.sendText(ctx, AgentText, text.Close())
 	if streamErr == nil && ctx.Err() != nil {
 		streamErr = ctx.Err()
 	}
 	resp := c.Response()
+	resp.Text, resp.Thinking = text.Text(), thought.Text()
 	if streamErr == nil {
 		return resp, nil
 	}
@@ -348,6 +356,13 @@ func (t *turn) finish(ctx context.Context, stop StopReason, err error) (StopReas
 		return "", aerr
 	}
 	return stop, nil
+}
+
+// sendText sends a fragment of the answer, unless it is empty.
+func (s *Session) sendText(ctx context.Context, as func(string) acp.SessionUpdate, text string) {
+	if text != "" {
+		s.send(ctx, as(text))
+	}
 }
 
 func stopOf(r provider.StopReason) StopReason {

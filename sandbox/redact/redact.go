@@ -20,13 +20,14 @@ const minSecretLen = 8
 // Redactor replaces secrets in text with [REDACTED:kind] markers. It is
 // safe for concurrent use once built.
 type Redactor struct {
-	// literals are exact secret values, longest first so that a value
-	// containing another is replaced whole.
+	// literals are the forms of the known secret values (forms), longest
+	// first so that a value containing another is replaced whole.
 	literals []literal
-}
-
-type literal struct {
-	value, kind string
+	// values counts the values literals came from.
+	values int
+	// tab is the anchor table of the patterns and literals, built on
+	// first use after a value was added (table).
+	tab tableRef
 }
 
 // New returns a redactor that knows the secret-named variables of env
@@ -44,7 +45,7 @@ func New(env []string) *Redactor {
 
 // Values counts the exact values r knows; it only grows, so a text
 // redacted when it was n is redacted the same while it stays n.
-func (r *Redactor) Values() int { return len(r.literals) }
+func (r *Redactor) Values() int { return r.values }
 
 // AddValue makes r redact value wherever it appears. kind names its
 // origin in the marker (for example "env:FOO" or ".env:DB_PASSWORD").
@@ -62,8 +63,10 @@ func (r *Redactor) add(value, kind string) {
 			return
 		}
 	}
-	r.literals = append(r.literals, literal{value, kind})
+	r.values++
+	r.literals = append(r.literals, forms(value, kind)...)
 	slices.SortStableFunc(r.literals, func(a, b literal) int { return len(b.value) - len(a.value) })
+	r.tab.Store(nil)
 }
 
 // AddDotEnv reads the assignments of a .env-style file and redacts every
@@ -317,7 +320,17 @@ func newPattern(p pattern, expr string) pattern {
 // redacts, so package initialisation must stay cheap.
 func patterns() []pattern { return compiled().patterns }
 
-// anchors is the table of every pattern's hints, indexed like patterns.
+// patternHints lists each pattern's hints, indexed like ps.
+func patternHints(ps []pattern) [][]string {
+	hints := make([][]string, len(ps))
+	for i, p := range ps {
+		hints[i] = p.hint
+	}
+	return hints
+}
+
+// anchors is the table of every pattern's hints, indexed like patterns,
+// then the decoding hints (decodeHints).
 func anchors() *anchorTable { return compiled().anchors }
 
 var compiled = sync.OnceValue(func() struct {
@@ -325,14 +338,10 @@ var compiled = sync.OnceValue(func() struct {
 	anchors  *anchorTable
 } {
 	ps := allPatterns()
-	hints := make([][]string, len(ps))
-	for i, p := range ps {
-		hints[i] = p.hint
-	}
 	return struct {
 		patterns []pattern
 		anchors  *anchorTable
-	}{ps, newAnchorTable(hints)}
+	}{ps, newAnchorTable(append(patternHints(ps), decodeHints))}
 })
 
 func allPatterns() []pattern {
@@ -406,28 +415,28 @@ func withKinds(s string, hs []hit) (string, []string) {
 // hits returns the secrets in s, ordered and not overlapping: where two
 // overlap they become one, named by the first.
 func (r *Redactor) hits(s string, prompt bool) []hit {
-	var hs []hit
-	if r != nil {
-		for _, l := range r.literals {
-			for off := 0; ; {
-				i := strings.Index(s[off:], l.value)
-				if i < 0 {
-					break
-				}
-				i += off
-				off = i + len(l.value)
-				hs = append(hs, hit{start: i, end: off, from: i, to: off, kind: l.kind})
-			}
-		}
-	}
-	// Each pattern looks at the text with what was found before it
+	return r.hitsDepth(s, prompt, 0)
+}
+
+func (r *Redactor) hitsDepth(s string, prompt bool, depth int) []hit {
+	// One pass finds the patterns' hints and the literals' seeds. Each
+	// pattern then looks at the text with what was found before it
 	// masked, as if it were already replaced by a marker: a token that
 	// follows a known value starts a word, and a value is not taken for
 	// part of a longer token.
 	// The hints are found once, in s; a pattern skips those that the
 	// masking before it covered, as a search of the masked text would.
 	ps := patterns()
-	found := anchors().scan(s, len(ps))
+	t := r.table()
+	found := t.anchors.scan(s, len(ps)+1+len(t.seeds))
+	var hs []hit
+	if r != nil {
+		hs = r.literalHits(s, t, found[len(ps)+1:])
+	}
+	// Text that is escaped or encoded (percent, JSON, HTML escapes,
+	// zero-width characters) is decoded and looked at again.
+	hs = append(hs, r.decodedHits(s, found[len(ps)], prompt, depth)...)
+	found = found[:len(ps)]
 	if len(hs) == 0 && !slices.ContainsFunc(found, func(a []anchor) bool { return len(a) > 0 }) && !strings.Contains(s, "-----END") {
 		return nil // most output: no copy of it is needed
 	}

@@ -127,6 +127,10 @@ type ToolCall struct {
 	ID    string          `json:"id"` // the provider's id
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// Redacted says secrets were taken out of Input before it was
+	// recorded: the call ran with the input the model wrote, which the
+	// log does not keep, so it cannot be run again from the log.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // Usage counts the tokens of one model call.
@@ -156,6 +160,8 @@ type ToolStarted struct {
 	Key    string          `json:"key"`
 	Name   string          `json:"name"`
 	Input  json.RawMessage `json:"input"`
+	// Redacted: as ToolCall.Redacted.
+	Redacted bool `json:"redacted,omitempty"`
 	// Hashes of the target file before and after an edit, so a restart can
 	// tell whether the edit already landed.
 	Path       string `json:"path,omitempty"`
