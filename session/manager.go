@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/mcp"
@@ -510,8 +511,11 @@ func (m *Manager) Shutdown() {
 // shutdownGrace bounds how long Shutdown waits for running turns.
 const shutdownGrace = 5 * time.Second
 
+// infoOf is a stored session as callers see it. Its title is shown to the
+// user (session/list, the title update on load): a label, also when an
+// earlier bridle stored it as typed.
 func infoOf(r store.Session) Info {
-	return Info{ID: r.ID, Cwd: r.Cwd, AdditionalDirs: r.AdditionalDirs, Model: r.Model, Mode: r.Mode, Title: r.Title, UpdatedAt: r.UpdatedAt, ParentID: r.ParentID, ForkOf: r.ForkOf}
+	return Info{ID: r.ID, Cwd: r.Cwd, AdditionalDirs: r.AdditionalDirs, Model: r.Model, Mode: r.Mode, Title: display.Label(r.Title), UpdatedAt: r.UpdatedAt, ParentID: r.ParentID, ForkOf: r.ForkOf}
 }
 
 // window is the context window for a session in cwd.

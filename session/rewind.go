@@ -405,7 +405,9 @@ func (t *turn) askOverwrite(ctx context.Context, from int64, paths []string) (bo
 	text := "You changed these files after the agent did; rewinding puts them back as they were before that prompt:\n" + strings.Join(paths, "\n")
 	var locs []acp.ToolCallLocation
 	for _, p := range paths {
-		locs = append(locs, acp.ToolCallLocation{Path: p})
+		if abs, ok := s.root.Locate(p); ok {
+			locs = append(locs, acp.ToolCallLocation{Path: abs})
+		}
 	}
 	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID,
 		ToolCall: acp.ToolCallUpdate{ToolCallID: fmt.Sprintf("rewind-%d", from), Title: &title, Kind: &kind, Locations: locs, Content: output(text, false)},

@@ -262,6 +262,38 @@ func TestRootHidden(t *testing.T) {
 	}
 }
 
+// TestRootLocate: a location is given for what the tools would reach,
+// absolute, and for nothing outside the workspace, hidden, or reached
+// through a link out.
+func TestRootLocate(t *testing.T) {
+	r, ws, data, _, ssh := hiddenRoot(t)
+	outside := t.TempDir()
+	testfs.Write(t, filepath.Join(outside, "secret.txt"), "x\n")
+	must(t, os.Symlink(outside, filepath.Join(ws, "link-out")))
+	must(t, os.Symlink("loop-b", filepath.Join(ws, "loop-a")))
+	must(t, os.Symlink("loop-a", filepath.Join(ws, "loop-b")))
+	must(t, os.Symlink("notes.txt", filepath.Join(ws, "link-notes")))
+	for path, want := range map[string]string{
+		"notes.txt": filepath.Join(ws, "notes.txt"), "src/main.go": filepath.Join(ws, "src", "main.go"), "src": filepath.Join(ws, "src"),
+		".": ws, "link-notes": filepath.Join(ws, "link-notes"), "new/dir/file.txt": filepath.Join(ws, "new", "dir", "file.txt"),
+		filepath.Join(ws, "src", "main.go"): filepath.Join(ws, "src", "main.go"), "src/../notes.txt": filepath.Join(ws, "notes.txt"),
+	} {
+		if got, ok := r.Locate(path); !ok || got != want {
+			t.Errorf("Locate(%q) = %q, %v; want %q", path, got, ok, want)
+		}
+	}
+	for _, path := range []string{
+		"../x", "/etc/passwd", filepath.Join(outside, "secret.txt"), "src/../../x",
+		"link-out/secret.txt", "link-out", "link-out/new.txt", "loop-a", "notes.txt/x",
+		".local/share/bridle/bridle.db", filepath.Join(data, "bridle.db"), "link-db", "link-data/bridle.db", "src/up-data",
+		".ssh/id_ed25519", ssh, "link-ssh/id_ed25519", ".ssh/new_key", "link-ssh/new_key",
+	} {
+		if got, ok := r.Locate(path); ok {
+			t.Errorf("Locate(%q) = %q: a location for what the tools refuse", path, got)
+		}
+	}
+}
+
 // TestRootWalks: both trees list the regular files, skipping .git,
 // ignored files, hidden paths (by name and by identity), special files
 // and symbolic links; Read refuses hard-linked and oversized files.
