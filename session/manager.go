@@ -78,9 +78,10 @@ type Config struct {
 	// CheckpointBytes bounds one session's checkpoints (0: the default,
 	// DefaultCheckpointBytes); past it the oldest are removed.
 	CheckpointBytes int64
-	// SnapshotFiles bounds the scans around commands (0: 20,000 files):
-	// a larger workspace's commands are not checkpointed.
-	SnapshotFiles int
+	// SnapshotFiles and SnapshotDirs bound the scans around commands
+	// (0: 20,000 files, 10,000 directories): past either, the session's
+	// commands are not checkpointed from then on.
+	SnapshotFiles, SnapshotDirs int
 	// System is the system prompt; empty uses the built-in one.
 	System string
 	// MaxIterations bounds model calls in one turn.

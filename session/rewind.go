@@ -206,6 +206,30 @@ func firstChanges(events []event.Event, from int64) map[string]event.FileChange 
 	return first
 }
 
+// unscanned says, for the commands (and task calls) from seq from on that
+// ran without a scan around them, that what they changed cannot be put
+// back: one line per reason.
+func unscanned(events []event.Event, from int64) []string {
+	var whys []string
+	count := map[string]int{}
+	for _, e := range events {
+		if r, ok := e.Payload.(event.ToolResult); ok && e.Seq >= from && r.Unscanned != "" {
+			if count[r.Unscanned]++; count[r.Unscanned] == 1 {
+				whys = append(whys, r.Unscanned)
+			}
+		}
+	}
+	out := make([]string, len(whys))
+	for i, why := range whys {
+		calls := "1 command"
+		if n := count[why]; n > 1 {
+			calls = fmt.Sprintf("%d commands", n)
+		}
+		out[i] = fmt.Sprintf("what %s changed since then (not checkpointed: %s)", calls, why)
+	}
+	return out
+}
+
 // RewindPlan is what a rewind to before a prompt would do.
 type RewindPlan struct {
 	// Prompt is the prompt's number (from 1); From its seq.
@@ -250,6 +274,7 @@ func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
 	if err := ctx.Err(); err != nil {
 		return RewindPlan{}, err // the files read after the cancel are not known
 	}
+	plan.Kept = append(plan.Kept, unscanned(events, plan.From)...)
 	return plan, nil
 }
 

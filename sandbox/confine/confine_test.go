@@ -341,6 +341,23 @@ func TestRootWalks(t *testing.T) {
 			if !errors.Is(got["big.txt"], ErrTooLarge) || !errors.Is(got["twin.txt"], ErrLinked) || got["src/main.go"] != nil {
 				t.Fatalf("reads: %v", got)
 			}
+			// The directories walked are told, those skipped are not, and
+			// the first error from dir ends the walk.
+			tree := open()
+			defer tree.Close()
+			var dirs []string
+			err = tree.WalkDirs(context.Background(), func(rel string) error { dirs = append(dirs, rel); return nil }, func(File) error { return nil })
+			must(t, err)
+			sort.Strings(dirs)
+			if want := []string{".config", ".local", ".local/share", "src"}; !slices.Equal(dirs, want) {
+				t.Fatalf("WalkDirs went into %v, want %v", dirs, want)
+			}
+			stop := errors.New("enough")
+			files := 0
+			err = tree.WalkDirs(context.Background(), func(string) error { return stop }, func(File) error { files++; return nil })
+			if !errors.Is(err, stop) || files == len(want) {
+				t.Fatalf("WalkDirs went on after dir said stop: %v, %d files", err, files)
+			}
 		})
 	}
 	if _, err := r.OpenTree("moved"); !errors.Is(err, ErrHiddenPath) {
