@@ -3,11 +3,11 @@ package session
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -36,9 +36,9 @@ func rewindCommand(content []event.Content) (int, bool, error) {
 	case "undo":
 		return undoRewind, true, nil
 	}
-	n, err := strconv.Atoi(arg)
-	if err != nil || n < 1 {
-		return 0, true, fmt.Errorf("%w: /rewind takes the number of the prompt to go back to before, counted from 1 (e.g. /rewind 3)", ErrInvalid)
+	n, ok := promptNumber(arg)
+	if !ok {
+		return 0, true, fmt.Errorf("%w: /rewind %q: /rewind takes the number of the prompt to go back to before, in digits counted from 1 as /rewind alone lists them (e.g. /rewind 3), or undo", ErrInvalid, arg)
 	}
 	return n, true, nil
 }
@@ -278,8 +278,18 @@ func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
 	return plan, nil
 }
 
-// rewind runs "/rewind n" as a turn of its own: no model call.
+// rewind runs "/rewind n" as a turn of its own: no model call. Cancelled
+// while it plans (reading files, asking about the user's), it has
+// recorded and touched nothing, and the prompt ends as cancelled.
 func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
+	stop, err := t.rewindFiles(ctx, n)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return StopCancelled, nil
+	}
+	return stop, err
+}
+
+func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 	s := t.s
 	var plan RewindPlan
 	var undoes int64
@@ -349,6 +359,9 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 			r.Mode = uint32(fi.Mode().Perm())
 		}
 		ready = append(ready, r)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err // what was read after the cancel is not to be trusted
 	}
 	if _, err := s.append(ctx, event.RewindStarted{Turn: plan.Prompt, From: from, Files: ready, Undoes: undoes}); err != nil {
 		return "", err
