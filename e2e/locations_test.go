@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
@@ -106,9 +108,9 @@ func TestLocationsStayInTheWorkspace(t *testing.T) {
 	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, string(scenario)), DefaultDB: true,
 		Env:   []string{"HOME=" + home},
 		Unset: []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"}})
-	questions := 0
+	var questions atomic.Int32
 	a.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
-		questions++
+		questions.Add(1)
 		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}, nil
 	}
 	a.Initialize()
@@ -122,7 +124,7 @@ func TestLocationsStayInTheWorkspace(t *testing.T) {
 		t.Fatalf("CHANGE: %s", stop)
 	}
 	a.CloseStdin()
-	if questions == 0 {
+	if questions.Load() == 0 {
 		t.Fatal("bridle asked nothing: the question's card was not tried")
 	}
 	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: acptest.Scenario(t, string(scenario)),
@@ -159,7 +161,7 @@ func TestLocationsStayInTheWorkspace(t *testing.T) {
 	tried := 0
 	for i, k := range ids {
 		if i == len(forbidden) {
-			if want := filepath.Join(home, "notes.txt"); !containsStr(byKey[k], want) {
+			if want := filepath.Join(home, "notes.txt"); !slices.Contains(byKey[k], want) {
 				t.Errorf("read_file notes.txt: locations %q, want %s", byKey[k], want)
 			}
 			continue
@@ -177,13 +179,4 @@ func TestLocationsStayInTheWorkspace(t *testing.T) {
 	if len(leaked) > 0 {
 		t.Errorf("%d of %d refused calls named to the editor:\n%s", len(leaked), tried, strings.Join(leaked, "\n"))
 	}
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
