@@ -47,8 +47,9 @@ const (
 	defaultSnapshotFiles = 20000
 	// defaultSnapshotDirs bounds the directories a scan goes into
 	// (Config.SnapshotDirs): a tree of countless empty directories holds
-	// no file to count, yet every scan would walk it (300,000 took 14 to
-	// 23 s). A workspace under the file bound rarely has a tenth as many.
+	// no file to count, yet every scan would walk it (300,000 cost every
+	// command 5 to 23 s). A workspace under the file bound rarely has a
+	// tenth as many.
 	defaultSnapshotDirs = 10000
 	// snapshotMaxFile bounds one file's kept content.
 	snapshotMaxFile = 8 << 20
@@ -269,15 +270,16 @@ func (s *Session) snapshotOff(err error) string {
 		return ""
 	}
 	why := err.Error()
-	note := fmt.Sprintf("files commands change are not checkpointed (a rewind cannot put them back): %s", why)
-	if errors.Is(err, errTooLarge) {
-		sn.off = why
-		note = fmt.Sprintf("files commands change are not checkpointed for the rest of this session (a rewind cannot put them back): %s. "+
-			"bridle stops scanning this workspace around commands; add what makes it large to .gitignore and open the session again to have them checkpointed.", why)
-	}
-	if !sn.told {
+	switch {
+	case errors.Is(err, errTooLarge):
+		if sn.off == "" {
+			sn.off, sn.told = why, true
+			s.notice(fmt.Sprintf("files commands change are not checkpointed for the rest of this session (a rewind cannot put them back): %s. "+
+				"bridle stops scanning this workspace around commands; add what makes it large to .gitignore and open the session again to have them checkpointed.", why))
+		}
+	case !sn.told:
 		sn.told = true
-		s.notice(note)
+		s.notice(fmt.Sprintf("files commands change are not checkpointed (a rewind cannot put them back): %s", why))
 	}
 	return why
 }
