@@ -6,6 +6,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
@@ -128,20 +129,23 @@ func (t *turn) approveUnconfined(ctx context.Context, key string, c provider.Too
 // ask puts a recorded approval request to the user and records the answer.
 func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandbox.Preview, sc permission.Scope, summary string) (bool, error) {
 	s := t.s
-	// The label names the command the call runs: redacted like its card.
+	// The scope's label holds the model's command or paths: redacted like
+	// its card, and shown as a label, like the card's title.
 	label := s.box.Redactor.Redact(sc.Label)
 	options := []acp.PermissionOption{
 		{OptionID: optAllowOnce, Name: "Allow once", Kind: optAllowOnce},
-		{OptionID: optAllowAlways, Name: fmt.Sprintf("Allow %s on %s for this session", c.Name, label), Kind: optAllowAlways},
+		{OptionID: optAllowAlways, Name: display.Label(fmt.Sprintf("Allow %s on %s for this session", c.Name, label)), Kind: optAllowAlways},
 		{OptionID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
-		{OptionID: optRejectAlways, Name: fmt.Sprintf("Reject %s on %s for this session", c.Name, label), Kind: optRejectAlways},
+		{OptionID: optRejectAlways, Name: display.Label(fmt.Sprintf("Reject %s on %s for this session", c.Name, label)), Kind: optRejectAlways},
 	}
 	r := s.replayer()
 	call := r.viewOf(key, c.Name, c.Input, p) // the call's own preview: not made again
 	card := acp.ToolCallUpdate{ToolCallID: call.ToolCallID, Title: &call.Title, Kind: call.Kind, Status: call.Status,
 		Locations: call.Locations, RawInput: call.RawInput}
 	if p.Diff != nil {
-		card.Content = []acp.ToolCallContent{{Diff: &acp.Diff{Path: r.abs(p.Diff.Path), OldText: p.Diff.OldText, NewText: p.Diff.NewText}}}
+		if d := r.diff(p.Diff.Path, p.Diff.OldText, p.Diff.NewText); d != nil {
+			card.Content = []acp.ToolCallContent{{Diff: d}}
+		}
 	}
 	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID, ToolCall: card, Options: options})
 	if err != nil && ctx.Err() == nil {

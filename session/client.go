@@ -2,9 +2,10 @@ package session
 
 import (
 	"context"
-	"github.com/bridle-dev/bridle/sandbox"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/internal/display"
+	"github.com/bridle-dev/bridle/sandbox"
 )
 
 // Client is the editor as the session sees it, in ACP's vocabulary: rpc
@@ -27,9 +28,12 @@ type bufferClient interface {
 	Buffers(sessionID string) sandbox.Buffers
 }
 
-// text is a text content block.
+// text is a text content block, made safe to show (display.Text): an
+// answer, a thought, a command's output may carry escape sequences and
+// bidirectional overrides from the repository, which must not act on a
+// terminal-based client or reorder what the user reads.
 func text(s string) acp.ContentBlock {
-	return acp.ContentBlock{Text: &acp.TextContent{Text: s}}
+	return acp.ContentBlock{Text: &acp.TextContent{Text: display.Text(s)}}
 }
 
 // UserText is the user's prompt, as shown on replay.

@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/session/event"
@@ -18,15 +20,32 @@ func (m *Manager) Commands() []acp.AvailableCommand {
 	}
 }
 
-// slashCommand splits a prompt that is one line of text into a command's
-// name ("/rewind") and its argument, trimmed; ok is false for any other
-// prompt.
+// slashCommand splits a prompt that is one text block into a command's
+// name ("/rewind"), up to the first white space, and its argument,
+// trimmed; ok is false for any other prompt.
 func slashCommand(content []event.Content) (name, arg string, ok bool) {
 	if len(content) != 1 || content[0].Type != "text" {
 		return "", "", false
 	}
-	name, arg, _ = strings.Cut(strings.TrimSpace(content[0].Text), " ")
-	return name, strings.TrimSpace(arg), strings.HasPrefix(name, "/")
+	text := strings.TrimSpace(content[0].Text)
+	name, arg = text, ""
+	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
+		name, arg = text[:i], strings.TrimSpace(text[i:])
+	}
+	return name, arg, strings.HasPrefix(name, "/")
+}
+
+// promptNumber reads the argument of "/rewind N" and "/fork N": the
+// number of a prompt as /rewind lists it, decimal digits from 1 with no
+// sign and no leading zero. Anything else ("+1", "01", "1.0", "0x1",
+// "1e0", "١") is refused rather than read as some number: a rewind the
+// user did not mean puts files back.
+func promptNumber(arg string) (int, bool) {
+	if arg == "" || arg[0] == '0' || strings.TrimLeft(arg, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(arg)
+	return n, err == nil
 }
 
 // command recognises "/constraint TEXT" and "/decision TEXT" prompts and

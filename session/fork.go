@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
@@ -15,9 +14,9 @@ func forkCommand(content []event.Content) (int, bool, error) {
 	if !ok || name != "/fork" {
 		return 0, false, nil
 	}
-	n, err := strconv.Atoi(arg)
-	if err != nil || n < 1 {
-		return 0, true, fmt.Errorf("%w: /fork takes the number of the prompt to fork before, counted from 1 (e.g. /fork 3)", ErrInvalid)
+	n, ok := promptNumber(arg)
+	if !ok {
+		return 0, true, fmt.Errorf("%w: /fork %q: /fork takes the number of the prompt to fork before, in digits counted from 1 as /rewind lists them (e.g. /fork 3)", ErrInvalid, arg)
 	}
 	return n, true, nil
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/mcp"
@@ -77,9 +78,10 @@ type Config struct {
 	// CheckpointBytes bounds one session's checkpoints (0: the default,
 	// DefaultCheckpointBytes); past it the oldest are removed.
 	CheckpointBytes int64
-	// SnapshotFiles bounds the scans around commands (0: 20,000 files):
-	// a larger workspace's commands are not checkpointed.
-	SnapshotFiles int
+	// SnapshotFiles and SnapshotDirs bound the scans around commands
+	// (0: 20,000 files, 10,000 directories): past either, the session's
+	// commands are not checkpointed from then on.
+	SnapshotFiles, SnapshotDirs int
 	// System is the system prompt; empty uses the built-in one.
 	System string
 	// MaxIterations bounds model calls in one turn.
@@ -510,8 +512,11 @@ func (m *Manager) Shutdown() {
 // shutdownGrace bounds how long Shutdown waits for running turns.
 const shutdownGrace = 5 * time.Second
 
+// infoOf is a stored session as callers see it. Its title is shown to the
+// user (session/list, the title update on load): a label, also when an
+// earlier bridle stored it as typed.
 func infoOf(r store.Session) Info {
-	return Info{ID: r.ID, Cwd: r.Cwd, AdditionalDirs: r.AdditionalDirs, Model: r.Model, Mode: r.Mode, Title: r.Title, UpdatedAt: r.UpdatedAt, ParentID: r.ParentID, ForkOf: r.ForkOf}
+	return Info{ID: r.ID, Cwd: r.Cwd, AdditionalDirs: r.AdditionalDirs, Model: r.Model, Mode: r.Mode, Title: display.Label(r.Title), UpdatedAt: r.UpdatedAt, ParentID: r.ParentID, ForkOf: r.ForkOf}
 }
 
 // window is the context window for a session in cwd.

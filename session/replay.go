@@ -4,11 +4,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/session/event"
@@ -103,10 +103,14 @@ func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
 		t, ok := r.tools[v.Name]
 		up.Content = output(v.Output, ok && t.Kind() == sandbox.KindExecute)
 		if v.Diff != nil {
-			up.Content = append(up.Content, acp.ToolCallContent{Diff: &acp.Diff{Path: r.abs(v.Diff.Path), OldText: v.Diff.OldText, NewText: v.Diff.NewText}})
+			if d := r.diff(v.Diff.Path, v.Diff.OldText, v.Diff.NewText); d != nil {
+				up.Content = append(up.Content, acp.ToolCallContent{Diff: d})
+			}
 		}
 		for _, l := range v.Locations {
-			up.Locations = append(up.Locations, acp.ToolCallLocation{Path: r.abs(l)})
+			if p, ok := r.locate(l); ok {
+				up.Locations = append(up.Locations, acp.ToolCallLocation{Path: p})
+			}
 		}
 		return []acp.SessionUpdate{update(up)}
 	case event.Interrupted:
@@ -136,7 +140,7 @@ func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
 	case event.PlanUpdated:
 		plan := &acp.Plan{Entries: make([]acp.PlanEntry, len(v.Entries))}
 		for i, e := range v.Entries {
-			plan.Entries[i] = acp.PlanEntry{Content: e.Content, Priority: acp.PlanEntryPriorityMedium, Status: acp.PlanEntryStatus(e.Status)}
+			plan.Entries[i] = acp.PlanEntry{Content: display.Label(e.Content), Priority: acp.PlanEntryPriorityMedium, Status: acp.PlanEntryStatus(e.Status)}
 		}
 		return []acp.SessionUpdate{{Plan: plan}}
 	case event.ProviderError:
@@ -208,20 +212,26 @@ func (r *replayer) viewOf(key, name string, input json.RawMessage, p sandbox.Pre
 }
 
 // pending is the card of a call not yet previewed, its input redacted.
+// The tool's name is the model's word (it may name no tool): shown as a
+// label.
 func (r *replayer) pending(key, name string, input json.RawMessage) acp.ToolCall {
 	kind := acp.ToolKind(sandbox.KindOther)
 	input, _ = redactInput(r.red, input)
-	return acp.ToolCall{ToolCallID: toolCallID(key), Title: name, Kind: &kind, Status: status(acp.ToolCallStatusPending), RawInput: input}
+	return acp.ToolCall{ToolCallID: toolCallID(key), Title: display.Label(name), Kind: &kind, Status: status(acp.ToolCallStatusPending), RawInput: input}
 }
 
 // fill completes a card from the call's preview; the title says what the
 // input says (a command line), redacted.
 func (r *replayer) fill(v *acp.ToolCall, p sandbox.Preview) {
-	if p.Title != "" {
-		v.Title = r.red.Redact(p.Title)
+	if t := display.Label(r.red.Redact(p.Title)); t != "" {
+		v.Title = t
 	}
 	for _, l := range p.Locations {
-		loc := acp.ToolCallLocation{Path: r.abs(l.Path)}
+		path, ok := r.locate(l.Path)
+		if !ok {
+			continue
+		}
+		loc := acp.ToolCallLocation{Path: path}
 		if l.Line > 0 {
 			line := uint64(l.Line)
 			loc.Line = &line
@@ -230,10 +240,24 @@ func (r *replayer) fill(v *acp.ToolCall, p sandbox.Preview) {
 	}
 }
 
-// abs makes a tool path absolute: ACP wants every path to be.
-func (r *replayer) abs(p string) string {
-	if p == "" || filepath.IsAbs(p) || r.env.Root == nil {
-		return p
+// locate makes a tool's path absolute, as ACP wants every path to be,
+// and says whether the editor may be given it at all: a path outside the
+// workspace or hidden (which the tool refuses) is not shown, since an
+// editor that follows a location would open it itself. The card's title
+// may still name what the model asked for.
+func (r *replayer) locate(p string) (string, bool) {
+	if p == "" || r.env.Root == nil {
+		return p, p != ""
 	}
-	return filepath.Join(r.env.Root.Dir(), p)
+	return r.env.Root.Locate(p)
+}
+
+// diff is an edit's diff for the editor; nil when its file may not be
+// shown (locate).
+func (r *replayer) diff(path string, oldText *string, newText string) *acp.Diff {
+	p, ok := r.locate(path)
+	if !ok {
+		return nil
+	}
+	return &acp.Diff{Path: p, OldText: oldText, NewText: newText}
 }

@@ -3,11 +3,11 @@ package session
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -36,9 +36,9 @@ func rewindCommand(content []event.Content) (int, bool, error) {
 	case "undo":
 		return undoRewind, true, nil
 	}
-	n, err := strconv.Atoi(arg)
-	if err != nil || n < 1 {
-		return 0, true, fmt.Errorf("%w: /rewind takes the number of the prompt to go back to before, counted from 1 (e.g. /rewind 3)", ErrInvalid)
+	n, ok := promptNumber(arg)
+	if !ok {
+		return 0, true, fmt.Errorf("%w: /rewind %q: /rewind takes the number of the prompt to go back to before, in digits counted from 1 as /rewind alone lists them (e.g. /rewind 3), or undo", ErrInvalid, arg)
 	}
 	return n, true, nil
 }
@@ -206,6 +206,30 @@ func firstChanges(events []event.Event, from int64) map[string]event.FileChange 
 	return first
 }
 
+// unscanned says, for the commands (and task calls) from seq from on that
+// ran without a scan around them, that what they changed cannot be put
+// back: one line per reason.
+func unscanned(events []event.Event, from int64) []string {
+	var whys []string
+	count := map[string]int{}
+	for _, e := range events {
+		if r, ok := e.Payload.(event.ToolResult); ok && e.Seq >= from && r.Unscanned != "" {
+			if count[r.Unscanned]++; count[r.Unscanned] == 1 {
+				whys = append(whys, r.Unscanned)
+			}
+		}
+	}
+	out := make([]string, len(whys))
+	for i, why := range whys {
+		calls := "1 command"
+		if n := count[why]; n > 1 {
+			calls = fmt.Sprintf("%d commands", n)
+		}
+		out[i] = fmt.Sprintf("what %s changed since then (not checkpointed: %s)", calls, why)
+	}
+	return out
+}
+
 // RewindPlan is what a rewind to before a prompt would do.
 type RewindPlan struct {
 	// Prompt is the prompt's number (from 1); From its seq.
@@ -250,11 +274,22 @@ func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
 	if err := ctx.Err(); err != nil {
 		return RewindPlan{}, err // the files read after the cancel are not known
 	}
+	plan.Kept = append(plan.Kept, unscanned(events, plan.From)...)
 	return plan, nil
 }
 
-// rewind runs "/rewind n" as a turn of its own: no model call.
+// rewind runs "/rewind n" as a turn of its own: no model call. Cancelled
+// while it plans (reading files, asking about the user's), it has
+// recorded and touched nothing, and the prompt ends as cancelled.
 func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
+	stop, err := t.rewindFiles(ctx, n)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return StopCancelled, nil
+	}
+	return stop, err
+}
+
+func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 	s := t.s
 	var plan RewindPlan
 	var undoes int64
@@ -324,6 +359,9 @@ func (t *turn) rewind(ctx context.Context, n int) (StopReason, error) {
 			r.Mode = uint32(fi.Mode().Perm())
 		}
 		ready = append(ready, r)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err // what was read after the cancel is not to be trusted
 	}
 	if _, err := s.append(ctx, event.RewindStarted{Turn: plan.Prompt, From: from, Files: ready, Undoes: undoes}); err != nil {
 		return "", err
@@ -405,7 +443,9 @@ func (t *turn) askOverwrite(ctx context.Context, from int64, paths []string) (bo
 	text := "You changed these files after the agent did; rewinding puts them back as they were before that prompt:\n" + strings.Join(paths, "\n")
 	var locs []acp.ToolCallLocation
 	for _, p := range paths {
-		locs = append(locs, acp.ToolCallLocation{Path: p})
+		if abs, ok := s.root.Locate(p); ok {
+			locs = append(locs, acp.ToolCallLocation{Path: abs})
+		}
 	}
 	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID,
 		ToolCall: acp.ToolCallUpdate{ToolCallID: fmt.Sprintf("rewind-%d", from), Title: &title, Kind: &kind, Locations: locs, Content: output(text, false)},

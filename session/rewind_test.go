@@ -370,3 +370,42 @@ func TestCheckpointsStayWithinTheirBound(t *testing.T) {
 		t.Fatalf("the user was told %d times that checkpoints were removed, want once", told)
 	}
 }
+
+// TestPromptNumberCommands: /rewind and /fork read the prompt's number
+// the same way, digits as /rewind lists them; any other spelling is
+// refused with the form to use, never read as some number.
+func TestPromptNumberCommands(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		n    int // 0: refused
+	}{
+		{"1", 1}, {"12", 12}, {" 3 ", 3}, {"\t2", 2},
+		{"+1", 0}, {"-1", 0}, {"0", 0}, {"01", 0}, {"1.0", 0}, {"0x1", 0}, {"1e0", 0}, {"1_0", 0},
+		{"١", 0}, {"１", 0}, {"1 2", 0}, {"one", 0}, {"99999999999999999999999", 0},
+	} {
+		for _, cmd := range []string{"/rewind", "/fork"} {
+			content := []event.Content{{Type: "text", Text: cmd + " " + c.text}}
+			read := rewindCommand
+			if cmd == "/fork" {
+				read = forkCommand
+			}
+			n, ok, err := read(content)
+			switch {
+			case !ok:
+				t.Errorf("%s %q: not read as %s", cmd, c.text, cmd)
+			case c.n == 0 && (err == nil || !strings.Contains(err.Error(), "in digits counted from 1") || !strings.Contains(err.Error(), fmt.Sprintf("%q", strings.TrimSpace(c.text)))):
+				t.Errorf("%s %q: %d, %v; want a refusal naming the argument and the form", cmd, c.text, n, err)
+			case c.n != 0 && (err != nil || n != c.n):
+				t.Errorf("%s %q: %d, %v; want %d", cmd, c.text, n, err, c.n)
+			}
+		}
+	}
+	// A tab after the name is white space like a space; a name that only
+	// starts like the command is another.
+	if n, ok, err := rewindCommand([]event.Content{{Type: "text", Text: "/rewind\t2"}}); !ok || err != nil || n != 2 {
+		t.Errorf("/rewind<TAB>2: %d %v %v", n, ok, err)
+	}
+	if _, ok, _ := rewindCommand([]event.Content{{Type: "text", Text: "/rewinds 2"}}); ok {
+		t.Error("/rewinds read as /rewind")
+	}
+}

@@ -33,20 +33,32 @@ import (
 // The scan walks what glob and grep walk (no .git, nothing .gitignore
 // ignores, no hidden paths, no symbolic links) and reads as they read
 // (regular files only, never one with other hard links).
+//
+// A scan is bounded by files, directories and time. A session whose scan
+// passes a bound stops scanning for the rest of its life in this process:
+// the bound is paid once, not before every command, and the user is told
+// once. The commands that follow record why they were not scanned
+// (ToolResult.Unscanned), and a rewind over them says so.
 
 const (
 	// defaultSnapshotFiles bounds a scan (Config.SnapshotFiles): a larger
 	// workspace's commands are not checkpointed (and the user is told
 	// once).
 	defaultSnapshotFiles = 20000
+	// defaultSnapshotDirs bounds the directories a scan goes into
+	// (Config.SnapshotDirs): a tree of countless empty directories holds
+	// no file to count, yet every scan would walk it (300,000 cost every
+	// command 5 to 23 s). A workspace under the file bound rarely has a
+	// tenth as many.
+	defaultSnapshotDirs = 10000
 	// snapshotMaxFile bounds one file's kept content.
 	snapshotMaxFile = 8 << 20
 	// clockSlack is how much older than the scan a file's birth or change
 	// time may read and the file still be the call's: those times come
 	// from the kernel's coarse clock, which may lag time.Now by a tick.
 	clockSlack = 20 * time.Millisecond
-	// scanTimeout bounds one scan: a tree of countless empty directories
-	// holds no file to count against the bound, yet takes time to walk.
+	// scanTimeout bounds one scan: a slow disk, or a first scan reading
+	// many large files, takes time the counts do not see.
 	scanTimeout = 30 * time.Second
 )
 
@@ -60,6 +72,8 @@ type snapshot struct {
 	active int // scans whose before-map is still in use: nothing is dropped meanwhile
 	// stale says copies may be held by no file any more (dropUnused).
 	stale bool
+	// off says why this session scans no more: a scan passed a bound.
+	off string
 }
 
 type snapFile struct {
@@ -90,12 +104,16 @@ func (s *Session) snapshots(tool sandbox.Tool) bool {
 
 // before scans the workspace ahead of a call, keeping what changed since
 // the last scan. It returns the tree as it was and when the scan began;
-// nil when commands are not checkpointed here. after must follow.
-func (s *Session) snapshotBefore(ctx context.Context) (map[string]snapFile, time.Time) {
+// nil when it was not scanned, with why ("" when the call was cancelled
+// meanwhile). after must follow.
+func (s *Session) snapshotBefore(ctx context.Context) (map[string]snapFile, time.Time, string) {
 	sn := &s.snap
 	sn.mu.Lock()
 	defer sn.mu.Unlock()
 	start := time.Now().Add(-clockSlack)
+	if sn.off != "" {
+		return nil, start, sn.off // a bound was passed: no walk again
+	}
 	ctx, cancel := context.WithTimeout(ctx, scanTimeout)
 	defer cancel()
 	if !sn.ready {
@@ -107,24 +125,24 @@ func (s *Session) snapshotBefore(ctx context.Context) (map[string]snapFile, time
 		// first, so that a workspace past the bound costs a walk, not a
 		// read of everything up to it on every command.
 		if err := s.eachFile(ctx, func(confine.Tree, confine.File, string) error { return nil }); err != nil {
-			s.snapshotOff(err)
-			return nil, start
+			return nil, start, s.snapshotOff(err)
 		}
 	}
 	files, err := s.scan(ctx, sn.files)
 	if err != nil {
-		s.snapshotOff(err)
-		return nil, start
+		return nil, start, s.snapshotOff(err)
 	}
 	sn.files = files
 	sn.active++
-	return files, start
+	return files, start, ""
 }
 
-// snapshotAfter scans again after a call and returns what it changed.
-func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile, start time.Time) []event.FileChange {
+// snapshotAfter scans again after a call and returns what it changed,
+// and why the scan failed if it did (what the call changed may then be
+// more than it found).
+func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile, start time.Time) ([]event.FileChange, string) {
 	if before == nil {
-		return nil
+		return nil, ""
 	}
 	sn := &s.snap
 	sn.mu.Lock()
@@ -138,8 +156,7 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 		// The call made the workspace too large to scan (or it failed):
 		// what it did to the files known before is still found.
 		changes := s.changedSince(before)
-		s.snapshotOff(err)
-		return changes
+		return changes, s.snapshotOff(err)
 	}
 	sn.files = after
 	var changes []event.FileChange
@@ -176,7 +193,7 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 	if sn.active == 0 && sn.stale {
 		s.dropUnused()
 	}
-	return changes
+	return changes, ""
 }
 
 // changedSince finds what a call did to the files before knew, without a
@@ -235,21 +252,36 @@ func (s *Session) changeOf(p string, b snapFile, after string) event.FileChange 
 	return c
 }
 
-// snapshotOff stops checkpointing commands until a scan succeeds again,
-// telling the user once. The caller holds s.snap.mu.
-func (s *Session) snapshotOff(err error) {
+// snapshotOff stops checkpointing commands after a failed scan: for the
+// rest of the session when the scan passed a bound (files, directories,
+// time), else until a scan succeeds again. It tells the user once and
+// returns why, for the call's result ("" when the call was cancelled).
+// The caller holds s.snap.mu.
+func (s *Session) snapshotOff(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("scanning the workspace took more than %v", scanTimeout)
+		err = fmt.Errorf("%w: scanning it took more than %v", errTooLarge, scanTimeout)
 	}
 	sn := &s.snap
 	sn.files, sn.stale = nil, true
 	if sn.active == 0 {
 		s.dropUnused()
 	}
-	if !sn.told && !errors.Is(err, context.Canceled) {
-		sn.told = true
-		s.notice(fmt.Sprintf("files commands change are not checkpointed (a rewind cannot put them back): %v", err))
+	if errors.Is(err, context.Canceled) {
+		return ""
 	}
+	why := err.Error()
+	switch {
+	case errors.Is(err, errTooLarge):
+		if sn.off == "" {
+			sn.off, sn.told = why, true
+			s.notice(fmt.Sprintf("files commands change are not checkpointed for the rest of this session (a rewind cannot put them back): %s. "+
+				"bridle stops scanning this workspace around commands; add what makes it large to .gitignore and open the session again to have them checkpointed.", why))
+		}
+	case !sn.told:
+		sn.told = true
+		s.notice(fmt.Sprintf("files commands change are not checkpointed (a rewind cannot put them back): %s", why))
+	}
+	return why
 }
 
 // scan walks every directory of the workspace; a file whose stamp has not
@@ -290,21 +322,28 @@ func (s *Session) scan(ctx context.Context, prev map[string]snapFile) (map[strin
 }
 
 // eachFile calls fn with every file a scan sees, and its absolute path;
-// past the scan's bound it stops with an error saying so.
+// past the scan's bounds (files, directories) it stops with an error
+// saying so.
 func (s *Session) eachFile(ctx context.Context, fn func(tree confine.Tree, f confine.File, path string) error) error {
 	limit := cmp.Or(s.m.cfg.SnapshotFiles, defaultSnapshotFiles)
-	n := 0
+	dirLimit := cmp.Or(s.m.cfg.SnapshotDirs, defaultSnapshotDirs)
+	n, dirs := 0, 0
 	for _, top := range s.root.Dirs() {
 		if top == "/" {
-			return errors.New("the workspace is the whole machine (/)")
+			return fmt.Errorf("%w: it is the whole machine (/)", errTooLarge)
 		}
 		tree, err := s.root.OpenTree(top)
 		if err != nil {
 			return err
 		}
-		err = tree.Walk(ctx, func(f confine.File) error {
+		err = tree.WalkDirs(ctx, func(string) error {
+			if dirs++; dirs > dirLimit {
+				return fmt.Errorf("%w: more than %d directories outside .gitignore", errTooLarge, dirLimit)
+			}
+			return nil
+		}, func(f confine.File) error {
 			if n++; n > limit {
-				return fmt.Errorf("%w: more than %d files outside .gitignore", errTooManyFiles, limit)
+				return fmt.Errorf("%w: more than %d files outside .gitignore", errTooLarge, limit)
 			}
 			return fn(tree, f, top+string(filepath.Separator)+filepath.FromSlash(f.Rel))
 		})
@@ -316,7 +355,8 @@ func (s *Session) eachFile(ctx context.Context, fn func(tree confine.Tree, f con
 	return nil
 }
 
-var errTooManyFiles = errors.New("the workspace is too large to scan around each command")
+// errTooLarge is a scan past one of its bounds: the session scans no more.
+var errTooLarge = errors.New("the workspace is too large to scan around each command")
 
 // keepForSnapshot reads one file and keeps its content in the snapshot.
 func (s *Session) keepForSnapshot(tree confine.Tree, f confine.File, st confine.Stamp, dir string) snapFile {

@@ -203,32 +203,78 @@ func TestCommandSnapshotIsACache(t *testing.T) {
 	}
 }
 
-// TestCommandSnapshotBounds: a workspace past the scan's bound is not
-// scanned, and the user is told once.
+// TestCommandSnapshotBounds: a workspace past a scan's bound (files,
+// directories) is not scanned, and from then on the session scans no
+// more, even once the workspace is small again: the bound is paid once.
+// The user is told once; each command records why it was not scanned,
+// and a rewind over them says what it cannot put back.
 func TestCommandSnapshotBounds(t *testing.T) {
-	_, s, rec, ws := commandRig(t, map[string]string{"1": "", "2": "", "3": "", "4": "", "5": ""},
-		[]string{"rm 1", "rm 2"}, func(c *Config) { c.SnapshotFiles = 3 })
-	s.Ready(context.Background())
-	for n := 1; n <= 2; n++ {
-		if got := commandChanges(t, s, ws, n); got != nil {
-			t.Fatalf("command %d: recorded %+v past the bound", n, got)
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		extra []string // what takes the workspace past the bound
+		tweak func(*Config)
+		why   string
+	}{
+		{"files", map[string]string{"1": "", "2": "", "3": "", "4": "", "5": ""}, []string{"3", "4", "5"},
+			func(c *Config) { c.SnapshotFiles = 3 }, "more than 3 files outside .gitignore"},
+		{"directories", map[string]string{"1": "", "2": "", "d1/a": "", "d2/a": "", "d3/a": "", "d4/a": ""}, []string{"d1", "d2", "d3", "d4"},
+			func(c *Config) { c.SnapshotDirs = 3 }, "more than 3 directories outside .gitignore"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, s, rec, ws := commandRig(t, c.files, []string{"rm 1", "rm 2"}, c.tweak)
+			s.Ready(context.Background())
+			for n := 1; n <= 2; n++ {
+				if got := commandChanges(t, s, ws, n); got != nil {
+					t.Fatalf("command %d: recorded %+v past the bound", n, got)
+				}
+				if r := lastResult(t, s); !strings.Contains(r.Unscanned, c.why) {
+					t.Errorf("command %d records why it was not scanned as %q, want %q", n, r.Unscanned, c.why)
+				}
+				// Small again: a session that scanned again would see the
+				// next command.
+				for _, p := range c.extra {
+					if err := os.RemoveAll(filepath.Join(ws, p)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if entries, _ := os.ReadDir(s.snapshotDir()); len(entries) != 0 {
+				t.Errorf("past the bound the scan still copied %d files", len(entries))
+			}
+			told := 0
+			rec.mu.Lock()
+			for _, u := range rec.updates {
+				if text := TextOf(u.AgentMessageChunk); strings.Contains(text, "not checkpointed for the rest of this session") && strings.Contains(text, c.why) {
+					told++
+				}
+			}
+			rec.mu.Unlock()
+			if told != 1 {
+				t.Errorf("told %d times that commands are not checkpointed, want once", told)
+			}
+			plan, err := s.RewindPlan(context.Background(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "what 2 commands changed since then (not checkpointed: the workspace is too large to scan around each command: " + c.why + ")"; !slices.Contains(plan.Kept, want) {
+				t.Errorf("the rewind's plan keeps %q, want it to say %q", plan.Kept, want)
+			}
+		})
+	}
+}
+
+// lastResult is the log's last tool result.
+func lastResult(t *testing.T, s *Session) event.ToolResult {
+	t.Helper()
+	events := s.Events()
+	for i := len(events) - 1; i >= 0; i-- {
+		if r, ok := events[i].Payload.(event.ToolResult); ok {
+			return r
 		}
 	}
-	if entries, _ := os.ReadDir(s.snapshotDir()); len(entries) != 0 {
-		t.Errorf("past the bound the scan still copied %d files", len(entries))
-	}
-	told := 0
-	rec.mu.Lock()
-	for _, u := range rec.updates {
-		if u.AgentMessageChunk != nil && strings.Contains(u.AgentMessageChunk.Content.Text.Text, "not checkpointed") &&
-			strings.Contains(u.AgentMessageChunk.Content.Text.Text, "more than 3 files") {
-			told++
-		}
-	}
-	rec.mu.Unlock()
-	if told != 1 {
-		t.Errorf("told %d times that commands are not checkpointed, want once", told)
-	}
+	t.Fatal("no tool result")
+	return event.ToolResult{}
 }
 
 // agedPast returns once the clock is past the file's change time by more

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/session/subagent"
@@ -127,7 +128,7 @@ func (m *Manager) newChild(ctx context.Context, parent *Session, st event.Subage
 		recs = append(recs, rec)
 	}
 	row := store.Session{ID: st.ChildID, Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Model: info.Model, Mode: started.Mode,
-		ParentID: parent.ID(), Title: st.Description}
+		ParentID: parent.ID(), Title: display.Label(st.Description)}
 	recs, err := m.cfg.Store.CreateSession(ctx, row, recs...)
 	if err != nil {
 		return nil, fmt.Errorf("create the subagent's session: %w", err)

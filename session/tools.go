@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"github.com/bridle-dev/bridle/acp"
 	"time"
@@ -78,14 +79,17 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	fs := s.files()
 	var before map[string]snapFile
 	var start time.Time
+	var unscanned string
 	if s.snapshots(tool) {
-		before, start = s.snapshotBefore(ctx)
+		before, start, unscanned = s.snapshotBefore(ctx)
 	}
 	res, seen, cached := fs.run(ctx, env, tool, c.Input, plan)
 	s.m.cfg.Fault.toolRan()
 	r := resultOf(c.ID, key, c.Name, res, ctx)
 	r.Cached, r.Seen = cached, seen
-	r.Changed = s.snapshotAfter(ctx, before, start)
+	var failed string
+	r.Changed, failed = s.snapshotAfter(ctx, before, start)
+	r.Unscanned = cmp.Or(unscanned, failed)
 	if tool.Name() == "task" && s.parent == nil {
 		r.Changed = s.withChildEdits(ctx, key, r.Changed)
 	}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bridle-dev/bridle/acp"
 	"time"
 
+	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/redact"
@@ -401,6 +402,8 @@ func modelID(spec string) string {
 	return spec
 }
 
+// titleOf is a prompt's first line as a label: the session's title when
+// it is the first, an entry of /rewind's list.
 func titleOf(content []event.Content) string {
 	text := event.UserMessage{Content: content}.Text()
 	for i, r := range text {
@@ -409,6 +412,7 @@ func titleOf(content []event.Content) string {
 			break
 		}
 	}
+	text = display.Label(text)
 	if r := []rune(text); len(r) > 80 {
 		text = string(r[:77]) + "..."
 	}

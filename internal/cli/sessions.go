@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/store"
 )
 
@@ -66,7 +67,7 @@ func listSessions(ctx context.Context, g globals, args []string, w io.Writer) er
 		case r.ForkOf != "":
 			id = "  ⑂ " + id // a fork, under the session it was made from
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, time.UnixMilli(r.UpdatedAt).Format("2006-01-02 15:04"), r.Model, r.Mode, r.Cwd, r.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, time.UnixMilli(r.UpdatedAt).Format("2006-01-02 15:04"), r.Model, r.Mode, r.Cwd, display.Label(r.Title))
 	}
 	return tw.Flush()
 }

@@ -262,6 +262,38 @@ func TestRootHidden(t *testing.T) {
 	}
 }
 
+// TestRootLocate: a location is given for what the tools would reach,
+// absolute, and for nothing outside the workspace, hidden, or reached
+// through a link out.
+func TestRootLocate(t *testing.T) {
+	r, ws, data, _, ssh := hiddenRoot(t)
+	outside := t.TempDir()
+	testfs.Write(t, filepath.Join(outside, "secret.txt"), "x\n")
+	must(t, os.Symlink(outside, filepath.Join(ws, "link-out")))
+	must(t, os.Symlink("loop-b", filepath.Join(ws, "loop-a")))
+	must(t, os.Symlink("loop-a", filepath.Join(ws, "loop-b")))
+	must(t, os.Symlink("notes.txt", filepath.Join(ws, "link-notes")))
+	for path, want := range map[string]string{
+		"notes.txt": filepath.Join(ws, "notes.txt"), "src/main.go": filepath.Join(ws, "src", "main.go"), "src": filepath.Join(ws, "src"),
+		".": ws, "link-notes": filepath.Join(ws, "link-notes"), "new/dir/file.txt": filepath.Join(ws, "new", "dir", "file.txt"),
+		filepath.Join(ws, "src", "main.go"): filepath.Join(ws, "src", "main.go"), "src/../notes.txt": filepath.Join(ws, "notes.txt"),
+	} {
+		if got, ok := r.Locate(path); !ok || got != want {
+			t.Errorf("Locate(%q) = %q, %v; want %q", path, got, ok, want)
+		}
+	}
+	for _, path := range []string{
+		"../x", "/etc/passwd", filepath.Join(outside, "secret.txt"), "src/../../x",
+		"link-out/secret.txt", "link-out", "link-out/new.txt", "loop-a", "notes.txt/x",
+		".local/share/bridle/bridle.db", filepath.Join(data, "bridle.db"), "link-db", "link-data/bridle.db", "src/up-data",
+		".ssh/id_ed25519", ssh, "link-ssh/id_ed25519", ".ssh/new_key", "link-ssh/new_key",
+	} {
+		if got, ok := r.Locate(path); ok {
+			t.Errorf("Locate(%q) = %q: a location for what the tools refuse", path, got)
+		}
+	}
+}
+
 // TestRootWalks: both trees list the regular files, skipping .git,
 // ignored files, hidden paths (by name and by identity), special files
 // and symbolic links; Read refuses hard-linked and oversized files.
@@ -308,6 +340,23 @@ func TestRootWalks(t *testing.T) {
 			}
 			if !errors.Is(got["big.txt"], ErrTooLarge) || !errors.Is(got["twin.txt"], ErrLinked) || got["src/main.go"] != nil {
 				t.Fatalf("reads: %v", got)
+			}
+			// The directories walked are told, those skipped are not, and
+			// the first error from dir ends the walk.
+			tree := open()
+			defer tree.Close()
+			var dirs []string
+			err = tree.WalkDirs(context.Background(), func(rel string) error { dirs = append(dirs, rel); return nil }, func(File) error { return nil })
+			must(t, err)
+			sort.Strings(dirs)
+			if want := []string{".config", ".local", ".local/share", "src"}; !slices.Equal(dirs, want) {
+				t.Fatalf("WalkDirs went into %v, want %v", dirs, want)
+			}
+			stop := errors.New("enough")
+			files := 0
+			err = tree.WalkDirs(context.Background(), func(string) error { return stop }, func(File) error { files++; return nil })
+			if !errors.Is(err, stop) || files == len(want) {
+				t.Fatalf("WalkDirs went on after dir said stop: %v, %d files", err, files)
 			}
 		})
 	}

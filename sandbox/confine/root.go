@@ -169,6 +169,38 @@ func (r *Root) Abs(path string) string {
 	return filepath.Join(d.dir, rel)
 }
 
+// Locate returns the absolute path of a workspace path for an editor to
+// show (a tool call's location), and false when the editor must not be
+// given it: outside the workspace, leading out through a symbolic link,
+// or hidden. The tools refuse such paths, and an editor that follows a
+// location opens the file itself. A path that does not exist yet is
+// judged by the deepest directory above it that does.
+func (r *Root) Locate(path string) (string, bool) {
+	d, rel, err := r.resolve(path)
+	if err != nil {
+		return "", false
+	}
+	abs := filepath.Join(d.dir, rel)
+	g := r.guard()
+	if g.byPath(abs) != nil {
+		return "", false
+	}
+	for p := rel; ; p = filepath.Dir(p) {
+		f, err := openNoWait(d.root, p)
+		if err == nil {
+			fi, err := f.Stat()
+			if err == nil {
+				_, err = r.checkOpened(g, f, fi, path, filepath.Join(d.dir, p))
+			}
+			f.Close()
+			return abs, err == nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || p == "." {
+			return "", false // a link out, a loop, a file on the way
+		}
+	}
+}
+
 // Show returns how a path is shown to the model: relative to the
 // session's directory when it is inside it, absolute otherwise.
 func (r *Root) Show(path string) string {

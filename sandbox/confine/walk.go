@@ -22,6 +22,12 @@ type Tree interface {
 	// Walk calls fn with every regular file; fn returning fs.SkipAll
 	// stops the walk. fn must Hold the file to Read it after it returns.
 	Walk(ctx context.Context, fn func(f File) error) error
+	// WalkDirs is Walk that also calls dir with each directory it goes
+	// into (its slash path below the top), before what it holds: a tree
+	// of countless empty directories holds no file, yet takes time to
+	// walk, and dir may stop it (an error from dir ends the walk with
+	// that error).
+	WalkDirs(ctx context.Context, dir func(rel string) error, fn func(f File) error) error
 	// Read returns a file's content, refusing files over max bytes
 	// (ErrTooLarge), with other hard links (ErrLinked) and hidden ones
 	// (ErrHidden).
@@ -190,6 +196,10 @@ type fsTree struct {
 func (t *fsTree) Close() {}
 
 func (t *fsTree) Walk(ctx context.Context, fn func(f File) error) error {
+	return t.WalkDirs(ctx, nil, fn)
+}
+
+func (t *fsTree) WalkDirs(ctx context.Context, dir func(rel string) error, fn func(f File) error) error {
 	ignores := map[string]*workspace.Ignore{".": t.ig}
 	return fs.WalkDir(t.fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if ctx.Err() != nil {
@@ -229,6 +239,9 @@ func (t *fsTree) Walk(ctx context.Context, fn func(f File) error) error {
 				cur = cur.With(full, data)
 			}
 			ignores[p] = cur
+			if dir != nil {
+				return dir(p)
+			}
 			return nil
 		}
 		if !d.Type().IsRegular() || parent.Match(full, false) {

@@ -76,6 +76,10 @@ func (t *fastTree) openDir(dir int, name string) (d *dirFD, hidden bool, err err
 }
 
 func (t *fastTree) Walk(ctx context.Context, fn func(f File) error) error {
+	return t.WalkDirs(ctx, nil, fn)
+}
+
+func (t *fastTree) WalkDirs(ctx context.Context, dir func(rel string) error, fn func(f File) error) error {
 	d, hidden, err := t.openDir(int(t.top.Fd()), ".")
 	if err != nil {
 		return err
@@ -84,14 +88,14 @@ func (t *fastTree) Walk(ctx context.Context, fn func(f File) error) error {
 		return nil // checked when the tree was opened; renamed since
 	}
 	defer d.release()
-	err = t.walkDir(ctx, d, ".", t.ig, fn)
+	err = t.walkDir(ctx, d, ".", t.ig, dir, fn)
 	if errors.Is(err, fs.SkipAll) {
 		return nil
 	}
 	return err
 }
 
-func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *workspace.Ignore, fn func(File) error) error {
+func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *workspace.Ignore, onDir func(string) error, fn func(File) error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -170,7 +174,13 @@ func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *work
 			if err != nil || hidden {
 				continue // unreadable directories are skipped, hidden ones unseen
 			}
-			err = t.walkDir(ctx, sub, p, ig, fn)
+			if onDir != nil {
+				if err := onDir(p); err != nil {
+					sub.release()
+					return err
+				}
+			}
+			err = t.walkDir(ctx, sub, p, ig, onDir, fn)
 			sub.release()
 			if err != nil {
 				return err

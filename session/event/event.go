@@ -205,6 +205,10 @@ type ToolResult struct {
 	// deleted, found by comparing the tree before and after it, so that a
 	// rewind can put them back.
 	Changed []FileChange `json:"changed,omitempty"`
+	// Unscanned says why the workspace was not scanned around this
+	// command (or not after it): what it changed is not all in Changed,
+	// and a rewind says it cannot put that back.
+	Unscanned string `json:"unscanned,omitempty"`
 }
 
 // FileChange is a file a command changed: its hash before ("" when the

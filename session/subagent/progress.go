@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -37,7 +38,8 @@ type step struct{ id, title, status string }
 const maxSteps = 12
 
 func newProgress(parent Parent, key string, input json.RawMessage, desc, childID string) *progress {
-	return &progress{parent: parent, callID: event.ToolCallID(key), desc: desc, childID: childID, input: input}
+	// The description is the model's: shown in titles, as a label.
+	return &progress{parent: parent, callID: event.ToolCallID(key), desc: display.Label(desc), childID: childID, input: input}
 }
 
 // Update implements Client.
