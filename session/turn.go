@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"github.com/bridle-dev/bridle/acp"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
 )
 
 // StopReason says why a turn ended (ACP's stop reasons).
@@ -388,14 +391,23 @@ func modelID(spec string) string {
 
 func titleOf(content []event.Content) string {
 	text := event.UserMessage{Content: content}.Text()
-	for i, r := range text {
-		if r == '\n' {
-			text = text[:i]
-			break
-		}
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = text[:i]
 	}
-	if r := []rune(text); len(r) > 80 {
-		text = string(r[:77]) + "..."
+	return clipTitle(text, store.MaxTitle)
+}
+
+// clipTitle cuts text to max characters, ending with "..." when cut.
+func clipTitle(text string, max int) string {
+	if utf8.RuneCountInString(text) <= max {
+		return text
+	}
+	n := 0
+	for i := range text {
+		if n == max-3 {
+			return text[:i] + "..."
+		}
+		n++
 	}
 	return text
 }

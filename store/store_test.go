@@ -320,3 +320,44 @@ func TestFailAppendAtFailsOneAppendAsAFullDisk(t *testing.T) {
 		t.Fatalf("the next append: %+v, %v", recs, err)
 	}
 }
+
+// TestTitlesAreBounded: a title is written at most MaxTitle characters,
+// and one an older bridle wrote longer is read back cut, without reading
+// it whole into Go.
+func TestTitlesAreBounded(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	long := strings.Repeat("ü", 3*MaxTitle)
+	if _, err := s.CreateSession(ctx, Session{ID: "a", Cwd: "/w", Model: "m", Mode: "ask", Title: long}); err != nil {
+		t.Fatal(err)
+	}
+	newSession(t, s, "b")
+	if err := s.UpdateSession(ctx, "b", "", "", long); err != nil {
+		t.Fatal(err)
+	}
+	newSession(t, s, "old")
+	db, err := sql.Open("sqlite", s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE id = 'old'`, strings.Repeat(`\"`, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": long[:2*MaxTitle], "b": long[:2*MaxTitle], "old": strings.Repeat(`\"`, MaxTitle/2)}
+	for id, title := range want {
+		got, err := s.Session(ctx, id)
+		if err != nil || got.Title != title {
+			t.Errorf("Session(%s).Title = %q (%v), want %q", id, got.Title, err, title)
+		}
+	}
+	list, _, err := s.Sessions(ctx, ListOptions{})
+	if err != nil || len(list) != 3 {
+		t.Fatalf("Sessions = %d, %v", len(list), err)
+	}
+	for _, got := range list {
+		if got.Title != want[got.ID] {
+			t.Errorf("Sessions: %s's title = %.100q, want %q", got.ID, got.Title, want[got.ID])
+		}
+	}
+}

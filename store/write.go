@@ -126,7 +126,8 @@ func explainWriteErr(err error) error {
 
 func now() int64 { return time.Now().UnixMilli() }
 
-// CreateSession stores a new session together with its first events.
+// CreateSession stores a new session together with its first events. Its
+// title is cut to MaxTitle.
 func (s *Store) CreateSession(ctx context.Context, sess Session, first ...Record) ([]Record, error) {
 	if sess.CreatedAt == 0 {
 		sess.CreatedAt = now()
@@ -141,7 +142,7 @@ func (s *Store) CreateSession(ctx context.Context, sess Session, first ...Record
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, cwd, additional_dirs, model, mode, parent_id, title, created_at, updated_at, fork_of, fork_through)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			sess.ID, sess.Cwd, joinDirs(sess.AdditionalDirs), sess.Model, sess.Mode, parent, sess.Title, sess.CreatedAt, sess.UpdatedAt, sess.ForkOf, sess.ForkThrough)
+			sess.ID, sess.Cwd, joinDirs(sess.AdditionalDirs), sess.Model, sess.Mode, parent, clipTitle(sess.Title), sess.CreatedAt, sess.UpdatedAt, sess.ForkOf, sess.ForkThrough)
 		if err != nil {
 			return fmt.Errorf("create session %s: %w", sess.ID, explainWriteErr(err))
 		}
@@ -238,7 +239,7 @@ var ErrHasForks = errors.New("it has forks")
 var ErrDuplicate = errors.New("already recorded")
 
 // UpdateSession changes a session's mutable pins (mode, model, title).
-// Empty fields are left as they are. The events that justify a change are
+// Empty fields are left as they are; a title is cut to MaxTitle. The events that justify a change are
 // the caller's to append.
 func (s *Store) UpdateSession(ctx context.Context, id string, mode, model, title string) error {
 	return s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -246,7 +247,7 @@ func (s *Store) UpdateSession(ctx context.Context, id string, mode, model, title
 			mode = COALESCE(NULLIF(?, ''), mode),
 			model = COALESCE(NULLIF(?, ''), model),
 			title = COALESCE(NULLIF(?, ''), title)
-			WHERE id = ?`, mode, model, title, id)
+			WHERE id = ?`, mode, model, clipTitle(title), id)
 		if err != nil {
 			return fmt.Errorf("update session %s: %w", id, explainWriteErr(err))
 		}
