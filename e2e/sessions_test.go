@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"database/sql"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -114,4 +115,112 @@ func listTitles(t *testing.T, a *acptest.Agent) map[string]string {
 		out[s.SessionID] = s.Title
 	}
 	return out
+}
+
+const deleteScenario = `{"turns": [
+	{"match": "SLOW-ONE", "calls": [{"text": ["w1a ", "w1b ", "w1c ", "w1d ", "w1e ", "w1f ", "w1g ", "w1h ", "w1i ", "w1j "], "delay_ms": 200}]},
+	{"match": "SLOW-TWO", "calls": [{"text": ["w2a ", "w2b ", "w2c ", "w2d ", "w2e ", "w2f ", "w2g ", "w2h ", "w2i ", "w2j "], "delay_ms": 200}]},
+	{"match": "go", "calls": [{"text": "ok"}]}
+]}`
+
+// deleteRig is a session served by one bridle (a) with a second bridle
+// (b) on the same database.
+type deleteRig struct {
+	a, b    *acptest.Agent
+	sid, ws string
+}
+
+func newDeleteRig(t *testing.T) *deleteRig {
+	ws := acptest.Workspace(t, nil)
+	model := acptest.Scenario(t, deleteScenario)
+	a := acptest.Start(t, acptest.Options{Model: model})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if stop := a.Prompt(sid, "go"); stop != "end_turn" {
+		t.Fatalf("first prompt: %s", stop)
+	}
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	b.Initialize()
+	return &deleteRig{a: a, b: b, sid: sid, ws: ws}
+}
+
+// deleteWhileRunning starts a slow turn in a, asks c to delete the
+// session once the turn has begun, and says how the delete and the turn
+// ended.
+func (r *deleteRig) deleteWhileRunning(c *acptest.Agent, prompt, word string) (derr *acptest.RPCError, stop string, perr *acptest.RPCError) {
+	_, answer := r.a.Request("session/prompt", acptest.PromptParams(r.sid, prompt))
+	r.a.WaitNote(func(m acptest.Msg) bool { return strings.Contains(string(m.Params), word) })
+	_, derr = c.Call("session/delete", map[string]any{"sessionId": r.sid})
+	res, perr := r.a.Wait(answer)
+	var out struct {
+		StopReason string `json:"stopReason"`
+	}
+	json.Unmarshal(res, &out)
+	return derr, out.StopReason, perr
+}
+
+// TestDeleteFromAnotherProcessIsRefused: a session another bridle process
+// serves is not deleted (-32001, as for a prompt), and the turn it runs
+// ends as it would have, as does the next; once that process has closed
+// the session, the other deletes it.
+func TestDeleteFromAnotherProcessIsRefused(t *testing.T) {
+	r := newDeleteRig(t)
+	derr, stop, perr := r.deleteWhileRunning(r.b, "SLOW-ONE", "w1a ")
+	if derr == nil || derr.Code != -32001 || !strings.Contains(derr.Message, "another bridle process") {
+		t.Errorf("deleting a session another process runs: %v, want -32001 naming the other process", derr)
+	}
+	if perr != nil || stop != "end_turn" {
+		t.Errorf("the running turn, after a delete from another process: %q, %v", stop, perr)
+	}
+	if _, err := r.a.Call("session/prompt", acptest.PromptParams(r.sid, "go again")); err != nil {
+		t.Errorf("the next prompt after a delete from another process: %v", err)
+	}
+	// Idle, the session is still served by a.
+	if _, derr := r.b.Call("session/delete", map[string]any{"sessionId": r.sid}); derr == nil || derr.Code != -32001 {
+		t.Errorf("deleting a session another process serves, idle: %v, want -32001", derr)
+	}
+	if kinds := acptest.Kinds(acptest.Log(t, r.a.DB, r.sid)); strings.Count(kinds, "turn_finished") != 3 || strings.Contains(kinds, "interrupted") {
+		t.Errorf("the session's log after the refused deletes: %s", kinds)
+	}
+
+	r.a.MustCall("session/close", map[string]any{"sessionId": r.sid}, nil)
+	r.b.MustCall("session/delete", map[string]any{"sessionId": r.sid}, nil)
+	if _, err := r.a.Call("session/load", map[string]any{"sessionId": r.sid, "cwd": r.ws, "mcpServers": []any{}}); err == nil || err.Code != -32002 {
+		t.Errorf("loading a deleted session: %v, want -32002", err)
+	}
+	r.a.AssertValid(t)
+	r.b.AssertValid(t)
+}
+
+// TestRefusedDeleteLeavesTheTurnRunning: a delete refused because the
+// session has a fork does not first cancel the running turn, whichever
+// process asks.
+func TestRefusedDeleteLeavesTheTurnRunning(t *testing.T) {
+	r := newDeleteRig(t)
+	var fork struct {
+		SessionID string `json:"sessionId"`
+	}
+	r.a.MustCall("_bridle/fork", map[string]any{"sessionId": r.sid, "prompt": 1}, &fork)
+	derr, stop, perr := r.deleteWhileRunning(r.a, "SLOW-ONE", "w1a ")
+	if derr == nil || derr.Code != -32602 || !strings.Contains(derr.Message, "delete the fork first") {
+		t.Errorf("deleting a session with a fork: %v, want -32602", derr)
+	}
+	if perr != nil || stop != "end_turn" {
+		t.Errorf("the running turn, after a refused delete in its own process: %q, %v", stop, perr)
+	}
+	derr, stop, perr = r.deleteWhileRunning(r.b, "SLOW-TWO", "w2a ")
+	if derr == nil || (derr.Code != -32001 && derr.Code != -32602) {
+		t.Errorf("deleting, from another process, a session with a fork: %v, want it refused", derr)
+	}
+	if perr != nil || stop != "end_turn" {
+		t.Errorf("the running turn, after a refused delete from another process: %q, %v", stop, perr)
+	}
+	if kinds := acptest.Kinds(acptest.Log(t, r.a.DB, r.sid)); strings.Count(kinds, "turn_finished") != 3 || strings.Contains(kinds, "interrupted") {
+		t.Errorf("the session's log after the refused deletes: %s", kinds)
+	}
+	// Once the fork is gone, the session is deleted here.
+	r.a.MustCall("session/delete", map[string]any{"sessionId": fork.SessionID}, nil)
+	r.a.MustCall("session/delete", map[string]any{"sessionId": r.sid}, nil)
+	r.a.AssertValid(t)
+	r.b.AssertValid(t)
 }

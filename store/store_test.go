@@ -146,8 +146,8 @@ func TestDeleteSessionDropsItsEventsAndChildren(t *testing.T) {
 		Record{Kind: "session_started", Payload: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := s.DeleteSession(ctx, "parent"); err != nil || strings.Join(ids, " ") != "parent child" {
-		t.Fatalf("DeleteSession = %v, %v; want the parent and its child", ids, err)
+	if d, err := s.DeleteSession(ctx, "parent", DeleteOptions{}); err != nil || strings.Join(d.IDs, " ") != "parent child" {
+		t.Fatalf("DeleteSession = %v, %v; want the parent and its child", d.IDs, err)
 	}
 	for _, id := range []string{"parent", "child"} {
 		if _, err := s.Session(ctx, id); !errors.Is(err, ErrNotFound) {
@@ -160,7 +160,7 @@ func TestDeleteSessionDropsItsEventsAndChildren(t *testing.T) {
 	if recs, _ := s.Events(ctx, "other", 0); len(recs) != 1 {
 		t.Errorf("unrelated session lost events: %d left", len(recs))
 	}
-	if _, err := s.DeleteSession(ctx, "parent"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.DeleteSession(ctx, "parent", DeleteOptions{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("second delete: err = %v, want ErrNotFound", err)
 	}
 	if _, err := s.Append(ctx, "parent", Record{Kind: "k", Payload: []byte(`{}`)}); !errors.Is(err, ErrNotFound) {
@@ -359,5 +359,49 @@ func TestTitlesAreBounded(t *testing.T) {
 		if got.Title != want[got.ID] {
 			t.Errorf("Sessions: %s's title = %.100q, want %q", got.ID, got.Title, want[got.ID])
 		}
+	}
+}
+
+// TestDeleteSessionRespectsLeases: a session, or a child of it, that
+// another live holder leases is not deleted; a dead holder's lease, or
+// the deleter's own, does not stop it.
+func TestDeleteSessionRespectsLeases(t *testing.T) {
+	ctx := context.Background()
+	alive := func(h string) bool { return h != "dead" }
+	for _, c := range []struct {
+		name, leased, holder string
+		refused              bool
+	}{
+		{"another live process", "parent", "other", true},
+		{"a child another live process runs", "child", "other", true},
+		{"a dead process", "parent", "dead", false},
+		{"the deleter itself", "parent", "me", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := openTemp(t)
+			newSession(t, s, "parent")
+			if _, err := s.CreateSession(ctx, Session{ID: "child", Cwd: "/w", Model: "m", Mode: "ask", ParentID: "parent"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Acquire(ctx, c.leased, c.holder, alive); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.DeleteSession(ctx, "parent", DeleteOptions{Holder: "me", Alive: alive})
+			var le *LeasedError
+			if got := errors.As(err, &le); got != c.refused || (got && le.SessionID != c.leased) {
+				t.Fatalf("DeleteSession = %v, refused %v", err, c.refused)
+			}
+			_, err = s.Session(ctx, "parent")
+			if kept := err == nil; kept != c.refused {
+				t.Fatalf("after the delete the session is kept: %v (%v)", kept, err)
+			}
+			if !c.refused {
+				var n int
+				s.read.QueryRowContext(ctx, `SELECT count(*) FROM leases`).Scan(&n)
+				if n != 0 {
+					t.Fatalf("%d leases remain", n)
+				}
+			}
+		})
 	}
 }
