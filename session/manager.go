@@ -122,6 +122,9 @@ type Manager struct {
 	live   map[string]*Session
 	// watchWarned says the watcher's fallback was logged: once per process.
 	watchWarned sync.Once
+	// decoding holds the one prompt image being decoded whole at a time:
+	// its memory is bounded by the size limits, not their multiple.
+	decoding chan struct{}
 }
 
 // watchProblem logs, once, that changes on disk are found by checking
@@ -154,7 +157,7 @@ func NewManager(cfg Config) *Manager {
 	if f := cfg.Fault; f != nil && f.NoSpace > 0 && cfg.Store != nil {
 		cfg.Store.FailAppendAt(f.NoSpace)
 	}
-	return &Manager{cfg: cfg, log: log, holder: selfHolder(), live: map[string]*Session{}}
+	return &Manager{cfg: cfg, log: log, holder: selfHolder(), live: map[string]*Session{}, decoding: make(chan struct{}, 1)}
 }
 
 const defaultSystem = `You are bridle, a careful coding agent working in the user's workspace.

@@ -130,9 +130,9 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 	if err := s.finishPendingRewind(ctx); err != nil {
 		return "", err
 	}
-	// Images are checked and stored before anything else: the log only
-	// ever refers to them, and their size counts as the formula says.
-	content, err := s.storeImages(content, t.specFor())
+	// Images are checked before anything else: the log only ever refers
+	// to them, and their size counts as the formula says.
+	content, images, err := s.checkImages(content, t.specFor())
 	if err != nil {
 		return "", err
 	}
@@ -168,6 +168,9 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		// Nothing happens in this session: nothing is recorded here.
 		s.send(ctx, AgentText(fmt.Sprintf("Forked before prompt %d as session %s (%s): open it from the session list; this session goes on as it was.", n, info.ID, info.Title)))
 		return StopEndTurn, nil
+	}
+	if err := s.storeImages(images); err != nil {
+		return "", err
 	}
 	if _, err := s.commit(ctx, typed, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
 		return "", err
@@ -291,10 +294,7 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 	if err != nil {
 		return provider.Response{}, err
 	}
-	req, err := s.withImages(a.Request)
-	if err != nil {
-		return provider.Response{}, err
-	}
+	req := s.withImages(a.Request)
 	var c provider.Collector
 	var streamErr error
 	for d, err := range t.prov.Stream(ctx, req) {
