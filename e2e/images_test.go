@@ -2,13 +2,16 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"image"
 	"image/color"
 	"image/gif"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,8 +200,63 @@ func TestMalformedImagesAreRefused(t *testing.T) {
 	a.AssertValid(t)
 }
 
+// TestImagesGoWithTheirSession: deleting a session removes the images its
+// prompts sent that no other session's log refers to; one another
+// session (or a fork, which reads its parent's prompts) still refers to
+// stays, and goes with the last of them.
+func TestImagesGoWithTheirSession(t *testing.T) {
+	scenario := `{"model": {"images": true}, "turns": [{"match": "go", "calls": [{"text": "seen"}]}]}`
+	requests := filepath.Join(t.TempDir(), "requests.jsonl")
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
+	a.Initialize()
+	own, shared := pngOf(30, 20), pngOf(40, 20)
+	name := func(data string) string {
+		b, _ := base64.StdEncoding.DecodeString(data)
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:])
+	}
+	prompt := func(sid string, data string) {
+		t.Helper()
+		a.MustCall("session/prompt", imagePrompt(sid, "go: look", "image/png", data), nil)
+	}
+	one, two := a.NewSession(ws), a.NewSession(ws)
+	prompt(one, own)
+	prompt(one, shared)
+	prompt(two, shared)
+	a.Prompt(two, "go on")
+	var fork struct {
+		SessionID string `json:"sessionId"`
+	}
+	a.MustCall("_bridle/fork", map[string]any{"sessionId": two, "prompt": 2}, &fork)
+	has := func(want ...string) {
+		t.Helper()
+		got := storedImages(a.DB)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("stored images %v, want %v", got, want)
+		}
+	}
+	has(name(own), name(shared))
+
+	a.MustCall("session/delete", map[string]any{"sessionId": one}, nil)
+	has(name(shared)) // two refers to it
+	a.MustCall("session/delete", map[string]any{"sessionId": fork.SessionID}, nil)
+	has(name(shared)) // the fork read two's prompt; two still refers to it
+	before, _ := requestsWithImages(t, requests)
+	a.Prompt(two, "go again")
+	if after, _ := requestsWithImages(t, requests); after != before+1 {
+		t.Fatalf("the next request of the session that kept the image did not carry it")
+	}
+	a.MustCall("session/delete", map[string]any{"sessionId": two}, nil)
+	has()
+	a.AssertValid(t)
+}
+
 // TestAMissingImageDoesNotFailTheSession: an image the log refers to that
-// is no longer stored (removed by hand) is sent as a note
+// is no longer stored (removed by hand, or with a session of another
+// database in the same directory that shared it) is sent as a note
 // saying so; the session's later turns do not fail.
 func TestAMissingImageDoesNotFailTheSession(t *testing.T) {
 	scenario := `{"model": {"images": true}, "turns": [{"match": "go", "calls": [{"text": "seen"}]}]}`

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,15 +11,20 @@ import (
 
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
 )
 
 // Images in prompts are stored once, by their content, in the data
 // directory (images/HEX, HEX the sha256 of the bytes), and the log's
 // user_message refers to them ("image:sha256:HEX"): a long session does not
 // carry an image in every event, and the same image sent twice is one
-// file. The bytes are loaded into a request only when it is sent.
+// file. The bytes are loaded into a request only when it is sent. An
+// image goes with the last session whose log refers to it.
 
 const imageURIPrefix = "image:sha256:"
+
+// imageRefs finds the log's references to stored images.
+var imageRefs = store.RefQuery{Kind: string(event.KindUserMessage), Prefix: imageURIPrefix}
 
 // checkedImage is a prompt's image once checked: stored (under name)
 // just before the prompt is logged.
@@ -72,8 +78,9 @@ func (s *Session) checkImage(c event.Content, spec string) (event.Content, check
 }
 
 // storeImages writes checked images that are not stored yet. It runs
-// just before the prompt is logged, so the log never refers to an image
-// that was not stored.
+// before the prompt is logged, so the log never refers to an image that
+// was not stored, and again after: a delete of another session that
+// referred to the same image may have removed it in between.
 func (s *Session) storeImages(images []checkedImage) error {
 	for _, img := range images {
 		if _, err := storeBlob(s.imageDir(), img.name, img.data); err != nil {
@@ -109,9 +116,9 @@ func (s *Session) loadImage(uri string) ([]byte, error) {
 
 // withImages returns req with every image part's bytes loaded. The parts
 // are the Memo's: messages holding an image are copied, never changed.
-// An image that can no longer be read (removed by hand) becomes a note
-// saying so: failing the request would fail every later turn of the
-// session.
+// An image that can no longer be read (removed with another session that
+// shared it, or by hand) becomes a note saying so: failing the request
+// would fail every later turn of the session.
 func (s *Session) withImages(req provider.Request) provider.Request {
 	var msgs []provider.Message
 	for i, m := range req.Messages {
@@ -142,3 +149,26 @@ func (s *Session) withImages(req provider.Request) provider.Request {
 
 // missingImageNote stands for an image that is no longer stored.
 const missingImageNote = "[An image the user sent here is no longer stored and cannot be shown.]"
+
+// removeImages removes the stored images named that no session's log
+// refers to any more. Finding out is a scan of every prompt in the
+// database that holds an image (store.Referenced).
+func (m *Manager) removeImages(ctx context.Context, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	used, err := m.cfg.Store.Referenced(ctx, imageRefs, names)
+	if err != nil {
+		m.log.Warn("a deleted session's images remain", "err", err)
+		return
+	}
+	dir := filepath.Join(m.cfg.DataDir, "images")
+	for _, name := range names {
+		if used[name] || !isDigest(name) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+			m.log.Warn("a deleted session's image remains", "image", name, "err", err)
+		}
+	}
+}

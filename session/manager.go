@@ -481,7 +481,7 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	}
 	// What the sessions kept on disk goes with them: checkpoints hold
 	// files' exact content, secrets included, and artifacts whole
-	// outputs. Images are shared by content between sessions and stay.
+	// outputs.
 	if m.cfg.DataDir != "" {
 		for _, sid := range ids.IDs {
 			for _, dir := range []string{"checkpoints", "artifacts"} {
@@ -490,6 +490,7 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 				}
 			}
 		}
+		m.removeImages(ctx, ids.Refs)
 	}
 	m.log.Info("session deleted", "session", id)
 	return nil
@@ -503,7 +504,7 @@ func (m *Manager) deleteLeased(ctx context.Context, id string) (store.Deleted, e
 		return store.Deleted{}, deleteErr(id, err)
 	}
 	m.stop(id)
-	d, err := m.cfg.Store.DeleteSession(ctx, id, store.DeleteOptions{Holder: m.holder, Alive: holderAlive})
+	d, err := m.cfg.Store.DeleteSession(ctx, id, store.DeleteOptions{Holder: m.holder, Alive: holderAlive, Refs: &imageRefs})
 	return d, deleteErr(id, err)
 }
 

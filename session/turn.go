@@ -175,6 +175,11 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 	if _, err := s.commit(ctx, typed, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
 		return "", err
 	}
+	// Again: deleting another session that held the same image may have
+	// removed it after it was stored and before the prompt was logged.
+	if err := s.storeImages(images); err != nil {
+		s.m.log.Warn("a prompt's image could not be stored again", "session", s.row.ID, "err", err)
+	}
 	if s.Info().Title == "" {
 		// The title is known from the first prompt: no model call names
 		// it, and the editor hears it at once.

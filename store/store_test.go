@@ -405,3 +405,41 @@ func TestDeleteSessionRespectsLeases(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteSessionReportsItsReferences: the names the deleted events
+// referred to are reported, and Referenced tells those another session
+// still refers to.
+func TestDeleteSessionReportsItsReferences(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	a, b, c := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64)
+	msg := func(names ...string) Record {
+		var p strings.Builder
+		p.WriteString(`{"content":[`)
+		for i, n := range names {
+			if i > 0 {
+				p.WriteString(",")
+			}
+			fmt.Fprintf(&p, `{"type":"image","uri":"img:%s"}`, n)
+		}
+		p.WriteString(`]}`)
+		return Record{Kind: "user_message", Payload: []byte(p.String())}
+	}
+	newSession(t, s, "gone")
+	newSession(t, s, "kept")
+	if _, err := s.Append(ctx, "gone", msg(a, b), msg(a), Record{Kind: "tool_result", Payload: []byte(`"img:` + c + `"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, "kept", msg(b)); err != nil {
+		t.Fatal(err)
+	}
+	q := RefQuery{Kind: "user_message", Prefix: "img:"}
+	d, err := s.DeleteSession(ctx, "gone", DeleteOptions{Refs: &q})
+	if err != nil || strings.Join(d.Refs, " ") != a+" "+b {
+		t.Fatalf("DeleteSession refs = %v, %v; want a and b (c is in another kind of event)", d.Refs, err)
+	}
+	used, err := s.Referenced(ctx, q, d.Refs)
+	if err != nil || len(used) != 1 || !used[b] {
+		t.Fatalf("Referenced = %v, %v; want b only", used, err)
+	}
+}

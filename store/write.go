@@ -258,19 +258,31 @@ func (s *Store) UpdateSession(ctx context.Context, id string, mode, model, title
 	})
 }
 
-// DeleteOptions say what a delete must respect.
+// DeleteOptions say what a delete must respect and report.
 type DeleteOptions struct {
 	// Holder is the deleting process. A session, or one of its children,
 	// that another holder leases and Alive says still runs is not
 	// deleted: *LeasedError.
 	Holder string
 	Alive  func(holder string) bool
+	// Refs, if set, names references the events hold to files kept
+	// outside the database by content (a prompt's images): Deleted.Refs
+	// lists those the deleted events held.
+	Refs *RefQuery
+}
+
+// RefQuery finds references in events of Kind: Prefix followed by a name
+// of lower-case hex digits.
+type RefQuery struct {
+	Kind, Prefix string
 }
 
 // Deleted says what DeleteSession removed.
 type Deleted struct {
 	// IDs are the sessions, the one asked for first, then its children.
 	IDs []string
+	// Refs are the names the deleted events referred to (DeleteOptions.Refs).
+	Refs []string
 }
 
 // NoForks fails with ErrHasForks if a fork was made of the session: the
@@ -320,6 +332,12 @@ func (s *Store) DeleteSession(ctx context.Context, id string, o DeleteOptions) (
 		for _, sid := range d.IDs {
 			if err := checkLease(ctx, tx, sid, o); err != nil {
 				return err
+			}
+		}
+		if o.Refs != nil {
+			var err error
+			if d.Refs, err = refsOf(ctx, tx, d.IDs, *o.Refs); err != nil {
+				return fmt.Errorf("delete session %s: %w", id, err)
 			}
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
