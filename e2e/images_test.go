@@ -126,6 +126,18 @@ func TestImagesInPrompts(t *testing.T) {
 	b.CloseStdin()
 }
 
+// imageAgent starts bridle on a model that reads images and answers every
+// prompt holding "go", recording the requests it is sent.
+func imageAgent(t *testing.T) (a *acptest.Agent, requests, ws string) {
+	t.Helper()
+	scenario := `{"model": {"images": true}, "turns": [{"match": "go", "calls": [{"text": "seen"}]}]}`
+	requests = filepath.Join(t.TempDir(), "requests.jsonl")
+	ws = acptest.Workspace(t, nil)
+	a = acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
+	a.Initialize()
+	return a, requests, ws
+}
+
 // requestsWithImages counts the recorded model requests that carry an
 // image.
 func requestsWithImages(t *testing.T, path string) (withImage, all int) {
@@ -159,11 +171,7 @@ func storedImages(db string) []string {
 // do; none is stored, and no later request of the session carries one
 // (a provider refusing it would have failed every later turn).
 func TestMalformedImagesAreRefused(t *testing.T) {
-	scenario := `{"model": {"images": true}, "turns": [{"match": "go", "calls": [{"text": "seen"}]}]}`
-	requests := filepath.Join(t.TempDir(), "requests.jsonl")
-	ws := acptest.Workspace(t, nil)
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
-	a.Initialize()
+	a, requests, ws := imageAgent(t)
 	sid := a.NewSession(ws)
 	cases := imagetest.Malformed()
 	refused := 0
@@ -205,11 +213,7 @@ func TestMalformedImagesAreRefused(t *testing.T) {
 // session (or a fork, which reads its parent's prompts) still refers to
 // stays, and goes with the last of them.
 func TestImagesGoWithTheirSession(t *testing.T) {
-	scenario := `{"model": {"images": true}, "turns": [{"match": "go", "calls": [{"text": "seen"}]}]}`
-	requests := filepath.Join(t.TempDir(), "requests.jsonl")
-	ws := acptest.Workspace(t, nil)
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
-	a.Initialize()
+	a, requests, ws := imageAgent(t)
 	own, shared := pngOf(30, 20), pngOf(40, 20)
 	name := func(data string) string {
 		b, _ := base64.StdEncoding.DecodeString(data)
@@ -259,11 +263,7 @@ func TestImagesGoWithTheirSession(t *testing.T) {
 // database in the same directory that shared it) is sent as a note
 // saying so; the session's later turns do not fail.
 func TestAMissingImageDoesNotFailTheSession(t *testing.T) {
-	scenario := `{"model": {"images": true}, "turns": [{"match": "go", "calls": [{"text": "seen"}]}]}`
-	requests := filepath.Join(t.TempDir(), "requests.jsonl")
-	ws := acptest.Workspace(t, nil)
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
-	a.Initialize()
+	a, requests, ws := imageAgent(t)
 	sid := a.NewSession(ws)
 	a.MustCall("session/prompt", imagePrompt(sid, "go: look", "image/png", pngOf(64, 48)), nil)
 	for _, name := range storedImages(a.DB) {
