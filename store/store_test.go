@@ -443,3 +443,37 @@ func TestDeleteSessionReportsItsReferences(t *testing.T) {
 		t.Fatalf("Referenced = %v, %v; want b only", used, err)
 	}
 }
+
+// BenchmarkReferenced is the scan a delete of a session that held images
+// pays: a database of 100 sessions, each 1,000 events (a prompt with an
+// image reference every 20 events, the rest 1 KB tool results).
+func BenchmarkReferenced(b *testing.B) {
+	ctx := context.Background()
+	s := openTemp(b)
+	big := []byte(`{"output":"` + strings.Repeat("x", 1000) + `"}`)
+	for i := range 100 {
+		id := fmt.Sprintf("s%03d", i)
+		newSession(b, s, id)
+		for j := 0; j < 1000; j += 100 {
+			recs := make([]Record, 100)
+			for k := range recs {
+				recs[k] = Record{Kind: "tool_result", Payload: big}
+				if k%20 == 0 {
+					recs[k] = Record{Kind: "user_message", Payload: fmt.Appendf(nil, `{"content":[{"type":"image","uri":"img:%064x"}]}`, i*1000+j+k)}
+				}
+			}
+			if _, err := s.Append(ctx, id, recs...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	q := RefQuery{Kind: "user_message", Prefix: "img:"}
+	names := []string{fmt.Sprintf("%064x", 99020), fmt.Sprintf("%064x", 1)}
+	b.ResetTimer()
+	for b.Loop() {
+		used, err := s.Referenced(ctx, q, names)
+		if err != nil || !used[names[0]] || used[names[1]] {
+			b.Fatalf("Referenced = %v, %v", used, err)
+		}
+	}
+}
