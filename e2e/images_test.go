@@ -2,31 +2,26 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"image"
 	"image/color"
 	"image/gif"
-	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
+	"github.com/bridle-dev/bridle/internal/imagetest"
 )
 
 // pngOf is a w×h PNG, base64-encoded as ACP carries it.
-func pngOf(t *testing.T, w, h int) string {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for x := range w {
-		img.Set(x, x%h, color.RGBA{R: 200, A: 255})
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(b.Bytes())
+func pngOf(w, h int) string {
+	return base64.StdEncoding.EncodeToString(imagetest.PNG(w, h))
 }
 
 func imagePrompt(sid, text, mime, data string) map[string]any {
@@ -50,7 +45,7 @@ func TestImagesInPrompts(t *testing.T) {
 		t.Fatalf("initialize does not offer images: %s", init)
 	}
 	sid := a.NewSession(ws)
-	data := pngOf(t, 64, 48)
+	data := pngOf(64, 48)
 	for _, text := range []string{"what is this?", "and now?"} {
 		var resp struct{ StopReason string }
 		a.MustCall("session/prompt", imagePrompt(sid, text, "image/png", data), &resp)
@@ -129,4 +124,158 @@ func TestImagesInPrompts(t *testing.T) {
 		}
 	}
 	b.CloseStdin()
+}
+
+// imageAgent starts bridle on a model that reads images and answers every
+// prompt holding "go", recording the requests it is sent.
+func imageAgent(t *testing.T) (a *acptest.Agent, requests, ws string) {
+	t.Helper()
+	scenario := `{"model": {"images": true}, "turns": [{"match": "go", "calls": [{"text": "seen"}]}]}`
+	requests = filepath.Join(t.TempDir(), "requests.jsonl")
+	ws = acptest.Workspace(t, nil)
+	a = acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
+	a.Initialize()
+	return a, requests, ws
+}
+
+// requestsWithImages counts the recorded model requests that carry an
+// image.
+func requestsWithImages(t *testing.T, path string) (withImage, all int) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no recorded requests: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		all++
+		if strings.Contains(line, `"kind":"image"`) {
+			withImage++
+		}
+	}
+	return withImage, all
+}
+
+// storedImages lists the images stored next to a database.
+func storedImages(db string) []string {
+	entries, _ := os.ReadDir(filepath.Join(filepath.Dir(db), "images"))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestMalformedImagesAreRefused: images whose header alone looks fine (a
+// decompression bomb, sizes no provider takes, a damaged or cut file, an
+// animated GIF) are refused with -32602 saying what was wrong and what to
+// do; none is stored, and no later request of the session carries one
+// (a provider refusing it would have failed every later turn).
+func TestMalformedImagesAreRefused(t *testing.T) {
+	a, requests, ws := imageAgent(t)
+	sid := a.NewSession(ws)
+	cases := imagetest.Malformed()
+	refused := 0
+	for _, c := range cases {
+		_, err := a.Call("session/prompt", imagePrompt(sid, "go: what is this?", c.MIME, base64.StdEncoding.EncodeToString(c.Data)))
+		switch {
+		case err == nil:
+			t.Errorf("%s (%d bytes): accepted", c.Name, len(c.Data))
+		case err.Code != -32602 || !strings.Contains(err.Message, c.Want):
+			t.Errorf("%s: %v, want -32602 saying %q", c.Name, err, c.Want)
+		default:
+			refused++
+		}
+	}
+	// A good image with a bad one: the prompt is refused whole, and the
+	// good one is not stored either.
+	mixed := imagePrompt(sid, "go: and these?", "image/png", pngOf(64, 48))
+	bad := cases[len(cases)-1]
+	mixed["prompt"] = append(mixed["prompt"].([]any), map[string]string{"type": "image", "mimeType": bad.MIME, "data": base64.StdEncoding.EncodeToString(bad.Data)})
+	if _, err := a.Call("session/prompt", mixed); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "prompt[2]") {
+		t.Errorf("a prompt with a good image and a bad one: %v, want -32602 naming prompt[2]", err)
+	}
+	if stop := a.Prompt(sid, "go on, in words"); stop != "end_turn" {
+		t.Fatalf("a prompt after the refused images: %s", stop)
+	}
+	withImage, all := requestsWithImages(t, requests)
+	t.Logf("%d malformed images tried: %d refused, %d accepted; %d of %d requests carried an image", len(cases), refused, len(cases)-refused, withImage, all)
+	if withImage != 0 {
+		t.Errorf("%d of %d model requests carried a malformed image", withImage, all)
+	}
+	if names := storedImages(a.DB); len(names) != 0 {
+		t.Errorf("malformed images were stored: %v", names)
+	}
+	a.AssertValid(t)
+}
+
+// TestImagesGoWithTheirSession: deleting a session removes the images its
+// prompts sent that no other session's log refers to; one another
+// session (or a fork, which reads its parent's prompts) still refers to
+// stays, and goes with the last of them.
+func TestImagesGoWithTheirSession(t *testing.T) {
+	a, requests, ws := imageAgent(t)
+	own, shared := pngOf(30, 20), pngOf(40, 20)
+	name := func(data string) string {
+		b, _ := base64.StdEncoding.DecodeString(data)
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:])
+	}
+	prompt := func(sid string, data string) {
+		t.Helper()
+		a.MustCall("session/prompt", imagePrompt(sid, "go: look", "image/png", data), nil)
+	}
+	one, two := a.NewSession(ws), a.NewSession(ws)
+	prompt(one, own)
+	prompt(one, shared)
+	prompt(two, shared)
+	a.Prompt(two, "go on")
+	var fork struct {
+		SessionID string `json:"sessionId"`
+	}
+	a.MustCall("_bridle/fork", map[string]any{"sessionId": two, "prompt": 2}, &fork)
+	has := func(want ...string) {
+		t.Helper()
+		got := storedImages(a.DB)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("stored images %v, want %v", got, want)
+		}
+	}
+	has(name(own), name(shared))
+
+	a.MustCall("session/delete", map[string]any{"sessionId": one}, nil)
+	has(name(shared)) // two refers to it
+	a.MustCall("session/delete", map[string]any{"sessionId": fork.SessionID}, nil)
+	has(name(shared)) // the fork read two's prompt; two still refers to it
+	before, _ := requestsWithImages(t, requests)
+	a.Prompt(two, "go again")
+	if after, _ := requestsWithImages(t, requests); after != before+1 {
+		t.Fatalf("the next request of the session that kept the image did not carry it")
+	}
+	a.MustCall("session/delete", map[string]any{"sessionId": two}, nil)
+	has()
+	a.AssertValid(t)
+}
+
+// TestAMissingImageDoesNotFailTheSession: an image the log refers to that
+// is no longer stored (removed by hand, or with a session of another
+// database in the same directory that shared it) is sent as a note
+// saying so; the session's later turns do not fail.
+func TestAMissingImageDoesNotFailTheSession(t *testing.T) {
+	a, requests, ws := imageAgent(t)
+	sid := a.NewSession(ws)
+	a.MustCall("session/prompt", imagePrompt(sid, "go: look", "image/png", pngOf(64, 48)), nil)
+	for _, name := range storedImages(a.DB) {
+		os.Remove(filepath.Join(filepath.Dir(a.DB), "images", name))
+	}
+	if _, err := a.Call("session/prompt", acptest.PromptParams(sid, "go on")); err != nil {
+		t.Fatalf("a prompt after the session's image was removed: %v", err)
+	}
+	raw, _ := os.ReadFile(requests)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if last := lines[len(lines)-1]; strings.Contains(last, `"kind":"image"`) || !strings.Contains(last, "no longer stored") {
+		t.Errorf("the request after the image was removed: %.400s", last)
+	}
+	a.AssertValid(t)
 }

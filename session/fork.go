@@ -43,12 +43,8 @@ func (m *Manager) Fork(ctx context.Context, id string, n int) (Info, error) {
 		return Info{}, err
 	}
 	info := parent.Info()
-	title := fmt.Sprintf("Fork of %q before prompt %d", info.Title, n)
-	if info.Title == "" {
-		title = fmt.Sprintf("Fork of %s before prompt %d", id, n)
-	}
 	row := store.Session{ID: fid, Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Model: info.Model, Mode: string(parent.Mode()),
-		Title: title, ForkOf: id, ForkThrough: prompts[n-1] - 1}
+		Title: forkTitle(info.Title, id, n), ForkOf: id, ForkThrough: prompts[n-1] - 1}
 	if _, err := m.cfg.Store.CreateSession(ctx, row); err != nil {
 		return Info{}, fmt.Errorf("create the fork: %w", err)
 	}
@@ -58,4 +54,19 @@ func (m *Manager) Fork(ctx context.Context, id string, n int) (Info, error) {
 		return Info{}, err
 	}
 	return infoOf(stored), nil
+}
+
+// forkTitle names a fork after its parent: "Fork of TITLE before prompt
+// N", within a title's bound. The parent's title goes in as it is, never
+// quoted: quoting escaped the quotes and backslashes of the parent's own
+// quoted title, so each level of forking doubled the title (134 MB at
+// depth 25). It is cut to leave room for the rest, so a fork of a fork
+// of … stays as long as any title.
+func forkTitle(parent, parentID string, n int) string {
+	if parent == "" {
+		parent = parentID
+	}
+	tail := fmt.Sprintf(" before prompt %d", n)
+	const head = "Fork of "
+	return head + clipTitle(parent, store.MaxTitle-len(head)-len(tail)) + tail
 }

@@ -1,45 +1,45 @@
 package session
 
 import (
-	"bytes"
+	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"image"
-	_ "image/gif" // image.DecodeConfig reads these formats
-	_ "image/jpeg"
-	_ "image/png"
 	"os"
 	"path/filepath"
 	"strings"
 
-	_ "golang.org/x/image/webp"
-
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
 )
 
 // Images in prompts are stored once, by their content, in the data
 // directory (images/HEX, HEX the sha256 of the bytes), and the log's
 // user_message refers to them ("image:sha256:HEX"): a long session does not
 // carry an image in every event, and the same image sent twice is one
-// file. The bytes are loaded into a request only when it is sent.
-
-// MaxImageBytes bounds one image, the smallest of the providers' limits
-// (Anthropic's 5 MB).
-const MaxImageBytes = 5 << 20
-
-// imageFormats are the formats a prompt's image may have, by MIME type,
-// as image.DecodeConfig names them.
-var imageFormats = map[string]string{"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"}
+// file. The bytes are loaded into a request only when it is sent. An
+// image goes with the last session whose log refers to it.
 
 const imageURIPrefix = "image:sha256:"
 
-// storeImages checks a prompt's images, stores them, and returns the
-// content with each image referring to its stored copy.
-func (s *Session) storeImages(content []event.Content, spec string) ([]event.Content, error) {
+// imageRefs finds the log's references to stored images.
+var imageRefs = store.RefQuery{Kind: string(event.KindUserMessage), Prefix: imageURIPrefix}
+
+// checkedImage is a prompt's image once checked: stored (under name)
+// just before the prompt is logged.
+type checkedImage struct {
+	name string
+	data []byte
+}
+
+// checkImages checks a prompt's images (imagecheck.go) and returns the
+// content with each image referring to the copy storeImages will keep.
+// Nothing is stored: a prompt refused for any of its images, or for its
+// size, leaves nothing behind.
+func (s *Session) checkImages(content []event.Content, spec string) ([]event.Content, []checkedImage, error) {
 	var out []event.Content
+	var images []checkedImage
 	for i, c := range content {
 		if c.Type != "image" {
 			continue
@@ -47,53 +47,47 @@ func (s *Session) storeImages(content []event.Content, spec string) ([]event.Con
 		if out == nil {
 			out = append([]event.Content(nil), content...)
 		}
-		stored, err := s.storeImage(c, spec)
+		ref, img, err := s.checkImage(c, spec)
 		if err != nil {
-			return nil, fmt.Errorf("%w: prompt[%d]: %v", ErrInvalid, i, err)
+			return nil, nil, fmt.Errorf("%w: prompt[%d]: %v", ErrInvalid, i, err)
 		}
-		out[i] = stored
+		out[i] = ref
+		images = append(images, img)
 	}
 	if out == nil {
-		return content, nil
+		return content, nil, nil
 	}
-	return out, nil
+	return out, images, nil
 }
 
-func (s *Session) storeImage(c event.Content, spec string) (event.Content, error) {
+func (s *Session) checkImage(c event.Content, spec string) (event.Content, checkedImage, error) {
 	if m := s.m.window(s.Info().Cwd).Model(spec); !m.Images {
-		return c, fmt.Errorf("the model %s takes no images: describe the image in words, or switch to a model that reads images (models.%q.images in settings says a model does)", spec, spec)
+		return c, checkedImage{}, fmt.Errorf("the model %s takes no images: describe the image in words, or switch to a model that reads images (models.%q.images in settings says a model does)", spec, spec)
 	}
-	format, ok := imageFormats[c.MimeType]
-	if !ok {
-		return c, fmt.Errorf("an image of type %q cannot be sent: use PNG, JPEG, GIF or WebP", c.MimeType)
+	if s.imageDir() == "" {
+		return c, checkedImage{}, fmt.Errorf("images need bridle's data directory, and this session has none")
 	}
-	if base64.StdEncoding.DecodedLen(len(c.Data)) > MaxImageBytes+3 {
-		return c, fmt.Errorf("the image is over %d MB: send a smaller one", MaxImageBytes>>20)
-	}
-	data, err := base64.StdEncoding.DecodeString(c.Data)
+	data, cfg, err := s.m.decodeImage(c.MimeType, c.Data)
 	if err != nil {
-		return c, fmt.Errorf("the image's data is not base64: %v", err)
-	}
-	if len(data) > MaxImageBytes {
-		return c, fmt.Errorf("the image is %d bytes, over the %d MB limit: send a smaller one", len(data), MaxImageBytes>>20)
-	}
-	cfg, got, err := image.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return c, fmt.Errorf("the image is not a readable %s: %v", strings.ToUpper(format), err)
-	}
-	if got != format {
-		return c, fmt.Errorf("the image says it is %s but is %s", c.MimeType, strings.ToUpper(got))
-	}
-	dir := s.imageDir()
-	if dir == "" {
-		return c, fmt.Errorf("images need bridle's data directory, and this session has none")
+		return c, checkedImage{}, err
 	}
 	sum := sha256.Sum256(data)
 	name := hex.EncodeToString(sum[:])
-	if _, err := storeBlob(dir, name, data); err != nil {
-		return c, fmt.Errorf("store the image: %v", err)
+	ref := event.Content{Type: "image", MimeType: c.MimeType, URI: imageURIPrefix + name, Width: cfg.Width, Height: cfg.Height, Size: len(data)}
+	return ref, checkedImage{name: name, data: data}, nil
+}
+
+// storeImages writes checked images that are not stored yet. It runs
+// before the prompt is logged, so the log never refers to an image that
+// was not stored, and again after: a delete of another session that
+// referred to the same image may have removed it in between.
+func (s *Session) storeImages(images []checkedImage) error {
+	for _, img := range images {
+		if _, err := storeBlob(s.imageDir(), img.name, img.data); err != nil {
+			return fmt.Errorf("store the prompt's image in %s: %w", s.imageDir(), err)
+		}
 	}
-	return event.Content{Type: "image", MimeType: c.MimeType, URI: imageURIPrefix + name, Width: cfg.Width, Height: cfg.Height, Size: len(data)}, nil
+	return nil
 }
 
 func (s *Session) imageDir() string {
@@ -122,7 +116,10 @@ func (s *Session) loadImage(uri string) ([]byte, error) {
 
 // withImages returns req with every image part's bytes loaded. The parts
 // are the Memo's: messages holding an image are copied, never changed.
-func (s *Session) withImages(req provider.Request) (provider.Request, error) {
+// An image that can no longer be read (removed with another session that
+// shared it, or by hand) becomes a note saying so: failing the request
+// would fail every later turn of the session.
+func (s *Session) withImages(req provider.Request) provider.Request {
 	var msgs []provider.Message
 	for i, m := range req.Messages {
 		for j, p := range m.Parts {
@@ -137,7 +134,9 @@ func (s *Session) withImages(req provider.Request) (provider.Request, error) {
 			}
 			data, err := s.loadImage(p.Ref)
 			if err != nil {
-				return req, err
+				s.m.log.Warn("a prompt's image is sent as a note: it cannot be read", "session", s.row.ID, "err", err)
+				msgs[i].Parts[j] = provider.Part{Kind: provider.PartText, Text: missingImageNote}
+				continue
 			}
 			msgs[i].Parts[j].Data = data
 		}
@@ -145,5 +144,31 @@ func (s *Session) withImages(req provider.Request) (provider.Request, error) {
 	if msgs != nil {
 		req.Messages = msgs
 	}
-	return req, nil
+	return req
+}
+
+// missingImageNote stands for an image that is no longer stored.
+const missingImageNote = "[An image the user sent here is no longer stored and cannot be shown.]"
+
+// removeImages removes the stored images named that no session's log
+// refers to any more. Finding out is a scan of every prompt in the
+// database that holds an image (store.Referenced).
+func (m *Manager) removeImages(ctx context.Context, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	used, err := m.cfg.Store.Referenced(ctx, imageRefs, names)
+	if err != nil {
+		m.log.Warn("a deleted session's images remain", "err", err)
+		return
+	}
+	dir := filepath.Join(m.cfg.DataDir, "images")
+	for _, name := range names {
+		if used[name] || !isDigest(name) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
+			m.log.Warn("a deleted session's image remains", "image", name, "err", err)
+		}
+	}
 }

@@ -124,6 +124,9 @@ type Manager struct {
 	live   map[string]*Session
 	// watchWarned says the watcher's fallback was logged: once per process.
 	watchWarned sync.Once
+	// decoding holds the one prompt image being decoded whole at a time:
+	// its memory is bounded by the size limits, not their multiple.
+	decoding chan struct{}
 }
 
 // watchProblem logs, once, that changes on disk are found by checking
@@ -156,7 +159,7 @@ func NewManager(cfg Config) *Manager {
 	if f := cfg.Fault; f != nil && f.NoSpace > 0 && cfg.Store != nil {
 		cfg.Store.FailAppendAt(f.NoSpace)
 	}
-	return &Manager{cfg: cfg, log: log, holder: selfHolder(), live: map[string]*Session{}}
+	return &Manager{cfg: cfg, log: log, holder: selfHolder(), live: map[string]*Session{}, decoding: make(chan struct{}, 1)}
 }
 
 const defaultSystem = `You are bridle, a careful coding agent working in the user's workspace.
@@ -342,10 +345,15 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 // lease makes this process the one serving a session.
 func (m *Manager) lease(ctx context.Context, id string) error {
 	err := m.cfg.Store.Acquire(ctx, id, m.holder, holderAlive)
+	return busy(err)
+}
+
+// busy words a lease another live process holds as ErrBusy.
+func busy(err error) error {
 	var le *store.LeasedError
 	if errors.As(err, &le) {
 		pid, _, _ := strings.Cut(le.Holder, "@")
-		return fmt.Errorf("%w: session %s is open in another bridle process (pid %s); close it there first", ErrBusy, id, pid)
+		return fmt.Errorf("%w: session %s is open in another bridle process (pid %s); close it there first", ErrBusy, le.SessionID, pid)
 	}
 	return err
 }
@@ -417,52 +425,100 @@ func (m *Manager) Resume(ctx context.Context, p OpenParams) (*Session, error) {
 
 // Close cancels a session's turn and forgets it until it is loaded again.
 func (m *Manager) Close(ctx context.Context, id string) error {
-	m.mu.Lock()
-	s, ok := m.live[id]
-	delete(m.live, id)
-	m.mu.Unlock()
-	if !ok {
+	if !m.stop(id) {
 		if _, err := m.cfg.Store.Session(ctx, id); err != nil {
 			return fmt.Errorf("%w: no session %q", ErrNotFound, id)
 		}
 		return nil
 	}
-	s.Cancel()
-	s.wait()
-	s.close()
 	m.release(id)
 	return nil
 }
 
-// Delete removes a session and its log for good.
-func (m *Manager) Delete(ctx context.Context, id string) error {
-	if err := m.Close(ctx, id); err != nil {
-		return err
+// stop cancels a live session's turn, waits for it to end and forgets the
+// session, keeping its lease; false if the session is not live here.
+func (m *Manager) stop(id string) bool {
+	m.mu.Lock()
+	s, ok := m.live[id]
+	delete(m.live, id)
+	m.mu.Unlock()
+	if !ok {
+		return false
 	}
-	ids, err := m.cfg.Store.DeleteSession(ctx, id)
-	if err != nil {
+	s.Cancel()
+	s.wait()
+	s.close()
+	return true
+}
+
+// isLive says whether this process serves a session.
+func (m *Manager) isLive(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.live[id]
+	return ok
+}
+
+// Delete removes a session and its log for good. Nothing is stopped until
+// the delete is known to be allowed: a session another live bridle
+// process serves is refused (ErrBusy), since its turn would go on writing
+// to a log that is gone, and so is one with forks (ErrInvalid). Only then
+// is its turn here cancelled, the lease kept until the rows are gone.
+func (m *Manager) Delete(ctx context.Context, id string) error {
+	if _, err := m.cfg.Store.Session(ctx, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("%w: no session %q", ErrNotFound, id)
 		}
-		if errors.Is(err, store.ErrHasForks) {
-			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return err
+	}
+	if err := m.lease(ctx, id); err != nil {
+		return err
+	}
+	ids, err := m.deleteLeased(ctx, id)
+	if err != nil {
+		if !m.isLive(id) {
+			m.release(id)
 		}
 		return err
 	}
 	// What the sessions kept on disk goes with them: checkpoints hold
 	// files' exact content, secrets included, and artifacts whole
-	// outputs. Images are shared by content between sessions and stay.
+	// outputs.
 	if m.cfg.DataDir != "" {
-		for _, sid := range ids {
+		for _, sid := range ids.IDs {
 			for _, dir := range []string{"checkpoints", "artifacts"} {
 				if err := os.RemoveAll(filepath.Join(m.cfg.DataDir, dir, sid)); err != nil {
 					m.log.Warn("a deleted session's files remain", "session", sid, "dir", dir, "err", err)
 				}
 			}
 		}
+		m.removeImages(ctx, ids.Refs)
 	}
 	m.log.Info("session deleted", "session", id)
 	return nil
+}
+
+// deleteLeased deletes a session this process holds the lease of: the
+// forks are checked before its turn here is stopped, and the store checks
+// them again, with its children's leases, as it deletes.
+func (m *Manager) deleteLeased(ctx context.Context, id string) (store.Deleted, error) {
+	if err := m.cfg.Store.NoForks(ctx, id); err != nil {
+		return store.Deleted{}, deleteErr(id, err)
+	}
+	m.stop(id)
+	d, err := m.cfg.Store.DeleteSession(ctx, id, store.DeleteOptions{Holder: m.holder, Alive: holderAlive, Refs: &imageRefs})
+	return d, deleteErr(id, err)
+}
+
+// deleteErr words the store's refusals of a delete for the editor.
+func deleteErr(id string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%w: no session %q", ErrNotFound, id)
+	case errors.Is(err, store.ErrHasForks):
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return busy(err)
 }
 
 // List returns sessions, newest first; cursor pages through them.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/internal/display"
@@ -12,6 +14,7 @@ import (
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
 )
 
 // StopReason says why a turn ended (ACP's stop reasons).
@@ -129,9 +132,9 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 	if err := s.finishPendingRewind(ctx); err != nil {
 		return "", err
 	}
-	// Images are checked and stored before anything else: the log only
-	// ever refers to them, and their size counts as the formula says.
-	content, err := s.storeImages(content, t.specFor())
+	// Images are checked before anything else: the log only ever refers
+	// to them, and their size counts as the formula says.
+	content, images, err := s.checkImages(content, t.specFor())
 	if err != nil {
 		return "", err
 	}
@@ -168,8 +171,16 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		s.send(ctx, AgentText(fmt.Sprintf("Forked before prompt %d as session %s (%s): open it from the session list; this session goes on as it was.", n, info.ID, info.Title)))
 		return StopEndTurn, nil
 	}
+	if err := s.storeImages(images); err != nil {
+		return "", err
+	}
 	if _, err := s.commit(ctx, typed, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
 		return "", err
+	}
+	// Again: deleting another session that held the same image may have
+	// removed it after it was stored and before the prompt was logged.
+	if err := s.storeImages(images); err != nil {
+		s.m.log.Warn("a prompt's image could not be stored again", "session", s.row.ID, "err", err)
 	}
 	if s.Info().Title == "" {
 		// The title is known from the first prompt: no model call names
@@ -290,10 +301,7 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 	if err != nil {
 		return provider.Response{}, err
 	}
-	req, err := s.withImages(a.Request)
-	if err != nil {
-		return provider.Response{}, err
-	}
+	req := s.withImages(a.Request)
 	var c provider.Collector
 	var streamErr error
 	// The answer is shown redacted as it comes, a word behind the model
@@ -406,15 +414,23 @@ func modelID(spec string) string {
 // it is the first, an entry of /rewind's list.
 func titleOf(content []event.Content) string {
 	text := event.UserMessage{Content: content}.Text()
-	for i, r := range text {
-		if r == '\n' {
-			text = text[:i]
-			break
-		}
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = text[:i]
 	}
-	text = display.Label(text)
-	if r := []rune(text); len(r) > 80 {
-		text = string(r[:77]) + "..."
+	return clipTitle(display.Label(text), store.MaxTitle)
+}
+
+// clipTitle cuts text to max characters, ending with "..." when cut.
+func clipTitle(text string, max int) string {
+	if utf8.RuneCountInString(text) <= max {
+		return text
+	}
+	n := 0
+	for i := range text {
+		if n == max-3 {
+			return text[:i] + "..."
+		}
+		n++
 	}
 	return text
 }

@@ -51,3 +51,19 @@ func (s *Store) Release(ctx context.Context, sessionID, holder string) error {
 		return nil
 	})
 }
+
+// checkLease fails with a *LeasedError if a live holder other than the
+// deleting one has the session.
+func checkLease(ctx context.Context, tx *sql.Tx, id string, o DeleteOptions) error {
+	var holder string
+	err := tx.QueryRowContext(ctx, `SELECT holder FROM leases WHERE session_id = ?`, id).Scan(&holder)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("delete session %s: %w", id, err)
+	case holder != o.Holder && o.Alive != nil && o.Alive(holder):
+		return &LeasedError{SessionID: id, Holder: holder}
+	}
+	return nil
+}

@@ -366,7 +366,26 @@ func (s *Store) Recorded(ctx context.Context, sessionID, key, kind string) (int6
 	return seq, nil
 }
 
-const sessionCols = `id, cwd, additional_dirs, model, mode, COALESCE(parent_id, ''), title, created_at, updated_at, fork_of, fork_through`
+// MaxTitle bounds a session's title, in characters. Titles are written
+// at most this long and read back at most this long: a database written
+// by an older bridle may hold fork titles that doubled at every level of
+// forking (hundreds of megabytes), and reading one whole into every
+// session/list and load cost gigabytes. substr keeps it in SQLite.
+const MaxTitle = 80
+
+var sessionCols = fmt.Sprintf(`id, cwd, additional_dirs, model, mode, COALESCE(parent_id, ''), substr(title, 1, %d), created_at, updated_at, fork_of, fork_through`, MaxTitle)
+
+// clipTitle cuts a title to MaxTitle characters.
+func clipTitle(t string) string {
+	n := 0
+	for i := range t {
+		if n == MaxTitle {
+			return t[:i]
+		}
+		n++
+	}
+	return t
+}
 
 type scanner interface{ Scan(...any) error }
 

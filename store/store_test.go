@@ -146,8 +146,8 @@ func TestDeleteSessionDropsItsEventsAndChildren(t *testing.T) {
 		Record{Kind: "session_started", Payload: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := s.DeleteSession(ctx, "parent"); err != nil || strings.Join(ids, " ") != "parent child" {
-		t.Fatalf("DeleteSession = %v, %v; want the parent and its child", ids, err)
+	if d, err := s.DeleteSession(ctx, "parent", DeleteOptions{}); err != nil || strings.Join(d.IDs, " ") != "parent child" {
+		t.Fatalf("DeleteSession = %v, %v; want the parent and its child", d.IDs, err)
 	}
 	for _, id := range []string{"parent", "child"} {
 		if _, err := s.Session(ctx, id); !errors.Is(err, ErrNotFound) {
@@ -160,7 +160,7 @@ func TestDeleteSessionDropsItsEventsAndChildren(t *testing.T) {
 	if recs, _ := s.Events(ctx, "other", 0); len(recs) != 1 {
 		t.Errorf("unrelated session lost events: %d left", len(recs))
 	}
-	if _, err := s.DeleteSession(ctx, "parent"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.DeleteSession(ctx, "parent", DeleteOptions{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("second delete: err = %v, want ErrNotFound", err)
 	}
 	if _, err := s.Append(ctx, "parent", Record{Kind: "k", Payload: []byte(`{}`)}); !errors.Is(err, ErrNotFound) {
@@ -318,5 +318,162 @@ func TestFailAppendAtFailsOneAppendAsAFullDisk(t *testing.T) {
 	recs, err := s.Append(ctx, "a", rec("assistant_message"))
 	if err != nil || recs[0].Seq != 4 {
 		t.Fatalf("the next append: %+v, %v", recs, err)
+	}
+}
+
+// TestTitlesAreBounded: a title is written at most MaxTitle characters,
+// and one an older bridle wrote longer is read back cut, without reading
+// it whole into Go.
+func TestTitlesAreBounded(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	long := strings.Repeat("ü", 3*MaxTitle)
+	if _, err := s.CreateSession(ctx, Session{ID: "a", Cwd: "/w", Model: "m", Mode: "ask", Title: long}); err != nil {
+		t.Fatal(err)
+	}
+	newSession(t, s, "b")
+	if err := s.UpdateSession(ctx, "b", "", "", long); err != nil {
+		t.Fatal(err)
+	}
+	newSession(t, s, "old")
+	db, err := sql.Open("sqlite", s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE id = 'old'`, strings.Repeat(`\"`, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": long[:2*MaxTitle], "b": long[:2*MaxTitle], "old": strings.Repeat(`\"`, MaxTitle/2)}
+	for id, title := range want {
+		got, err := s.Session(ctx, id)
+		if err != nil || got.Title != title {
+			t.Errorf("Session(%s).Title = %q (%v), want %q", id, got.Title, err, title)
+		}
+	}
+	list, _, err := s.Sessions(ctx, ListOptions{})
+	if err != nil || len(list) != 3 {
+		t.Fatalf("Sessions = %d, %v", len(list), err)
+	}
+	for _, got := range list {
+		if got.Title != want[got.ID] {
+			t.Errorf("Sessions: %s's title = %.100q, want %q", got.ID, got.Title, want[got.ID])
+		}
+	}
+}
+
+// TestDeleteSessionRespectsLeases: a session, or a child of it, that
+// another live holder leases is not deleted; a dead holder's lease, or
+// the deleter's own, does not stop it.
+func TestDeleteSessionRespectsLeases(t *testing.T) {
+	ctx := context.Background()
+	alive := func(h string) bool { return h != "dead" }
+	for _, c := range []struct {
+		name, leased, holder string
+		refused              bool
+	}{
+		{"another live process", "parent", "other", true},
+		{"a child another live process runs", "child", "other", true},
+		{"a dead process", "parent", "dead", false},
+		{"the deleter itself", "parent", "me", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := openTemp(t)
+			newSession(t, s, "parent")
+			if _, err := s.CreateSession(ctx, Session{ID: "child", Cwd: "/w", Model: "m", Mode: "ask", ParentID: "parent"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Acquire(ctx, c.leased, c.holder, alive); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.DeleteSession(ctx, "parent", DeleteOptions{Holder: "me", Alive: alive})
+			var le *LeasedError
+			if got := errors.As(err, &le); got != c.refused || (got && le.SessionID != c.leased) {
+				t.Fatalf("DeleteSession = %v, refused %v", err, c.refused)
+			}
+			_, err = s.Session(ctx, "parent")
+			if kept := err == nil; kept != c.refused {
+				t.Fatalf("after the delete the session is kept: %v (%v)", kept, err)
+			}
+			if !c.refused {
+				var n int
+				s.read.QueryRowContext(ctx, `SELECT count(*) FROM leases`).Scan(&n)
+				if n != 0 {
+					t.Fatalf("%d leases remain", n)
+				}
+			}
+		})
+	}
+}
+
+// TestDeleteSessionReportsItsReferences: the names the deleted events
+// referred to are reported, and Referenced tells those another session
+// still refers to.
+func TestDeleteSessionReportsItsReferences(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	a, b, c := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64)
+	msg := func(names ...string) Record {
+		var p strings.Builder
+		p.WriteString(`{"content":[`)
+		for i, n := range names {
+			if i > 0 {
+				p.WriteString(",")
+			}
+			fmt.Fprintf(&p, `{"type":"image","uri":"img:%s"}`, n)
+		}
+		p.WriteString(`]}`)
+		return Record{Kind: "user_message", Payload: []byte(p.String())}
+	}
+	newSession(t, s, "gone")
+	newSession(t, s, "kept")
+	if _, err := s.Append(ctx, "gone", msg(a, b), msg(a), Record{Kind: "tool_result", Payload: []byte(`"img:` + c + `"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, "kept", msg(b)); err != nil {
+		t.Fatal(err)
+	}
+	q := RefQuery{Kind: "user_message", Prefix: "img:"}
+	d, err := s.DeleteSession(ctx, "gone", DeleteOptions{Refs: &q})
+	if err != nil || strings.Join(d.Refs, " ") != a+" "+b {
+		t.Fatalf("DeleteSession refs = %v, %v; want a and b (c is in another kind of event)", d.Refs, err)
+	}
+	used, err := s.Referenced(ctx, q, d.Refs)
+	if err != nil || len(used) != 1 || !used[b] {
+		t.Fatalf("Referenced = %v, %v; want b only", used, err)
+	}
+}
+
+// BenchmarkReferenced is the scan a delete of a session that held images
+// pays: a database of 100 sessions, each 1,000 events (a prompt with an
+// image reference every 20 events, the rest 1 KB tool results).
+func BenchmarkReferenced(b *testing.B) {
+	ctx := context.Background()
+	s := openTemp(b)
+	big := []byte(`{"output":"` + strings.Repeat("x", 1000) + `"}`)
+	for i := range 100 {
+		id := fmt.Sprintf("s%03d", i)
+		newSession(b, s, id)
+		for j := 0; j < 1000; j += 100 {
+			recs := make([]Record, 100)
+			for k := range recs {
+				recs[k] = Record{Kind: "tool_result", Payload: big}
+				if k%20 == 0 {
+					recs[k] = Record{Kind: "user_message", Payload: fmt.Appendf(nil, `{"content":[{"type":"image","uri":"img:%064x"}]}`, i*1000+j+k)}
+				}
+			}
+			if _, err := s.Append(ctx, id, recs...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	q := RefQuery{Kind: "user_message", Prefix: "img:"}
+	names := []string{fmt.Sprintf("%064x", 99020), fmt.Sprintf("%064x", 1)}
+	b.ResetTimer()
+	for b.Loop() {
+		used, err := s.Referenced(ctx, q, names)
+		if err != nil || !used[names[0]] || used[names[1]] {
+			b.Fatalf("Referenced = %v, %v", used, err)
+		}
 	}
 }

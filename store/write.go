@@ -126,7 +126,8 @@ func explainWriteErr(err error) error {
 
 func now() int64 { return time.Now().UnixMilli() }
 
-// CreateSession stores a new session together with its first events.
+// CreateSession stores a new session together with its first events. Its
+// title is cut to MaxTitle.
 func (s *Store) CreateSession(ctx context.Context, sess Session, first ...Record) ([]Record, error) {
 	if sess.CreatedAt == 0 {
 		sess.CreatedAt = now()
@@ -141,7 +142,7 @@ func (s *Store) CreateSession(ctx context.Context, sess Session, first ...Record
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, cwd, additional_dirs, model, mode, parent_id, title, created_at, updated_at, fork_of, fork_through)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			sess.ID, sess.Cwd, joinDirs(sess.AdditionalDirs), sess.Model, sess.Mode, parent, sess.Title, sess.CreatedAt, sess.UpdatedAt, sess.ForkOf, sess.ForkThrough)
+			sess.ID, sess.Cwd, joinDirs(sess.AdditionalDirs), sess.Model, sess.Mode, parent, clipTitle(sess.Title), sess.CreatedAt, sess.UpdatedAt, sess.ForkOf, sess.ForkThrough)
 		if err != nil {
 			return fmt.Errorf("create session %s: %w", sess.ID, explainWriteErr(err))
 		}
@@ -238,7 +239,7 @@ var ErrHasForks = errors.New("it has forks")
 var ErrDuplicate = errors.New("already recorded")
 
 // UpdateSession changes a session's mutable pins (mode, model, title).
-// Empty fields are left as they are. The events that justify a change are
+// Empty fields are left as they are; a title is cut to MaxTitle. The events that justify a change are
 // the caller's to append.
 func (s *Store) UpdateSession(ctx context.Context, id string, mode, model, title string) error {
 	return s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -246,7 +247,7 @@ func (s *Store) UpdateSession(ctx context.Context, id string, mode, model, title
 			mode = COALESCE(NULLIF(?, ''), mode),
 			model = COALESCE(NULLIF(?, ''), model),
 			title = COALESCE(NULLIF(?, ''), title)
-			WHERE id = ?`, mode, model, title, id)
+			WHERE id = ?`, mode, model, clipTitle(title), id)
 		if err != nil {
 			return fmt.Errorf("update session %s: %w", id, explainWriteErr(err))
 		}
@@ -257,34 +258,87 @@ func (s *Store) UpdateSession(ctx context.Context, id string, mode, model, title
 	})
 }
 
-// DeleteSession drops a session, its children and all their events. It
-// returns the ids it dropped, the session's first.
-func (s *Store) DeleteSession(ctx context.Context, id string) ([]string, error) {
-	var ids []string
+// DeleteOptions say what a delete must respect and report.
+type DeleteOptions struct {
+	// Holder is the deleting process. A session, or one of its children,
+	// that another holder leases and Alive says still runs is not
+	// deleted: *LeasedError.
+	Holder string
+	Alive  func(holder string) bool
+	// Refs, if set, names references the events hold to files kept
+	// outside the database by content (a prompt's images): Deleted.Refs
+	// lists those the deleted events held.
+	Refs *RefQuery
+}
+
+// RefQuery finds references in events of Kind: Prefix followed by a name
+// of lower-case hex digits.
+type RefQuery struct {
+	Kind, Prefix string
+}
+
+// Deleted says what DeleteSession removed.
+type Deleted struct {
+	// IDs are the sessions, the one asked for first, then its children.
+	IDs []string
+	// Refs are the names the deleted events referred to (DeleteOptions.Refs).
+	Refs []string
+}
+
+// NoForks fails with ErrHasForks if a fork was made of the session: the
+// fork reads its events, and deleting them would leave it without its
+// history.
+func (s *Store) NoForks(ctx context.Context, id string) error {
+	return noForks(ctx, s.read, id)
+}
+
+func noForks(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, id string) error {
+	var fork string
+	err := q.QueryRowContext(ctx, `SELECT id FROM sessions WHERE fork_of = ? LIMIT 1`, id).Scan(&fork)
+	switch {
+	case err == nil:
+		return fmt.Errorf("session %s: %w: session %s is a fork of it and reads its history; delete the fork first", id, ErrHasForks, fork)
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	}
+	return fmt.Errorf("forks of session %s: %w", id, err)
+}
+
+// DeleteSession drops a session, its children and all their events, in
+// one transaction that first checks that none of them is leased by
+// another live process and that the session has no forks.
+func (s *Store) DeleteSession(ctx context.Context, id string, o DeleteOptions) (Deleted, error) {
+	var d Deleted
 	err := s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		ids = []string{id}
-		for i := 0; i < len(ids); i++ {
-			rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions WHERE parent_id = ?`, ids[i])
+		d = Deleted{IDs: []string{id}}
+		for i := 0; i < len(d.IDs); i++ {
+			rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions WHERE parent_id = ?`, d.IDs[i])
 			if err != nil {
 				return fmt.Errorf("delete session %s: %w", id, err)
 			}
 			for rows.Next() {
 				var child string
 				if err := rows.Scan(&child); err == nil {
-					ids = append(ids, child)
+					d.IDs = append(d.IDs, child)
 				}
 			}
 			rows.Close()
 		}
-		// A fork reads its parent's events: deleting the parent would
-		// leave the fork without its history.
-		var fork string
-		err := tx.QueryRowContext(ctx, `SELECT id FROM sessions WHERE fork_of = ? LIMIT 1`, id).Scan(&fork)
-		if err == nil {
-			return fmt.Errorf("session %s: %w: session %s is a fork of it and reads its history; delete the fork first", id, ErrHasForks, fork)
+		if err := noForks(ctx, tx, id); err != nil {
+			return err
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("delete session %s: %w", id, err)
+		for _, sid := range d.IDs {
+			if err := checkLease(ctx, tx, sid, o); err != nil {
+				return err
+			}
+		}
+		if o.Refs != nil {
+			var err error
+			if d.Refs, err = refsOf(ctx, tx, d.IDs, *o.Refs); err != nil {
+				return fmt.Errorf("delete session %s: %w", id, err)
+			}
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		if err != nil {
@@ -293,7 +347,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) ([]string, error) 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("session %s: %w", id, ErrNotFound)
 		}
-		for _, sid := range ids {
+		for _, sid := range d.IDs {
 			for _, q := range []string{`DELETE FROM events WHERE session_id = ?`, `DELETE FROM idempotency WHERE session_id = ?`} {
 				if _, err := tx.ExecContext(ctx, q, sid); err != nil {
 					return fmt.Errorf("delete session %s: %w", id, explainWriteErr(err))
@@ -303,9 +357,9 @@ func (s *Store) DeleteSession(ctx context.Context, id string) ([]string, error) 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return Deleted{}, err
 	}
-	return ids, nil
+	return d, nil
 }
 
 func joinDirs(dirs []string) string {
