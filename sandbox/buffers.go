@@ -38,8 +38,18 @@ const (
 	viaEditor = "editor"
 )
 
-func (e *Env) readsBuffers() bool  { return e != nil && e.Buffers != nil && e.Buffers.CanRead() }
-func (e *Env) writesBuffers() bool { return e != nil && e.Buffers != nil && e.Buffers.CanWrite() }
+// usesEditor says whether files go through the editor: only when it
+// offers both halves of fs. An edit is planned on the text it replaces
+// and written where that text is; with one half, it would be planned on
+// the buffer and written to the disk behind it, or planned on the disk
+// and written over the buffer's unsaved text.
+func (e *Env) usesEditor() bool {
+	return e != nil && e.Buffers != nil && e.Buffers.CanRead() && e.Buffers.CanWrite()
+}
+
+// UsesEditor says whether the session's files are read and written
+// through the editor (see usesEditor).
+func (e *Env) UsesEditor() bool { return e.usesEditor() }
 
 // bufferText asks the editor for a confined file's text.
 func bufferText(ctx context.Context, env *Env, path string) (string, error) {
@@ -64,7 +74,7 @@ func readFileText(ctx context.Context, env *Env, path string) (content []byte, e
 		}
 		return nil, false, err
 	}
-	if !env.readsBuffers() {
+	if !env.usesEditor() {
 		data, err := env.Root.ReadFile(path, MaxEditBytes)
 		if err != nil {
 			return nil, false, err
@@ -94,7 +104,7 @@ func readFileText(ctx context.Context, env *Env, path string) (content []byte, e
 // file is made on disk: no buffer can hold unsaved text for it, and
 // missing directories are made with it. It returns where it wrote.
 func writeFileText(ctx context.Context, env *Env, path string, data []byte, exists bool) (string, error) {
-	if !exists || !env.writesBuffers() {
+	if !exists || !env.usesEditor() {
 		return viaDisk, env.Root.WriteFile(path, data)
 	}
 	// Confined as a write would be: not hidden, and the file itself
@@ -123,7 +133,7 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 // file (which a command may have changed) read through the editor would
 // not hash as it is, nor come back byte for byte.
 func diskIfBinary(env *Env, path string) ([]byte, bool) {
-	if !env.readsBuffers() {
+	if !env.usesEditor() {
 		return nil, false
 	}
 	data, err := env.Root.ReadFile(path, MaxEditBytes)

@@ -22,7 +22,7 @@ type Volatile interface {
 
 // A read through the editor shows its buffer, which changes without the
 // watcher seeing it: it is never cached.
-func (ReadFile) Volatile(env *Env) bool { return env.readsBuffers() }
+func (ReadFile) Volatile(env *Env) bool { return env.usesEditor() }
 
 // A read depends on its file.
 func (t ReadFile) Depends(env *Env, input json.RawMessage) []workspace.Dep {

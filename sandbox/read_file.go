@@ -79,7 +79,7 @@ func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	defer f.Close()
 	var src io.Reader = f
 	total, note := fi.Size(), ""
-	if env.readsBuffers() && fi.Mode().IsRegular() && fi.Size() <= maxBufferRead {
+	if env.usesEditor() && fi.Mode().IsRegular() && fi.Size() <= maxBufferRead {
 		// The file is confined (opened above); the editor is asked for the
 		// same path, and its text, unsaved changes included, is what the
 		// model reads. A read changes nothing: an editor that fails is

@@ -131,9 +131,9 @@ type Env struct {
 	// Redactor removes secrets from everything a tool returns. Nil: only
 	// the built-in token formats are redacted.
 	Redactor *redact.Redactor
-	// Buffers, when the editor offers them, is how read_file, edit_file
-	// and write_file read and write files that exist (see buffers.go).
-	// Nil: the disk.
+	// Buffers, when the editor offers both halves of them, is how
+	// read_file, edit_file and write_file read and write files that exist
+	// (see buffers.go). Nil: the disk.
 	Buffers Buffers
 	// Live, when set, is shown the end of a running command's output as
 	// it comes, redacted, at most every 250 ms (see live.go).

@@ -371,12 +371,9 @@ func (s *Session) AskPending(ctx context.Context) {
 	}()
 }
 
-// buffered says whether the session's files are read or written through
+// buffered says whether the session's files are read and written through
 // the editor.
-func (s *Session) buffered() bool {
-	b := s.box.Buffers
-	return b != nil && (b.CanRead() || b.CanWrite())
-}
+func (s *Session) buffered() bool { return s.box.UsesEditor() }
 
 // needsFiles says whether settling a started call of tool reads files:
 // a read is run again, an edit's file is hashed.
