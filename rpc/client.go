@@ -35,11 +35,7 @@ func (s *Server) RequestPermission(ctx context.Context, req acp.RequestPermissio
 		return acp.RequestPermissionResponse{}, fmt.Errorf("no client connected")
 	}
 	var resp acp.RequestPermissionResponse
-	// Ids start at 1: a reply with a null id, which jsonrpc2 would read as
-	// 0, can never be taken for the answer to one of these (the stream
-	// drops such replies anyway).
-	id := jsonrpc2.ID{Num: s.lastID.Add(1)}
-	if err := conn.Call(ctx, acp.MethodSessionRequestPermission, req, &resp, jsonrpc2.PickID(id)); err != nil {
+	if err := s.ask(ctx, conn, acp.MethodSessionRequestPermission, req, &resp); err != nil {
 		var rerr *jsonrpc2.Error
 		var ue *acp.UnionError
 		switch {
@@ -101,8 +97,7 @@ func (s *Server) call(ctx context.Context, method string, params, result any) er
 	if conn == nil {
 		return fmt.Errorf("no client connected")
 	}
-	id := jsonrpc2.ID{Num: s.lastID.Add(1)}
-	if err := conn.Call(ctx, method, params, result, jsonrpc2.PickID(id)); err != nil {
+	if err := s.ask(ctx, conn, method, params, result); err != nil {
 		var rerr *jsonrpc2.Error
 		if errors.As(err, &rerr) {
 			return fmt.Errorf("error %d: %s", rerr.Code, rerr.Message)
@@ -110,6 +105,28 @@ func (s *Server) call(ctx context.Context, method string, params, result any) er
 		return err
 	}
 	return nil
+}
+
+// ask sends the client a request and waits for its answer or for ctx to
+// end. A request ctx ends is abandoned at once, whatever the client does,
+// and the client is told with ACP's $/cancel_request, so it can stop
+// working on it (its late answer is dropped).
+func (s *Server) ask(ctx context.Context, conn *jsonrpc2.Conn, method string, params, result any) error {
+	if err := ctx.Err(); err != nil {
+		return err // not asked: nobody waits for the answer
+	}
+	// Ids start at 1: a reply with a null id, which jsonrpc2 would read as
+	// 0, can never be taken for the answer to one of these (the stream
+	// drops such replies anyway).
+	id := jsonrpc2.ID{Num: s.lastID.Add(1)}
+	err := conn.Call(ctx, method, params, result, jsonrpc2.PickID(id))
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		raw, _ := json.Marshal(id)
+		if nerr := conn.Notify(context.WithoutCancel(ctx), acp.MethodCancelRequest, acp.CancelRequestNotification{RequestID: raw}); nerr != nil {
+			s.log.Debug("$/cancel_request not sent", "method", method, "err", nerr)
+		}
+	}
+	return err
 }
 
 // contentOf converts a prompt's ACP content blocks to event content.

@@ -59,7 +59,7 @@ func orDefault(v, def int) int {
 	return v
 }
 
-func (t ReadFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t ReadFile) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, err := parseInput[readFileInput](env, t.Name(), readFileSchema(), input)
 	if err != nil {
 		return Preview{}, err

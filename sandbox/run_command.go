@@ -83,7 +83,7 @@ func (t *RunCommand) parse(env *Env, input json.RawMessage) (runCommandInput, st
 	return in, dir, timeout, nil
 }
 
-func (t *RunCommand) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t *RunCommand) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, dir, _, err := t.parse(env, input)
 	if err != nil {
 		return Preview{}, err

@@ -160,7 +160,9 @@ type Tool interface {
 	Effect() Effect
 	// Preview describes a call with input without running it. An error
 	// means the input is invalid; it is given to the model as the result.
-	Preview(env *Env, input json.RawMessage) (Preview, error)
+	// ctx is the turn's: an edit's preview may ask the editor for the
+	// file, and a cancel must not wait for the answer.
+	Preview(ctx context.Context, env *Env, input json.RawMessage) (Preview, error)
 	Run(ctx context.Context, env *Env, input json.RawMessage) Result
 }
 
@@ -182,5 +184,5 @@ type FileEdit struct {
 
 // Planner is implemented by tools that edit files.
 type Planner interface {
-	Plan(env *Env, input json.RawMessage) (FileEdit, error)
+	Plan(ctx context.Context, env *Env, input json.RawMessage) (FileEdit, error)
 }

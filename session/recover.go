@@ -340,7 +340,7 @@ func (s *Session) AskPending(ctx context.Context) {
 				continue
 			}
 			env := s.callEnv(cs.key)
-			p, err := tool.Preview(env, c.Input)
+			p, err := tool.Preview(ctx, env, c.Input)
 			if err != nil {
 				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 				continue

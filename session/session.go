@@ -508,7 +508,7 @@ func (s *Session) show(ctx context.Context, hide hidden, evs []event.Event) {
 	r := s.replayer()
 	r.callEnv = s.callEnv // the live card previews with the call's own Env
 	for _, e := range evs {
-		for _, u := range r.updates(e) {
+		for _, u := range r.updates(ctx, e) {
 			if hide == nil || !hide(e, u) {
 				s.send(ctx, u)
 			}
@@ -552,7 +552,7 @@ func (s *Session) Replay(ctx context.Context) error {
 	events := s.Events()
 	r := s.replayer()
 	for _, e := range events {
-		for _, u := range r.updates(e) {
+		for _, u := range r.updates(ctx, e) {
 			if err := s.m.cfg.Client.Update(ctx, s.row.ID, u); err != nil {
 				return fmt.Errorf("replay session %s: %w", s.row.ID, err)
 			}
