@@ -12,6 +12,7 @@ import (
 
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/confine"
+	"github.com/bridle-dev/bridle/sandbox/fslock"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
@@ -135,6 +136,10 @@ type Env struct {
 	// read_file, edit_file and write_file read and write files that exist
 	// (see buffers.go). Nil: the disk.
 	Buffers Buffers
+	// Locks keeps the editor's file calls and commands apart, across
+	// sessions and bridle processes (sandbox/fslock). Nil: nothing is
+	// kept apart.
+	Locks *fslock.Locks
 	// Live, when set, is shown the end of a running command's output as
 	// it comes, redacted, at most every 250 ms (see live.go).
 	Live func(tail string)

@@ -111,8 +111,8 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	}
 	root.Hide(m.cfg.Hidden...)
 	root.HideOwn(m.cfg.Own...)
-	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ())}
-	if bc, ok := m.cfg.Client.(bufferClient); ok {
+	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ()), Locks: m.cfg.Locks}
+	if bc, ok := m.cfg.Client.(bufferClient); ok && m.cfg.Locks != nil {
 		box.Buffers = bc.Buffers(row.ID)
 	}
 	for _, d := range root.Dirs() {
