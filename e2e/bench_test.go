@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -203,5 +205,74 @@ func BenchmarkPromptToFirstByte(b *testing.B) {
 			}
 			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-to-provider")
 		})
+	}
+}
+
+// BenchmarkCancelEditorFS measures session/cancel → the prompt's answer
+// during an edit_file or write_file whose file is in the editor's buffers
+// (ACP fs), with an editor that never answers fs calls (cancelled once it
+// holds the first) and with one that takes 2 s per answer (cancelled at a
+// random moment of the edit's first 8 s). ns/op is the mean latency;
+// max-ms the longest.
+func BenchmarkCancelEditorFS(b *testing.B) {
+	const edit, write = `{"path": "app.go", "old_string": "1", "new_string": "2"}`, `{"path": "app.go", "content": "const N = 2\n"}`
+	for _, tool := range []struct{ name, input string }{{"edit_file", edit}, {"write_file", write}} {
+		for _, slow := range []time.Duration{0, 2 * time.Second} {
+			name := tool.name + "/silent"
+			if slow > 0 {
+				name = fmt.Sprintf("%s/answers-in-%v", tool.name, slow)
+			}
+			b.Run(name, func(b *testing.B) {
+				scenario := `{"turns": [{"calls": [{"tool_calls": [{"name": "` + tool.name + `", "input": ` + tool.input + `}]}, {"text": "Done."}]}]}`
+				a := acptest.Start(b, acptest.Options{Model: acptest.Scenario(b, scenario)})
+				a.InitializeWith(true, true)
+				release := make(chan struct{})
+				defer close(release)
+				held := make(chan string, 64) // the session of each question held
+				a.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
+					if slow == 0 {
+						var p struct{ SessionID string }
+						json.Unmarshal(m.Params, &p)
+						held <- p.SessionID
+						<-release
+						return nil, &acptest.RPCError{Code: -32800, Message: "cancelled"}
+					}
+					time.Sleep(slow)
+					if m.Method == "fs/read_text_file" {
+						return map[string]string{"content": "const N = 1 // unsaved\n"}, nil
+					}
+					return nil, nil
+				}
+				var worst time.Duration
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					ws := acptest.Workspace(b, map[string]string{"app.go": "const N = 1\n"})
+					sid := a.NewSession(ws)
+					a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
+					_, answer := a.Request("session/prompt", acptest.PromptParams(sid, "change it"))
+					if slow == 0 {
+						for s := range held {
+							if s == sid {
+								break
+							}
+						}
+					} else {
+						time.Sleep(time.Duration(rand.Int64N(int64(8 * time.Second))))
+					}
+					start := time.Now()
+					b.StartTimer()
+					a.Notify("session/cancel", map[string]string{"sessionId": sid})
+					m := <-answer // no time bound: before the fix this took up to 30 s
+					b.StopTimer()
+					worst = max(worst, time.Since(start))
+					if !strings.Contains(string(m.Result), "cancelled") {
+						b.Fatalf("answer %s %+v", m.Result, m.Error)
+					}
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(worst.Milliseconds()), "max-ms")
+			})
+		}
 	}
 }

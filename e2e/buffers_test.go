@@ -98,14 +98,21 @@ const bufferScenario = `{"turns": [{"calls": [
 ]}]}`
 
 // TestFileToolsGoThroughTheEditorsBuffers runs the same turn for a client
-// that offers its buffers (ACP fs), one that does not, and one whose fs
-// calls fail: reads see unsaved text and edits land in the editor, or
-// everything is on disk, or reads fall back to the disk and edits are
-// refused, with nothing written behind the editor's back.
+// that offers its buffers (ACP fs), one that does not, one that offers
+// only one half of fs, and one whose fs calls fail: reads see unsaved
+// text and edits land in the editor, or everything is on disk, or reads
+// fall back to the disk and edits are refused, with nothing written
+// behind the editor's back. A half offer is the disk: an edit planned on
+// the buffer and written to the disk, or planned on the disk and written
+// over the buffer, would lose the user's unsaved text.
 func TestFileToolsGoThroughTheEditorsBuffers(t *testing.T) {
+	disk := map[string]string{"notes.txt": "rewritten\n", "src/app.go": "package app\n\nconst Name = \"new\"\n",
+		"fresh/new.txt": "created\n"}
+	untouched := map[string]string{"notes.txt": "hello from the buffer\n", "src/app.go": "package app\n\nconst Name = \"old\" // unsaved\n"}
+	onDisk := []string{"hello from disk", "Edited src/app.go: 1", "Wrote notes.txt (", "Created fresh/new.txt", "outside"}
 	tests := []struct {
 		name         string
-		offered      bool
+		read, write  bool // the halves of fs the client offers
 		fail         bool
 		wantResults  []string // what each tool result says, in order
 		wantDisk     map[string]string
@@ -115,7 +122,7 @@ func TestFileToolsGoThroughTheEditorsBuffers(t *testing.T) {
 		wantFallback bool
 	}{
 		{
-			name: "buffers", offered: true,
+			name: "buffers", read: true, write: true,
 			wantResults: []string{"[from the editor's buffer]", "Edited src/app.go (through the editor)", "Wrote notes.txt (through the editor)",
 				"Created fresh/new.txt", "outside"},
 			wantDisk: map[string]string{"notes.txt": "hello from disk\n", "src/app.go": "package app\n\nconst Name = \"old\"\n",
@@ -123,15 +130,11 @@ func TestFileToolsGoThroughTheEditorsBuffers(t *testing.T) {
 			wantBuffers: map[string]string{"notes.txt": "rewritten\n", "src/app.go": "package app\n\nconst Name = \"new\" // unsaved\n"},
 			wantWrites:  2,
 		},
+		{name: "disk", wantNoReads: true, wantResults: onDisk, wantDisk: disk, wantBuffers: untouched},
+		{name: "read half only", read: true, wantNoReads: true, wantResults: onDisk, wantDisk: disk, wantBuffers: untouched},
+		{name: "write half only", write: true, wantNoReads: true, wantResults: onDisk, wantDisk: disk, wantBuffers: untouched},
 		{
-			name: "disk", offered: false, wantNoReads: true,
-			wantResults: []string{"hello from disk", "Edited src/app.go: 1", "Wrote notes.txt (", "Created fresh/new.txt", "outside"},
-			wantDisk: map[string]string{"notes.txt": "rewritten\n", "src/app.go": "package app\n\nconst Name = \"new\"\n",
-				"fresh/new.txt": "created\n"},
-			wantBuffers: map[string]string{"notes.txt": "hello from the buffer\n", "src/app.go": "package app\n\nconst Name = \"old\" // unsaved\n"},
-		},
-		{
-			name: "failing editor", offered: true, fail: true,
+			name: "failing editor", read: true, write: true, fail: true,
 			wantResults: []string{"[read from disk: the editor could not give notes.txt: error -32603: the buffer is locked]",
 				"the editor could not give src/app.go", "the editor could not give notes.txt", "Created fresh/new.txt", "outside"},
 			wantDisk: map[string]string{"notes.txt": "hello from disk\n", "src/app.go": "package app\n\nconst Name = \"old\"\n",
@@ -150,7 +153,7 @@ func TestFileToolsGoThroughTheEditorsBuffers(t *testing.T) {
 			ed.fail = tt.fail
 			a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, bufferScenario)})
 			a.OnRequest = ed.handle(t)
-			a.InitializeWith(tt.offered, tt.offered)
+			a.InitializeWith(tt.read, tt.write)
 			sid := a.NewSession(ws)
 			a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
 			if stop := a.Prompt(sid, "work on the files"); stop != "end_turn" {
@@ -167,7 +170,7 @@ func TestFileToolsGoThroughTheEditorsBuffers(t *testing.T) {
 					t.Errorf("result %d = %q, want it to say %q", i+1, out, want)
 				}
 			}
-			if out := res[0]["output"].(string); tt.offered && !tt.fail && !strings.Contains(out, "hello from the buffer") {
+			if out := res[0]["output"].(string); tt.read && tt.write && !tt.fail && !strings.Contains(out, "hello from the buffer") {
 				t.Errorf("the read did not show the unsaved text: %q", out)
 			}
 			for rel, want := range tt.wantDisk {
@@ -186,7 +189,7 @@ func TestFileToolsGoThroughTheEditorsBuffers(t *testing.T) {
 				t.Errorf("the editor was asked to write %v, want %d writes", ed.writes, tt.wantWrites)
 			}
 			if tt.wantNoReads && len(ed.reads)+len(ed.writes) > 0 {
-				t.Errorf("a client that offers no fs was asked to read %v and write %v", ed.reads, ed.writes)
+				t.Errorf("a client that offers no fs, or half of it, was asked to read %v and write %v", ed.reads, ed.writes)
 			}
 			for _, p := range append(slices.Clone(ed.reads), ed.writes...) {
 				if !strings.HasPrefix(p, ws+string(filepath.Separator)) {

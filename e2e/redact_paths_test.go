@@ -101,7 +101,7 @@ func TestModelAndEditorSecretsThroughTheBinary(t *testing.T) {
 	ed := &failingEditor{}
 	a := acptest.Start(t, acptest.Options{Model: model, Env: env})
 	a.OnRequest = ed.handle
-	a.InitializeWith(true, false)
+	a.InitializeWith(true, true)
 	sid := a.NewSession(ws)
 	if stop := a.Prompt(sid, "rotate the keys"); stop != "end_turn" {
 		t.Fatalf("stopReason = %q; stderr:\n%s", stop, a.Stderr())
@@ -179,7 +179,7 @@ func TestModelAndEditorSecretsThroughTheBinary(t *testing.T) {
 	// Another process loads the session: the replay shows the same.
 	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model, Env: env})
 	b.OnRequest = ed.handle
-	b.InitializeWith(true, false)
+	b.InitializeWith(true, true)
 	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
 	replay := strings.Join(acptest.Transcript(b.Updates(sid)), "\n")
 	for _, want := range []string{"agent_message_chunk: " + wantAnswer, "agent_thought_chunk: I must not print [REDACTED:github-token]",

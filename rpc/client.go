@@ -35,11 +35,7 @@ func (s *Server) RequestPermission(ctx context.Context, req acp.RequestPermissio
 		return acp.RequestPermissionResponse{}, fmt.Errorf("no client connected")
 	}
 	var resp acp.RequestPermissionResponse
-	// Ids start at 1: a reply with a null id, which jsonrpc2 would read as
-	// 0, can never be taken for the answer to one of these (the stream
-	// drops such replies anyway).
-	id := jsonrpc2.ID{Num: s.lastID.Add(1)}
-	if err := conn.Call(ctx, acp.MethodSessionRequestPermission, req, &resp, jsonrpc2.PickID(id)); err != nil {
+	if _, err := s.ask(ctx, conn, acp.MethodSessionRequestPermission, req, &resp); err != nil {
 		var rerr *jsonrpc2.Error
 		var ue *acp.UnionError
 		switch {
@@ -79,37 +75,65 @@ type buffers struct {
 func (b buffers) CanRead() bool  { return b.s.fsRead.Load() }
 func (b buffers) CanWrite() bool { return b.s.fsWrite.Load() }
 
-func (b buffers) ReadText(ctx context.Context, path string) (string, error) {
+func (b buffers) ReadText(ctx context.Context, path string) (string, <-chan struct{}, error) {
 	var resp acp.ReadTextFileResponse
-	if err := b.s.call(ctx, acp.MethodFSReadTextFile, acp.ReadTextFileRequest{SessionID: b.sessionID, Path: path}, &resp); err != nil {
-		return "", err
-	}
-	return resp.Content, nil
+	late, err := b.s.call(ctx, acp.MethodFSReadTextFile, acp.ReadTextFileRequest{SessionID: b.sessionID, Path: path}, &resp)
+	return resp.Content, late, err
 }
 
-func (b buffers) WriteText(ctx context.Context, path, content string) error {
+func (b buffers) WriteText(ctx context.Context, path, content string) (<-chan struct{}, error) {
 	var ignored json.RawMessage // the answer is empty
 	return b.s.call(ctx, acp.MethodFSWriteTextFile, acp.WriteTextFileRequest{SessionID: b.sessionID, Path: path, Content: content}, &ignored)
 }
 
 // call sends the client a request and waits for its answer; a JSON-RPC
-// error comes back as its code and message.
-func (s *Server) call(ctx context.Context, method string, params, result any) error {
+// error comes back as its code and message. late is as ask returns it.
+func (s *Server) call(ctx context.Context, method string, params, result any) (late <-chan struct{}, err error) {
 	s.mu.Lock()
 	conn := s.conn
 	s.mu.Unlock()
 	if conn == nil {
-		return fmt.Errorf("no client connected")
+		return nil, fmt.Errorf("no client connected")
 	}
+	late, err = s.ask(ctx, conn, method, params, result)
+	var rerr *jsonrpc2.Error
+	if errors.As(err, &rerr) {
+		return late, fmt.Errorf("error %d: %s", rerr.Code, rerr.Message)
+	}
+	return late, err
+}
+
+// ask sends the client a request and waits for its answer or for ctx to
+// end. A request ctx ends is abandoned at once, whatever the client does,
+// and the client is told with ACP's $/cancel_request, so it can stop
+// working on it; late is then closed when its answer comes after all (it
+// is dropped) or the connection ends, and is nil otherwise.
+func (s *Server) ask(ctx context.Context, conn *jsonrpc2.Conn, method string, params, result any) (late <-chan struct{}, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // not asked: nobody waits for the answer
+	}
+	// Ids start at 1: a reply with a null id, which jsonrpc2 would read as
+	// 0, can never be taken for the answer to one of these (the stream
+	// drops such replies anyway).
 	id := jsonrpc2.ID{Num: s.lastID.Add(1)}
-	if err := conn.Call(ctx, method, params, result, jsonrpc2.PickID(id)); err != nil {
-		var rerr *jsonrpc2.Error
-		if errors.As(err, &rerr) {
-			return fmt.Errorf("error %d: %s", rerr.Code, rerr.Message)
-		}
-		return err
+	call, err := conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	err = call.Wait(ctx, result)
+	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return nil, err
+	}
+	raw, _ := json.Marshal(id)
+	if nerr := conn.Notify(context.WithoutCancel(ctx), acp.MethodCancelRequest, acp.CancelRequestNotification{RequestID: raw}); nerr != nil {
+		s.log.Debug("$/cancel_request not sent", "method", method, "err", nerr)
+	}
+	answered := make(chan struct{})
+	go func() {
+		call.Wait(context.Background(), nil) // the answer, or the connection's end
+		close(answered)
+	}()
+	return answered, err
 }
 
 // contentOf converts a prompt's ACP content blocks to event content.

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/bridle-dev/bridle/sandbox/fslock"
 )
 
 // Buffers reads and writes files through the editor (ACP's
@@ -20,8 +23,12 @@ type Buffers interface {
 	// CanRead and CanWrite say which of the two the editor offers.
 	CanRead() bool
 	CanWrite() bool
-	ReadText(ctx context.Context, path string) (string, error)
-	WriteText(ctx context.Context, path, content string) error
+	// ReadText and WriteText return when the editor answers or ctx
+	// ends. When ctx ends first, late is closed once the editor answers
+	// after all (or the connection ends): until then it may still open
+	// the file.
+	ReadText(ctx context.Context, path string) (text string, late <-chan struct{}, err error)
+	WriteText(ctx context.Context, path, content string) (late <-chan struct{}, err error)
 }
 
 // BufferTimeout bounds one question to the editor: an editor that does
@@ -38,18 +45,97 @@ const (
 	viaEditor = "editor"
 )
 
-func (e *Env) readsBuffers() bool  { return e != nil && e.Buffers != nil && e.Buffers.CanRead() }
-func (e *Env) writesBuffers() bool { return e != nil && e.Buffers != nil && e.Buffers.CanWrite() }
+// usesEditor says whether files go through the editor: only when it
+// offers both halves of fs. An edit is planned on the text it replaces
+// and written where that text is; with one half, it would be planned on
+// the buffer and written to the disk behind it, or planned on the disk
+// and written over the buffer's unsaved text.
+func (e *Env) usesEditor() bool {
+	return e != nil && e.Buffers != nil && e.Buffers.CanRead() && e.Buffers.CanWrite()
+}
+
+// UsesEditor says whether the session's files are read and written
+// through the editor (see usesEditor).
+func (e *Env) UsesEditor() bool { return e.usesEditor() }
+
+// editorCall is a question to the editor about a file, announced
+// (fslock): from before bridle checks the path until the editor is done
+// with the question, no command that could swap the file for a link runs,
+// in any session.
+type editorCall struct {
+	release func()
+	// late is set when bridle stopped waiting before the editor answered
+	// (the turn ended, the question's time bound passed): the editor may
+	// still open the file until it answers.
+	late <-chan struct{}
+}
+
+// holdEditor announces a question to the editor about path. Without wait
+// it fails at once if a command that could change what path leads to is
+// running; with wait it waits for such commands to end.
+func holdEditor(ctx context.Context, env *Env, path string, wait bool) (*editorCall, error) {
+	release, err := env.Locks.Editor(ctx, env.Root.Abs(path), wait)
+	switch {
+	case errors.Is(err, fslock.ErrBusy):
+		return nil, fmt.Errorf("%s: %w; the editor is not asked while one runs", path, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &editorCall{release: release}, nil
+}
+
+// done ends the announcement once the editor is done with the question:
+// now if it answered, else when its late answer comes.
+func (c *editorCall) done() {
+	if c.late == nil {
+		c.release()
+		return
+	}
+	go func() {
+		<-c.late
+		c.release()
+	}()
+}
 
 // bufferText asks the editor for a confined file's text.
-func bufferText(ctx context.Context, env *Env, path string) (string, error) {
+func bufferText(ctx context.Context, env *Env, call *editorCall, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, BufferTimeout)
 	defer cancel()
-	text, err := env.Buffers.ReadText(ctx, env.Root.Abs(path))
+	text, late, err := env.Buffers.ReadText(ctx, env.Root.Abs(path))
+	call.late = late
 	if err != nil {
 		return "", fmt.Errorf("the editor could not give %s: %w", path, err)
 	}
 	return text, nil
+}
+
+// openRead opens a file for read_file, through the Root. When the editor's
+// buffers are used and it is a regular file of at most maxBufferRead
+// bytes, the editor is asked for its text too: buf is then that text, or
+// disk says why the file's own content is read instead. A read changes
+// nothing, so it never waits for a command to end: while one runs, the
+// disk is read.
+func openRead(ctx context.Context, env *Env, path string) (f *os.File, fi fs.FileInfo, buf *string, disk, err error) {
+	if !env.usesEditor() {
+		f, fi, err = env.Root.Open(path)
+		return f, fi, nil, nil, err
+	}
+	call, busy := holdEditor(ctx, env, path, false)
+	if busy == nil {
+		defer call.done()
+	}
+	f, fi, err = env.Root.Open(path) // checked inside the announcement
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxBufferRead {
+		return f, fi, nil, nil, err
+	}
+	if busy != nil {
+		return f, fi, nil, busy, nil
+	}
+	text, err := bufferText(ctx, env, call, path)
+	if err != nil {
+		return f, fi, nil, err, nil
+	}
+	return f, fi, &text, nil, nil
 }
 
 // readFileText returns a file's content as an edit starts from: the
@@ -64,21 +150,26 @@ func readFileText(ctx context.Context, env *Env, path string) (content []byte, e
 		}
 		return nil, false, err
 	}
-	if !env.readsBuffers() {
+	if !env.usesEditor() {
 		data, err := env.Root.ReadFile(path, MaxEditBytes)
 		if err != nil {
 			return nil, false, err
 		}
 		return data, true, nil
 	}
-	f, _, err := env.Root.Open(path) // confined as a read would be
+	// No fallback to the disk: an edit planned on the disk's text and
+	// written through the editor would drop the user's unsaved changes.
+	call, err := holdEditor(ctx, env, path, true)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w; nothing was changed", err)
+	}
+	defer call.done()
+	f, _, err := env.Root.Open(path) // confined as a read would be, inside the announcement
 	if err != nil {
 		return nil, false, err
 	}
 	f.Close()
-	// No fallback to the disk: an edit planned on the disk's text and
-	// written through the editor would drop the user's unsaved changes.
-	text, err := bufferText(ctx, env, path)
+	text, err := bufferText(ctx, env, call, path)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w; nothing was changed", err)
 	}
@@ -94,9 +185,14 @@ func readFileText(ctx context.Context, env *Env, path string) (content []byte, e
 // file is made on disk: no buffer can hold unsaved text for it, and
 // missing directories are made with it. It returns where it wrote.
 func writeFileText(ctx context.Context, env *Env, path string, data []byte, exists bool) (string, error) {
-	if !exists || !env.writesBuffers() {
+	if !exists || !env.usesEditor() {
 		return viaDisk, env.Root.WriteFile(path, data)
 	}
+	call, err := holdEditor(ctx, env, path, true)
+	if err != nil {
+		return "", fmt.Errorf("%w; nothing was changed", err)
+	}
+	defer call.done()
 	// Confined as a write would be: not hidden, and the file itself
 	// opens inside the workspace (no link out).
 	if err := env.Root.CheckWrite(path); err != nil {
@@ -109,7 +205,9 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 	f.Close()
 	ctx, cancel := context.WithTimeout(ctx, BufferTimeout)
 	defer cancel()
-	if err := env.Buffers.WriteText(ctx, env.Root.Abs(path), string(data)); err != nil {
+	late, err := env.Buffers.WriteText(ctx, env.Root.Abs(path), string(data))
+	call.late = late
+	if err != nil {
 		// Not written to disk instead: the editor's buffer may hold text
 		// the user has not saved, which a later save would write over ours
 		// (or ours over theirs).
@@ -123,7 +221,7 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 // file (which a command may have changed) read through the editor would
 // not hash as it is, nor come back byte for byte.
 func diskIfBinary(env *Env, path string) ([]byte, bool) {
-	if !env.readsBuffers() {
+	if !env.usesEditor() {
 		return nil, false
 	}
 	data, err := env.Root.ReadFile(path, MaxEditBytes)

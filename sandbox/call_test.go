@@ -26,10 +26,10 @@ func TestCallValidatesOnce(t *testing.T) {
 	if err := r.CheckCall(env, tl, in); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tl.Preview(env, in); err != nil {
+	if _, err := tl.Preview(context.Background(), env, in); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tl.(Planner).Plan(env, in); err != nil {
+	if _, err := tl.(Planner).Plan(context.Background(), env, in); err != nil {
 		t.Fatal(err)
 	}
 	if res := tl.Run(context.Background(), env, in); res.IsError {
@@ -62,11 +62,11 @@ func TestCallPlansOnce(t *testing.T) {
 		tl := byName(tc.tool)
 		in := json.RawMessage(tc.input)
 		env := base.ForCall("s/1/" + tc.tool)
-		p, err := tl.Preview(env, in)
+		p, err := tl.Preview(context.Background(), env, in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fe, err := tl.(Planner).Plan(env, in)
+		fe, err := tl.(Planner).Plan(context.Background(), env, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,12 +96,12 @@ func TestCallReplansAfterChange(t *testing.T) {
 	tl := byName("edit_file")
 	in := json.RawMessage(`{"path":"a.txt","old_string":"one","new_string":"uno"}`)
 	env := base.ForCall("s/1/0")
-	p, err := tl.Preview(env, in)
+	p, err := tl.Preview(context.Background(), env, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	testfs.Write(t, path, "one\ntwo\nthree\n") // the user edits meanwhile
-	fe, err := tl.(Planner).Plan(env, in)
+	fe, err := tl.(Planner).Plan(context.Background(), env, in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"context"
+
 	"encoding/json"
 
 	"github.com/bridle-dev/bridle/workspace"
@@ -11,7 +13,7 @@ import (
 // keeps the output in a cache that the workspace watcher invalidates, and
 // knows which files the model has seen.
 type Cacheable interface {
-	Depends(env *Env, input json.RawMessage) []workspace.Dep
+	Depends(ctx context.Context, env *Env, input json.RawMessage) []workspace.Dep
 }
 
 // Volatile is implemented by cacheable tools some of whose calls must not
@@ -22,27 +24,27 @@ type Volatile interface {
 
 // A read through the editor shows its buffer, which changes without the
 // watcher seeing it: it is never cached.
-func (ReadFile) Volatile(env *Env) bool { return env.readsBuffers() }
+func (ReadFile) Volatile(env *Env) bool { return env.usesEditor() }
 
 // A read depends on its file.
-func (t ReadFile) Depends(env *Env, input json.RawMessage) []workspace.Dep {
-	p, err := t.Preview(env, input)
+func (t ReadFile) Depends(ctx context.Context, env *Env, input json.RawMessage) []workspace.Dep {
+	p, err := t.Preview(ctx, env, input)
 	return deps(p, err, false)
 }
 
 // A listing, a glob and a search depend on the tree they looked at.
-func (t ListDir) Depends(env *Env, input json.RawMessage) []workspace.Dep {
-	p, err := t.Preview(env, input)
+func (t ListDir) Depends(ctx context.Context, env *Env, input json.RawMessage) []workspace.Dep {
+	p, err := t.Preview(ctx, env, input)
 	return deps(p, err, true)
 }
 
-func (t Glob) Depends(env *Env, input json.RawMessage) []workspace.Dep {
-	p, err := t.Preview(env, input)
+func (t Glob) Depends(ctx context.Context, env *Env, input json.RawMessage) []workspace.Dep {
+	p, err := t.Preview(ctx, env, input)
 	return deps(p, err, true)
 }
 
-func (t Grep) Depends(env *Env, input json.RawMessage) []workspace.Dep {
-	p, err := t.Preview(env, input)
+func (t Grep) Depends(ctx context.Context, env *Env, input json.RawMessage) []workspace.Dep {
+	p, err := t.Preview(ctx, env, input)
 	return deps(p, err, true)
 }
 

@@ -40,9 +40,9 @@ func HashFile(ctx context.Context, env *Env, path string) (string, error) {
 // that does not exist): a plan computed earlier in the call still holds.
 // It reads and hashes the file; the diff and its redaction are not done
 // again.
-func unchanged(env *Env, path, before string) bool {
+func unchanged(ctx context.Context, env *Env, path, before string) bool {
 	// As the edit read it: its text (edits are of text files).
-	data, exists, err := readFileText(context.Background(), env, path)
+	data, exists, err := readFileText(ctx, env, path)
 	if err != nil {
 		return false
 	}
@@ -50,14 +50,6 @@ func unchanged(env *Env, path, before string) bool {
 		return before == ""
 	}
 	return Hash(data) == before
-}
-
-// readForEdit returns a file's content as an edit starts from (the
-// editor's buffer when it offers buffers), or exists=false when it is
-// absent. Plans have no context of their own; a question to the editor
-// is bounded by BufferTimeout.
-func readForEdit(env *Env, path string) (content []byte, exists bool, err error) {
-	return readFileText(context.Background(), env, path)
 }
 
 // editDiff builds the editor's view of an edit, redacted. Large files get

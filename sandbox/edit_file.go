@@ -40,12 +40,12 @@ func (EditFile) Kind() Kind     { return KindEdit }
 func (EditFile) Effect() Effect { return EffectEdit }
 
 // Plan computes the edit without applying it.
-func (t EditFile) Plan(env *Env, input json.RawMessage) (FileEdit, error) {
+func (t EditFile) Plan(ctx context.Context, env *Env, input json.RawMessage) (FileEdit, error) {
 	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema(), input)
 	if err != nil {
 		return FileEdit{}, err
 	}
-	pl, err := t.planned(env, input, in)
+	pl, err := t.planned(ctx, env, input, in)
 	return pl.fe, err
 }
 
@@ -59,19 +59,19 @@ type editPlan struct {
 	fe              FileEdit
 }
 
-func (t EditFile) planned(env *Env, input json.RawMessage, in editFileInput) (editPlan, error) {
+func (t EditFile) planned(ctx context.Context, env *Env, input json.RawMessage, in editFileInput) (editPlan, error) {
 	return memoPlan(env, t.Name(), input,
-		func(p editPlan) bool { return unchanged(env, in.Path, p.fe.Before) },
-		func() (editPlan, error) { return t.plan(env, in) })
+		func(p editPlan) bool { return unchanged(ctx, env, in.Path, p.fe.Before) },
+		func() (editPlan, error) { return t.plan(ctx, env, in) })
 }
 
 // plan returns the file's content now and after the edit, both redacted,
 // and the edit.
-func (t EditFile) plan(env *Env, in editFileInput) (editPlan, error) {
+func (t EditFile) plan(ctx context.Context, env *Env, in editFileInput) (editPlan, error) {
 	if in.OldString == in.NewString {
 		return editPlan{}, fmt.Errorf("edit_file: old_string and new_string are the same; nothing to change")
 	}
-	old, exists, err := readForEdit(env, in.Path)
+	old, exists, err := readFileText(ctx, env, in.Path)
 	if err != nil {
 		return editPlan{}, fmt.Errorf("edit_file: %w", err)
 	}
@@ -130,13 +130,13 @@ func occurrenceLines(text, sub string, max int) string {
 	return strings.Join(lines, ", ")
 }
 
-func (t EditFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t EditFile) Preview(ctx context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
 	p := Preview{Title: "Edit " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
-	pl, err := t.planned(env, input, in)
+	pl, err := t.planned(ctx, env, input, in)
 	switch {
 	case err == nil:
 		p.Diff = pl.fe.Diff
@@ -153,7 +153,7 @@ func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	pl, err := t.planned(env, input, in)
+	pl, err := t.planned(ctx, env, input, in)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -59,7 +59,7 @@ func TestEditFile(t *testing.T) {
 		}
 	}
 	input := json.RawMessage(`{"path": "a.go", "old_string": "func B() int { return 1 }", "new_string": "func B() int { return 2 }"}`)
-	plan, err := ed.Plan(env, input)
+	plan, err := ed.Plan(context.Background(), env, input)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestEditFile(t *testing.T) {
 	if plan.Before != before || plan.After == before || plan.Path != path {
 		t.Fatalf("plan %+v, file hash %s", plan, before)
 	}
-	p, err := ed.Preview(env, input)
+	p, err := ed.Preview(context.Background(), env, input)
 	if err != nil || p.Diff == nil || p.Locations[0].Line != 4 {
 		t.Fatalf("preview %+v %v", p, err)
 	}
@@ -94,7 +94,7 @@ func TestWriteFile(t *testing.T) {
 	env := testEnv(t)
 	wf := WriteFile{}
 	input := json.RawMessage(`{"path": "sub/dir/new.txt", "content": "one\ntwo\n"}`)
-	plan, err := wf.Plan(env, input)
+	plan, err := wf.Plan(context.Background(), env, input)
 	if err != nil || plan.Before != "" || plan.After != Hash([]byte("one\ntwo\n")) {
 		t.Fatalf("plan %+v %v", plan, err)
 	}

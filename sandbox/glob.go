@@ -47,7 +47,7 @@ func (Glob) Effect() Effect { return EffectRead }
 
 func (t Glob) max() int { return orDefault(t.MaxResults, 500) }
 
-func (t Glob) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t Glob) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, err := parseInput[globInput](env, t.Name(), globSchema(), input)
 	if err != nil {
 		return Preview{}, err

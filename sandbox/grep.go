@@ -75,7 +75,7 @@ func (t Grep) compile(in grepInput) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func (t Grep) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t Grep) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, err := parseInput[grepInput](env, t.Name(), grepSchema(), input)
 	if err != nil {
 		return Preview{}, err

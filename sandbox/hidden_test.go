@@ -489,7 +489,7 @@ func TestHiddenNotProposed(t *testing.T) {
 		{"edit_file", `{"path": "link-db", "old_string": "SQLite", "new_string": "x"}`},
 		{"edit_file", `{"path": ".ssh/id_ed25519", "old_string": "SSH", "new_string": "x"}`},
 	} {
-		_, err := byName(in.tool).Preview(h.env, json.RawMessage(in.input))
+		_, err := byName(in.tool).Preview(context.Background(), h.env, json.RawMessage(in.input))
 		if err == nil || !strings.Contains(err.Error(), "hidden from the agent") {
 			t.Errorf("%s %s previewed: %v", in.tool, in.input, err)
 		}

@@ -43,7 +43,7 @@ func (ListDir) Effect() Effect { return EffectRead }
 
 func (t ListDir) max() int { return orDefault(t.MaxEntries, 500) }
 
-func (t ListDir) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t ListDir) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, err := parseInput[listDirInput](env, t.Name(), listDirSchema(), input)
 	if err != nil {
 		return Preview{}, err

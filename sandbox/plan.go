@@ -76,7 +76,7 @@ func (t Plan) parse(env *Env, input json.RawMessage) (planInput, error) {
 	return in, nil
 }
 
-func (t Plan) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t Plan) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, err := t.parse(env, input)
 	if err != nil {
 		return Preview{}, err

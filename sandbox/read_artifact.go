@@ -57,7 +57,7 @@ func resultSeq(id string) (int64, bool) {
 func (t ReadArtifact) maxLines() int { return orDefault(t.MaxLines, 1000) }
 func (t ReadArtifact) maxBytes() int { return orDefault(t.MaxBytes, 48<<10) }
 
-func (t ReadArtifact) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t ReadArtifact) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSchema(), input)
 	if err != nil {
 		return Preview{}, err

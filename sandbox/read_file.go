@@ -59,7 +59,7 @@ func orDefault(v, def int) int {
 	return v
 }
 
-func (t ReadFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t ReadFile) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, err := parseInput[readFileInput](env, t.Name(), readFileSchema(), input)
 	if err != nil {
 		return Preview{}, err
@@ -72,23 +72,24 @@ func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	f, fi, err := env.Root.Open(in.Path)
+	f, fi, buf, disk, err := openRead(ctx, env, in.Path)
 	if err != nil {
 		return Errorf("read_file: %v", err)
 	}
 	defer f.Close()
 	var src io.Reader = f
 	total, note := fi.Size(), ""
-	if env.readsBuffers() && fi.Mode().IsRegular() && fi.Size() <= maxBufferRead {
-		// The file is confined (opened above); the editor is asked for the
-		// same path, and its text, unsaved changes included, is what the
-		// model reads. A read changes nothing: an editor that fails is
-		// answered from the disk, and the result says so.
-		if text, err := bufferText(ctx, env, in.Path); err != nil {
-			note = fmt.Sprintf("[read from disk: %v]\n", err)
-		} else {
-			src, total, note = strings.NewReader(text), int64(len(text)), "[from the editor's buffer]\n"
-		}
+	switch {
+	case buf != nil:
+		// The file is confined (opened above, and the editor asked for
+		// the same path): its text, unsaved changes included, is what the
+		// model reads.
+		src, total, note = strings.NewReader(*buf), int64(len(*buf)), "[from the editor's buffer]\n"
+	case disk != nil:
+		// A read changes nothing: an editor that fails, or that is not
+		// asked while a command runs, is answered from the disk, and the
+		// result says so.
+		note = fmt.Sprintf("[read from disk: %v]\n", disk)
 	}
 	first := max(in.Offset, 1)
 	limit := in.Limit

@@ -53,7 +53,7 @@ func (t Remember) parse(env *Env, input json.RawMessage) (rememberInput, error) 
 	return in, nil
 }
 
-func (t Remember) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t Remember) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, err := t.parse(env, input)
 	if err != nil {
 		return Preview{}, err

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,7 +84,7 @@ func (t *RunCommand) parse(env *Env, input json.RawMessage) (runCommandInput, st
 	return in, dir, timeout, nil
 }
 
-func (t *RunCommand) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t *RunCommand) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, dir, _, err := t.parse(env, input)
 	if err != nil {
 		return Preview{}, err
@@ -103,6 +104,11 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 	if t.Box == nil {
 		return Errorf("run_command: no sandbox is configured for this session")
 	}
+	release, err := t.announce(ctx, env)
+	if err != nil {
+		return Errorf("run_command: not run: %v", err)
+	}
+	defer release()
 	c := newCapture(env, t.Caps)
 	w := redact.NewWriter(env.Redactor, c)
 	var out io.Writer = w
@@ -152,6 +158,30 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		}
 	}
 	return res
+}
+
+// editorWait bounds how long a command waits for the editor to answer
+// questions about files of its workspace: the editor has BufferTimeout to
+// answer, then is told bridle gave the question up, and must answer it.
+const editorWait = 3 * BufferTimeout
+
+// announce announces the command for its whole life (box.Run returns
+// once every process of the box is gone): no question to the editor about
+// a file of this workspace, from any session, is in flight while it could
+// swap that file for a link (fslock). If one is, the command waits for
+// the editor's answer, and its card says so.
+func (t *RunCommand) announce(ctx context.Context, env *Env) (release func(), err error) {
+	wctx, cancel := context.WithTimeout(ctx, editorWait)
+	defer cancel()
+	release, err = env.Locks.Command(wctx, env.Root.Dirs(), func() {
+		if env.Live != nil {
+			env.Live("[waiting for the editor to answer a question about a file of this workspace (this or another session's): no command runs meanwhile]\n")
+		}
+	})
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("the editor has not answered a question about a file of this workspace (this or another session's) for %v, and no command runs until it does (a command could swap the file for a link while the editor opens it): answer or restart the editor, then retry", editorWait)
+	}
+	return release, err
 }
 
 // mentionedHidden lists the hidden paths a failed command's output seems

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -103,7 +104,7 @@ func TestRunCommandResult(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Output, "hi\n[exit status 4]") {
 		t.Fatalf("result: %q", res.Output)
 	}
-	p, _ := rc.Preview(env, json.RawMessage(`{"command": "echo hi", "description": "say hi"}`))
+	p, _ := rc.Preview(context.Background(), env, json.RawMessage(`{"command": "echo hi", "description": "say hi"}`))
 	if p.Title != "say hi" || p.Command != "echo hi" {
 		t.Fatalf("preview %+v", p)
 	}

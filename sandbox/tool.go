@@ -12,6 +12,7 @@ import (
 
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/confine"
+	"github.com/bridle-dev/bridle/sandbox/fslock"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
@@ -131,10 +132,14 @@ type Env struct {
 	// Redactor removes secrets from everything a tool returns. Nil: only
 	// the built-in token formats are redacted.
 	Redactor *redact.Redactor
-	// Buffers, when the editor offers them, is how read_file, edit_file
-	// and write_file read and write files that exist (see buffers.go).
-	// Nil: the disk.
+	// Buffers, when the editor offers both halves of them, is how
+	// read_file, edit_file and write_file read and write files that exist
+	// (see buffers.go). Nil: the disk.
 	Buffers Buffers
+	// Locks keeps the editor's file calls and commands apart, across
+	// sessions and bridle processes (sandbox/fslock). Nil: nothing is
+	// kept apart.
+	Locks *fslock.Locks
 	// Live, when set, is shown the end of a running command's output as
 	// it comes, redacted, at most every 250 ms (see live.go).
 	Live func(tail string)
@@ -160,7 +165,9 @@ type Tool interface {
 	Effect() Effect
 	// Preview describes a call with input without running it. An error
 	// means the input is invalid; it is given to the model as the result.
-	Preview(env *Env, input json.RawMessage) (Preview, error)
+	// ctx is the turn's: an edit's preview may ask the editor for the
+	// file, and a cancel must not wait for the answer.
+	Preview(ctx context.Context, env *Env, input json.RawMessage) (Preview, error)
 	Run(ctx context.Context, env *Env, input json.RawMessage) Result
 }
 
@@ -182,5 +189,5 @@ type FileEdit struct {
 
 // Planner is implemented by tools that edit files.
 type Planner interface {
-	Plan(env *Env, input json.RawMessage) (FileEdit, error)
+	Plan(ctx context.Context, env *Env, input json.RawMessage) (FileEdit, error)
 }

@@ -133,7 +133,7 @@ func TestBadArguments(t *testing.T) {
 			t.Errorf("Run(%s, %s) = %+v, want an error result", c.tool, c.input, res)
 		}
 		// Preview may accept what only the schema rejects; it must not panic.
-		tl.Preview(env, json.RawMessage(c.input))
+		tl.Preview(context.Background(), env, json.RawMessage(c.input))
 	}
 	// Runtime checks the schema cannot make.
 	for _, c := range []struct{ tool, input, want string }{

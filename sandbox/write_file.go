@@ -35,27 +35,27 @@ func (WriteFile) Kind() Kind     { return KindEdit }
 func (WriteFile) Effect() Effect { return EffectEdit }
 
 // Plan computes the write without doing it.
-func (t WriteFile) Plan(env *Env, input json.RawMessage) (FileEdit, error) {
+func (t WriteFile) Plan(ctx context.Context, env *Env, input json.RawMessage) (FileEdit, error) {
 	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema(), input)
 	if err != nil {
 		return FileEdit{}, err
 	}
-	return t.planned(env, input, in)
+	return t.planned(ctx, env, input, in)
 }
 
 // planned is the write's plan, computed once per call: Preview, Plan and
 // Run of the call share it while the file's hash still equals Before.
-func (t WriteFile) planned(env *Env, input json.RawMessage, in writeFileInput) (FileEdit, error) {
+func (t WriteFile) planned(ctx context.Context, env *Env, input json.RawMessage, in writeFileInput) (FileEdit, error) {
 	return memoPlan(env, t.Name(), input,
-		func(fe FileEdit) bool { return unchanged(env, in.Path, fe.Before) },
-		func() (FileEdit, error) { return t.plan(env, in) })
+		func(fe FileEdit) bool { return unchanged(ctx, env, in.Path, fe.Before) },
+		func() (FileEdit, error) { return t.plan(ctx, env, in) })
 }
 
-func (t WriteFile) plan(env *Env, in writeFileInput) (FileEdit, error) {
+func (t WriteFile) plan(ctx context.Context, env *Env, in writeFileInput) (FileEdit, error) {
 	if len(in.Content) > MaxEditBytes {
 		return FileEdit{}, fmt.Errorf("write_file: content is %d bytes, over the %d-byte limit", len(in.Content), MaxEditBytes)
 	}
-	old, exists, err := readForEdit(env, in.Path)
+	old, exists, err := readFileText(ctx, env, in.Path)
 	if err != nil {
 		return FileEdit{}, fmt.Errorf("write_file: %v", err)
 	}
@@ -73,13 +73,13 @@ func (t WriteFile) plan(env *Env, in writeFileInput) (FileEdit, error) {
 	return fe, nil
 }
 
-func (t WriteFile) Preview(env *Env, input json.RawMessage) (Preview, error) {
+func (t WriteFile) Preview(ctx context.Context, env *Env, input json.RawMessage) (Preview, error) {
 	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
 	p := Preview{Title: "Write " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
-	if fe, err := t.planned(env, input, in); err == nil {
+	if fe, err := t.planned(ctx, env, input, in); err == nil {
 		p.Diff = fe.Diff
 	} else {
 		return Preview{}, err
@@ -92,7 +92,7 @@ func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	fe, err := t.planned(env, input, in)
+	fe, err := t.planned(ctx, env, input, in)
 	if err != nil {
 		return Errorf("%v", err)
 	}

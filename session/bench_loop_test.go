@@ -87,7 +87,7 @@ func (*stamp) Schema() json.RawMessage {
 }
 func (*stamp) Kind() sandbox.Kind     { return sandbox.KindRead }
 func (*stamp) Effect() sandbox.Effect { return sandbox.EffectRead }
-func (*stamp) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+func (*stamp) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
 	return sandbox.Preview{Title: "stamp"}, nil
 }
 func (s *stamp) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbox.Result {

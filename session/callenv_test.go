@@ -31,11 +31,11 @@ func (s envSpy) note(use string, env *sandbox.Env) {
 	*s.seen = append(*s.seen, use)
 	*s.envs = append(*s.envs, env)
 }
-func (s envSpy) Preview(env *sandbox.Env, _ json.RawMessage) (sandbox.Preview, error) {
+func (s envSpy) Preview(_ context.Context, env *sandbox.Env, _ json.RawMessage) (sandbox.Preview, error) {
 	s.note("preview", env)
 	return sandbox.Preview{Title: "spy"}, nil
 }
-func (s envSpy) Plan(env *sandbox.Env, _ json.RawMessage) (sandbox.FileEdit, error) {
+func (s envSpy) Plan(_ context.Context, env *sandbox.Env, _ json.RawMessage) (sandbox.FileEdit, error) {
 	s.note("plan", env)
 	return sandbox.FileEdit{}, nil
 }

@@ -45,7 +45,7 @@ func (dump) Schema() json.RawMessage {
 }
 func (dump) Kind() sandbox.Kind     { return sandbox.KindRead }
 func (dump) Effect() sandbox.Effect { return sandbox.EffectRead }
-func (dump) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+func (dump) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
 	return sandbox.Preview{Title: "dump"}, nil
 }
 func (dump) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbox.Result {

@@ -165,7 +165,7 @@ func (f *files) run(ctx context.Context, env *sandbox.Env, tool sandbox.Tool, in
 		}
 		return res, seen, false
 	}
-	deps := ct.Depends(env, input)
+	deps := ct.Depends(ctx, env, input)
 	var seen []event.FileSeen
 	for _, d := range deps {
 		if !d.Tree {

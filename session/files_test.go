@@ -26,7 +26,7 @@ func (userEdit) Schema() json.RawMessage {
 }
 func (userEdit) Kind() sandbox.Kind     { return sandbox.KindOther }
 func (userEdit) Effect() sandbox.Effect { return sandbox.EffectNone }
-func (userEdit) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+func (userEdit) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
 	return sandbox.Preview{Title: "the user edits"}, nil
 }
 func (u userEdit) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbox.Result {

@@ -23,6 +23,7 @@ import (
 	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/fslock"
 	"github.com/bridle-dev/bridle/sandbox/mcp"
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
@@ -107,6 +108,12 @@ type Config struct {
 	Fault *Fault
 	// Version is bridle's, told to MCP servers in their handshake.
 	Version string
+	// Locks keeps the editor's file calls and commands apart, across
+	// sessions and bridle processes (sandbox/fslock). Nil: the editor's
+	// fs is not used (a command of another session could swap a file
+	// the editor is asked about for a link to one outside), and commands
+	// announce nothing.
+	Locks *fslock.Locks
 	// Unconfined says why commands on this machine run outside the box's
 	// confinement ("" when they do not: box.Report.Unconfined). In
 	// full-auto the user is then asked before the first such command,

@@ -356,7 +356,7 @@ func (s *Session) AskPending(ctx context.Context) {
 				continue
 			}
 			env := s.callEnv(cs.key)
-			p, err := tool.Preview(env, c.Input)
+			p, err := tool.Preview(ctx, env, c.Input)
 			if err != nil {
 				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 				continue
@@ -387,12 +387,9 @@ func (s *Session) AskPending(ctx context.Context) {
 	}()
 }
 
-// buffered says whether the session's files are read or written through
+// buffered says whether the session's files are read and written through
 // the editor.
-func (s *Session) buffered() bool {
-	b := s.box.Buffers
-	return b != nil && (b.CanRead() || b.CanWrite())
-}
+func (s *Session) buffered() bool { return s.box.UsesEditor() }
 
 // needsFiles says whether settling a started call of tool reads files:
 // a read is run again, an edit's file is hashed.

@@ -217,13 +217,14 @@ type redactedBuffers struct {
 	r *redact.Redactor
 }
 
-func (b redactedBuffers) ReadText(ctx context.Context, path string) (string, error) {
-	text, err := b.Buffers.ReadText(ctx, path)
-	return text, redactErr(b.r, err)
+func (b redactedBuffers) ReadText(ctx context.Context, path string) (string, <-chan struct{}, error) {
+	text, late, err := b.Buffers.ReadText(ctx, path)
+	return text, late, redactErr(b.r, err)
 }
 
-func (b redactedBuffers) WriteText(ctx context.Context, path, content string) error {
-	return redactErr(b.r, b.Buffers.WriteText(ctx, path, content))
+func (b redactedBuffers) WriteText(ctx context.Context, path, content string) (<-chan struct{}, error) {
+	late, err := b.Buffers.WriteText(ctx, path, content)
+	return late, redactErr(b.r, err)
 }
 
 func redactErr(r *redact.Redactor, err error) error {

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -58,7 +59,9 @@ func (s *Session) replayer() *replayer {
 	return &replayer{sessionID: s.row.ID, tools: tools, env: env, image: s.loadImage, red: s.box.Redactor}
 }
 
-func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
+// updates are an event's updates. ctx bounds the previews of its calls'
+// cards (an edit's may ask the editor for the file).
+func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpdate {
 	if !e.Kind().Facts().Shown {
 		return nil
 	}
@@ -89,7 +92,7 @@ func (r *replayer) updates(e event.Event) []acp.SessionUpdate {
 			out = append(out, AgentText(v.Text))
 		}
 		for i, c := range v.ToolCalls {
-			call := r.view(callKey(r.sessionID, e.Seq, i), c.Name, c.Input)
+			call := r.view(ctx, callKey(r.sessionID, e.Seq, i), c.Name, c.Input)
 			out = append(out, acp.SessionUpdate{ToolCall: &call})
 		}
 		return out
@@ -182,7 +185,7 @@ func RedactedNote(kinds []string) string {
 
 // view describes a requested call from its input alone, so the live card
 // and the replayed one agree.
-func (r *replayer) view(key, name string, input json.RawMessage) acp.ToolCall {
+func (r *replayer) view(ctx context.Context, key, name string, input json.RawMessage) acp.ToolCall {
 	v := r.pending(key, name, input)
 	t, ok := r.tools[name]
 	if !ok {
@@ -194,7 +197,7 @@ func (r *replayer) view(key, name string, input json.RawMessage) acp.ToolCall {
 	if r.callEnv != nil {
 		env = r.callEnv(key)
 	}
-	if p, err := t.Preview(env, input); err == nil {
+	if p, err := t.Preview(ctx, env, input); err == nil {
 		r.fill(&v, p)
 	}
 	return v

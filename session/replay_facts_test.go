@@ -40,7 +40,7 @@ func TestReplayerMatchesShownFacts(t *testing.T) {
 		if !p.Kind().Facts().Shown {
 			t.Errorf("%s: the replayer shows it, but its facts say it is not shown", p.Kind())
 		}
-		if len(r.updates(event.Event{Payload: p})) == 0 {
+		if len(r.updates(context.Background(), event.Event{Payload: p})) == 0 {
 			t.Errorf("%s: marked shown, but the replayer gave no update", p.Kind())
 		}
 	}

@@ -111,8 +111,8 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	}
 	root.Hide(m.cfg.Hidden...)
 	root.HideOwn(m.cfg.Own...)
-	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ())}
-	if bc, ok := m.cfg.Client.(bufferClient); ok {
+	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ()), Locks: m.cfg.Locks}
+	if bc, ok := m.cfg.Client.(bufferClient); ok && m.cfg.Locks != nil {
 		if b := bc.Buffers(row.ID); b != nil {
 			box.Buffers = redactedBuffers{b, box.Redactor}
 		}
@@ -512,7 +512,7 @@ func (s *Session) show(ctx context.Context, hide hidden, evs []event.Event) {
 	r := s.replayer()
 	r.callEnv = s.callEnv // the live card previews with the call's own Env
 	for _, e := range evs {
-		for _, u := range r.updates(e) {
+		for _, u := range r.updates(ctx, e) {
 			if hide == nil || !hide(e, u) {
 				s.send(ctx, u)
 			}
@@ -556,7 +556,7 @@ func (s *Session) Replay(ctx context.Context) error {
 	events := s.Events()
 	r := s.replayer()
 	for _, e := range events {
-		for _, u := range r.updates(e) {
+		for _, u := range r.updates(ctx, e) {
 			if err := s.m.cfg.Client.Update(ctx, s.row.ID, u); err != nil {
 				return fmt.Errorf("replay session %s: %w", s.row.ID, err)
 			}

@@ -28,7 +28,7 @@ func (stuck) Description() string     { return "Never returns." }
 func (stuck) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
 func (stuck) Kind() sandbox.Kind      { return sandbox.KindRead }
 func (stuck) Effect() sandbox.Effect  { return sandbox.EffectRead }
-func (stuck) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+func (stuck) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
 	return sandbox.Preview{Title: "stuck"}, nil
 }
 func (t stuck) Run(context.Context, *sandbox.Env, json.RawMessage) sandbox.Result {

@@ -24,7 +24,7 @@ func (poke) Schema() json.RawMessage {
 }
 func (poke) Kind() sandbox.Kind     { return sandbox.KindEdit }
 func (poke) Effect() sandbox.Effect { return sandbox.EffectEdit }
-func (poke) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+func (poke) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
 	return sandbox.Preview{Title: "poke"}, nil
 }
 func (poke) Run(context.Context, *sandbox.Env, json.RawMessage) sandbox.Result {

@@ -34,7 +34,7 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	if err := t.reg.CheckCall(env, tool, c.Input); err != nil {
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
-	preview, err := tool.Preview(env, c.Input)
+	preview, err := tool.Preview(ctx, env, c.Input)
 	if err != nil {
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
@@ -56,7 +56,7 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name, Input: c.Input}
 	var plan *sandbox.FileEdit
 	if p, ok := tool.(sandbox.Planner); ok {
-		fe, err := p.Plan(env, c.Input)
+		fe, err := p.Plan(ctx, env, c.Input)
 		if err != nil {
 			// The edit cannot apply (text not found, not unique…): nothing
 			// happens, and the model reads why.

@@ -26,7 +26,7 @@ func (shell) Schema() json.RawMessage {
 }
 func (shell) Kind() sandbox.Kind     { return sandbox.KindExecute }
 func (shell) Effect() sandbox.Effect { return sandbox.EffectExecute }
-func (shell) Preview(_ *sandbox.Env, input json.RawMessage) (sandbox.Preview, error) {
+func (shell) Preview(_ context.Context, _ *sandbox.Env, input json.RawMessage) (sandbox.Preview, error) {
 	var in struct{ Command string }
 	json.Unmarshal(input, &in)
 	return sandbox.Preview{Title: in.Command, Command: in.Command}, nil

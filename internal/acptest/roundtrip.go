@@ -26,6 +26,7 @@ var acpTypes = map[string]func() any{
 	"RequestPermissionRequest":       func() any { return new(acp.RequestPermissionRequest) },
 	"ReadTextFileRequest":            func() any { return new(acp.ReadTextFileRequest) },
 	"WriteTextFileRequest":           func() any { return new(acp.WriteTextFileRequest) },
+	"CancelRequestNotification":      func() any { return new(acp.CancelRequestNotification) },
 }
 
 // RoundTrip decodes part into package acp's type for def and encodes it

@@ -73,6 +73,9 @@ var paramDefs = map[string]string{
 	"session/request_permission": "RequestPermissionRequest",
 	"fs/read_text_file":          "ReadTextFileRequest",
 	"fs/write_text_file":         "WriteTextFileRequest",
+	// A protocol-level notification either side may send: bridle
+	// abandons a question to the editor whose turn ended.
+	"$/cancel_request": "CancelRequestNotification",
 }
 
 // Validate checks one message bridle wrote against the official ACP

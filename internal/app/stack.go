@@ -14,6 +14,7 @@ import (
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/box"
+	"github.com/bridle-dev/bridle/sandbox/fslock"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/store"
 )
@@ -38,6 +39,9 @@ type App struct {
 	Sandbox sandbox.Settings
 
 	fault *session.Fault
+	// locks keeps the editor's file calls and commands apart (nil: the
+	// lock file could not be made, and the editor's fs is not used).
+	locks *fslock.Locks
 	// probe is started once, by the first to need it (initialize's
 	// answer or the first command a session runs).
 	probeOnce sync.Once
@@ -103,7 +107,26 @@ func (a *App) Open(ctx context.Context) error {
 	a.Store = st
 	a.paths()
 	makeOwnDirs(a.DB)
+	a.locks = openLocks(a.Log)
 	return nil
+}
+
+// openLocks opens the lock file every bridle process of the user shares
+// (sandbox/fslock), in bridle's cache directory, which commands cannot
+// see. Without it the editor's fs is not used: the files are read and
+// written on disk.
+func openLocks(log *slog.Logger) *fslock.Locks {
+	dir := CacheDir()
+	if dir == "" {
+		log.Warn("no cache directory for the lock between the editor's file calls and commands: files are read and written on disk, not through the editor")
+		return nil
+	}
+	l, err := fslock.Open(filepath.Join(dir, "fs.lock"))
+	if err != nil {
+		log.Warn("files are read and written on disk, not through the editor: the lock between the editor's file calls and commands cannot be taken", "err", err)
+		return nil
+	}
+	return l
 }
 
 // StartProbe probes the machine's sandbox layers in the background, once
@@ -131,6 +154,7 @@ func (a *App) Manager(client session.Client) *session.Manager {
 		DataDir:      filepath.Dir(a.DB),
 		Project:      a.Models.ProjectInstructions,
 		Version:      a.Version,
+		Locks:        a.locks,
 		Unconfined:   func() string { return a.StartProbe().Report().Unconfined() },
 	})
 }

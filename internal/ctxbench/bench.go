@@ -149,7 +149,7 @@ func (emit) Schema() json.RawMessage {
 }
 func (emit) Kind() sandbox.Kind     { return sandbox.KindRead }
 func (emit) Effect() sandbox.Effect { return sandbox.EffectRead }
-func (emit) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+func (emit) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
 	return sandbox.Preview{Title: "emit"}, nil
 }
 

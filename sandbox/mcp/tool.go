@@ -96,7 +96,7 @@ func (t *Tool) Effect() sandbox.Effect {
 
 // Preview titles the call with its server; there are no paths or command
 // to show, so a session-wide approval covers every call of the tool.
-func (t *Tool) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+func (t *Tool) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
 	return sandbox.Preview{Title: fmt.Sprintf("%s (MCP %s)", t.title, t.c.spec.Name)}, nil
 }
 

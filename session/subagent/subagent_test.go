@@ -23,7 +23,7 @@ func (t tool) Description() string     { return t.name + "." }
 func (t tool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
 func (t tool) Kind() sandbox.Kind      { return sandbox.KindOther }
 func (t tool) Effect() sandbox.Effect  { return t.effect }
-func (t tool) Preview(*sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+func (t tool) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
 	return sandbox.Preview{Title: t.name}, nil
 }
 func (t tool) Run(context.Context, *sandbox.Env, json.RawMessage) sandbox.Result {

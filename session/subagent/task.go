@@ -174,7 +174,7 @@ func (t *Tool) parse(input json.RawMessage) (taskInput, error) {
 	return in, nil
 }
 
-func (t *Tool) Preview(_ *sandbox.Env, input json.RawMessage) (sandbox.Preview, error) {
+func (t *Tool) Preview(_ context.Context, _ *sandbox.Env, input json.RawMessage) (sandbox.Preview, error) {
 	in, err := t.parse(input)
 	if err != nil {
 		return sandbox.Preview{}, err

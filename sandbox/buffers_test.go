@@ -1,0 +1,169 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
+	"github.com/bridle-dev/bridle/sandbox/fslock"
+)
+
+// fakeBuffers is an editor holding buffers over the disk; stall, while
+// set, makes every question wait for ctx and answer late, when stall is
+// closed.
+type fakeBuffers struct {
+	read, write bool
+	mu          sync.Mutex
+	buffers     map[string]string
+	asked       []string
+	stall       chan struct{}
+}
+
+func (b *fakeBuffers) CanRead() bool  { return b.read }
+func (b *fakeBuffers) CanWrite() bool { return b.write }
+
+func (b *fakeBuffers) ask(ctx context.Context, what string) (<-chan struct{}, error) {
+	b.mu.Lock()
+	b.asked = append(b.asked, what)
+	stall := b.stall
+	b.mu.Unlock()
+	if stall != nil {
+		<-ctx.Done()
+		return stall, ctx.Err()
+	}
+	return nil, nil
+}
+
+func (b *fakeBuffers) ReadText(ctx context.Context, path string) (string, <-chan struct{}, error) {
+	late, err := b.ask(ctx, "read "+filepath.Base(path))
+	if err != nil {
+		return "", late, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buffers[path], nil, nil
+}
+
+func (b *fakeBuffers) WriteText(ctx context.Context, path, content string) (<-chan struct{}, error) {
+	late, err := b.ask(ctx, "write "+filepath.Base(path))
+	if err != nil {
+		return late, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buffers[path] = content
+	return nil, nil
+}
+
+// editorEnv is testEnv with a.txt on disk ("disk\n") and in fake
+// buffers offering the halves given ("buffer\n"), and a lock file.
+func editorEnv(t *testing.T, read, write bool) (*Env, *fakeBuffers) {
+	t.Helper()
+	env := testEnv(t)
+	path := filepath.Join(env.Root.Dir(), "a.txt")
+	testfs.Write(t, path, "disk\n")
+	fb := &fakeBuffers{read: read, write: write, buffers: map[string]string{path: "buffer\n"}}
+	locks, err := fslock.Open(filepath.Join(t.TempDir(), "fs.lock"))
+	if err != nil {
+		t.Fatalf("this system cannot take the locks: %v", err)
+	}
+	env.Buffers, env.Locks = fb, locks
+	return env, fb
+}
+
+// TestEditorOnlyWithBothHalves: the editor is asked only when it offers
+// both halves of fs; with one, reads and edits are on disk.
+func TestEditorOnlyWithBothHalves(t *testing.T) {
+	tests := []struct {
+		read, write bool
+		wantRead    string
+		wantDisk    string
+		wantAsked   string
+	}{
+		{true, true, "[from the editor's buffer]", "disk\n", "read a.txt,read a.txt,write a.txt"},
+		{true, false, "disk", "edited\n", ""},
+		{false, true, "disk", "edited\n", ""},
+		{false, false, "disk", "edited\n", ""},
+	}
+	for _, tt := range tests {
+		env, fb := editorEnv(t, tt.read, tt.write)
+		if res := call(t, ReadFile{}, env, `{"path": "a.txt"}`); !strings.Contains(res.Output, tt.wantRead) {
+			t.Errorf("read %v/write %v: read_file said %q, want %q", tt.read, tt.write, res.Output, tt.wantRead)
+		}
+		in := `{"path": "a.txt", "content": "edited\n"}`
+		if res := call(t, WriteFile{}, env.ForCall("k"), in); res.IsError {
+			t.Fatalf("write_file: %s", res.Output)
+		}
+		if disk, _ := os.ReadFile(filepath.Join(env.Root.Dir(), "a.txt")); string(disk) != tt.wantDisk {
+			t.Errorf("read %v/write %v: the disk holds %q, want %q", tt.read, tt.write, disk, tt.wantDisk)
+		}
+		if asked := strings.Join(fb.asked, ","); asked != tt.wantAsked {
+			t.Errorf("read %v/write %v: the editor was asked %q, want %q", tt.read, tt.write, asked, tt.wantAsked)
+		}
+	}
+}
+
+// TestEditorNotAskedWhileACommandRuns: while a command may write the
+// workspace, a read comes from the disk and says why, and an edit waits
+// for the command (here until its context ends).
+func TestEditorNotAskedWhileACommandRuns(t *testing.T) {
+	env, fb := editorEnv(t, true, true)
+	release, err := env.Locks.Command(context.Background(), env.Root.Dirs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	res := call(t, ReadFile{}, env, `{"path": "a.txt"}`)
+	if !strings.Contains(res.Output, "[read from disk: a.txt: a command that can write there is running") || !strings.Contains(res.Output, "disk") {
+		t.Errorf("read_file while a command runs: %q", res.Output)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = (WriteFile{}).Plan(ctx, env.ForCall("k"), []byte(`{"path": "a.txt", "content": "x"}`))
+	if err == nil || !strings.Contains(err.Error(), "waiting for a command that can write there to end: context canceled") {
+		t.Errorf("an edit's plan while a command runs: %v, want it to wait", err)
+	}
+	if len(fb.asked) > 0 {
+		t.Errorf("the editor was asked %v while a command ran", fb.asked)
+	}
+}
+
+// TestAQuestionGivenUpStillKeepsCommandsOut: bridle stops waiting for an
+// editor that does not answer (the turn ended), but the editor may still
+// open the file: commands wait until it answers.
+func TestAQuestionGivenUpStillKeepsCommandsOut(t *testing.T) {
+	env, fb := editorEnv(t, true, true)
+	fb.stall = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// The question is asked with a context already ended: the fake editor
+	// answers nothing, and bridle gives up at once.
+	call, err := holdEditor(context.Background(), env, "a.txt", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufferText(ctx, env, call, "a.txt"); err == nil {
+		t.Fatal("a question to a silent editor with its context ended succeeded")
+	}
+	call.done()
+	waiting := make(chan struct{})
+	wctx, stop := context.WithCancel(context.Background())
+	go func() {
+		<-waiting
+		stop()
+	}()
+	if _, err := env.Locks.Command(wctx, env.Root.Dirs(), func() { close(waiting) }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a command while the editor still holds a question: %v, want it to wait", err)
+	}
+	close(fb.stall) // the editor answers, late: the command goes ahead
+	release, err := env.Locks.Command(context.Background(), env.Root.Dirs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+}

@@ -1,0 +1,311 @@
+// Package fslock keeps the editor's file calls and the box's commands
+// apart. The editor is handed a path bridle checked and opens it itself,
+// following whatever links it meets: a command running meanwhile, in any
+// session of any bridle process, could swap the file for a link to a file
+// outside the workspace between the check and the editor's open. So an
+// editor call runs only while no command that could change what its path
+// leads to is running, and no such command starts until it is done.
+//
+// Both sides announce themselves in one lock file, shared by the user's
+// bridle processes (it lives in bridle's cache directory, which commands
+// cannot see), as shared byte-range locks on open file descriptions, one
+// byte per directory and side:
+//
+//   - a command announces each directory it may write (the workspace's
+//     directories), then waits until no editor call is announced on any
+//     of them;
+//   - an editor call announces every directory a lookup of its path goes
+//     through and all their ancestors, then checks that no command is
+//     announced on any of them; if one is, it withdraws, and either gives
+//     up (a read, which then reads the disk through the confined file) or
+//     tries again later (an edit).
+//
+// A command can change a lookup only in a directory below one it may
+// write, so a command and an editor call that could race always share a
+// byte. Each side announces before it checks the other, so of two that
+// start together at least one sees the other; the editor call is the one
+// that withdraws, so neither waits for the other forever. Directories are
+// named by device and inode, not by path: a directory renamed while a
+// command runs in it is still the one the command writes.
+package fslock
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrBusy is returned by Editor without waiting when a command that could
+// change what the path leads to is running.
+var ErrBusy = errors.New("a command that can write there is running (in this or another session, or another bridle window)")
+
+// errMoving is returned by Editor without waiting when the directories
+// on the way to the path keep changing while it announces itself (only
+// something outside the box, the user's own programs, can do that).
+var errMoving = errors.New("the directories on its way kept changing")
+
+// maxMoves bounds the announcements Editor makes without waiting while
+// the path moves.
+const maxMoves = 8
+
+// Locks are the announcements of the user's bridle processes, in one
+// file. A nil *Locks announces nothing: every call returns at once.
+type Locks struct {
+	path string
+}
+
+// Open returns the Locks kept in the file at path, creating it, and
+// checks that this system can take the locks. Every bridle process of the
+// user must use the same file.
+func Open(path string) (*Locks, error) {
+	l := &Locks{path: path}
+	f, err := l.open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := probe(f); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Locks) open() (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return nil, fmt.Errorf("bridle's lock file: %w", err)
+	}
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("bridle's lock file: %w", err)
+	}
+	return f, nil
+}
+
+// The two sides' bytes of a directory's key.
+const (
+	commandSide = 0
+	editorSide  = 1
+)
+
+// offset is where a key's byte of one side is in the lock file.
+func offset(key uint64, side int64) int64 { return int64(key>>2)<<1 | side }
+
+// Command announces a command that may write below dirs, waiting until no
+// editor call is announced on any of them (ctx ends the wait); waiting,
+// if not nil, is called once when it starts to wait. The command's
+// processes must all be gone before release is called.
+func (l *Locks) Command(ctx context.Context, dirs []string, waiting func()) (release func(), err error) {
+	if l == nil {
+		return func() {}, nil
+	}
+	var keys []uint64
+	for _, d := range dirs {
+		if k, ok := dirKey(d); ok {
+			keys = append(keys, k)
+		}
+	}
+	f, err := l.announce(keys, commandSide)
+	if err != nil {
+		return nil, err
+	}
+	// Editor calls are short (each question to the editor has a time
+	// bound), and every one that starts from now on sees this command and
+	// withdraws: the wait ends.
+	for try := 0; ; try++ {
+		busy, err := anyHeld(f, keys, editorSide)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if !busy {
+			return func() { f.Close() }, nil
+		}
+		if try == 0 && waiting != nil {
+			waiting()
+		}
+		if err := pause(ctx, try); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("waiting for the editor to answer about a file there: %w", err)
+		}
+	}
+}
+
+// Editor announces an editor call on path (absolute, as the editor will
+// be given it). Without wait it returns ErrBusy at once when a command
+// that could change what path leads to is running; with wait it waits for
+// such commands to end (ctx ends the wait). Call release once the editor
+// has answered.
+func (l *Locks) Editor(ctx context.Context, path string, wait bool) (release func(), err error) {
+	if l == nil {
+		return func() {}, nil
+	}
+	for try := 0; ; try++ {
+		keys := pathKeys(path)
+		f, err := l.announce(keys, editorSide)
+		if err != nil {
+			return nil, err
+		}
+		busy, err := anyHeld(f, keys, commandSide)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		// A command that ended just before the announcement may have
+		// moved the path elsewhere; once announced, no command can.
+		if !busy && isSubset(pathKeys(path), keys) {
+			return func() { f.Close() }, nil
+		}
+		f.Close()
+		switch {
+		case wait:
+		case busy:
+			return nil, ErrBusy
+		case try >= maxMoves:
+			return nil, errMoving
+		}
+		if err := pause(ctx, try); err != nil {
+			return nil, fmt.Errorf("waiting for a command that can write there to end: %w", err)
+		}
+	}
+}
+
+// announce opens a description of the lock file of its own (locks belong
+// to it, so two callers in one process do not share them) and takes a
+// shared lock on each key's byte of side. Nothing takes an exclusive
+// lock, so this never waits.
+func (l *Locks) announce(keys []uint64, side int64) (*os.File, error) {
+	f, err := l.open()
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if err := share(f, offset(k, side)); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// anyHeld says whether another description holds a lock on any key's
+// byte of side.
+func anyHeld(f *os.File, keys []uint64, side int64) (bool, error) {
+	for _, k := range keys {
+		held, err := heldByOther(f, offset(k, side))
+		if err != nil || held {
+			return held, err
+		}
+	}
+	return false, nil
+}
+
+// pause waits before try+1, from a few milliseconds growing to a quarter
+// of a second, with jitter so that waiters do not move in step.
+func pause(ctx context.Context, try int) error {
+	d := min(5*time.Millisecond<<min(try, 6), 250*time.Millisecond)
+	d += rand.N(d / 2)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// pathKeys are the keys of every directory a lookup of path goes through
+// and of all their ancestors, sorted.
+func pathKeys(path string) []uint64 {
+	seen := map[string]bool{}
+	var keys []uint64
+	for _, d := range lookupDirs(path) {
+		for a := d; !seen[a]; a = filepath.Dir(a) {
+			seen[a] = true
+			if k, ok := dirKey(a); ok {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// lookupDirs returns the directories, as real paths, in which opening
+// path (absolute) looks up a name, following symbolic links as open(2)
+// does. A name that does not exist ends the walk.
+func lookupDirs(path string) []string {
+	var dirs []string
+	cur, rest := "/", path
+	for hops := 0; ; {
+		var name string
+		name, rest, _ = strings.Cut(strings.TrimLeft(rest, "/"), "/")
+		switch name {
+		case "":
+			if rest == "" {
+				return dirs
+			}
+			continue
+		case ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		dirs = append(dirs, cur)
+		next := filepath.Join(cur, name)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return dirs
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		target, err := os.Readlink(next)
+		if hops++; err != nil || hops > 40 {
+			return dirs
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = target + "/" + rest
+	}
+}
+
+// dirKey names a directory by its device and inode.
+func dirKey(dir string) (uint64, bool) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(st.Dev))
+	binary.LittleEndian.PutUint64(b[8:], uint64(st.Ino))
+	h := fnv.New64a()
+	h.Write(b[:])
+	return h.Sum64(), true
+}
+
+func isSubset(a, b []uint64) bool {
+	for _, k := range a {
+		if _, ok := slices.BinarySearch(b, k); !ok {
+			return false
+		}
+	}
+	return true
+}
