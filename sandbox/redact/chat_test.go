@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -70,5 +72,33 @@ func TestChatAgreesWithRedact(t *testing.T) {
 		if got.String() != want {
 			t.Errorf("in pieces of %d:\n got %q\nwant %q", size, got.String(), want)
 		}
+	}
+}
+
+// BenchmarkChatStreamedAnswer streams an answer through a Chat in 20-byte
+// pieces, as a model's text arrives: a Go source file (go/parser's
+// parser.go, dense in the patterns' hints) and a page of prose (this
+// repository's docs/sandbox.md), with a session's known values: two long
+// provider keys and a .env file's.
+func BenchmarkChatStreamedAnswer(b *testing.B) {
+	r := New([]string{"ANTHROPIC_API_KEY=" + anthropic + strings.Repeat("Zq4", 26), "GITHUB_TOKEN=" + ghToken})
+	r.AddDotEnv(".env", []byte("DB_PASSWORD=dotenv-pw-"+"K3j8Hq1Vb6\nSTRIPE_KEY="+corpusValue+"\n"))
+	prose, err := os.ReadFile(filepath.Join("..", "..", "docs", "sandbox.md"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, in := range []struct{ name, text string }{{"go-source", sourceFiles(b)["parser.go"]}, {"prose", string(prose)}} {
+		b.Run(in.name, func(b *testing.B) {
+			b.SetBytes(int64(len(in.text)))
+			for b.Loop() {
+				c := NewChat(r)
+				for s := in.text; s != ""; {
+					n := min(20, len(s))
+					c.Write(s[:n])
+					s = s[n:]
+				}
+				c.Close()
+			}
+		})
 	}
 }
