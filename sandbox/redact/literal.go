@@ -152,18 +152,28 @@ func (r *Redactor) literalHits(s string, t *literalTable, found [][]anchor) []hi
 
 // piece reports whether s[start:end], a prefix (or suffix) of a value of
 // length n but not all of it, stands for the value: it is at least half
-// the value, and it starts (a prefix) or ends (a suffix) where a word
-// does, as a value cut in two does ("${KEY:0:12}", a line cut by a cap or
-// a line break). Shorter pieces, and pieces inside a longer word, are
-// left: there they are as likely ordinary text.
+// the value, and it starts (a prefix) where a word does, as a value cut
+// in two does ("${KEY:0:12}", a line cut by a cap or a line break), or
+// (a suffix) is a word of its own, ending and starting where words do
+// (the second half of a line cut in two). Shorter pieces, and pieces
+// inside a longer word, are left: there they are as likely ordinary
+// text. A suffix glued to the end of a word is left too: otherwise the
+// last letters of any word could be the start of one, and a Chat would
+// hold them back until the next piece of the answer came.
 func piece(s string, start, end, n int, prefix bool) bool {
 	if end-start < max(seedLen, n/2) {
 		return false
 	}
 	if prefix {
-		return start == 0 || !isAlnum(s[start-1]) || !isAlnum(s[start])
+		return wordEdge(s, start)
 	}
-	return end == len(s) || !isAlnum(s[end]) || !isAlnum(s[end-1])
+	return wordEdge(s, start) && wordEdge(s, end)
+}
+
+// wordEdge reports whether a word starts or ends at i in s: a letter or
+// digit is not on both sides of it.
+func wordEdge(s string, i int) bool {
+	return i == 0 || i == len(s) || !isAlnum(s[i-1]) || !isAlnum(s[i])
 }
 
 // commonPrefix is how many bytes s and v share from their starts.
