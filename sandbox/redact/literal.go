@@ -36,12 +36,25 @@ type literal struct {
 	// pieces says a prefix or a suffix of the form counts on its own (the
 	// value itself, when long enough).
 	pieces bool
+	// bytes are the bytes of a form with pieces, in both cases: a text
+	// with another byte is no piece of it.
+	bytes byteSet
 }
+
+// byteSet is a set of bytes.
+type byteSet [4]uint64
+
+func (b *byteSet) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
+func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 
 // forms returns the literals that find value: the value, then its encoded
 // forms.
 func forms(value, kind string) []literal {
 	out := []literal{{value: value, kind: kind, fold: true, pieces: len(value) >= pieceValue}}
+	for i := range len(value) {
+		out[0].bytes.add(lowerByte(value[i]))
+		out[0].bytes.add(upperByte(value[i]))
+	}
 	add := func(v string, fold bool) {
 		if len(v) >= minSecretLen && !slices.ContainsFunc(out, func(l literal) bool { return l.value == v }) {
 			out = append(out, literal{value: v, kind: kind, fold: fold})
