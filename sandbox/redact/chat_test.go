@@ -255,3 +255,30 @@ func BenchmarkChatStreamedAnswer(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMicroChatLongCandidates streams, in 20-byte pieces, what a
+// model told to could write to make a Chat look far back on every piece:
+// a name of 3,000 hints, values and tokens of 8 KB still coming, a key
+// block without its end. A piece costs in proportion to how far back the
+// secret still coming began (at most the 8 KiB held and the 1 KiB of
+// context): each start is looked at once a piece, not once a hint.
+func BenchmarkMicroChatLongCandidates(b *testing.B) {
+	r := New([]string{"MY_API_TOKEN=tok-very-secret-1234"})
+	long := strings.Repeat("a1", 4000)
+	for _, in := range []struct{ name, text string }{
+		{"hints", strings.Repeat("key", 3000) + " ok"},
+		{"assignment", "api_key = " + long + " ok"},
+		{"bearer", "Authorization: Bearer " + long + " ok"},
+		{"token", "ghp_" + long + " ok"},
+		{"jwt-begun", "eyJ" + long + " ok"},
+		{"key-block", "-----BEGIN RSA " + "PRIVATE KEY-----\n" + strings.Repeat("MIIEowIBAAKCAQEA1234\n", 400)},
+		{"escapes", strings.Repeat("%41", 3000) + " ok"},
+	} {
+		b.Run(in.name, func(b *testing.B) {
+			b.SetBytes(int64(len(in.text)))
+			for b.Loop() {
+				chatPieces(r, []string{in.text}, 20)
+			}
+		})
+	}
+}

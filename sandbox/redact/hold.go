@@ -90,10 +90,18 @@ func settle(q int, s string, hs []hit) int {
 // coming returns where the earliest match that may still come (or go
 // on) past the end of s begins what it would replace; len(s) if none.
 func (r *Redactor) coming(s string, sc scanned, hs []hit, depth int, m *memo) int {
+	// A hit that reaches the end is held from its start (settle): what
+	// may come after that start needs no look.
 	q := len(s)
+	for _, h := range hs {
+		if h.to == len(s) {
+			q = min(q, h.start)
+		}
+	}
 	ps, os := patterns(), openings()
 	var b []byte // s, for the patterns' start functions
 	for k, p := range ps {
+		tried := -1
 		for _, a := range sc.found[k] {
 			if a.at >= q || m.isDead(k, a.at, len(s)) {
 				continue
@@ -105,13 +113,13 @@ func (r *Redactor) coming(s string, sc scanned, hs []hit, depth int, m *memo) in
 				}
 				st = p.lead(b, a.at)
 			}
-			if st >= q || st >= 0 && os[k].word && !wordStarts(s, hs, st) {
+			// The hints of one name ("keykeykey…") give one start,
+			// tried once.
+			if st >= q || st >= 0 && (st == tried || os[k].word && !wordStarts(s, hs, st)) {
 				continue
 			}
-			// A match from st that ends before s does stays as it is
-			// (a key block up to its end line), though a longer text
-			// from st could begin one.
-			if st < 0 || !os[k].could(s[st:]) || ended(&p, s[st:]) {
+			tried = st
+			if st < 0 || !mayCome(&p, &os[k], hs, s, st) {
 				m.bury(k, a.at, len(s))
 				continue
 			}
@@ -132,11 +140,21 @@ func (r *Redactor) coming(s string, sc scanned, hs []hit, depth int, m *memo) in
 	return q
 }
 
-// ended reports whether p matches at the start of s, the match ending
-// before s does.
-func ended(p *pattern, s string) bool {
-	m := p.at.FindStringIndex(s)
-	return m != nil && m[1] < len(s)
+// mayCome reports whether a match of p may still come from st in s, or
+// go on past its end. A match found running to the end begins one (no
+// need to look); one that ends before s does stays as it is (a key block
+// up to its end line), though a longer text from st could begin one;
+// with none, the pattern's beginnings decide.
+func mayCome(p *pattern, o *opening, hs []hit, s string, st int) bool {
+	for _, h := range hs {
+		if h.from == st && h.to == len(s) {
+			return true
+		}
+	}
+	if m := p.at.FindStringIndex(s[st:]); m != nil {
+		return st+m[1] == len(s)
+	}
+	return o.could(s[st:])
 }
 
 // opening returns where the longest end of s that begins a token
