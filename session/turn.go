@@ -304,8 +304,9 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 	req := s.withImages(a.Request)
 	var c provider.Collector
 	var streamErr error
-	// The answer is shown redacted as it comes, a word behind the model
-	// (redact.Chat), and recorded as it was shown.
+	// The answer is shown redacted as it comes, all but what more text
+	// could still make part of a secret (redact.Chat), and recorded as
+	// it was shown.
 	text, thought := redact.NewChat(s.box.Redactor), redact.NewChat(s.box.Redactor)
 	for d, err := range t.prov.Stream(ctx, req) {
 		if err != nil {

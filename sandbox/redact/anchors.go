@@ -11,6 +11,13 @@ type anchorTable struct {
 	next []uint16
 	// ends lists, for each state, the hints that end when it is reached.
 	ends [][]hintEnd
+	// A state stands for the longest end of the text read that begins a
+	// hint: depth is its length, fail the state of the next shorter one
+	// (0, the root, for none), and open lists the hint lists (patterns)
+	// with a hint that it begins but does not end. A Chat reads them
+	// after the last byte: what may still become a hint (opening).
+	depth, fail []uint16
+	open        [][]int
 }
 
 // hintEnd is one hint of one pattern.
@@ -47,7 +54,20 @@ func newAnchorTable(hints [][]string) *anchorTable {
 	if len(nodes) > 1<<16 {
 		panic("redact: too many hints for the anchor table")
 	}
-	t := &anchorTable{next: make([]uint16, len(nodes)<<8), ends: make([][]hintEnd, len(nodes))}
+	t := &anchorTable{next: make([]uint16, len(nodes)<<8), ends: make([][]hintEnd, len(nodes)),
+		depth: make([]uint16, len(nodes)), fail: make([]uint16, len(nodes)), open: make([][]int, len(nodes))}
+	for p, hs := range hints {
+		for _, h := range hs {
+			cur := 0
+			for i := range len(h) - 1 {
+				cur = nodes[cur].child[lowerByte(h[i])]
+				t.depth[cur] = uint16(i + 1)
+				if o := t.open[cur]; len(o) == 0 || o[len(o)-1] != p {
+					t.open[cur] = append(o, p)
+				}
+			}
+		}
+	}
 	// Breadth first, so that a state's fail state is complete before it.
 	queue := []int{0}
 	for len(queue) > 0 {
@@ -71,6 +91,9 @@ func newAnchorTable(hints [][]string) *anchorTable {
 			}
 		}
 	}
+	for s := range nodes {
+		t.fail[s] = uint16(nodes[s].fail)
+	}
 	// Upper-case letters go where their lower-case ones go.
 	for s := range nodes {
 		for c := 'A'; c <= 'Z'; c++ {
@@ -81,8 +104,8 @@ func newAnchorTable(hints [][]string) *anchorTable {
 }
 
 // scan returns, for each pattern, where its hints occur in s, in the
-// order their ends are found.
-func (t *anchorTable) scan(s string, patterns int) [][]anchor {
+// order their ends are found, and the state after the last byte.
+func (t *anchorTable) scan(s string, patterns int) ([][]anchor, int) {
 	out := make([][]anchor, patterns)
 	state := 0
 	for i := range len(s) {
@@ -91,7 +114,14 @@ func (t *anchorTable) scan(s string, patterns int) [][]anchor {
 			out[e.pattern] = append(out[e.pattern], anchor{at: i + 1 - e.len, len: e.len})
 		}
 	}
-	return out
+	return out, state
+}
+
+func upperByte(c byte) byte {
+	if isLower(c) {
+		return c - 'a' + 'A'
+	}
+	return c
 }
 
 func lowerByte(c byte) byte {

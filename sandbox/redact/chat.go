@@ -2,7 +2,6 @@ package redact
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -13,23 +12,29 @@ const chatContext = 1024
 
 // Chat redacts text that arrives in small pieces to be shown as it comes:
 // a model's answer, streamed. Unlike Writer, which holds kilobytes, it
-// holds back only what could still become, or be part of, a secret: the
-// last word (a token has no space in it), a tail that begins a known
-// value, a match that reaches the end (a key block without its end line
-// yet) — so a chat's text is delayed by about a word. What it passed on,
-// joined (Text), is the answer as it is stored.
+// holds back only what more text could still make part of a redacted
+// span, or change: the first letters of a token format ("ghp_", "sk-an")
+// or of a known value's form, a value after its name ("password=" is
+// shown, what follows is held), an escape begun ("%4"), a match that
+// reaches the end (a key block without its end line yet); see hold.go.
+// A word after which the model pauses is shown at once. What it passed
+// on, joined (Text), is the answer as Redact makes it whole, and as it
+// is stored.
 type Chat struct {
 	r *Redactor
 	// ctx is the end of what was passed on, raw; pending what is held.
 	ctx, pending string
 	out          strings.Builder
+	// memo is what is known of ctx and pending; memo.off is where ctx
+	// starts in the stream.
+	memo memo
 }
 
 // NewChat returns a Chat that redacts with r.
-func NewChat(r *Redactor) *Chat { return &Chat{r: r} }
+func NewChat(r *Redactor) *Chat { return &Chat{r: r, memo: memo{dead: map[[2]int]int{}}} }
 
 // Write takes the next piece and returns what can be shown now, redacted
-// (often "", or less than the piece).
+// (often all of it, sometimes less, or "").
 func (c *Chat) Write(piece string) string {
 	c.pending += piece
 	return c.pass(false)
@@ -47,10 +52,11 @@ func (c *Chat) pass(final bool) string {
 	}
 	text := c.ctx + c.pending
 	base := len(c.ctx)
-	hs := c.r.hits(text, false)
+	sc := c.r.scan(text)
+	hs := c.r.hitsOf(text, sc, false, 0)
 	cut := len(text)
 	if !final {
-		cut = c.holdFrom(text, base, hs)
+		cut = c.holdFrom(text, base, sc, hs)
 	}
 	if cut <= base {
 		return ""
@@ -73,77 +79,25 @@ func (c *Chat) pass(final bool) string {
 		keep++
 	}
 	c.ctx, c.pending = text[keep:cut], text[cut:]
+	c.memo.off += keep
+	c.memo.forget(c.memo.off)
 	return out
 }
 
-// holdFrom is where the text that must wait begins: after the last white
-// space, or earlier where a match, a known value's start or a key block
-// could still go on past the end.
-func (c *Chat) holdFrom(text string, base int, hs []hit) int {
-	cut := base
-	if i := lastBreak(text[base:]); i >= 0 {
-		_, n := utf8.DecodeRuneInString(text[base+i:])
-		cut = base + i + n
-	} else if len(text)-base > minCarry {
-		// One word longer than any token: pass it on, but for what a
-		// token could still be.
-		cut = len(text) - minCarry
-		for cut > base && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
+// holdFrom is where the text that must wait begins: what more text could
+// change (unsettled), but for a tail longer than any token, of which all
+// but the last minCarry bytes are passed on (unless a match holds them),
+// and never inside a character.
+func (c *Chat) holdFrom(text string, base int, sc scanned, hs []hit) int {
+	cut := c.r.unsettled(text, sc, hs, 0, &c.memo)
+	if len(text)-cut > minCarry {
+		cut = settle(len(text)-minCarry, text, hs)
 	}
-	// A begin line not yet ended may be a key block's.
-	if i := strings.LastIndex(text[base:], "-----BEGIN"); i >= 0 && !strings.Contains(text[base+i:], "\n") {
-		cut = min(cut, base+i)
-	}
-	for _, h := range hs {
-		if h.from < cut && (cut < h.to || h.to == len(text)) {
-			cut = max(base, min(cut, h.start))
-		}
-	}
-	if c.r != nil {
-		for _, l := range c.r.literals {
-			if p := startsValue(text, l); p >= base && p < cut {
-				cut = p
-			}
-		}
+	cut = max(cut, base)
+	for cut > base && cut < len(text) && !utf8.RuneStart(text[cut]) {
+		cut--
 	}
 	return cut
-}
-
-// lastBreak returns where the last white space in s is, but for the line
-// breaks of quoted-printable ("=" before them), which a run of encoded
-// text goes on across (see runAround); -1 if there is none.
-func lastBreak(s string) int {
-	for {
-		i := strings.LastIndexFunc(s, unicode.IsSpace)
-		if i < 0 || !softBreak(s, i) {
-			return i
-		}
-		s = s[:i]
-	}
-}
-
-// softBreak says whether the white space at i is part of a
-// quoted-printable soft line break.
-func softBreak(s string, i int) bool {
-	return s[i] == '\n' && (i >= 1 && s[i-1] == '=' || i >= 2 && s[i-1] == '\r' && s[i-2] == '=') ||
-		s[i] == '\r' && i >= 1 && s[i-1] == '=' && (i+1 == len(s) || s[i+1] == '\n')
-}
-
-// startsValue returns where the longest end of text that begins l (but
-// is not all of it) starts, or -1. Only forms with white space in them
-// need it: the last word is held anyway.
-func startsValue(text string, l literal) int {
-	if strings.IndexFunc(l.value, unicode.IsSpace) < 0 {
-		return -1
-	}
-	for n := min(len(l.value)-1, len(text)); n > 0; n-- {
-		if commonPrefix(text[len(text)-n:], l.value, l.fold) == n {
-			return len(text) - n
-		}
-	}
-	return -1
 }
 
 // shift moves hits by -base.

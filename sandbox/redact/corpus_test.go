@@ -65,6 +65,8 @@ var tricks = []trick{
 		why: "as above"},
 	{name: "second half alone", apply: func(s string) string { return "second: " + s[len(s)/2:] + "\n" }, value: true,
 		why: "as above"},
+	{name: "second half glued to a word", apply: func(s string) string { return "second: q" + s[len(s)/2:] + "\n" },
+		why: "a piece stands for a value only as a word of its own: the last letters of any word could begin one, and a streamed answer would be held back at every word"},
 	{name: "cut by a cap", apply: func(s string) string { return "K=" + s[:len(s)*2/3] + " […line cut]\n" }, value: true,
 		why: "as above"},
 	{name: "percent-encoded, every byte", apply: func(s string) string { return "https://x.test/?k=" + percentAll(s) + "&v=1" }, value: true, token: true},

@@ -36,12 +36,25 @@ type literal struct {
 	// pieces says a prefix or a suffix of the form counts on its own (the
 	// value itself, when long enough).
 	pieces bool
+	// bytes are the bytes of a form with pieces, in both cases: a text
+	// with another byte is no piece of it.
+	bytes byteSet
 }
+
+// byteSet is a set of bytes.
+type byteSet [4]uint64
+
+func (b *byteSet) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
+func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
 
 // forms returns the literals that find value: the value, then its encoded
 // forms.
 func forms(value, kind string) []literal {
 	out := []literal{{value: value, kind: kind, fold: true, pieces: len(value) >= pieceValue}}
+	for i := range len(value) {
+		out[0].bytes.add(lowerByte(value[i]))
+		out[0].bytes.add(upperByte(value[i]))
+	}
 	add := func(v string, fold bool) {
 		if len(v) >= minSecretLen && !slices.ContainsFunc(out, func(l literal) bool { return l.value == v }) {
 			out = append(out, literal{value: v, kind: kind, fold: fold})
@@ -152,18 +165,28 @@ func (r *Redactor) literalHits(s string, t *literalTable, found [][]anchor) []hi
 
 // piece reports whether s[start:end], a prefix (or suffix) of a value of
 // length n but not all of it, stands for the value: it is at least half
-// the value, and it starts (a prefix) or ends (a suffix) where a word
-// does, as a value cut in two does ("${KEY:0:12}", a line cut by a cap or
-// a line break). Shorter pieces, and pieces inside a longer word, are
-// left: there they are as likely ordinary text.
+// the value, and it starts (a prefix) where a word does, as a value cut
+// in two does ("${KEY:0:12}", a line cut by a cap or a line break), or
+// (a suffix) is a word of its own, ending and starting where words do
+// (the second half of a line cut in two). Shorter pieces, and pieces
+// inside a longer word, are left: there they are as likely ordinary
+// text. A suffix glued to the end of a word is left too: otherwise the
+// last letters of any word could be the start of one, and a Chat would
+// hold them back until the next piece of the answer came.
 func piece(s string, start, end, n int, prefix bool) bool {
 	if end-start < max(seedLen, n/2) {
 		return false
 	}
 	if prefix {
-		return start == 0 || !isAlnum(s[start-1]) || !isAlnum(s[start])
+		return wordEdge(s, start)
 	}
-	return end == len(s) || !isAlnum(s[end]) || !isAlnum(s[end-1])
+	return wordEdge(s, start) && wordEdge(s, end)
+}
+
+// wordEdge reports whether a word starts or ends at i in s: a letter or
+// digit is not on both sides of it.
+func wordEdge(s string, i int) bool {
+	return i == 0 || i == len(s) || !isAlnum(s[i-1]) || !isAlnum(s[i])
 }
 
 // commonPrefix is how many bytes s and v share from their starts.

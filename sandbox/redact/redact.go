@@ -205,29 +205,32 @@ type pattern struct {
 	group int
 	// hint lists lower-case substrings one of which every match
 	// contains, looked for before any regular expression runs so that
-	// plain output stays fast.
+	// plain output stays fast. A pattern that replaces its whole match
+	// starts every match with a hint: a Chat knows a match may be coming
+	// from a hint's first letters at the end of the text (see hold.go).
 	hint []string
 	// start returns where a match containing the hint found at i would
 	// start, or -1 when none can. nil: the expression runs over the whole
 	// text (it starts with a literal, which the regexp package finds
 	// fast by itself).
 	start func(s []byte, i int) int
+	// lead returns where a match that holds the hint at i may start,
+	// judged from the text up to the hint only, for a match that may
+	// still come (a Chat): -1 if none can. nil: at the hint.
+	lead func(s []byte, i int) int
 	// contextual patterns recognise a secret by what surrounds it (a
 	// name, a header, a URL) rather than by its own form. They are not
 	// applied to the user's prompts (see RedactPrompt).
 	contextual bool
 }
 
-// atHint starts a match off bytes before its hint; word says the match
-// starts with \b, so the byte before it must not be a word character.
-func atHint(off int, word bool) func([]byte, int) int {
-	return func(s []byte, i int) int {
-		i -= off
-		if i < 0 || word && i > 0 && isWord(s[i-1]) {
-			return -1
-		}
-		return i
+// atWord starts a match at its hint, which starts with \b: the byte
+// before it must not be a word character.
+func atWord(s []byte, i int) int {
+	if i > 0 && isWord(s[i-1]) {
+		return -1
 	}
+	return i
 }
 
 // nameStart starts an assignment's match where the name holding the hint
@@ -238,17 +241,8 @@ func atHint(off int, word bool) func([]byte, int) int {
 // match: most hints in code are not such assignments (key := p.parseKey()),
 // and these checks are much cheaper than the expression.
 func nameStart(s []byte, i int) int {
-	for i > 0 && nameChar(s[i-1]) {
-		i--
-	}
-	st := i
-	for st < len(s) && !isWord(s[st]) {
-		st++
-	}
-	for i < len(s) && nameChar(s[i]) {
-		i++
-	}
-	end := i
+	st, end := nameSpan(s, i)
+	i = end
 	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
 		i++
 	}
@@ -272,6 +266,45 @@ func nameStart(s []byte, i int) int {
 	return -1
 }
 
+// nameSpan returns the name that holds the hint at i: the run of name
+// characters around it, from its first word character (\b).
+func nameSpan(s []byte, i int) (int, int) {
+	for i > 0 && nameChar(s[i-1]) {
+		i--
+	}
+	st := i
+	for st < len(s) && !isWord(s[st]) {
+		st++
+	}
+	for i < len(s) && nameChar(s[i]) {
+		i++
+	}
+	return st, i
+}
+
+// nameLead is nameStart for a text that may go on: the name and what
+// follows it may not have come yet, nor the value's digit; a name that
+// has ended must look secret and be followed by the assignment.
+func nameLead(s []byte, i int) int {
+	st, end := nameSpan(s, i)
+	if end == len(s) {
+		return st
+	}
+	if !SecretName(string(s[st:end])) {
+		return -1
+	}
+	if s[end] == '"' || s[end] == '\'' {
+		end++
+	}
+	for end < len(s) && isSpace(s[end]) {
+		end++
+	}
+	if end < len(s) && s[end] != ':' && s[end] != '=' {
+		return -1
+	}
+	return st
+}
+
 // isSpace is regexp's \s.
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
@@ -288,7 +321,7 @@ func nameChar(c byte) bool { return isWord(c) || c == '.' || c == '-' }
 // what a token has there ("gh" occurs in many words).
 func ghStart(s []byte, i int) int {
 	if i+3 < len(s) && strings.IndexByte("pousr", s[i+2]) >= 0 && s[i+3] == '_' || bytes.HasPrefix(s[i:], []byte("github_pat_")) {
-		return atHint(0, true)(s, i)
+		return atWord(s, i)
 	}
 	return -1
 }
@@ -346,22 +379,22 @@ var compiled = sync.OnceValue(func() struct {
 
 func allPatterns() []pattern {
 	return []pattern{
-		newPattern(pattern{kind: "private-key", hint: []string{"private key"}}, `-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`),
-		newPattern(pattern{kind: "aws-access-key", hint: []string{"akia", "asia", "abia", "acca"}, start: atHint(0, true)}, `\b(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`),
+		newPattern(pattern{kind: "private-key", hint: []string{"-----begin"}}, `-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`),
+		newPattern(pattern{kind: "aws-access-key", hint: []string{"akia", "asia", "abia", "acca"}, start: atWord}, `\b(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`),
 		newPattern(pattern{kind: "github-token", hint: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, start: ghStart}, `\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`),
-		newPattern(pattern{kind: "slack-token", hint: []string{"xox"}, start: atHint(0, true)}, `\bxox[abposre]-[A-Za-z0-9-]{10,}`),
-		newPattern(pattern{kind: "slack-webhook", hint: []string{"hooks.slack.com"}}, `https://hooks\.slack\.com/(services|workflows)/[A-Za-z0-9/_-]+`),
-		newPattern(pattern{kind: "anthropic-key", hint: []string{"sk-ant-"}, start: atHint(0, true)}, `\bsk-ant-[A-Za-z0-9_-]{20,}`),
-		newPattern(pattern{kind: "openai-key", hint: []string{"sk-"}, start: atHint(0, true)}, `\bsk-(proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`),
-		newPattern(pattern{kind: "google-api-key", hint: []string{"aiza"}, start: atHint(0, true)}, `\bAIza[0-9A-Za-z_-]{35}`),
-		newPattern(pattern{kind: "stripe-key", hint: []string{"_live_", "_test_"}, start: atHint(2, true)}, `\b(sk|rk)_(live|test)_[0-9A-Za-z]{16,}`),
-		newPattern(pattern{kind: "jwt", hint: []string{"eyj"}, start: atHint(0, true)}, `\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
-		newPattern(pattern{kind: "bearer", group: 1, hint: []string{"bearer", "authorization"}, start: atHint(0, true), contextual: true}, `(?i)\b(?:authorization:\s*(?:bearer|basic|token)|bearer)\s+([A-Za-z0-9._~+/=-]{16,})`),
-		newPattern(pattern{kind: "url-password", group: 1, hint: []string{"://"}, start: schemeStart, contextual: true}, `[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]{3,})@`),
+		newPattern(pattern{kind: "slack-token", hint: []string{"xox"}, start: atWord}, `\bxox[abposre]-[A-Za-z0-9-]{10,}`),
+		newPattern(pattern{kind: "slack-webhook", hint: []string{"https://hooks.slack.com/"}, start: atWord}, `\bhttps://hooks\.slack\.com/(services|workflows)/[A-Za-z0-9/_-]+`),
+		newPattern(pattern{kind: "anthropic-key", hint: []string{"sk-ant-"}, start: atWord}, `\bsk-ant-[A-Za-z0-9_-]{20,}`),
+		newPattern(pattern{kind: "openai-key", hint: []string{"sk-"}, start: atWord}, `\bsk-(proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`),
+		newPattern(pattern{kind: "google-api-key", hint: []string{"aiza"}, start: atWord}, `\bAIza[0-9A-Za-z_-]{35}`),
+		newPattern(pattern{kind: "stripe-key", hint: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, start: atWord}, `\b(sk|rk)_(live|test)_[0-9A-Za-z]{16,}`),
+		newPattern(pattern{kind: "jwt", hint: []string{"eyj"}, start: atWord}, `\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
+		newPattern(pattern{kind: "bearer", group: 1, hint: []string{"bearer", "authorization"}, start: atWord, contextual: true}, `(?i)\b(?:authorization:\s*(?:bearer|basic|token)|bearer)\s+([A-Za-z0-9._~+/=-]{16,})`),
+		newPattern(pattern{kind: "url-password", group: 1, hint: []string{"://"}, start: schemeStart, lead: schemeStart, contextual: true}, `[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]{3,})@`),
 		// NAME=value, NAME: "value", "name": "value" where NAME looks secret
 		// and the value looks like a literal secret rather than code (see
 		// literalSecret).
-		newPattern(pattern{kind: "assignment", group: 2, hint: []string{"key", "token", "secret", "pass", "credential", "auth", "cookie", "private"}, start: nameStart, contextual: true},
+		newPattern(pattern{kind: "assignment", group: 2, hint: []string{"key", "token", "secret", "pass", "credential", "auth", "cookie", "private"}, start: nameStart, lead: nameLead, contextual: true},
 			`(?i)\b([a-z0-9_.-]*(?:key|token|secret|pass|credential|auth|cookie|private)[a-z0-9_.-]*)["']?\s*(?::=|[:=])\s*["']?([^\s'"()\[\]{}<>,;`+"`"+`]{8,})`),
 	}
 }
@@ -418,7 +451,28 @@ func (r *Redactor) hits(s string, prompt bool) []hit {
 	return r.hitsDepth(s, prompt, 0)
 }
 
+// scanned is what one pass of a redactor's anchor table found in a text.
+type scanned struct {
+	t *literalTable
+	// found lists where each pattern's hints, the escapes (at
+	// len(patterns())) and each seed (after) occur.
+	found [][]anchor
+	// state is the table's state after the last byte.
+	state int
+}
+
+func (r *Redactor) scan(s string) scanned {
+	t := r.table()
+	found, state := t.anchors.scan(s, len(patterns())+1+len(t.seeds))
+	return scanned{t, found, state}
+}
+
 func (r *Redactor) hitsDepth(s string, prompt bool, depth int) []hit {
+	return r.hitsOf(s, r.scan(s), prompt, depth)
+}
+
+// hitsOf is hitsDepth with the scan of s done.
+func (r *Redactor) hitsOf(s string, sc scanned, prompt bool, depth int) []hit {
 	// One pass finds the patterns' hints and the literals' seeds. Each
 	// pattern then looks at the text with what was found before it
 	// masked, as if it were already replaced by a marker: a token that
@@ -427,8 +481,7 @@ func (r *Redactor) hitsDepth(s string, prompt bool, depth int) []hit {
 	// The hints are found once, in s; a pattern skips those that the
 	// masking before it covered, as a search of the masked text would.
 	ps := patterns()
-	t := r.table()
-	found := t.anchors.scan(s, len(ps)+1+len(t.seeds))
+	t, found := sc.t, sc.found
 	var hs []hit
 	if r != nil {
 		hs = r.literalHits(s, t, found[len(ps)+1:])
