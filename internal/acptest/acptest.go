@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/internal/acpclient"
+	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
 // Root returns the repository's root directory.
@@ -105,7 +106,11 @@ func Start(t testing.TB, o Options) *Agent {
 	}
 	cmd := exec.Command(Binary(t), o.Args...)
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(unset, k) {
+		// The machine's secret-named variables (a CI's GITHUB_TOKEN) would
+		// be known values to bridle's redaction, which then holds back or
+		// replaces whatever text resembles them: a test sets the secrets
+		// it means in Env.
+		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(unset, k) && !redact.SecretName(k) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
