@@ -298,6 +298,38 @@ func TestExitPaths(t *testing.T) {
 	}
 }
 
+// TestASessionIsLoadedWhileItsLastProcessCloses: an editor restarting
+// bridle (a window reloaded) starts the new process while the old one is
+// still closing; the new one's session/load waits for the old one to
+// record how its turn ended and let the session go, rather than answer
+// that another process has it.
+func TestASessionIsLoadedWhileItsLastProcessCloses(t *testing.T) {
+	ws := acptest.Workspace(t, nil)
+	model := acptest.Scenario(t, slowTurn)
+	a := acptest.Start(t, acptest.Options{Model: model})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.Request("session/prompt", acptest.PromptParams(sid, "count slowly"))
+	a.WaitNote(func(m acptest.Msg) bool { return strings.Contains(string(m.Params), "one ") })
+
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	b.Initialize()
+	_, load := b.Request("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}})
+	a.Signal(syscall.SIGTERM) // the editor closes the old process
+	if _, err := b.Wait(load); err != nil {
+		t.Fatalf("session/load while the old process closed: %v", err)
+	}
+	if code := a.WaitExit(); code != 0 {
+		t.Fatalf("the old process exited %d", code)
+	}
+	if kinds := acptest.Kinds(acptest.Log(t, a.DB, sid)); !strings.HasSuffix(kinds, "interrupted turn_finished") {
+		t.Fatalf("the old process's turn was not closed before the new one took the session: %s", kinds)
+	}
+	if stop := b.Prompt(sid, "and now?"); stop != "end_turn" {
+		t.Fatalf("a prompt in the new process ended %q", stop)
+	}
+}
+
 func TestOneProcessServesASessionAtATime(t *testing.T) {
 	ws := acptest.Workspace(t, map[string]string{"notes.txt": "hello\n"})
 	model := acptest.Scenario(t, toolTurn)

@@ -313,7 +313,7 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 	}
 	// Take the session before reading its log, so no other process can be
 	// writing to it while this one decides what its last turn left undone.
-	if err := m.lease(ctx, id); err != nil {
+	if err := m.leaseWaiting(ctx, id); err != nil {
 		return nil, err
 	}
 	events, err := m.loadEvents(ctx, id)
@@ -353,6 +353,33 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 func (m *Manager) lease(ctx context.Context, id string) error {
 	err := m.cfg.Store.Acquire(ctx, id, m.holder, holderAlive)
 	return busy(err)
+}
+
+// leaseWait is how long opening a session waits for another live
+// process to let it go. An editor that restarts bridle (a window
+// reloaded) starts the new process while the old one is still closing:
+// it answers its turn's end, then gives its sessions up, some
+// milliseconds after the new one may already ask for them.
+const leaseWait = 3 * time.Second
+
+// leaseWaiting is lease that, while another live process holds the
+// session, asks again until leaseWait has passed.
+func (m *Manager) leaseWaiting(ctx context.Context, id string) error {
+	deadline := time.Now().Add(leaseWait)
+	for {
+		err := m.cfg.Store.Acquire(ctx, id, m.holder, holderAlive)
+		var le *store.LeasedError
+		if !errors.As(err, &le) || !time.Now().Before(deadline) {
+			return busy(err)
+		}
+		t := time.NewTimer(25 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // busy words a lease another live process holds as ErrBusy.
