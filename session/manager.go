@@ -355,22 +355,38 @@ func (m *Manager) lease(ctx context.Context, id string) error {
 	return busy(err)
 }
 
-// leaseWait is how long opening a session waits for another live
-// process to let it go. An editor that restarts bridle (a window
-// reloaded) starts the new process while the old one is still closing:
-// it answers its turn's end, then gives its sessions up, some
-// milliseconds after the new one may already ask for them.
-const leaseWait = 3 * time.Second
+// How long opening a session waits for another live process to let it
+// go. An editor that restarts bridle (a window reloaded) starts the new
+// process while the old one is still closing: a moment for one whose
+// sessions are idle, and, once it has marked its leases as closing, until
+// its turns have recorded how they ended (Shutdown's grace). A process
+// that is not closing keeps its sessions: the wait is short, since the
+// connection's other messages wait behind it.
+const (
+	leaseGrace       = 250 * time.Millisecond
+	leaseClosingWait = shutdownGrace + time.Second
+)
 
 // leaseWaiting is lease that, while another live process holds the
-// session, asks again until leaseWait has passed.
+// session, asks again for leaseGrace, or leaseClosingWait while that
+// process is closing.
 func (m *Manager) leaseWaiting(ctx context.Context, id string) error {
-	deadline := time.Now().Add(leaseWait)
-	for {
+	start := time.Now()
+	for try := 0; ; try++ {
 		err := m.cfg.Store.Acquire(ctx, id, m.holder, holderAlive)
 		var le *store.LeasedError
-		if !errors.As(err, &le) || !time.Now().Before(deadline) {
+		if !errors.As(err, &le) {
 			return busy(err)
+		}
+		wait := leaseGrace
+		if le.Closing {
+			wait = leaseClosingWait
+		}
+		if time.Since(start) >= wait {
+			return busy(err)
+		}
+		if try == 0 {
+			m.log.Debug("waiting for another bridle process to let the session go", "session", id, "holder", le.Holder, "closing", le.Closing)
 		}
 		t := time.NewTimer(25 * time.Millisecond)
 		select {
@@ -574,6 +590,11 @@ func (m *Manager) List(ctx context.Context, cwd, cursor string, limit int) ([]In
 // Shutdown cancels every running turn and waits for them to record how
 // they ended.
 func (m *Manager) Shutdown() {
+	// First say so, so that a process opening one of these sessions
+	// meanwhile (the editor restarting bridle) waits for it.
+	if err := m.cfg.Store.Closing(context.Background(), m.holder); err != nil {
+		m.log.Warn("leases not marked as closing", "err", err)
+	}
 	m.mu.Lock()
 	live := make([]*Session, 0, len(m.live))
 	for _, s := range m.live {

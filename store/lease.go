@@ -11,6 +11,9 @@ import (
 type LeasedError struct {
 	SessionID string
 	Holder    string
+	// Closing says the holder is shutting down (Closing): it gives the
+	// session up once its turn has recorded how it ended.
+	Closing bool
 }
 
 func (e *LeasedError) Error() string {
@@ -23,19 +26,35 @@ func (e *LeasedError) Error() string {
 func (s *Store) Acquire(ctx context.Context, sessionID, holder string, alive func(holder string) bool) error {
 	return s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var cur string
-		err := tx.QueryRowContext(ctx, `SELECT holder FROM leases WHERE session_id = ?`, sessionID).Scan(&cur)
+		var at int64
+		err := tx.QueryRowContext(ctx, `SELECT holder, acquired_at FROM leases WHERE session_id = ?`, sessionID).Scan(&cur, &at)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return fmt.Errorf("lease session %s: %w", sessionID, err)
 		case cur != holder && alive(cur):
-			return &LeasedError{SessionID: sessionID, Holder: cur}
+			return &LeasedError{SessionID: sessionID, Holder: cur, Closing: at < 0}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO leases (session_id, holder, acquired_at) VALUES (?, ?, ?)
 			ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, acquired_at = excluded.acquired_at`,
 			sessionID, holder, now())
 		if err != nil {
 			return fmt.Errorf("lease session %s: %w", sessionID, explainWriteErr(err))
+		}
+		return nil
+	})
+}
+
+// Closing marks every lease of holder as about to be given up: the
+// process is shutting down, and another that wants one of its sessions
+// may wait for it rather than be refused. The mark is a negative
+// acquired_at, so a bridle of an earlier schema reads the lease as
+// before.
+func (s *Store) Closing(ctx context.Context, holder string) error {
+	return s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE leases SET acquired_at = -acquired_at WHERE holder = ? AND acquired_at > 0`, holder)
+		if err != nil {
+			return fmt.Errorf("mark the leases of %s as closing: %w", holder, explainWriteErr(err))
 		}
 		return nil
 	})

@@ -477,3 +477,48 @@ func BenchmarkReferenced(b *testing.B) {
 		}
 	}
 }
+
+// TestClosingLeases: a holder that marks its leases as closing still
+// keeps them from other live processes, which now learn it is closing;
+// its own Acquire takes a lease back as before, and Release drops it.
+func TestClosingLeases(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	alive := func(string) bool { return true }
+	for _, id := range []string{"a", "b"} {
+		newSession(t, s, id)
+		if err := s.Acquire(ctx, id, "old", alive); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closing := func() bool {
+		t.Helper()
+		err := s.Acquire(ctx, "a", "new", alive)
+		var le *LeasedError
+		if !errors.As(err, &le) || le.Holder != "old" {
+			t.Fatalf("Acquire by another live process = %v, want a *LeasedError naming old", err)
+		}
+		return le.Closing
+	}
+	if closing() {
+		t.Fatal("a lease is closing before its holder said so")
+	}
+	if err := s.Closing(ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Closing(ctx, "old"); err != nil { // twice: still closing, not undone
+		t.Fatal(err)
+	}
+	if !closing() {
+		t.Fatal("the lease of a closing holder is not said to be closing")
+	}
+	if err := s.Acquire(ctx, "b", "old", alive); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx, "a", "old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Acquire(ctx, "a", "new", alive); err != nil {
+		t.Fatalf("after the release: %v", err)
+	}
+}
