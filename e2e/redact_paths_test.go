@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
+	"github.com/bridle-dev/bridle/provider/providertest"
 )
 
 // Fake secrets, assembled at run time so that secret scanners do not flag
@@ -240,5 +241,40 @@ func TestRedactedCallIsNotRunFromTheLog(t *testing.T) {
 	}
 	if len(res) != 1 || !strings.Contains(res[0], "its input held a secret") || strings.Contains(res[0], "config.txt") {
 		t.Fatalf("recovered results %q, want one saying the search was not run again", res)
+	}
+}
+
+// TestRedactedThinkingIsNotSentBackSigned: Anthropic signs a thinking
+// block and checks the signature when the block comes back in a later
+// request. A block whose text bridle redacted no longer matches its
+// signature; sent back signed, it would fail that request and every one
+// after it. It is kept unsigned in the log, and not sent back.
+func TestRedactedThinkingIsNotSentBackSigned(t *testing.T) {
+	token := "ghp_" + strings.Repeat("Tk7", 12)
+	thinking := strings.Replace(recorded(t, "anthropic/thinking.sse"), "The user asks for 27 * 453.", "The key is "+token+".", 1)
+	srv := providertest.NewServer(t, providertest.Reply{Body: thinking}, providertest.Reply{Body: recorded(t, "anthropic/text.sse")})
+	a := acptest.Start(t, acptest.Options{Model: "anthropic/claude-sonnet-4-5", Env: isolated(t, "ANTHROPIC_API_KEY=sk-ant-e2e", "ANTHROPIC_BASE_URL="+srv.URL)})
+	a.Initialize()
+	sid := a.NewSession(acptest.Workspace(t, nil))
+	for _, p := range []string{"what is 27 * 453?", "thanks"} {
+		if stop := a.Prompt(sid, p); stop != "end_turn" {
+			t.Fatalf("%q ended %q; stderr:\n%s", p, stop, a.Stderr())
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the provider got %d requests, want 2", len(reqs))
+	}
+	second := string(reqs[1].Body)
+	if strings.Contains(second, "EqQBCgIYAhIM") || strings.Contains(second, `"type":"thinking"`) {
+		t.Errorf("the second request sends the redacted thinking back with its signature:\n%s", second)
+	}
+	if strings.Contains(second, token) {
+		t.Errorf("the second request carries the token")
+	}
+	for _, m := range eventsOf(acptest.Log(t, a.DB, sid), "assistant_message") {
+		if strings.Contains(fmt.Sprint(m["thinking"]), "[REDACTED:github-token]") && m["signature"] != nil && m["signature"] != "" {
+			t.Errorf("the log keeps the redacted thinking signed: %v", m)
+		}
 	}
 }

@@ -328,7 +328,12 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 		streamErr = ctx.Err()
 	}
 	resp := c.Response()
-	resp.Text, resp.Thinking = text.Text(), thought.Text()
+	resp.Text = text.Text()
+	if thinking := thought.Text(); thinking != resp.Thinking {
+		// The provider checks a signed thinking block against its
+		// signature: the redacted one is kept unsigned, and not sent back.
+		resp.Thinking, resp.Signature = thinking, ""
+	}
 	if streamErr == nil {
 		return resp, nil
 	}
