@@ -401,3 +401,46 @@ func TestCrashAfterASubagentFinished(t *testing.T) {
 		t.Errorf("recovered result = %v", r)
 	}
 }
+
+// TestSubagentTaskIsRedactedAsTheModelsWords: the task's description and
+// prompt are written by the model, so they are redacted by the rules of
+// everything it writes, not the gentler ones of a user's prompt: neither
+// the child's log, its stored title, nor the task card shows a secret.
+func TestSubagentTaskIsRedactedAsTheModelsWords(t *testing.T) {
+	token := "ghp_" + strings.Repeat("Sb9", 12)
+	scenario := `{"turns": [
+		{"match": "delegate", "calls": [
+			` + taskCall(`{"description": "check `+token+`", "prompt": "SUBTASK-R: log in with password=Hunter2Secret99 and report"}`) + `,
+			{"text": "Delegated."}
+		]},
+		{"match": "SUBTASK-R", "calls": [{"text": "Done."}]}
+	]}`
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if stop := a.Prompt(sid, "delegate the check"); stop != "end_turn" {
+		t.Fatalf("stop = %s", stop)
+	}
+	child := childOf(t, acptest.Log(t, a.DB, sid))
+	secrets := []string{token, "Hunter2Secret99"}
+	var shown strings.Builder
+	for _, s := range a.Sent() {
+		shown.Write(s.Raw)
+	}
+	childLog, _ := json.Marshal(acptest.Log(t, a.DB, child))
+	sessions, lerr := a.Call("session/list", map[string]any{})
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	for _, secret := range secrets {
+		for where, text := range map[string]string{"the child's log": string(childLog), "what the editor was sent": shown.String(), "session/list": string(sessions)} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s holds %q", where, secret)
+			}
+		}
+	}
+	if !strings.Contains(string(childLog), "password=[REDACTED") {
+		t.Errorf("the child's prompt is not redacted as the model's words: %s", childLog)
+	}
+}

@@ -253,12 +253,20 @@ func (t *Tool) run(ctx context.Context, env *sandbox.Env, in taskInput, names []
 		return sandbox.Errorf("task: %v", err)
 	}
 	call, _ := callOf(t.p.Events(), env.Key)
-	started := event.SubagentStarted{CallID: call.ID, Key: env.Key, ChildID: childID, Prompt: in.Prompt, Description: in.Description,
+	// The task and its description are the model's words, redacted as all
+	// it writes: the child's log would otherwise keep its first prompt
+	// redacted by the gentler rules of what a user types, and the child's
+	// title and card show the description.
+	prompt, desc := in.Prompt, in.Description
+	if env.Redactor != nil {
+		prompt, desc = env.Redactor.Redact(prompt), env.Redactor.Redact(desc)
+	}
+	started := event.SubagentStarted{CallID: call.ID, Key: env.Key, ChildID: childID, Prompt: prompt, Description: desc,
 		Tools: names, MaxTurns: in.MaxTurns, MaxTokens: in.MaxTokens}
 	if err := t.p.Append(ctx, started); err != nil {
 		return sandbox.Errorf("task: %v", err)
 	}
-	cl := newProgress(t.p, env.Key, call.Input, in.Description, childID)
+	cl := newProgress(t.p, env.Key, call.Input, desc, childID)
 	run, err := t.p.Spawn(ctx, started, Budget{Turns: in.MaxTurns, Tokens: in.MaxTokens}, cl)
 	if err != nil {
 		finish(ctx, t.p, started, outcome{status: "failed", answer: "the subagent could not be started: " + err.Error()})
