@@ -328,11 +328,6 @@ func TestASessionIsLoadedWhileItsLastProcessCloses(t *testing.T) {
 	if stop := b.Prompt(sid, "and now?"); stop != "end_turn" {
 		t.Fatalf("a prompt in the new process ended %q", stop)
 	}
-	b.CloseStdin()
-	b.WaitExit() // its stderr is all read
-	if !strings.Contains(b.Stderr(), "waiting for another bridle process to let the session go") {
-		t.Errorf("the new process did not have to wait (the old one was gone before its load); stderr:\n%s", b.Stderr())
-	}
 }
 
 func TestOneProcessServesASessionAtATime(t *testing.T) {
