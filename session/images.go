@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -149,26 +148,3 @@ func (s *Session) withImages(req provider.Request) provider.Request {
 
 // missingImageNote stands for an image that is no longer stored.
 const missingImageNote = "[An image the user sent here is no longer stored and cannot be shown.]"
-
-// removeImages removes the stored images named that no session's log
-// refers to any more. Finding out is a scan of every prompt in the
-// database that holds an image (store.Referenced).
-func (m *Manager) removeImages(ctx context.Context, names []string) {
-	if len(names) == 0 {
-		return
-	}
-	used, err := m.cfg.Store.Referenced(ctx, imageRefs, names)
-	if err != nil {
-		m.log.Warn("a deleted session's images remain", "err", err)
-		return
-	}
-	dir := filepath.Join(m.cfg.DataDir, "images")
-	for _, name := range names {
-		if used[name] || !isDigest(name) {
-			continue
-		}
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
-			m.log.Warn("a deleted session's image remains", "image", name, "err", err)
-		}
-	}
-}
