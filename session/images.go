@@ -1,11 +1,13 @@
 package session
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bridle-dev/bridle/provider"
@@ -23,7 +25,31 @@ import (
 const imageURIPrefix = "image:sha256:"
 
 // imageRefs finds the log's references to stored images.
-var imageRefs = store.RefQuery{Kind: string(event.KindUserMessage), Prefix: imageURIPrefix}
+var imageRefs = store.RefQuery{Kind: string(event.KindUserMessage), Contains: imageURIPrefix, Names: imageNames}
+
+// imageNames returns the stored images a user_message's payload refers
+// to, in order, each once. It looks for the URIs in the payload's bytes
+// rather than decoding it: a delete reads every prompt that holds an
+// image, in every session, and the text around the URIs may be long.
+func imageNames(payload []byte) []string {
+	var out []string
+	p := payload
+	for {
+		i := bytes.Index(p, []byte(imageURIPrefix))
+		if i < 0 {
+			return out
+		}
+		p = p[i+len(imageURIPrefix):]
+		n := 0
+		for n < len(p) && (p[n] >= '0' && p[n] <= '9' || p[n] >= 'a' && p[n] <= 'f') {
+			n++
+		}
+		if name := string(p[:n]); isDigest(name) && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+		p = p[n:]
+	}
+}
 
 // checkedImage is a prompt's image once checked: stored (under name)
 // just before the prompt is logged.

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -433,7 +435,7 @@ func TestDeleteSessionReportsItsReferences(t *testing.T) {
 	if _, err := s.Append(ctx, "kept", msg(b)); err != nil {
 		t.Fatal(err)
 	}
-	q := RefQuery{Kind: "user_message", Prefix: "img:"}
+	q := RefQuery{Kind: "user_message", Contains: "img:", Names: imgNames}
 	d, err := s.DeleteSession(ctx, "gone", DeleteOptions{Refs: &q})
 	if err != nil || strings.Join(d.Refs, " ") != a+" "+b {
 		t.Fatalf("DeleteSession refs = %v, %v; want a and b (c is in another kind of event)", d.Refs, err)
@@ -442,6 +444,18 @@ func TestDeleteSessionReportsItsReferences(t *testing.T) {
 	if err != nil || len(used) != 1 || !used[b] {
 		t.Fatalf("Referenced = %v, %v; want b only", used, err)
 	}
+}
+
+// imgNames reads the names the tests' payloads refer to: "img:" and 64
+// characters.
+func imgNames(p []byte) []string {
+	var out []string
+	for _, part := range bytes.Split(p, []byte("img:"))[1:] {
+		if len(part) >= 64 && !slices.Contains(out, string(part[:64])) {
+			out = append(out, string(part[:64]))
+		}
+	}
+	return out
 }
 
 // BenchmarkReferenced is the scan a delete of a session that held images
@@ -467,7 +481,7 @@ func BenchmarkReferenced(b *testing.B) {
 			}
 		}
 	}
-	q := RefQuery{Kind: "user_message", Prefix: "img:"}
+	q := RefQuery{Kind: "user_message", Contains: "img:", Names: imgNames}
 	names := []string{fmt.Sprintf("%064x", 99020), fmt.Sprintf("%064x", 1)}
 	b.ResetTimer()
 	for b.Loop() {

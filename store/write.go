@@ -271,10 +271,13 @@ type DeleteOptions struct {
 	Refs *RefQuery
 }
 
-// RefQuery finds references in events of Kind: Prefix followed by a name
-// of lower-case hex digits.
+// RefQuery finds references in the events of Kind whose payload holds
+// Contains; Names reads the names one such payload refers to (the
+// payload's format is the caller's, not the store's). Names may be
+// called more than once for a payload.
 type RefQuery struct {
-	Kind, Prefix string
+	Kind, Contains string
+	Names          func(payload []byte) []string
 }
 
 // Deleted says what DeleteSession removed.
