@@ -12,6 +12,7 @@ import (
 
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/session/imagecheck"
 	"github.com/bridle-dev/bridle/store"
 )
 
@@ -58,7 +59,7 @@ type checkedImage struct {
 	data []byte
 }
 
-// checkImages checks a prompt's images (imagecheck.go) and returns the
+// checkImages checks a prompt's images (package imagecheck) and returns the
 // content with each image referring to the copy storeImages will keep.
 // Nothing is stored: a prompt refused for any of its images, or for its
 // size, leaves nothing behind.
@@ -92,14 +93,32 @@ func (s *Session) checkImage(c event.Content, spec string) (event.Content, check
 	if s.imageDir() == "" {
 		return c, checkedImage{}, fmt.Errorf("images need bridle's data directory, and this session has none")
 	}
-	data, cfg, err := s.m.decodeImage(c.MimeType, c.Data)
+	img, err := s.m.decodeImage(c.MimeType, c.Data)
 	if err != nil {
 		return c, checkedImage{}, err
 	}
-	sum := sha256.Sum256(data)
+	sum := sha256.Sum256(img.Data)
 	name := hex.EncodeToString(sum[:])
-	ref := event.Content{Type: "image", MimeType: c.MimeType, URI: imageURIPrefix + name, Width: cfg.Width, Height: cfg.Height, Size: len(data)}
-	return ref, checkedImage{name: name, data: data}, nil
+	ref := event.Content{Type: "image", MimeType: c.MimeType, URI: imageURIPrefix + name, Width: img.Config.Width, Height: img.Config.Height, Size: len(img.Data)}
+	return ref, checkedImage{name: name, data: img.Data}, nil
+}
+
+// decodeImage checks a prompt's image (base64 data of a MIME type) and
+// returns it. It decodes one image whole at a time in this process: the
+// memory a decode takes is bounded by imagecheck's limits, not their
+// multiple.
+func (m *Manager) decodeImage(mime, b64 string) (imagecheck.Image, error) {
+	img, err := imagecheck.Read(mime, b64)
+	if err != nil {
+		return imagecheck.Image{}, err
+	}
+	m.decoding <- struct{}{}
+	err = img.Decode()
+	<-m.decoding
+	if err != nil {
+		return imagecheck.Image{}, err
+	}
+	return img, nil
 }
 
 // storeImages writes checked images that are not stored yet. It runs
