@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -63,7 +64,7 @@ type checkedImage struct {
 // content with each image referring to the copy storeImages will keep.
 // Nothing is stored: a prompt refused for any of its images, or for its
 // size, leaves nothing behind.
-func (s *Session) checkImages(content []event.Content, spec string) ([]event.Content, []checkedImage, error) {
+func (s *Session) checkImages(ctx context.Context, content []event.Content, spec string) ([]event.Content, []checkedImage, error) {
 	var out []event.Content
 	var images []checkedImage
 	for i, c := range content {
@@ -73,7 +74,10 @@ func (s *Session) checkImages(content []event.Content, spec string) ([]event.Con
 		if out == nil {
 			out = append([]event.Content(nil), content...)
 		}
-		ref, img, err := s.checkImage(c, spec)
+		ref, img, err := s.checkImage(ctx, c, spec)
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: prompt[%d]: %v", ErrInvalid, i, err)
 		}
@@ -86,14 +90,14 @@ func (s *Session) checkImages(content []event.Content, spec string) ([]event.Con
 	return out, images, nil
 }
 
-func (s *Session) checkImage(c event.Content, spec string) (event.Content, checkedImage, error) {
+func (s *Session) checkImage(ctx context.Context, c event.Content, spec string) (event.Content, checkedImage, error) {
 	if m := s.m.window(s.Info().Cwd).Model(spec); !m.Images {
 		return c, checkedImage{}, fmt.Errorf("the model %s takes no images: describe the image in words, or switch to a model that reads images (models.%q.images in settings says a model does)", spec, spec)
 	}
 	if s.imageDir() == "" {
 		return c, checkedImage{}, fmt.Errorf("images need bridle's data directory, and this session has none")
 	}
-	img, err := s.m.decodeImage(c.MimeType, c.Data)
+	img, err := s.m.decodeImage(ctx, c.MimeType, c.Data)
 	if err != nil {
 		return c, checkedImage{}, err
 	}
@@ -106,13 +110,18 @@ func (s *Session) checkImage(c event.Content, spec string) (event.Content, check
 // decodeImage checks a prompt's image (base64 data of a MIME type) and
 // returns it. It decodes one image whole at a time in this process: the
 // memory a decode takes is bounded by imagecheck's limits, not their
-// multiple.
-func (m *Manager) decodeImage(mime, b64 string) (imagecheck.Image, error) {
+// multiple. A prompt cancelled while another's image is decoded (up to
+// 1.7 s each) stops waiting at once.
+func (m *Manager) decodeImage(ctx context.Context, mime, b64 string) (imagecheck.Image, error) {
 	img, err := imagecheck.Read(mime, b64)
 	if err != nil {
 		return imagecheck.Image{}, err
 	}
-	m.decoding <- struct{}{}
+	select {
+	case m.decoding <- struct{}{}:
+	case <-ctx.Done():
+		return imagecheck.Image{}, ctx.Err()
+	}
 	err = img.Decode()
 	<-m.decoding
 	if err != nil {

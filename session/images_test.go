@@ -1,9 +1,20 @@
 package session
 
 import (
+	"context"
+	"encoding/base64"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/internal/imagetest"
+	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
 )
 
 func TestImageNames(t *testing.T) {
@@ -24,5 +35,86 @@ func TestImageNames(t *testing.T) {
 		if got := imageNames([]byte(c.payload)); !slices.Equal(got, c.want) {
 			t.Errorf("imageNames(%.60s…) = %v, want %v", c.payload, got, c.want)
 		}
+	}
+}
+
+// newImageManager is a manager whose model reads images and answers
+// every prompt "seen", with a data directory to store them in.
+func newImageManager(t *testing.T) *Manager {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "bridle.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
+		return contextwin.Model{Window: 100_000, MaxOutput: 1_000, Tokenizer: "o200k_base", Images: true}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := scripted.New(&scripted.Scenario{Turns: []scripted.Turn{{Calls: []scripted.Call{{Text: scripted.Chunks{"seen"}}}}}})
+	m := NewManager(Config{
+		Store: st, Client: &recorder{}, DataDir: t.TempDir(), Window: win,
+		DefaultModel: func(string) string { return "scripted/test" },
+		OpenModel:    func(context.Context, string, string) (provider.Provider, error) { return p, nil },
+	})
+	t.Cleanup(m.Shutdown)
+	return m
+}
+
+// imagePrompt is a prompt of some text and a PNG of w×h pixels.
+func imagePrompt(w, h int) []event.Content {
+	return []event.Content{
+		{Type: "text", Text: "look"},
+		{Type: "image", MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(imagetest.PNG(w, h))},
+	}
+}
+
+// TestACancelledPromptDoesNotWaitForAnotherDecode: a prompt whose image
+// waits while another prompt's image is decoded (one at a time, up to
+// 1.7 s each) ends as soon as it is cancelled, as cancelled, with nothing
+// logged.
+func TestACancelledPromptDoesNotWaitForAnotherDecode(t *testing.T) {
+	ctx := context.Background()
+	m := newImageManager(t)
+	info, err := m.New(ctx, NewParams{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Get(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.decoding <- struct{}{} // another prompt's image is being decoded
+	run, err := s.Start(ctx, imagePrompt(64, 48))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Cancel()
+	ended := make(chan struct{})
+	var stop StopReason
+	go func() {
+		stop, err = run.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		<-m.decoding
+		t.Fatal("the cancelled prompt still waits for the other prompt's decode after 10 s")
+	}
+	<-m.decoding
+	if stop != StopCancelled || err != nil {
+		t.Errorf("the cancelled prompt ended %q, %v; want cancelled", stop, err)
+	}
+	for _, e := range s.Events() {
+		if e.Payload.Kind() == event.KindUserMessage {
+			t.Errorf("the cancelled prompt was logged")
+		}
+	}
+	// Once the other decode is done, the same prompt goes through.
+	if stop, err := s.Prompt(ctx, imagePrompt(64, 48)); stop != StopEndTurn || err != nil {
+		t.Errorf("the prompt after the decode: %q, %v", stop, err)
 	}
 }

@@ -134,7 +134,12 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 	}
 	// Images are checked before anything else: the log only ever refers
 	// to them, and their size counts as the formula says.
-	content, images, err := s.checkImages(content, t.specFor())
+	content, images, err := s.checkImages(ctx, content, t.specFor())
+	if err != nil && ctx.Err() != nil {
+		// Cancelled while another prompt's image was decoded: nothing
+		// was recorded.
+		return StopCancelled, nil
+	}
 	if err != nil {
 		return "", err
 	}

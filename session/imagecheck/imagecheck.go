@@ -35,8 +35,16 @@ const MaxSide = 8000
 // megapixels): more than any model reads (Claude scales an image to a
 // long edge of 1568, OpenAI to 2048×2048), and it bounds the memory
 // checking one takes: decoding the largest whole takes 253 MB (a
-// 16-bit PNG).
+// 16-bit PNG, or a CMYK JPEG).
 const MaxPixels = 7680 * 4320
+
+// MaxProgressivePixels bounds a progressive JPEG's area, a 4K UHD frame
+// (8.3 megapixels). Go's decoder keeps such a file's every coefficient
+// until its last scan, 256 bytes per 8×8 block of each component, on
+// top of the image: at 33.2 megapixels that took 474 MB (YCbCr, none
+// subsampled) and 759 MB (CMYK), measured. At this bound the worst, a
+// CMYK one, takes 189 MB, less than the PNG above.
+const MaxProgressivePixels = 3840 * 2160
 
 // formats are the formats a prompt's image may have, by MIME type, as
 // image.DecodeConfig names them.
@@ -79,7 +87,41 @@ func Read(mime, b64 string) (Image, error) {
 	if err := checkSize(cfg); err != nil {
 		return Image{}, err
 	}
+	if w, h := cfg.Width, cfg.Height; format == "jpeg" && w*h > MaxProgressivePixels && progressive(data) {
+		return Image{}, fmt.Errorf("the image is a progressive JPEG of %d×%d pixels, %.1f megapixels, over the %.1f megapixels bridle takes in a progressive JPEG (checking one takes four times the memory of a baseline one): resize it (a long edge of 1568 pixels is what Claude reads), or save it as a baseline JPEG or a PNG, and send it again", w, h, float64(w*h)/1e6, float64(MaxProgressivePixels)/1e6)
+	}
 	return Image{Data: data, Config: cfg, Format: format}, nil
+}
+
+// progressive says whether a JPEG's frame header is progressive (SOF2).
+// It walks the markers as Go's decoder does (bytes between segments
+// skipped, fill bytes, restart markers), so that it finds the frame
+// header the decoder would use: a JPEG has one.
+func progressive(data []byte) bool {
+	for i := 2; i+1 < len(data); {
+		if data[i] != 0xff {
+			i++ // extraneous data, which the decoder skips too
+			continue
+		}
+		m := data[i+1]
+		switch {
+		case m == 0xff, m == 0x00:
+			i++ // a fill byte; or 0xff 0x00, extraneous data
+			continue
+		case m == 0xc2:
+			return true
+		case m == 0xc0 || m == 0xc1 || m == 0xd9:
+			return false // baseline or extended sequential; or the end
+		case m >= 0xd0 && m <= 0xd7:
+			i += 2 // a restart marker: no length
+			continue
+		}
+		if i+3 >= len(data) {
+			return false
+		}
+		i += 2 + (int(data[i+2])<<8 | int(data[i+3]))
+	}
+	return false
 }
 
 // checkSize holds an image's header to the size bounds.
