@@ -12,9 +12,10 @@ import (
 
 // Delete removes a session and its log for good. Nothing is stopped until
 // the delete is known to be allowed: a session another live bridle
-// process serves is refused (ErrBusy), since its turn would go on writing
-// to a log that is gone, and so is one with forks (ErrInvalid). Only then
-// is its turn here cancelled, the lease kept until the rows are gone.
+// process serves, or one of whose subagents' sessions it has open, is
+// refused (ErrBusy), since its turn would go on writing to a log that is
+// gone, and so is one with forks (ErrInvalid). Only then is its turn here
+// cancelled, the lease kept until the rows are gone.
 func (m *Manager) Delete(ctx context.Context, id string) error {
 	if _, err := m.cfg.Store.Session(ctx, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -49,15 +50,17 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// deleteLeased deletes a session this process holds the lease of: the
-// forks are checked before its turn here is stopped, and the store checks
-// them again, with its children's leases, as it deletes.
+// deleteLeased deletes a session this process holds the lease of. What
+// would refuse the delete (a fork, a child session another live process
+// serves) is checked before its turn here is stopped, and the store
+// checks it again as it deletes.
 func (m *Manager) deleteLeased(ctx context.Context, id string) (store.Deleted, error) {
-	if err := m.cfg.Store.NoForks(ctx, id); err != nil {
+	o := store.DeleteOptions{Holder: m.holder, Alive: holderAlive, Refs: &imageRefs}
+	if err := m.cfg.Store.CheckDelete(ctx, id, o); err != nil {
 		return store.Deleted{}, deleteErr(id, err)
 	}
 	m.stop(id)
-	d, err := m.cfg.Store.DeleteSession(ctx, id, store.DeleteOptions{Holder: m.holder, Alive: holderAlive, Refs: &imageRefs})
+	d, err := m.cfg.Store.DeleteSession(ctx, id, o)
 	return d, deleteErr(id, err)
 }
 

@@ -366,7 +366,8 @@ func TestTitlesAreBounded(t *testing.T) {
 
 // TestDeleteSessionRespectsLeases: a session, or a child of it, that
 // another live holder leases is not deleted; a dead holder's lease, or
-// the deleter's own, does not stop it.
+// the deleter's own, does not stop it. CheckDelete, which changes
+// nothing, says the same beforehand.
 func TestDeleteSessionRespectsLeases(t *testing.T) {
 	ctx := context.Background()
 	alive := func(h string) bool { return h != "dead" }
@@ -376,6 +377,8 @@ func TestDeleteSessionRespectsLeases(t *testing.T) {
 	}{
 		{"another live process", "parent", "other", true},
 		{"a child another live process runs", "child", "other", true},
+		{"a child's child another live process runs", "grandchild", "other", true},
+		{"a child the deleter runs", "child", "me", false},
 		{"a dead process", "parent", "dead", false},
 		{"the deleter itself", "parent", "me", false},
 	} {
@@ -385,13 +388,27 @@ func TestDeleteSessionRespectsLeases(t *testing.T) {
 			if _, err := s.CreateSession(ctx, Session{ID: "child", Cwd: "/w", Model: "m", Mode: "ask", ParentID: "parent"}); err != nil {
 				t.Fatal(err)
 			}
+			if _, err := s.CreateSession(ctx, Session{ID: "grandchild", Cwd: "/w", Model: "m", Mode: "ask", ParentID: "child"}); err != nil {
+				t.Fatal(err)
+			}
 			if err := s.Acquire(ctx, c.leased, c.holder, alive); err != nil {
 				t.Fatal(err)
 			}
-			_, err := s.DeleteSession(ctx, "parent", DeleteOptions{Holder: "me", Alive: alive})
+			o := DeleteOptions{Holder: "me", Alive: alive}
 			var le *LeasedError
+			err := s.CheckDelete(ctx, "parent", o)
+			if got := errors.As(err, &le); got != c.refused || (got && le.SessionID != c.leased) {
+				t.Fatalf("CheckDelete = %v, refused %v", err, c.refused)
+			}
+			if _, err := s.Session(ctx, "parent"); err != nil {
+				t.Fatalf("CheckDelete deleted the session: %v", err)
+			}
+			d, err := s.DeleteSession(ctx, "parent", o)
 			if got := errors.As(err, &le); got != c.refused || (got && le.SessionID != c.leased) {
 				t.Fatalf("DeleteSession = %v, refused %v", err, c.refused)
+			}
+			if !c.refused && strings.Join(d.IDs, " ") != "parent child grandchild" {
+				t.Fatalf("DeleteSession deleted %v, want the session and its descendants", d.IDs)
 			}
 			_, err = s.Session(ctx, "parent")
 			if kept := err == nil; kept != c.refused {
