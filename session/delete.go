@@ -77,16 +77,21 @@ func deleteErr(id string, err error) error {
 
 // removeImages removes the stored images named that no session's log
 // refers to any more. Finding out is a scan of every prompt in the
-// database that holds an image (store.Referenced).
+// database that holds an image (store.Referenced). No prompt of this
+// process logs an image between the scan and the removal (Manager.images);
+// one of another process can (docs/architecture.md, images).
 func (m *Manager) removeImages(ctx context.Context, names []string) {
 	if len(names) == 0 {
 		return
 	}
+	m.images.Lock()
+	defer m.images.Unlock()
 	used, err := m.cfg.Store.Referenced(ctx, imageRefs, names)
 	if err != nil {
 		m.log.Warn("a deleted session's images remain", "err", err)
 		return
 	}
+	m.hook("images scanned")
 	dir := filepath.Join(m.cfg.DataDir, "images")
 	for _, name := range names {
 		if used[name] || !isDigest(name) {

@@ -130,10 +130,31 @@ func (m *Manager) decodeImage(ctx context.Context, mime, b64 string) (imagecheck
 	return img, nil
 }
 
-// storeImages writes checked images that are not stored yet. It runs
-// before the prompt is logged, so the log never refers to an image that
-// was not stored, and again after: a delete of another session that
-// referred to the same image may have removed it in between.
+// logPrompt commits a prompt's user_message with its images stored:
+// before, so the log never refers to an image that was not stored, and
+// again after, for a delete in another process that removed one
+// meanwhile. In this process, a delete's scan and removal of images
+// waits while a prompt holding images is logged, and the reverse
+// (Manager.images).
+func (s *Session) logPrompt(ctx context.Context, images []checkedImage, msg event.UserMessage) error {
+	if len(images) > 0 {
+		s.m.hook("images wait")
+		s.m.images.Lock()
+		defer s.m.images.Unlock()
+	}
+	if err := s.storeImages(images); err != nil {
+		return err
+	}
+	if _, err := s.commit(ctx, typed, msg); err != nil {
+		return err
+	}
+	if err := s.storeImages(images); err != nil {
+		s.m.log.Warn("a prompt's image could not be stored again", "session", s.row.ID, "err", err)
+	}
+	return nil
+}
+
+// storeImages writes checked images that are not stored yet.
 func (s *Session) storeImages(images []checkedImage) error {
 	for _, img := range images {
 		if _, err := storeBlob(s.imageDir(), img.name, img.data); err != nil {

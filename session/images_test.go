@@ -3,9 +3,11 @@ package session
 import (
 	"context"
 	"encoding/base64"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,5 +118,79 @@ func TestACancelledPromptDoesNotWaitForAnotherDecode(t *testing.T) {
 	// Once the other decode is done, the same prompt goes through.
 	if stop, err := s.Prompt(ctx, imagePrompt(64, 48)); stop != StopEndTurn || err != nil {
 		t.Errorf("the prompt after the decode: %q, %v", stop, err)
+	}
+}
+
+// TestAnImageSentAsADeleteRemovesItIsKept: a delete has found that no
+// log refers to an image any more and is about to remove it, when a
+// prompt of another session sends the same image. The prompt's image is
+// not lost: in one process the prompt's store, commit and store again
+// and the delete's scan and remove do not interleave.
+func TestAnImageSentAsADeleteRemovesItIsKept(t *testing.T) {
+	ctx := context.Background()
+	m := newImageManager(t)
+	cwd := t.TempDir()
+	open := func() *Session {
+		info, err := m.New(ctx, NewParams{Cwd: cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := m.Get(ctx, info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	gone, kept := open(), open()
+	if stop, err := gone.Prompt(ctx, imagePrompt(30, 20)); stop != StopEndTurn || err != nil {
+		t.Fatalf("the first prompt: %q, %v", stop, err)
+	}
+	images := filepath.Join(m.cfg.DataDir, "images")
+	stored, _ := os.ReadDir(images)
+	if len(stored) != 1 {
+		t.Fatalf("%d images stored, want 1", len(stored))
+	}
+	name := stored[0].Name()
+
+	waiting, sent := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var stop StopReason
+	var perr error
+	m.testHook = func(point string) {
+		switch point {
+		case "images wait":
+			once.Do(func() { close(waiting) })
+		case "images scanned":
+			// No log refers to the image now: the other session sends
+			// it. The delete goes on once that prompt is logged, or
+			// waits for the delete.
+			go func() {
+				defer close(sent)
+				stop, perr = kept.Prompt(ctx, imagePrompt(30, 20))
+			}()
+			select {
+			case <-waiting:
+			case <-sent:
+			}
+		}
+	}
+	if err := m.Delete(ctx, gone.ID()); err != nil {
+		t.Fatal(err)
+	}
+	<-sent
+	if stop != StopEndTurn || perr != nil {
+		t.Fatalf("the prompt sent during the delete: %q, %v", stop, perr)
+	}
+	refers := false
+	for _, e := range kept.Events() {
+		if u, ok := e.Payload.(event.UserMessage); ok && len(u.Content) == 2 && u.Content[1].URI == imageURIPrefix+name {
+			refers = true
+		}
+	}
+	if !refers {
+		t.Fatalf("the prompt's log does not refer to the image %s", name)
+	}
+	if _, err := os.Stat(filepath.Join(images, name)); err != nil {
+		t.Errorf("the image the kept session's log refers to is gone: %v", err)
 	}
 }

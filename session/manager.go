@@ -134,6 +134,21 @@ type Manager struct {
 	// decoding holds the one prompt image being decoded whole at a time:
 	// its memory is bounded by the size limits, not their multiple.
 	decoding chan struct{}
+	// images is held by a prompt from storing its images to storing them
+	// again after its commit, and by a delete from finding which images
+	// no log refers to until it has removed them: in this process, a
+	// prompt never refers to an image a delete is removing.
+	images sync.Mutex
+	// testHook, set by tests only, is called at the named points of races
+	// between goroutines, so that a test can make them meet there.
+	testHook func(point string)
+}
+
+// hook calls the test hook, if any, at a point.
+func (m *Manager) hook(point string) {
+	if m.testHook != nil {
+		m.testHook(point)
+	}
 }
 
 // watchProblem logs, once, that changes on disk are found by checking
