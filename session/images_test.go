@@ -16,7 +16,6 @@ import (
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/session/event"
-	"github.com/bridle-dev/bridle/store"
 )
 
 func TestImageNames(t *testing.T) {
@@ -44,11 +43,7 @@ func TestImageNames(t *testing.T) {
 // every prompt "seen", with a data directory to store them in.
 func newImageManager(t *testing.T) *Manager {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "bridle.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testStore(t)
 	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
 		return contextwin.Model{Window: 100_000, MaxOutput: 1_000, Tokenizer: "o200k_base", Images: true}
 	})
@@ -80,14 +75,7 @@ func imagePrompt(w, h int) []event.Content {
 func TestACancelledPromptDoesNotWaitForAnotherDecode(t *testing.T) {
 	ctx := context.Background()
 	m := newImageManager(t)
-	info, err := m.New(ctx, NewParams{Cwd: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := m.Get(ctx, info.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSession(t, m, t.TempDir(), "")
 	m.decoding <- struct{}{} // another prompt's image is being decoded
 	run, err := s.Start(ctx, imagePrompt(64, 48))
 	if err != nil {
@@ -130,18 +118,7 @@ func TestAnImageSentAsADeleteRemovesItIsKept(t *testing.T) {
 	ctx := context.Background()
 	m := newImageManager(t)
 	cwd := t.TempDir()
-	open := func() *Session {
-		info, err := m.New(ctx, NewParams{Cwd: cwd})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := m.Get(ctx, info.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	gone, kept := open(), open()
+	gone, kept := openSession(t, m, cwd, ""), openSession(t, m, cwd, "")
 	if stop, err := gone.Prompt(ctx, imagePrompt(30, 20)); stop != StopEndTurn || err != nil {
 		t.Fatalf("the first prompt: %q, %v", stop, err)
 	}
