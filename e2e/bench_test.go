@@ -176,9 +176,8 @@ func BenchmarkPromptToFirstByte(b *testing.B) {
 		b.Run(p.name, func(b *testing.B) {
 			srv := providertest.NewServer(b, providertest.Reply{Body: providertest.Load(b, acptest.Root()+"/testdata/"+p.stream)})
 			home := b.TempDir()
-			env := append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/.config", "XDG_CACHE_HOME=" + home + "/.cache",
-				"ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=", "ANTHROPIC_BASE_URL=", "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OLLAMA_HOST=127.0.0.1:1"},
-				p.env(srv.URL)...)
+			env := append(append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/.config", "XDG_CACHE_HOME=" + home + "/.cache"},
+				noProviders()...), p.env(srv.URL)...)
 			ws := acptest.Workspace(b, nil)
 			db := b.TempDir() + "/b.db"
 			var total time.Duration

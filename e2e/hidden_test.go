@@ -45,9 +45,7 @@ func hiddenHome(t *testing.T) (home, settings string) {
 // a permission.
 func startAtHome(t *testing.T, home, scenario, cwd string) (*acptest.Agent, string) {
 	t.Helper()
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), DefaultDB: true,
-		Env:   []string{"HOME=" + home},
-		Unset: []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"}})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), DefaultDB: true, Home: home})
 	if want := filepath.Join(home, ".local", "share", "bridle", "bridle.db"); a.DB != want {
 		t.Fatalf("database at %s, want %s", a.DB, want)
 	}

@@ -279,3 +279,30 @@ func TestAMissingImageDoesNotFailTheSession(t *testing.T) {
 	}
 	a.AssertValid(t)
 }
+
+// TestCheckingAnImageTakesBoundedMemory: checking a prompt's image
+// decodes it whole, and Go's decoder keeps a progressive JPEG's every
+// coefficient on top of the image. A progressive CMYK JPEG as large as a
+// PNG may be (7680×4320) took 759 MB to check; it is refused by its
+// header, and the largest one taken (3840×2160) is checked within the
+// memory the docs give for the worst image (253 MB).
+func TestCheckingAnImageTakesBoundedMemory(t *testing.T) {
+	a, _, ws := imageAgent(t)
+	sid := a.NewSession(ws)
+	jpeg := func(w, h int) string {
+		return base64.StdEncoding.EncodeToString(imagetest.ProgressiveJPEG(w, h, 4))
+	}
+	if _, err := a.Call("session/prompt", imagePrompt(sid, "go: look", "image/jpeg", jpeg(3840, 2160))); err != nil {
+		t.Fatalf("a progressive JPEG of 3840×2160: %v", err)
+	}
+	_, err := a.Call("session/prompt", imagePrompt(sid, "go: look", "image/jpeg", jpeg(7680, 4320)))
+	if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "progressive JPEG of 7680×4320 pixels") || !strings.Contains(err.Message, "baseline JPEG or a PNG") {
+		t.Errorf("a progressive JPEG of 7680×4320: %v, want -32602 saying it is over the bound and what to send", err)
+	}
+	hwm := peakRSS(t, a.Cmd.Process.Pid)
+	t.Logf("bridle's peak RSS after checking both: %d MiB", hwm>>20)
+	if hwm > 320<<20 {
+		t.Errorf("bridle's peak RSS is %d MiB after checking one image at a time: over the 253 MB the worst image takes, and bridle's own", hwm>>20)
+	}
+	a.AssertValid(t)
+}

@@ -105,9 +105,7 @@ func TestLocationsStayInTheWorkspace(t *testing.T) {
 		map[string]any{"match": "LOOK", "calls": append(append(forbidden, call("read_file", map[string]any{"path": "notes.txt"})), map[string]any{"text": "looked"})},
 		map[string]any{"match": "CHANGE", "calls": append(asked, map[string]any{"text": "changed"})},
 	}})
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, string(scenario)), DefaultDB: true,
-		Env:   []string{"HOME=" + home},
-		Unset: []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"}})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, string(scenario)), DefaultDB: true, Home: home})
 	var questions atomic.Int32
 	a.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
 		questions.Add(1)
@@ -127,8 +125,7 @@ func TestLocationsStayInTheWorkspace(t *testing.T) {
 	if questions.Load() == 0 {
 		t.Fatal("bridle asked nothing: the question's card was not tried")
 	}
-	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: acptest.Scenario(t, string(scenario)),
-		Env: []string{"HOME=" + home}, Unset: []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"}})
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: acptest.Scenario(t, string(scenario)), Home: home})
 	b.Initialize()
 	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": home, "mcpServers": []any{}}, nil)
 	b.CloseStdin()

@@ -73,10 +73,8 @@ func symlink(t *testing.T, target, name string) {
 func promptWithLinks(t *testing.T, home, cwd string, links []string) (read []string) {
 	t.Helper()
 	srv := providertest.NewServer(t, providertest.Reply{Body: recorded(t, "anthropic/text.sse")})
-	a := acptest.Start(t, acptest.Options{Model: "anthropic/claude-sonnet-4-5", DefaultDB: true,
-		Env: []string{"HOME=" + home, "ANTHROPIC_API_KEY=sk-ant-e2e-links", "ANTHROPIC_BASE_URL=" + srv.URL,
-			"ANTHROPIC_AUTH_TOKEN=", "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OLLAMA_HOST=127.0.0.1:1"},
-		Unset: []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"}})
+	a := acptest.Start(t, acptest.Options{Model: "anthropic/claude-sonnet-4-5", DefaultDB: true, Home: home,
+		Env: append(noProviders(), "ANTHROPIC_API_KEY=sk-ant-e2e-links", "ANTHROPIC_BASE_URL="+srv.URL)})
 	a.Initialize()
 	sid := a.NewSession(cwd)
 	if stop := a.Prompt(sid, "hello"); stop != "end_turn" {

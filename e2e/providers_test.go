@@ -74,9 +74,14 @@ func fakes(t *testing.T) []fake {
 // ones a test names, and no settings but its own.
 func isolated(t *testing.T, extra ...string) []string {
 	home := t.TempDir()
-	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/.config",
-		"ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=", "ANTHROPIC_BASE_URL=", "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OLLAMA_HOST=127.0.0.1:1"}
+	env := append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + home + "/.config"}, noProviders()...)
 	return append(env, extra...)
+}
+
+// noProviders blanks the variables that would give bridle a provider, or
+// a key, of the machine running the tests; a test sets its own after.
+func noProviders() []string {
+	return []string{"ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=", "ANTHROPIC_BASE_URL=", "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "OLLAMA_HOST=127.0.0.1:1"}
 }
 
 func eventsOf(events []map[string]any, kind string) []map[string]any {

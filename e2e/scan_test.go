@@ -17,9 +17,11 @@ const scanDirs = 10001
 // file to count) passes the scan's directory bound on the first command;
 // the user is told once that commands are not checkpointed for the rest
 // of the session, and the session scans no more, even once the
-// directories are gone: the second command is not checkpointed either
-// (every command paid the walk before). The rewind says what it cannot
-// put back.
+// directories are gone and the editor has loaded the session again while
+// it was open: the second command is not checkpointed either (every
+// command paid the walk before). The rewind says what it cannot put
+// back. The notice's advice is true: once closed and opened again, the
+// session's commands are checkpointed.
 func TestScanBoundOncePerSession(t *testing.T) {
 	const scenario = `{"turns": [
 		{"match": "PROMPT-ONE", "calls": [
@@ -27,7 +29,10 @@ func TestScanBoundOncePerSession(t *testing.T) {
 			{"text": "one done"}]},
 		{"match": "PROMPT-TWO", "calls": [
 			{"tool_calls": [{"name": "run_command", "input": {"command": "printf 'two\\n' > b.txt"}}]},
-			{"text": "two done"}]}
+			{"text": "two done"}]},
+		{"match": "PROMPT-THREE", "calls": [
+			{"tool_calls": [{"name": "run_command", "input": {"command": "printf 'three\\n' > b.txt"}}]},
+			{"text": "three done"}]}
 	]}`
 	ws := acptest.Workspace(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	many := filepath.Join(ws, "many")
@@ -47,21 +52,27 @@ func TestScanBoundOncePerSession(t *testing.T) {
 		t.Fatalf("PROMPT-ONE: %s", stop)
 	}
 	// Small again: a session that scanned again would checkpoint the next
-	// command.
+	// command. Loading the session while it is open here gives the same
+	// session back, which scans no more.
 	if err := os.RemoveAll(filepath.Join(ws, "many")); err != nil {
 		t.Fatal(err)
 	}
+	a.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
 	if stop := a.Prompt(sid, "PROMPT-TWO"); stop != "end_turn" {
 		t.Fatalf("PROMPT-TWO: %s", stop)
 	}
-	told := 0
+	told, advice := 0, ""
 	for _, u := range a.Updates(sid) {
 		if strings.Contains(u.Text, "not checkpointed for the rest of this session") && strings.Contains(u.Text, "more than 10000 directories") {
 			told++
+			advice = u.Text
 		}
 	}
 	if told != 1 {
 		t.Errorf("told %d times that the session's commands are not checkpointed, want once", told)
+	}
+	if !strings.Contains(advice, "open the session again in a new bridle, or after closing it (session/close)") {
+		t.Errorf("the notice's advice is not what makes the session scan again: %q", advice)
 	}
 	var unscanned []string
 	for _, r := range results(t, a.DB, sid) {
@@ -87,6 +98,16 @@ func TestScanBoundOncePerSession(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(ws, name)); string(b) != want {
 			t.Errorf("%s = %q after the rewind, want %q: no scan saw it change, so nothing puts it back", name, b, want)
 		}
+	}
+	// As the notice says: closed and opened again, the session scans.
+	a.MustCall("session/close", map[string]any{"sessionId": sid}, nil)
+	a.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	if stop := a.Prompt(sid, "PROMPT-THREE"); stop != "end_turn" {
+		t.Fatalf("PROMPT-THREE: %s", stop)
+	}
+	all := results(t, a.DB, sid)
+	if why, _ := all[len(all)-1]["unscanned"].(string); why != "" {
+		t.Errorf("the command after the session was closed and opened again was not scanned: %q", why)
 	}
 	a.CloseStdin()
 }

@@ -118,6 +118,8 @@ func listTitles(t *testing.T, a *acptest.Agent) map[string]string {
 }
 
 const deleteScenario = `{"turns": [
+	{"match": "DELEGATE", "calls": [` + `{"tool_calls": [{"name": "task", "input": {"description": "look", "prompt": "SUBTASK-D"}}]}` + `, {"text": "delegated"}]},
+	{"match": "SUBTASK-D", "calls": [{"text": "the child's answer"}]},
 	{"match": "SLOW-ONE", "calls": [{"text": ["w1a ", "w1b ", "w1c ", "w1d ", "w1e ", "w1f ", "w1g ", "w1h ", "w1i ", "w1j "], "delay_ms": 200}]},
 	{"match": "SLOW-TWO", "calls": [{"text": ["w2a ", "w2b ", "w2c ", "w2d ", "w2e ", "w2f ", "w2g ", "w2h ", "w2i ", "w2j "], "delay_ms": 200}]},
 	{"match": "go", "calls": [{"text": "ok"}]}
@@ -221,6 +223,42 @@ func TestRefusedDeleteLeavesTheTurnRunning(t *testing.T) {
 	// Once the fork is gone, the session is deleted here.
 	r.a.MustCall("session/delete", map[string]any{"sessionId": fork.SessionID}, nil)
 	r.a.MustCall("session/delete", map[string]any{"sessionId": r.sid}, nil)
+	r.a.AssertValid(t)
+	r.b.AssertValid(t)
+}
+
+// TestDeleteRefusedForAChildLeavesTheTurnRunning: a session whose
+// subagent's session another live bridle process has open is not deleted
+// (-32001), and the refusal comes before anything is stopped: the
+// session's running turn ends as it would have. Once that process has
+// closed the child, the delete goes through, the child with it.
+func TestDeleteRefusedForAChildLeavesTheTurnRunning(t *testing.T) {
+	r := newDeleteRig(t)
+	if stop := r.a.Prompt(r.sid, "DELEGATE a look"); stop != "end_turn" {
+		t.Fatalf("DELEGATE: %s", stop)
+	}
+	child := childOf(t, acptest.Log(t, r.a.DB, r.sid))
+	r.b.MustCall("session/load", map[string]any{"sessionId": child, "cwd": r.ws, "mcpServers": []any{}}, nil)
+
+	derr, stop, perr := r.deleteWhileRunning(r.a, "SLOW-ONE", "w1a ")
+	if derr == nil || derr.Code != -32001 || !strings.Contains(derr.Message, child) || !strings.Contains(derr.Message, "another bridle process") {
+		t.Errorf("deleting a session whose child another process has open: %v, want -32001 naming the child", derr)
+	}
+	if perr != nil || stop != "end_turn" {
+		t.Errorf("the running turn, after a delete refused for its child: %q, %v; want end_turn (nothing stopped)", stop, perr)
+	}
+	if kinds := acptest.Kinds(acptest.Log(t, r.a.DB, r.sid)); strings.Count(kinds, "turn_finished") != 3 || strings.Contains(kinds, "interrupted") {
+		t.Errorf("the session's log after the refused delete: %s", kinds)
+	}
+	if _, err := r.a.Call("session/prompt", acptest.PromptParams(r.sid, "go again")); err != nil {
+		t.Errorf("the next prompt after the refused delete: %v", err)
+	}
+
+	r.b.MustCall("session/close", map[string]any{"sessionId": child}, nil)
+	r.a.MustCall("session/delete", map[string]any{"sessionId": r.sid}, nil)
+	if _, err := r.b.Call("session/load", map[string]any{"sessionId": child, "cwd": r.ws, "mcpServers": []any{}}); err == nil || err.Code != -32002 {
+		t.Errorf("loading the deleted session's child: %v, want -32002", err)
+	}
 	r.a.AssertValid(t)
 	r.b.AssertValid(t)
 }

@@ -61,11 +61,7 @@ func (dump) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbo
 // newTestManager runs sessions on sc with a 10,000-token window.
 func newTestManager(t testing.TB, sc *scripted.Scenario) (*Manager, *recorder) {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "bridle.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testStore(t)
 	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
 		return contextwin.Model{Window: 10_000, MaxOutput: 1_000, Tokenizer: "o200k_base"}
 	})
@@ -80,6 +76,17 @@ func newTestManager(t testing.TB, sc *scripted.Scenario) (*Manager, *recorder) {
 	})
 	t.Cleanup(m.Shutdown)
 	return m, rec
+}
+
+// testStore is a database in a temporary directory, closed when t ends.
+func testStore(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "bridle.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 func prompt(t *testing.T, s *Session, text string) (StopReason, error) {

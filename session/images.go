@@ -1,16 +1,19 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/session/imagecheck"
 	"github.com/bridle-dev/bridle/store"
 )
 
@@ -24,7 +27,31 @@ import (
 const imageURIPrefix = "image:sha256:"
 
 // imageRefs finds the log's references to stored images.
-var imageRefs = store.RefQuery{Kind: string(event.KindUserMessage), Prefix: imageURIPrefix}
+var imageRefs = store.RefQuery{Kind: string(event.KindUserMessage), Contains: imageURIPrefix, Names: imageNames}
+
+// imageNames returns the stored images a user_message's payload refers
+// to, in order, each once. It looks for the URIs in the payload's bytes
+// rather than decoding it: a delete reads every prompt that holds an
+// image, in every session, and the text around the URIs may be long.
+func imageNames(payload []byte) []string {
+	var out []string
+	p := payload
+	for {
+		i := bytes.Index(p, []byte(imageURIPrefix))
+		if i < 0 {
+			return out
+		}
+		p = p[i+len(imageURIPrefix):]
+		n := 0
+		for n < len(p) && (p[n] >= '0' && p[n] <= '9' || p[n] >= 'a' && p[n] <= 'f') {
+			n++
+		}
+		if name := string(p[:n]); isDigest(name) && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+		p = p[n:]
+	}
+}
 
 // checkedImage is a prompt's image once checked: stored (under name)
 // just before the prompt is logged.
@@ -33,11 +60,11 @@ type checkedImage struct {
 	data []byte
 }
 
-// checkImages checks a prompt's images (imagecheck.go) and returns the
+// checkImages checks a prompt's images (package imagecheck) and returns the
 // content with each image referring to the copy storeImages will keep.
 // Nothing is stored: a prompt refused for any of its images, or for its
 // size, leaves nothing behind.
-func (s *Session) checkImages(content []event.Content, spec string) ([]event.Content, []checkedImage, error) {
+func (s *Session) checkImages(ctx context.Context, content []event.Content, spec string) ([]event.Content, []checkedImage, error) {
 	var out []event.Content
 	var images []checkedImage
 	for i, c := range content {
@@ -47,7 +74,10 @@ func (s *Session) checkImages(content []event.Content, spec string) ([]event.Con
 		if out == nil {
 			out = append([]event.Content(nil), content...)
 		}
-		ref, img, err := s.checkImage(c, spec)
+		ref, img, err := s.checkImage(ctx, c, spec)
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: prompt[%d]: %v", ErrInvalid, i, err)
 		}
@@ -60,27 +90,71 @@ func (s *Session) checkImages(content []event.Content, spec string) ([]event.Con
 	return out, images, nil
 }
 
-func (s *Session) checkImage(c event.Content, spec string) (event.Content, checkedImage, error) {
+func (s *Session) checkImage(ctx context.Context, c event.Content, spec string) (event.Content, checkedImage, error) {
 	if m := s.m.window(s.Info().Cwd).Model(spec); !m.Images {
 		return c, checkedImage{}, fmt.Errorf("the model %s takes no images: describe the image in words, or switch to a model that reads images (models.%q.images in settings says a model does)", spec, spec)
 	}
 	if s.imageDir() == "" {
 		return c, checkedImage{}, fmt.Errorf("images need bridle's data directory, and this session has none")
 	}
-	data, cfg, err := s.m.decodeImage(c.MimeType, c.Data)
+	img, err := s.m.decodeImage(ctx, c.MimeType, c.Data)
 	if err != nil {
 		return c, checkedImage{}, err
 	}
-	sum := sha256.Sum256(data)
+	sum := sha256.Sum256(img.Data)
 	name := hex.EncodeToString(sum[:])
-	ref := event.Content{Type: "image", MimeType: c.MimeType, URI: imageURIPrefix + name, Width: cfg.Width, Height: cfg.Height, Size: len(data)}
-	return ref, checkedImage{name: name, data: data}, nil
+	ref := event.Content{Type: "image", MimeType: c.MimeType, URI: imageURIPrefix + name, Width: img.Config.Width, Height: img.Config.Height, Size: len(img.Data)}
+	return ref, checkedImage{name: name, data: img.Data}, nil
 }
 
-// storeImages writes checked images that are not stored yet. It runs
-// before the prompt is logged, so the log never refers to an image that
-// was not stored, and again after: a delete of another session that
-// referred to the same image may have removed it in between.
+// decodeImage checks a prompt's image (base64 data of a MIME type) and
+// returns it. It decodes one image whole at a time in this process: the
+// memory a decode takes is bounded by imagecheck's limits, not their
+// multiple. A prompt cancelled while another's image is decoded (up to
+// 1.7 s each) stops waiting at once.
+func (m *Manager) decodeImage(ctx context.Context, mime, b64 string) (imagecheck.Image, error) {
+	img, err := imagecheck.Read(mime, b64)
+	if err != nil {
+		return imagecheck.Image{}, err
+	}
+	select {
+	case m.decoding <- struct{}{}:
+	case <-ctx.Done():
+		return imagecheck.Image{}, ctx.Err()
+	}
+	err = img.Decode()
+	<-m.decoding
+	if err != nil {
+		return imagecheck.Image{}, err
+	}
+	return img, nil
+}
+
+// logPrompt commits a prompt's user_message with its images stored:
+// before, so the log never refers to an image that was not stored, and
+// again after, for a delete in another process that removed one
+// meanwhile. In this process, a delete's scan and removal of images
+// waits while a prompt holding images is logged, and the reverse
+// (Manager.images).
+func (s *Session) logPrompt(ctx context.Context, images []checkedImage, msg event.UserMessage) error {
+	if len(images) > 0 {
+		s.m.hook("images wait")
+		s.m.images.Lock()
+		defer s.m.images.Unlock()
+	}
+	if err := s.storeImages(images); err != nil {
+		return err
+	}
+	if _, err := s.commit(ctx, typed, msg); err != nil {
+		return err
+	}
+	if err := s.storeImages(images); err != nil {
+		s.m.log.Warn("a prompt's image could not be stored again", "session", s.row.ID, "err", err)
+	}
+	return nil
+}
+
+// storeImages writes checked images that are not stored yet.
 func (s *Session) storeImages(images []checkedImage) error {
 	for _, img := range images {
 		if _, err := storeBlob(s.imageDir(), img.name, img.data); err != nil {
@@ -149,26 +223,3 @@ func (s *Session) withImages(req provider.Request) provider.Request {
 
 // missingImageNote stands for an image that is no longer stored.
 const missingImageNote = "[An image the user sent here is no longer stored and cannot be shown.]"
-
-// removeImages removes the stored images named that no session's log
-// refers to any more. Finding out is a scan of every prompt in the
-// database that holds an image (store.Referenced).
-func (m *Manager) removeImages(ctx context.Context, names []string) {
-	if len(names) == 0 {
-		return
-	}
-	used, err := m.cfg.Store.Referenced(ctx, imageRefs, names)
-	if err != nil {
-		m.log.Warn("a deleted session's images remain", "err", err)
-		return
-	}
-	dir := filepath.Join(m.cfg.DataDir, "images")
-	for _, name := range names {
-		if used[name] || !isDigest(name) {
-			continue
-		}
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
-			m.log.Warn("a deleted session's image remains", "image", name, "err", err)
-		}
-	}
-}

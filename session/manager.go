@@ -134,6 +134,21 @@ type Manager struct {
 	// decoding holds the one prompt image being decoded whole at a time:
 	// its memory is bounded by the size limits, not their multiple.
 	decoding chan struct{}
+	// images is held by a prompt from storing its images to storing them
+	// again after its commit, and by a delete from finding which images
+	// no log refers to until it has removed them: in this process, a
+	// prompt never refers to an image a delete is removing.
+	images sync.Mutex
+	// testHook, set by tests only, is called at the named points of races
+	// between goroutines, so that a test can make them meet there.
+	testHook func(point string)
+}
+
+// hook calls the test hook, if any, at a point.
+func (m *Manager) hook(point string) {
+	if m.testHook != nil {
+		m.testHook(point)
+	}
 }
 
 // watchProblem logs, once, that changes on disk are found by checking
@@ -349,72 +364,6 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 	return m.adopt(s), nil
 }
 
-// lease makes this process the one serving a session.
-func (m *Manager) lease(ctx context.Context, id string) error {
-	err := m.cfg.Store.Acquire(ctx, id, m.holder, holderAlive)
-	return busy(err)
-}
-
-// How long opening a session waits for another live process to let it
-// go. An editor that restarts bridle (a window reloaded) starts the new
-// process while the old one is still closing: a moment for one whose
-// sessions are idle, and, once it has marked its leases as closing, until
-// its turns have recorded how they ended (Shutdown's grace). A process
-// that is not closing keeps its sessions: the wait is short, since the
-// connection's other messages wait behind it.
-const (
-	leaseGrace       = 250 * time.Millisecond
-	leaseClosingWait = shutdownGrace + time.Second
-)
-
-// leaseWaiting is lease that, while another live process holds the
-// session, asks again for leaseGrace, or leaseClosingWait while that
-// process is closing.
-func (m *Manager) leaseWaiting(ctx context.Context, id string) error {
-	start := time.Now()
-	for try := 0; ; try++ {
-		err := m.cfg.Store.Acquire(ctx, id, m.holder, holderAlive)
-		var le *store.LeasedError
-		if !errors.As(err, &le) {
-			return busy(err)
-		}
-		wait := leaseGrace
-		if le.Closing {
-			wait = leaseClosingWait
-		}
-		if time.Since(start) >= wait {
-			return busy(err)
-		}
-		if try == 0 {
-			m.log.Debug("waiting for another bridle process to let the session go", "session", id, "holder", le.Holder, "closing", le.Closing)
-		}
-		t := time.NewTimer(25 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// busy words a lease another live process holds as ErrBusy.
-func busy(err error) error {
-	var le *store.LeasedError
-	if errors.As(err, &le) {
-		pid, _, _ := strings.Cut(le.Holder, "@")
-		return fmt.Errorf("%w: session %s is open in another bridle process (pid %s); close it there first", ErrBusy, le.SessionID, pid)
-	}
-	return err
-}
-
-// release gives the session up for other processes.
-func (m *Manager) release(id string) {
-	if err := m.cfg.Store.Release(context.Background(), id, m.holder); err != nil {
-		m.log.Warn("session lease not released", "session", id, "err", err)
-	}
-}
-
 // adopt makes a session live, or returns the one that won a race to do so.
 func (m *Manager) adopt(s *Session) *Session {
 	m.mu.Lock()
@@ -507,68 +456,6 @@ func (m *Manager) isLive(id string) bool {
 	defer m.mu.Unlock()
 	_, ok := m.live[id]
 	return ok
-}
-
-// Delete removes a session and its log for good. Nothing is stopped until
-// the delete is known to be allowed: a session another live bridle
-// process serves is refused (ErrBusy), since its turn would go on writing
-// to a log that is gone, and so is one with forks (ErrInvalid). Only then
-// is its turn here cancelled, the lease kept until the rows are gone.
-func (m *Manager) Delete(ctx context.Context, id string) error {
-	if _, err := m.cfg.Store.Session(ctx, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("%w: no session %q", ErrNotFound, id)
-		}
-		return err
-	}
-	if err := m.lease(ctx, id); err != nil {
-		return err
-	}
-	ids, err := m.deleteLeased(ctx, id)
-	if err != nil {
-		if !m.isLive(id) {
-			m.release(id)
-		}
-		return err
-	}
-	// What the sessions kept on disk goes with them: checkpoints hold
-	// files' exact content, secrets included, and artifacts whole
-	// outputs.
-	if m.cfg.DataDir != "" {
-		for _, sid := range ids.IDs {
-			for _, dir := range []string{"checkpoints", "artifacts"} {
-				if err := os.RemoveAll(filepath.Join(m.cfg.DataDir, dir, sid)); err != nil {
-					m.log.Warn("a deleted session's files remain", "session", sid, "dir", dir, "err", err)
-				}
-			}
-		}
-		m.removeImages(ctx, ids.Refs)
-	}
-	m.log.Info("session deleted", "session", id)
-	return nil
-}
-
-// deleteLeased deletes a session this process holds the lease of: the
-// forks are checked before its turn here is stopped, and the store checks
-// them again, with its children's leases, as it deletes.
-func (m *Manager) deleteLeased(ctx context.Context, id string) (store.Deleted, error) {
-	if err := m.cfg.Store.NoForks(ctx, id); err != nil {
-		return store.Deleted{}, deleteErr(id, err)
-	}
-	m.stop(id)
-	d, err := m.cfg.Store.DeleteSession(ctx, id, store.DeleteOptions{Holder: m.holder, Alive: holderAlive, Refs: &imageRefs})
-	return d, deleteErr(id, err)
-}
-
-// deleteErr words the store's refusals of a delete for the editor.
-func deleteErr(id string, err error) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: no session %q", ErrNotFound, id)
-	case errors.Is(err, store.ErrHasForks):
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	return busy(err)
 }
 
 // List returns sessions, newest first; cursor pages through them.

@@ -185,8 +185,7 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 				return err
 			}
 		case cs.granted && cs.call.Redacted:
-			if err := t.result(ctx, cs.key, event.ToolResult{CallID: cs.call.ID, Name: cs.call.Name, IsError: true, Status: "cancelled",
-				Output: "not run: " + notRunRedacted}); err != nil {
+			if err := t.result(ctx, cs.key, redactedInput(event.ToolResult{CallID: cs.call.ID, Name: cs.call.Name}, "cancelled", "not run")); err != nil {
 				return err
 			}
 		case cs.granted && deferFiles:
@@ -244,8 +243,7 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) e
 	switch tool.Effect() {
 	case sandbox.EffectNone, sandbox.EffectRead:
 		if st.Redacted {
-			r.IsError, r.Status, r.Output = true, "failed", notRunRedacted
-			return r
+			return redactedInput(r, "failed", "not run")
 		}
 		res := runTool(ctx, tool, env, st.Input)
 		r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
@@ -265,7 +263,7 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) e
 			r.Output = fmt.Sprintf(why.editApplied, st.Path)
 			r.Locations = []string{st.Path}
 		case now == st.BeforeHash && st.Redacted:
-			r.IsError, r.Status, r.Output = true, "failed", "not applied: "+notRunRedacted
+			r = redactedInput(r, "failed", "not applied")
 		case now == st.BeforeHash:
 			res := runTool(ctx, tool, env, st.Input)
 			r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
@@ -345,8 +343,7 @@ func (s *Session) AskPending(ctx context.Context) {
 				continue
 			}
 			if cs.call.Redacted {
-				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "cancelled",
-					Output: "not run: " + notRunRedacted})
+				t.tail = append(t.tail, redactedInput(event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name}, "cancelled", "not run"))
 				continue
 			}
 			tool := s.tool(c.Name)
@@ -417,8 +414,7 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut) err
 		return t.result(ctx, cs.key, s.resolveStarted(ctx, cs, why))
 	}
 	if cs.call.Redacted {
-		return t.result(ctx, cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "cancelled",
-			Output: "not run: " + notRunRedacted})
+		return t.result(ctx, cs.key, redactedInput(event.ToolResult{CallID: c.ID, Name: c.Name}, "cancelled", "not run"))
 	}
 	tool := s.tool(c.Name)
 	if tool == nil {
@@ -428,10 +424,15 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut) err
 	return t.execute(ctx, cs.key, c, tool, s.callEnv(cs.key))
 }
 
-// notRunRedacted is the result of a call that recovery would run from
-// the log, but whose recorded input had secrets taken out: run with it,
-// the call would do something else than the model asked.
-const notRunRedacted = "its input held a secret, which the log does not keep (it was redacted), so bridle did not run it again after the restart: make the call again if it is still wanted"
+// redactedInput is r as the result of a call that recovery would run
+// (or apply) from the log, but whose recorded input had secrets taken
+// out: run with it, the call would do something else than the model
+// asked. what says what was not done ("not run", "not applied").
+func redactedInput(r event.ToolResult, status, what string) event.ToolResult {
+	r.IsError, r.Status = true, status
+	r.Output = what + ": its input held a secret, which the log does not keep (it was redacted), so bridle did not run it again after the restart: make the call again if it is still wanted"
+	return r
+}
 
 func toProviderCall(c event.ToolCall) provider.ToolCall {
 	return provider.ToolCall{ID: c.ID, Name: c.Name, Input: json.RawMessage(c.Input)}

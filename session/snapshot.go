@@ -35,8 +35,10 @@ import (
 // (regular files only, never one with other hard links).
 //
 // A scan is bounded by files, directories and time. A session whose scan
-// passes a bound stops scanning for the rest of its life in this process:
-// the bound is paid once, not before every command, and the user is told
+// passes a bound stops scanning for the rest of its life in this process
+// (a session/load while it is live gives the same Session back, still not
+// scanning; closed and opened again, or in a new process, it scans): the
+// bound is paid once, not before every command, and the user is told
 // once. The commands that follow record why they were not scanned
 // (ToolResult.Unscanned), and a rewind over them says so.
 
@@ -275,7 +277,7 @@ func (s *Session) snapshotOff(err error) string {
 		if sn.off == "" {
 			sn.off, sn.told = why, true
 			s.notice(fmt.Sprintf("files commands change are not checkpointed for the rest of this session (a rewind cannot put them back): %s. "+
-				"bridle stops scanning this workspace around commands; add what makes it large to .gitignore and open the session again to have them checkpointed.", why))
+				"bridle stops scanning this workspace around commands; add what makes it large to .gitignore, then open the session again in a new bridle, or after closing it (session/close), to have them checkpointed.", why))
 		}
 	case !sn.told:
 		sn.told = true

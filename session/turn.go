@@ -134,7 +134,12 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 	}
 	// Images are checked before anything else: the log only ever refers
 	// to them, and their size counts as the formula says.
-	content, images, err := s.checkImages(content, t.specFor())
+	content, images, err := s.checkImages(ctx, content, t.specFor())
+	if err != nil && ctx.Err() != nil {
+		// Cancelled while another prompt's image was decoded: nothing
+		// was recorded.
+		return StopCancelled, nil
+	}
 	if err != nil {
 		return "", err
 	}
@@ -171,16 +176,8 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		s.send(ctx, AgentText(fmt.Sprintf("Forked before prompt %d as session %s (%s): open it from the session list; this session goes on as it was.", n, info.ID, info.Title)))
 		return StopEndTurn, nil
 	}
-	if err := s.storeImages(images); err != nil {
+	if err := s.logPrompt(ctx, images, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
 		return "", err
-	}
-	if _, err := s.commit(ctx, typed, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
-		return "", err
-	}
-	// Again: deleting another session that held the same image may have
-	// removed it after it was stored and before the prompt was logged.
-	if err := s.storeImages(images); err != nil {
-		s.m.log.Warn("a prompt's image could not be stored again", "session", s.row.ID, "err", err)
 	}
 	if s.Info().Title == "" {
 		// The title is known from the first prompt: no model call names

@@ -73,9 +73,9 @@ func (s *Store) Release(ctx context.Context, sessionID, holder string) error {
 
 // checkLease fails with a *LeasedError if a live holder other than the
 // deleting one has the session.
-func checkLease(ctx context.Context, tx *sql.Tx, id string, o DeleteOptions) error {
+func checkLease(ctx context.Context, q querier, id string, o DeleteOptions) error {
 	var holder string
-	err := tx.QueryRowContext(ctx, `SELECT holder FROM leases WHERE session_id = ?`, id).Scan(&holder)
+	err := q.QueryRowContext(ctx, `SELECT holder FROM leases WHERE session_id = ?`, id).Scan(&holder)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -364,7 +366,8 @@ func TestTitlesAreBounded(t *testing.T) {
 
 // TestDeleteSessionRespectsLeases: a session, or a child of it, that
 // another live holder leases is not deleted; a dead holder's lease, or
-// the deleter's own, does not stop it.
+// the deleter's own, does not stop it. CheckDelete, which changes
+// nothing, says the same beforehand.
 func TestDeleteSessionRespectsLeases(t *testing.T) {
 	ctx := context.Background()
 	alive := func(h string) bool { return h != "dead" }
@@ -374,6 +377,8 @@ func TestDeleteSessionRespectsLeases(t *testing.T) {
 	}{
 		{"another live process", "parent", "other", true},
 		{"a child another live process runs", "child", "other", true},
+		{"a child's child another live process runs", "grandchild", "other", true},
+		{"a child the deleter runs", "child", "me", false},
 		{"a dead process", "parent", "dead", false},
 		{"the deleter itself", "parent", "me", false},
 	} {
@@ -383,13 +388,27 @@ func TestDeleteSessionRespectsLeases(t *testing.T) {
 			if _, err := s.CreateSession(ctx, Session{ID: "child", Cwd: "/w", Model: "m", Mode: "ask", ParentID: "parent"}); err != nil {
 				t.Fatal(err)
 			}
+			if _, err := s.CreateSession(ctx, Session{ID: "grandchild", Cwd: "/w", Model: "m", Mode: "ask", ParentID: "child"}); err != nil {
+				t.Fatal(err)
+			}
 			if err := s.Acquire(ctx, c.leased, c.holder, alive); err != nil {
 				t.Fatal(err)
 			}
-			_, err := s.DeleteSession(ctx, "parent", DeleteOptions{Holder: "me", Alive: alive})
+			o := DeleteOptions{Holder: "me", Alive: alive}
 			var le *LeasedError
+			err := s.CheckDelete(ctx, "parent", o)
+			if got := errors.As(err, &le); got != c.refused || (got && le.SessionID != c.leased) {
+				t.Fatalf("CheckDelete = %v, refused %v", err, c.refused)
+			}
+			if _, err := s.Session(ctx, "parent"); err != nil {
+				t.Fatalf("CheckDelete deleted the session: %v", err)
+			}
+			d, err := s.DeleteSession(ctx, "parent", o)
 			if got := errors.As(err, &le); got != c.refused || (got && le.SessionID != c.leased) {
 				t.Fatalf("DeleteSession = %v, refused %v", err, c.refused)
+			}
+			if !c.refused && strings.Join(d.IDs, " ") != "parent child grandchild" {
+				t.Fatalf("DeleteSession deleted %v, want the session and its descendants", d.IDs)
 			}
 			_, err = s.Session(ctx, "parent")
 			if kept := err == nil; kept != c.refused {
@@ -433,7 +452,7 @@ func TestDeleteSessionReportsItsReferences(t *testing.T) {
 	if _, err := s.Append(ctx, "kept", msg(b)); err != nil {
 		t.Fatal(err)
 	}
-	q := RefQuery{Kind: "user_message", Prefix: "img:"}
+	q := RefQuery{Kind: "user_message", Contains: "img:", Names: imgNames}
 	d, err := s.DeleteSession(ctx, "gone", DeleteOptions{Refs: &q})
 	if err != nil || strings.Join(d.Refs, " ") != a+" "+b {
 		t.Fatalf("DeleteSession refs = %v, %v; want a and b (c is in another kind of event)", d.Refs, err)
@@ -442,6 +461,18 @@ func TestDeleteSessionReportsItsReferences(t *testing.T) {
 	if err != nil || len(used) != 1 || !used[b] {
 		t.Fatalf("Referenced = %v, %v; want b only", used, err)
 	}
+}
+
+// imgNames reads the names the tests' payloads refer to: "img:" and 64
+// characters.
+func imgNames(p []byte) []string {
+	var out []string
+	for _, part := range bytes.Split(p, []byte("img:"))[1:] {
+		if len(part) >= 64 && !slices.Contains(out, string(part[:64])) {
+			out = append(out, string(part[:64]))
+		}
+	}
+	return out
 }
 
 // BenchmarkReferenced is the scan a delete of a session that held images
@@ -467,7 +498,7 @@ func BenchmarkReferenced(b *testing.B) {
 			}
 		}
 	}
-	q := RefQuery{Kind: "user_message", Prefix: "img:"}
+	q := RefQuery{Kind: "user_message", Contains: "img:", Names: imgNames}
 	names := []string{fmt.Sprintf("%064x", 99020), fmt.Sprintf("%064x", 1)}
 	b.ResetTimer()
 	for b.Loop() {

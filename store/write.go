@@ -271,10 +271,13 @@ type DeleteOptions struct {
 	Refs *RefQuery
 }
 
-// RefQuery finds references in events of Kind: Prefix followed by a name
-// of lower-case hex digits.
+// RefQuery finds references in the events of Kind whose payload holds
+// Contains; Names reads the names one such payload refers to (the
+// payload's format is the caller's, not the store's). Names may be
+// called more than once for a payload.
 type RefQuery struct {
-	Kind, Prefix string
+	Kind, Contains string
+	Names          func(payload []byte) []string
 }
 
 // Deleted says what DeleteSession removed.
@@ -285,16 +288,58 @@ type Deleted struct {
 	Refs []string
 }
 
-// NoForks fails with ErrHasForks if a fork was made of the session: the
-// fork reads its events, and deleting them would leave it without its
-// history.
-func (s *Store) NoForks(ctx context.Context, id string) error {
-	return noForks(ctx, s.read, id)
+// CheckDelete says whether DeleteSession would delete a session now,
+// without changing anything: ErrHasForks, or a *LeasedError when
+// another live holder serves the session or one of its children. The
+// caller stops nothing of its own until it knows; DeleteSession checks
+// again as it deletes.
+func (s *Store) CheckDelete(ctx context.Context, id string, o DeleteOptions) error {
+	_, err := deletable(ctx, s.read, id, o)
+	return err
 }
 
-func noForks(ctx context.Context, q interface {
+// querier reads from the database or from a transaction.
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, id string) error {
+}
+
+// deletable returns the sessions a delete of id removes, the one asked
+// for first, then its children (subagents' sessions), if it may: the
+// session has no forks, and no other live holder leases any of them.
+func deletable(ctx context.Context, q querier, id string, o DeleteOptions) ([]string, error) {
+	ids := []string{id}
+	for i := 0; i < len(ids); i++ {
+		rows, err := q.QueryContext(ctx, `SELECT id FROM sessions WHERE parent_id = ?`, ids[i])
+		if err != nil {
+			return nil, fmt.Errorf("delete session %s: %w", id, err)
+		}
+		for rows.Next() {
+			var child string
+			if err := rows.Scan(&child); err == nil {
+				ids = append(ids, child)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("delete session %s: %w", id, err)
+		}
+	}
+	if err := noForks(ctx, q, id); err != nil {
+		return nil, err
+	}
+	for _, sid := range ids {
+		if err := checkLease(ctx, q, sid, o); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// noForks fails with ErrHasForks if a fork was made of the session: the
+// fork reads its events, and deleting them would leave it without its
+// history.
+func noForks(ctx context.Context, q querier, id string) error {
 	var fork string
 	err := q.QueryRowContext(ctx, `SELECT id FROM sessions WHERE fork_of = ? LIMIT 1`, id).Scan(&fork)
 	switch {
@@ -307,35 +352,16 @@ func noForks(ctx context.Context, q interface {
 }
 
 // DeleteSession drops a session, its children and all their events, in
-// one transaction that first checks that none of them is leased by
-// another live process and that the session has no forks.
+// one transaction that first checks what CheckDelete checks.
 func (s *Store) DeleteSession(ctx context.Context, id string, o DeleteOptions) (Deleted, error) {
 	var d Deleted
 	err := s.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		d = Deleted{IDs: []string{id}}
-		for i := 0; i < len(d.IDs); i++ {
-			rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions WHERE parent_id = ?`, d.IDs[i])
-			if err != nil {
-				return fmt.Errorf("delete session %s: %w", id, err)
-			}
-			for rows.Next() {
-				var child string
-				if err := rows.Scan(&child); err == nil {
-					d.IDs = append(d.IDs, child)
-				}
-			}
-			rows.Close()
-		}
-		if err := noForks(ctx, tx, id); err != nil {
+		ids, err := deletable(ctx, tx, id, o)
+		if err != nil {
 			return err
 		}
-		for _, sid := range d.IDs {
-			if err := checkLease(ctx, tx, sid, o); err != nil {
-				return err
-			}
-		}
+		d = Deleted{IDs: ids}
 		if o.Refs != nil {
-			var err error
 			if d.Refs, err = refsOf(ctx, tx, d.IDs, *o.Refs); err != nil {
 				return fmt.Errorf("delete session %s: %w", id, err)
 			}

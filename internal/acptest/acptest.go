@@ -85,7 +85,15 @@ type Options struct {
 	DefaultDB bool
 	// Unset removes variables from the environment bridle inherits.
 	Unset []string
+	// Home, if set, is bridle's $HOME, with the XDG base-directory
+	// variables unset (xdgDirs): its settings, database and cache are in
+	// their default places under it, as on a machine that sets none.
+	Home string
 }
+
+// xdgDirs are the XDG base-directory variables, which say where bridle
+// keeps its files in place of the defaults under $HOME.
+var xdgDirs = []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"}
 
 // Agent is a running bridle process and the client end of its pipes
 // (an acpclient.Conn whose failures fail the test).
@@ -98,7 +106,10 @@ type Agent struct {
 // Start runs bridle and connects to it.
 func Start(t testing.TB, o Options) *Agent {
 	t.Helper()
-	unset := o.Unset
+	unset := slices.Clone(o.Unset)
+	if o.Home != "" {
+		unset = append(unset, xdgDirs...)
+	}
 	if o.DefaultDB {
 		unset = append(unset, "BRIDLE_DB")
 	} else if o.DB == "" {
@@ -118,6 +129,9 @@ func Start(t testing.TB, o Options) *Agent {
 		cmd.Env = append(cmd.Env, "BRIDLE_DB="+o.DB)
 	}
 	cmd.Env = append(cmd.Env, "BRIDLE_MODEL="+o.Model, "BRIDLE_LOG=debug")
+	if o.Home != "" {
+		cmd.Env = append(cmd.Env, "HOME="+o.Home)
+	}
 	cmd.Env = append(cmd.Env, o.Env...)
 	if o.DefaultDB {
 		o.DB = defaultDB(cmd.Env)

@@ -50,6 +50,100 @@ func JPEG(w, h int) []byte {
 	return b.Bytes()
 }
 
+// ProgressiveJPEG is a valid progressive w×h JPEG of one flat colour
+// with comps components (1: gray, 3: YCbCr, 4: CMYK), none subsampled.
+// Go's decoder keeps a progressive JPEG's every coefficient until its
+// last scan (256 bytes per 8×8 block of each component) on top of the
+// image, so this is the JPEG whose whole decode takes the most memory
+// for its size. Its scans code a block in a bit or less: even the
+// largest is small.
+func ProgressiveJPEG(w, h, comps int) []byte {
+	var b bytes.Buffer
+	segment := func(marker byte, data ...byte) {
+		b.Write([]byte{0xff, marker})
+		binary.Write(&b, binary.BigEndian, uint16(len(data)+2))
+		b.Write(data)
+	}
+	b.Write([]byte{0xff, 0xd8}) // SOI
+	if comps == 4 {
+		// Go reads a 4-component JPEG only with Adobe's marker.
+		segment(0xee, append([]byte("Adobe"), 0, 100, 0, 0, 0, 0, 0)...)
+	}
+	segment(0xdb, append([]byte{0}, bytes.Repeat([]byte{1}, 64)...)...) // DQT 0: all ones
+	sof := []byte{8, byte(h >> 8), byte(h), byte(w >> 8), byte(w), byte(comps)}
+	for i := range comps {
+		sof = append(sof, byte(i+1), 0x11, 0)
+	}
+	segment(0xc2, sof...) // SOF2: progressive
+	one := func(symbol byte) []byte {
+		return append([]byte{1}, append(make([]byte, 15), symbol)...) // one code of length 1
+	}
+	segment(0xc4, append([]byte{0x00}, one(0x00)...)...) // DC table 0: difference 0
+	segment(0xc4, append([]byte{0x10}, one(0xe0)...)...) // AC table 0: EOBRUN of 2^14 and 14 bits
+	blocks := ((w + 7) / 8) * ((h + 7) / 8)
+	var bits bitWriter
+	// The DC scan, every component interleaved: each block's DC is the
+	// one before's (a 0 bit).
+	dc := []byte{byte(comps)}
+	for i := range comps {
+		dc = append(dc, byte(i+1), 0x00)
+	}
+	segment(0xda, append(dc, 0, 0, 0)...)
+	for range blocks * comps {
+		bits.put(0, 1)
+	}
+	b.Write(bits.flush())
+	// One AC scan per component: runs of 32767 blocks with no AC
+	// coefficient (the last run may pass the end, which ends the scan).
+	for i := range comps {
+		segment(0xda, 1, byte(i+1), 0x00, 1, 63, 0)
+		for n := 0; n < blocks; n += 32767 {
+			bits.put(0, 1)
+			bits.put(1<<14-1, 14)
+		}
+		b.Write(bits.flush())
+	}
+	b.Write([]byte{0xff, 0xd9}) // EOI
+	return b.Bytes()
+}
+
+// bitWriter writes a JPEG scan's entropy-coded bits, most significant
+// first, with a 0 stuffed after every 0xff byte.
+type bitWriter struct {
+	out  []byte
+	acc  uint32
+	nacc int
+}
+
+func (w *bitWriter) put(v uint32, n int) {
+	for i := n - 1; i >= 0; i-- {
+		w.acc = w.acc<<1 | v>>i&1
+		w.nacc++
+		if w.nacc == 8 {
+			w.byte()
+		}
+	}
+}
+
+func (w *bitWriter) byte() {
+	c := byte(w.acc)
+	w.out = append(w.out, c)
+	if c == 0xff {
+		w.out = append(w.out, 0)
+	}
+	w.acc, w.nacc = 0, 0
+}
+
+// flush pads the last byte with 1 bits and returns the scan's bytes.
+func (w *bitWriter) flush() []byte {
+	if w.nacc > 0 {
+		w.put(1<<(8-w.nacc)-1, 8-w.nacc)
+	}
+	out := w.out
+	w.out = nil
+	return out
+}
+
 // GIF is a valid GIF of frames w×h frames.
 func GIF(w, h, frames int) []byte {
 	pal := []color.Color{color.Black, color.White}
@@ -76,6 +170,7 @@ func Malformed() []Case {
 		{"JPEG 65535×65535", "image/jpeg", resizedJPEG(jpg, 65535, 65535), "65535×65535 pixels"},
 		{"GIF 65535×65535", "image/gif", resizedGIF(GIF(4, 4, 1), 65535, 65535), "65535×65535 pixels"},
 		{"WebP 16384×16384", "image/webp", webpHeader(16384, 16384), "16384×16384 pixels"},
+		{"progressive CMYK JPEG 7680×4320", "image/jpeg", ProgressiveJPEG(7680, 4320, 4), "progressive JPEG of 7680×4320 pixels"},
 		{"PNG with a bad checksum", "image/png", badCRC(small), "checksum"},
 		{"PNG cut short", "image/png", small[:len(small)*2/3], "not a whole PNG"},
 		{"JPEG cut short", "image/jpeg", jpg[:len(jpg)*2/3], "not a whole JPEG"},

@@ -115,8 +115,8 @@ func (c *checker) value(t reflect.Type, path string) error {
 	case json.Delim('{'):
 		switch t.Kind() {
 		case reflect.Struct:
+			fields := fieldsOf(t)
 			return c.object(path, func(key, at string) error {
-				fields := fieldsOf(t)
 				if f, ok := fields[key]; ok {
 					return c.value(f, at)
 				}

@@ -28,6 +28,11 @@ type Reply struct {
 	Body string
 	// EventDelay is waited before each event after the first.
 	EventDelay time.Duration
+	// Gate, if set, holds each event after the first until a value is
+	// received from it (or it is closed): the test says when the next
+	// event goes, so it can look at what the client did with the ones
+	// before, knowing no other has come.
+	Gate <-chan struct{}
 	// CutAfter, when positive, drops the connection without ending the
 	// chunked body after that many events: a mid-stream disconnect.
 	CutAfter int
@@ -139,6 +144,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if rep.HangAfter > 0 && i == rep.HangAfter {
 			s.hang(r)
 			return
+		}
+		if i > 0 && rep.Gate != nil {
+			select {
+			case <-rep.Gate:
+			case <-r.Context().Done():
+				s.notifyGone()
+				return
+			case <-s.done:
+				return
+			}
 		}
 		if i > 0 && rep.EventDelay > 0 {
 			select {

@@ -1,3 +1,8 @@
+//go:build linux
+
+// The locks are Linux's: elsewhere nothing is locked (fslock_other.go),
+// and these tests, which check that locks keep things apart, do not apply.
+
 package fslock
 
 import (

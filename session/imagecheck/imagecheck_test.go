@@ -1,4 +1,4 @@
-package session
+package imagecheck
 
 import (
 	"encoding/base64"
@@ -10,9 +10,15 @@ import (
 )
 
 func TestMalformedImagesAreRefused(t *testing.T) {
-	m := NewManager(Config{})
+	check := func(mime string, data []byte) (Image, error) {
+		img, err := Read(mime, base64.StdEncoding.EncodeToString(data))
+		if err != nil {
+			return Image{}, err
+		}
+		return img, img.Decode()
+	}
 	for _, c := range imagetest.Malformed() {
-		_, _, err := m.decodeImage(c.MIME, base64.StdEncoding.EncodeToString(c.Data))
+		_, err := check(c.MIME, c.Data)
 		if err == nil || !strings.Contains(err.Error(), c.Want) {
 			t.Errorf("%s: %v, want an error saying %q", c.Name, err, c.Want)
 		}
@@ -25,8 +31,8 @@ func TestMalformedImagesAreRefused(t *testing.T) {
 		{"image/jpeg", imagetest.JPEG(64, 48)},
 		{"image/gif", imagetest.GIF(8, 8, 1)},
 	} {
-		data, cfg, err := m.decodeImage(c.mime, base64.StdEncoding.EncodeToString(c.data))
-		if err != nil || len(data) != len(c.data) || cfg.Width == 0 {
+		img, err := check(c.mime, c.data)
+		if err != nil || len(img.Data) != len(c.data) || img.Config.Width == 0 {
 			t.Errorf("a valid %s: %v", c.mime, err)
 		}
 	}
