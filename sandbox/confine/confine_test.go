@@ -315,9 +315,9 @@ func TestRootWalks(t *testing.T) {
 			return tree
 		},
 		"fsTree": func() Tree {
-			fsys, err := r.FS(".")
+			sr, err := r.openRoot(".")
 			must(t, err)
-			return &fsTree{fsys: fsys, ig: nil, hide: newWalkGuard(r.guard(), ws)}
+			return newFSTree(sr, "", nil, newWalkGuard(r.guard(), ws))
 		},
 	}
 	for name, open := range trees {

@@ -186,7 +186,7 @@ func (r *Root) Locate(path string) (string, bool) {
 		return "", false
 	}
 	for p := rel; ; p = filepath.Dir(p) {
-		f, err := openNoWait(d.root, p)
+		f, err := workspace.OpenNoWait(d.root, p)
 		if err == nil {
 			fi, err := f.Stat()
 			if err == nil {
@@ -258,7 +258,7 @@ func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
 	if h := g.byPath(lexical); h != nil {
 		return nil, nil, h.refuse(path)
 	}
-	f, err := openNoWait(d.root, rel)
+	f, err := workspace.OpenNoWait(d.root, rel)
 	if err != nil {
 		return nil, nil, r.explain(path, d, err)
 	}
@@ -284,14 +284,6 @@ func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	return f, fi, nil
-}
-
-// openNoWait opens rel for reading without waiting: opening a named pipe
-// blocks until a writer comes, and a repository can hold one where the
-// model expects a file (mkfifo notes.txt). Reads of regular files are
-// unaffected by O_NONBLOCK; callers refuse every other type.
-func openNoWait(root *os.Root, rel string) (*os.File, error) {
-	return root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
 // notRegular refuses a named pipe, socket or device: reading one can block
@@ -397,7 +389,7 @@ func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
 	if h := g.byPath(lexical); h != nil {
 		return nil, h.refuse(path)
 	}
-	f, err := openNoWait(d.root, rel)
+	f, err := workspace.OpenNoWait(d.root, rel)
 	if err != nil {
 		return nil, r.explain(path, d, err)
 	}
@@ -436,9 +428,9 @@ func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
 	}), nil
 }
 
-// FS returns a confined file system rooted at a directory of the
-// workspace, and the directory's path as the model sees it, for walking.
-func (r *Root) FS(path string) (fs.FS, error) {
+// openRoot opens a directory of the workspace as an os.Root of its own,
+// for walking; the caller closes it.
+func (r *Root) openRoot(path string) (*os.Root, error) {
 	d, rel, err := r.resolve(path)
 	if err != nil {
 		return nil, err
@@ -447,7 +439,7 @@ func (r *Root) FS(path string) (fs.FS, error) {
 	if err != nil {
 		return nil, r.explain(path, d, err)
 	}
-	return sub.FS(), nil
+	return sub, nil
 }
 
 var errWorkspaceDir = errors.New("is a workspace directory, not a file")
@@ -492,7 +484,7 @@ func (r *Root) WriteFileMode(path string, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	lexical := filepath.Join(d.dir, rel)
-	if f, err := openNoWait(d.root, rel); err == nil {
+	if f, err := workspace.OpenNoWait(d.root, rel); err == nil {
 		fi, err := f.Stat()
 		if err == nil {
 			_, err = r.checkOpened(g, f, fi, path, lexical)
@@ -700,7 +692,7 @@ func (r *Root) RemoveEmptyDir(path string, since time.Time) (bool, error) {
 		return false, err
 	}
 	defer dir.Close()
-	f, err := openNoWait(dir, base)
+	f, err := workspace.OpenNoWait(dir, base)
 	if err != nil {
 		return false, nil
 	}
