@@ -97,11 +97,12 @@ func (c *editorCall) done() {
 	}()
 }
 
-// bufferText asks the editor for a confined file's text.
-func bufferText(ctx context.Context, env *Env, call *editorCall, path string) (string, error) {
+// bufferText asks the editor for the text of a confined file, at abs
+// (Root.EditorPath); path is as the model named it.
+func bufferText(ctx context.Context, env *Env, call *editorCall, abs, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, BufferTimeout)
 	defer cancel()
-	text, late, err := env.Buffers.ReadText(ctx, env.Root.Abs(path))
+	text, late, err := env.Buffers.ReadText(ctx, abs)
 	call.late = late
 	if err != nil {
 		return "", fmt.Errorf("the editor could not give %s: %w", path, err)
@@ -131,11 +132,27 @@ func openRead(ctx context.Context, env *Env, path string) (f *os.File, fi fs.Fil
 	if busy != nil {
 		return f, fi, nil, busy, nil
 	}
-	text, err := bufferText(ctx, env, call, path)
+	abs, err := env.Root.EditorPath(path, fi)
+	if err != nil {
+		return f, fi, nil, err, nil
+	}
+	text, err := bufferText(ctx, env, call, abs, path)
 	if err != nil {
 		return f, fi, nil, err, nil
 	}
 	return f, fi, &text, nil, nil
+}
+
+// editorPath opens path through the Root, inside the editor call's
+// announcement, and returns the absolute path the editor is to be given
+// for it: one that leads, by name, to the file opened (Root.EditorPath).
+func editorPath(env *Env, path string) (string, error) {
+	f, fi, err := env.Root.Open(path)
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	return env.Root.EditorPath(path, fi)
 }
 
 // readFileText returns a file's content as an edit starts from: the
@@ -164,12 +181,11 @@ func readFileText(ctx context.Context, env *Env, path string) (content []byte, e
 		return nil, false, fmt.Errorf("%w; nothing was changed", err)
 	}
 	defer call.done()
-	f, _, err := env.Root.Open(path) // confined as a read would be, inside the announcement
+	abs, err := editorPath(env, path) // confined as a read would be, inside the announcement
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("%w; nothing was changed", err)
 	}
-	f.Close()
-	text, err := bufferText(ctx, env, call, path)
+	text, err := bufferText(ctx, env, call, abs, path)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w; nothing was changed", err)
 	}
@@ -198,14 +214,13 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 	if err := env.Root.CheckWrite(path); err != nil {
 		return "", err
 	}
-	f, _, err := env.Root.Open(path)
+	abs, err := editorPath(env, path)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w; nothing was changed", err)
 	}
-	f.Close()
 	ctx, cancel := context.WithTimeout(ctx, BufferTimeout)
 	defer cancel()
-	late, err := env.Buffers.WriteText(ctx, env.Root.Abs(path), string(data))
+	late, err := env.Buffers.WriteText(ctx, abs, string(data))
 	call.late = late
 	if err != nil {
 		// Not written to disk instead: the editor's buffer may hold text

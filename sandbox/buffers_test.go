@@ -147,7 +147,7 @@ func TestAQuestionGivenUpStillKeepsCommandsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bufferText(ctx, env, call, "a.txt"); err == nil {
+	if _, err := bufferText(ctx, env, call, env.Root.Abs("a.txt"), "a.txt"); err == nil {
 		t.Fatal("a question to a silent editor with its context ended succeeded")
 	}
 	call.done()
@@ -166,4 +166,61 @@ func TestAQuestionGivenUpStillKeepsCommandsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
+}
+
+// TestEditorNotAskedThroughAMovedWorkspace: with the workspace directory
+// renamed and a link to a directory outside put under its name (a file
+// of the same name left in the renamed one), read_file, edit_file,
+// write_file and the rewind's and recovery's FileContent, HashFile and
+// PutFile refuse, saying so, and the editor (which would follow the link)
+// is never asked.
+func TestEditorNotAskedThroughAMovedWorkspace(t *testing.T) {
+	env, fb := editorEnv(t, true, true)
+	dir := env.Root.Dir()
+	outside := t.TempDir()
+	testfs.Write(t, filepath.Join(outside, "a.txt"), "outside\n")
+	if err := os.Rename(dir, dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	uses := map[string]func() error{
+		"read_file": func() error { return resultErr(call(t, ReadFile{}, env.ForCall("r"), `{"path": "a.txt"}`)) },
+		"edit_file": func() error {
+			return resultErr(call(t, EditFile{}, env.ForCall("e"), `{"path": "a.txt", "old_string": "outside", "new_string": "x"}`))
+		},
+		"write_file": func() error {
+			return resultErr(call(t, WriteFile{}, env.ForCall("w"), `{"path": "a.txt", "content": "x\n"}`))
+		},
+		"FileContent": func() error {
+			_, _, err := FileContent(ctx, env, "a.txt")
+			return err
+		},
+		"HashFile": func() error {
+			_, err := HashFile(ctx, env, "a.txt")
+			return err
+		},
+		"PutFile": func() error { return PutFile(ctx, env, "a.txt", []byte("x\n"), true) },
+	}
+	for name, use := range uses {
+		if err := use(); err == nil || !strings.Contains(err.Error(), "was moved or replaced") {
+			t.Errorf("%s through a moved workspace: %v", name, err)
+		}
+	}
+	if len(fb.asked) > 0 {
+		t.Errorf("the editor was asked %v through a moved workspace", fb.asked)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "a.txt")); string(b) != "outside\n" {
+		t.Errorf("the file outside holds %q", b)
+	}
+}
+
+// resultErr is a tool's error result as an error.
+func resultErr(r Result) error {
+	if !r.IsError {
+		return nil
+	}
+	return errors.New(r.Output)
 }
