@@ -70,11 +70,36 @@ type editorCall struct {
 	late <-chan struct{}
 }
 
+// commandWait bounds how long a question to the editor about a file
+// waits for a command that can write there to end: one of another
+// session, or of another bridle window, whose workspace holds the file
+// (a session at the home directory, another window's test run). Commands
+// may run for minutes; an edit must not hold its turn that long. Commands
+// wait as long for the editor (editorWait).
+const commandWait = 30 * time.Second
+
+// errWaitedOut is why an edit gave up waiting for a command to end.
+var errWaitedOut = fmt.Errorf("a command that can write there (of another session, or another bridle window, whose workspace holds this file) was still running after %v, and the editor is not asked about a file while one runs: retry once it has ended", commandWait)
+
 // holdEditor announces a question to the editor about path. Without wait
 // it fails at once if a command that could change what path leads to is
-// running; with wait it waits for such commands to end.
+// running; with wait it waits for such commands to end, up to
+// commandWait, saying so on the call's card (Env.Waiting), unless the Env
+// does not wait (WithoutWaiting).
 func holdEditor(ctx context.Context, env *Env, path string, wait bool) (*editorCall, error) {
-	release, err := env.Locks.Editor(ctx, env.Root.Abs(path), wait)
+	abs := env.Root.Abs(path)
+	release, err := env.Locks.Editor(ctx, abs, false)
+	if errors.Is(err, fslock.ErrBusy) && wait && !env.noWait {
+		if env.Waiting != nil {
+			env.Waiting(fmt.Sprintf("[waiting for a command of another session (or another bridle window) that can write %s to end, up to %v: the editor is not asked about a file while one runs]", path, commandWait))
+		}
+		wctx, cancel := context.WithTimeout(ctx, commandWait)
+		release, err = env.Locks.Editor(wctx, abs, true)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = errWaitedOut
+		}
+	}
 	switch {
 	case errors.Is(err, fslock.ErrBusy):
 		return nil, fmt.Errorf("%s: %w; the editor is not asked while one runs", path, err)

@@ -224,3 +224,66 @@ func resultErr(r Result) error {
 	}
 	return errors.New(r.Output)
 }
+
+// TestWithoutWaitingSharesThePlan: a card previewed without waiting while
+// a command runs shows its title and no diff, at once, and the editor is
+// not asked; the copy shares the call's memo, so the plan the call makes
+// is the card's too.
+func TestWithoutWaitingSharesThePlan(t *testing.T) {
+	env, fb := editorEnv(t, true, true)
+	callEnv := env.ForCall("k")
+	card := callEnv.WithoutWaiting()
+	in := []byte(`{"path": "a.txt", "content": "edited\n"}`)
+	release, err := env.Locks.Command(context.Background(), env.Root.Dirs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := (WriteFile{}).Preview(context.Background(), card, in)
+	release()
+	if err != nil || p.Diff != nil || p.Title != "Write a.txt" {
+		t.Fatalf("a card previewed while a command runs: %+v, %v; want its title and no diff", p, err)
+	}
+	if len(fb.asked) > 0 {
+		t.Fatalf("the editor was asked %v while a command ran", fb.asked)
+	}
+	if card.call != callEnv.call {
+		t.Fatal("the card's copy does not share the call's memo")
+	}
+	if p, err := (WriteFile{}).Preview(context.Background(), card, in); err != nil || p.Diff == nil {
+		t.Fatalf("a card previewed once the command ended: %+v, %v; want its diff", p, err)
+	}
+}
+
+// TestEditWaitSaysSo: an edit that has to wait for a command to end
+// before it asks the editor says so through Env.Waiting, once, and waits
+// until its context ends (or commandWait); a copy made WithoutWaiting
+// fails at once, saying nothing.
+func TestEditWaitSaysSo(t *testing.T) {
+	env, fb := editorEnv(t, true, true)
+	release, err := env.Locks.Command(context.Background(), env.Root.Dirs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	in := []byte(`{"path": "a.txt", "content": "x\n"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	var notes []string
+	callEnv := env.ForCall("k")
+	callEnv.Waiting = func(note string) {
+		notes = append(notes, note)
+		cancel()
+	}
+	if _, err := (WriteFile{}).Plan(ctx, callEnv, in); !errors.Is(err, context.Canceled) {
+		t.Errorf("an edit waiting for a command: %v, want it to wait until its context ends", err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "waiting for a command of another session (or another bridle window) that can write a.txt to end, up to 30s") {
+		t.Errorf("notes: %q", notes)
+	}
+	notes = nil
+	if _, err := (WriteFile{}).Plan(context.Background(), callEnv.WithoutWaiting(), in); !errors.Is(err, fslock.ErrBusy) || len(notes) > 0 {
+		t.Errorf("without waiting: %v (notes %q), want fslock.ErrBusy at once", err, notes)
+	}
+	if len(fb.asked) > 0 {
+		t.Errorf("the editor was asked %v while a command ran", fb.asked)
+	}
+}
