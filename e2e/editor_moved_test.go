@@ -29,14 +29,10 @@ func (e *linkEditor) handle(m acptest.Msg) (any, *acptest.RPCError) {
 	if !strings.HasPrefix(m.Method, "fs/") {
 		return acpclient.FirstOption(m)
 	}
-	var p struct {
-		Path    string `json:"path"`
-		Content string `json:"content"`
-	}
-	json.Unmarshal(m.Params, &p)
+	path, content := fsParams(m)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if real, err := filepath.EvalSymlinks(p.Path); err == nil {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
 		for _, o := range e.outside {
 			if real == o || strings.HasPrefix(real, o+string(filepath.Separator)) {
 				e.reached++
@@ -44,13 +40,9 @@ func (e *linkEditor) handle(m acptest.Msg) (any, *acptest.RPCError) {
 		}
 	}
 	if m.Method == "fs/read_text_file" {
-		b, err := os.ReadFile(p.Path)
-		if err != nil {
-			return nil, &acptest.RPCError{Code: -32002, Message: err.Error()}
-		}
-		return map[string]string{"content": string(b)}, nil
+		return fromDisk(path)
 	}
-	if err := os.WriteFile(p.Path, []byte(p.Content), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		return nil, &acptest.RPCError{Code: -32603, Message: err.Error()}
 	}
 	return nil, nil
