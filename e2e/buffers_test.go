@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"cmp"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,11 +37,8 @@ func newEditor(buffers map[string]string) *editor {
 
 func (e *editor) handle(t *testing.T) func(acptest.Msg) (any, *acptest.RPCError) {
 	return func(m acptest.Msg) (any, *acptest.RPCError) {
-		var p struct {
-			Path    string `json:"path"`
-			Content string `json:"content"`
-		}
-		json.Unmarshal(m.Params, &p)
+		var p struct{ Path, Content string }
+		p.Path, p.Content = fsParams(m)
 		e.mu.Lock()
 		hold, held, method := e.hold, e.held, cmp.Or(e.holdMethod, "fs/read_text_file")
 		e.mu.Unlock()
@@ -61,11 +57,7 @@ func (e *editor) handle(t *testing.T) func(acptest.Msg) (any, *acptest.RPCError)
 			if text, ok := e.buffers[p.Path]; ok {
 				return map[string]string{"content": text}, nil
 			}
-			b, err := os.ReadFile(p.Path)
-			if err != nil {
-				return nil, &acptest.RPCError{Code: -32002, Message: err.Error()}
-			}
-			return map[string]string{"content": string(b)}, nil
+			return fromDisk(p.Path)
 		case "fs/write_text_file":
 			e.writes = append(e.writes, p.Path)
 			if e.fail {

@@ -37,15 +37,33 @@ type diskEditor struct {
 	readsOutside, writesOutside int
 }
 
-func (e *diskEditor) handle(m acptest.Msg) (any, *acptest.RPCError) {
-	if !strings.HasPrefix(m.Method, "fs/") {
-		return acpclient.FirstOption(m)
-	}
+// fsParams is what an fs/ request names: its path and, for a write, the
+// content.
+func fsParams(m acptest.Msg) (path, content string) {
 	var p struct {
 		Path    string `json:"path"`
 		Content string `json:"content"`
 	}
 	json.Unmarshal(m.Params, &p)
+	return p.Path, p.Content
+}
+
+// fromDisk answers fs/read_text_file with the file at path, following
+// links, as an editor without a buffer for it does.
+func fromDisk(path string) (any, *acptest.RPCError) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &acptest.RPCError{Code: -32002, Message: err.Error()}
+	}
+	return map[string]string{"content": string(b)}, nil
+}
+
+func (e *diskEditor) handle(m acptest.Msg) (any, *acptest.RPCError) {
+	if !strings.HasPrefix(m.Method, "fs/") {
+		return acpclient.FirstOption(m)
+	}
+	var p struct{ Path, Content string }
+	p.Path, p.Content = fsParams(m)
 	e.mu.Lock()
 	hold, held, heldDone := e.hold, e.held, e.heldDone
 	e.mu.Unlock()
@@ -67,14 +85,10 @@ func (e *diskEditor) handle(m acptest.Msg) (any, *acptest.RPCError) {
 	defer e.mu.Unlock()
 	if m.Method == "fs/read_text_file" {
 		e.reads++
-		b, err := os.ReadFile(p.Path)
-		if err != nil {
-			return nil, &acptest.RPCError{Code: -32002, Message: err.Error()}
-		}
-		if strings.Contains(string(b), e.marker) {
+		if b, _ := os.ReadFile(p.Path); strings.Contains(string(b), e.marker) {
 			e.readsOutside++
 		}
-		return map[string]string{"content": string(b)}, nil
+		return fromDisk(p.Path)
 	}
 	e.writes++
 	if err := os.WriteFile(p.Path, []byte(p.Content), 0o644); err != nil {

@@ -70,11 +70,36 @@ type editorCall struct {
 	late <-chan struct{}
 }
 
+// commandWait bounds how long a question to the editor about a file
+// waits for a command that can write there to end: one of another
+// session, or of another bridle window, whose workspace holds the file
+// (a session at the home directory, another window's test run). Commands
+// may run for minutes; an edit must not hold its turn that long. Commands
+// wait as long for the editor (editorWait).
+const commandWait = 30 * time.Second
+
+// errWaitedOut is why an edit gave up waiting for a command to end.
+var errWaitedOut = fmt.Errorf("a command that can write there (of another session, or another bridle window, whose workspace holds this file) was still running after %v, and the editor is not asked about a file while one runs: retry once it has ended", commandWait)
+
 // holdEditor announces a question to the editor about path. Without wait
 // it fails at once if a command that could change what path leads to is
-// running; with wait it waits for such commands to end.
+// running; with wait it waits for such commands to end, up to
+// commandWait, saying so on the call's card (Env.Waiting), unless the Env
+// does not wait (WithoutWaiting).
 func holdEditor(ctx context.Context, env *Env, path string, wait bool) (*editorCall, error) {
-	release, err := env.Locks.Editor(ctx, env.Root.Abs(path), wait)
+	abs := env.Root.Abs(path)
+	release, err := env.Locks.Editor(ctx, abs, false)
+	if errors.Is(err, fslock.ErrBusy) && wait && !env.noWait {
+		if env.Waiting != nil {
+			env.Waiting(fmt.Sprintf("[waiting for a command of another session (or another bridle window) that can write %s to end, up to %v: the editor is not asked about a file while one runs]", path, commandWait))
+		}
+		wctx, cancel := context.WithTimeout(ctx, commandWait)
+		release, err = env.Locks.Editor(wctx, abs, true)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = errWaitedOut
+		}
+	}
 	switch {
 	case errors.Is(err, fslock.ErrBusy):
 		return nil, fmt.Errorf("%s: %w; the editor is not asked while one runs", path, err)
@@ -97,11 +122,12 @@ func (c *editorCall) done() {
 	}()
 }
 
-// bufferText asks the editor for a confined file's text.
-func bufferText(ctx context.Context, env *Env, call *editorCall, path string) (string, error) {
+// bufferText asks the editor for the text of a confined file, at abs
+// (Root.EditorPath); path is as the model named it.
+func bufferText(ctx context.Context, env *Env, call *editorCall, abs, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, BufferTimeout)
 	defer cancel()
-	text, late, err := env.Buffers.ReadText(ctx, env.Root.Abs(path))
+	text, late, err := env.Buffers.ReadText(ctx, abs)
 	call.late = late
 	if err != nil {
 		return "", fmt.Errorf("the editor could not give %s: %w", path, err)
@@ -131,11 +157,27 @@ func openRead(ctx context.Context, env *Env, path string) (f *os.File, fi fs.Fil
 	if busy != nil {
 		return f, fi, nil, busy, nil
 	}
-	text, err := bufferText(ctx, env, call, path)
+	abs, err := env.Root.EditorPath(path, fi)
+	if err != nil {
+		return f, fi, nil, err, nil
+	}
+	text, err := bufferText(ctx, env, call, abs, path)
 	if err != nil {
 		return f, fi, nil, err, nil
 	}
 	return f, fi, &text, nil, nil
+}
+
+// editorPath opens path through the Root, inside the editor call's
+// announcement, and returns the absolute path the editor is to be given
+// for it: one that leads, by name, to the file opened (Root.EditorPath).
+func editorPath(env *Env, path string) (string, error) {
+	f, fi, err := env.Root.Open(path)
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	return env.Root.EditorPath(path, fi)
 }
 
 // readFileText returns a file's content as an edit starts from: the
@@ -164,12 +206,11 @@ func readFileText(ctx context.Context, env *Env, path string) (content []byte, e
 		return nil, false, fmt.Errorf("%w; nothing was changed", err)
 	}
 	defer call.done()
-	f, _, err := env.Root.Open(path) // confined as a read would be, inside the announcement
+	abs, err := editorPath(env, path) // confined as a read would be, inside the announcement
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("%w; nothing was changed", err)
 	}
-	f.Close()
-	text, err := bufferText(ctx, env, call, path)
+	text, err := bufferText(ctx, env, call, abs, path)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w; nothing was changed", err)
 	}
@@ -198,14 +239,13 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 	if err := env.Root.CheckWrite(path); err != nil {
 		return "", err
 	}
-	f, _, err := env.Root.Open(path)
+	abs, err := editorPath(env, path)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w; nothing was changed", err)
 	}
-	f.Close()
 	ctx, cancel := context.WithTimeout(ctx, BufferTimeout)
 	defer cancel()
-	late, err := env.Buffers.WriteText(ctx, env.Root.Abs(path), string(data))
+	late, err := env.Buffers.WriteText(ctx, abs, string(data))
 	call.late = late
 	if err != nil {
 		// Not written to disk instead: the editor's buffer may hold text

@@ -147,7 +147,7 @@ func TestAQuestionGivenUpStillKeepsCommandsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bufferText(ctx, env, call, "a.txt"); err == nil {
+	if _, err := bufferText(ctx, env, call, env.Root.Abs("a.txt"), "a.txt"); err == nil {
 		t.Fatal("a question to a silent editor with its context ended succeeded")
 	}
 	call.done()
@@ -166,4 +166,124 @@ func TestAQuestionGivenUpStillKeepsCommandsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
+}
+
+// TestEditorNotAskedThroughAMovedWorkspace: with the workspace directory
+// renamed and a link to a directory outside put under its name (a file
+// of the same name left in the renamed one), read_file, edit_file,
+// write_file and the rewind's and recovery's FileContent, HashFile and
+// PutFile refuse, saying so, and the editor (which would follow the link)
+// is never asked.
+func TestEditorNotAskedThroughAMovedWorkspace(t *testing.T) {
+	env, fb := editorEnv(t, true, true)
+	dir := env.Root.Dir()
+	outside := t.TempDir()
+	testfs.Write(t, filepath.Join(outside, "a.txt"), "outside\n")
+	if err := os.Rename(dir, dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	uses := map[string]func() error{
+		"read_file": func() error { return resultErr(call(t, ReadFile{}, env.ForCall("r"), `{"path": "a.txt"}`)) },
+		"edit_file": func() error {
+			return resultErr(call(t, EditFile{}, env.ForCall("e"), `{"path": "a.txt", "old_string": "outside", "new_string": "x"}`))
+		},
+		"write_file": func() error {
+			return resultErr(call(t, WriteFile{}, env.ForCall("w"), `{"path": "a.txt", "content": "x\n"}`))
+		},
+		"FileContent": func() error {
+			_, _, err := FileContent(ctx, env, "a.txt")
+			return err
+		},
+		"HashFile": func() error {
+			_, err := HashFile(ctx, env, "a.txt")
+			return err
+		},
+		"PutFile": func() error { return PutFile(ctx, env, "a.txt", []byte("x\n"), true) },
+	}
+	for name, use := range uses {
+		if err := use(); err == nil || !strings.Contains(err.Error(), "was moved or replaced") {
+			t.Errorf("%s through a moved workspace: %v", name, err)
+		}
+	}
+	if len(fb.asked) > 0 {
+		t.Errorf("the editor was asked %v through a moved workspace", fb.asked)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "a.txt")); string(b) != "outside\n" {
+		t.Errorf("the file outside holds %q", b)
+	}
+}
+
+// resultErr is a tool's error result as an error.
+func resultErr(r Result) error {
+	if !r.IsError {
+		return nil
+	}
+	return errors.New(r.Output)
+}
+
+// TestWithoutWaitingSharesThePlan: a card previewed without waiting while
+// a command runs shows its title and no diff, at once, and the editor is
+// not asked; the copy shares the call's memo, so the plan the call makes
+// is the card's too.
+func TestWithoutWaitingSharesThePlan(t *testing.T) {
+	env, fb := editorEnv(t, true, true)
+	callEnv := env.ForCall("k")
+	card := callEnv.WithoutWaiting()
+	in := []byte(`{"path": "a.txt", "content": "edited\n"}`)
+	release, err := env.Locks.Command(context.Background(), env.Root.Dirs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := (WriteFile{}).Preview(context.Background(), card, in)
+	release()
+	if err != nil || p.Diff != nil || p.Title != "Write a.txt" {
+		t.Fatalf("a card previewed while a command runs: %+v, %v; want its title and no diff", p, err)
+	}
+	if len(fb.asked) > 0 {
+		t.Fatalf("the editor was asked %v while a command ran", fb.asked)
+	}
+	if card.call != callEnv.call {
+		t.Fatal("the card's copy does not share the call's memo")
+	}
+	if p, err := (WriteFile{}).Preview(context.Background(), card, in); err != nil || p.Diff == nil {
+		t.Fatalf("a card previewed once the command ended: %+v, %v; want its diff", p, err)
+	}
+}
+
+// TestEditWaitSaysSo: an edit that has to wait for a command to end
+// before it asks the editor says so through Env.Waiting, once, and waits
+// until its context ends (or commandWait); a copy made WithoutWaiting
+// fails at once, saying nothing.
+func TestEditWaitSaysSo(t *testing.T) {
+	env, fb := editorEnv(t, true, true)
+	release, err := env.Locks.Command(context.Background(), env.Root.Dirs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	in := []byte(`{"path": "a.txt", "content": "x\n"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	var notes []string
+	callEnv := env.ForCall("k")
+	callEnv.Waiting = func(note string) {
+		notes = append(notes, note)
+		cancel()
+	}
+	if _, err := (WriteFile{}).Plan(ctx, callEnv, in); !errors.Is(err, context.Canceled) {
+		t.Errorf("an edit waiting for a command: %v, want it to wait until its context ends", err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "waiting for a command of another session (or another bridle window) that can write a.txt to end, up to 30s") {
+		t.Errorf("notes: %q", notes)
+	}
+	notes = nil
+	if _, err := (WriteFile{}).Plan(context.Background(), callEnv.WithoutWaiting(), in); !errors.Is(err, fslock.ErrBusy) || len(notes) > 0 {
+		t.Errorf("without waiting: %v (notes %q), want fslock.ErrBusy at once", err, notes)
+	}
+	if len(fb.asked) > 0 {
+		t.Errorf("the editor was asked %v while a command ran", fb.asked)
+	}
 }

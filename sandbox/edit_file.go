@@ -141,8 +141,9 @@ func (t EditFile) Preview(ctx context.Context, env *Env, input json.RawMessage) 
 	case err == nil:
 		p.Diff = pl.fe.Diff
 		p.Locations[0].Line = lineOf(string(pl.old), strings.Index(string(pl.old), in.OldString))
-	case errors.Is(err, confine.ErrHiddenPath):
-		// Refused whatever the user would answer: not proposed.
+	case errors.Is(err, confine.ErrHiddenPath), errors.Is(err, errWaitedOut):
+		// Refused whatever the user would answer, or not made: not
+		// proposed.
 		return Preview{}, err
 	}
 	return p, nil

@@ -104,6 +104,12 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 	if t.Box == nil {
 		return Errorf("run_command: no sandbox is configured for this session")
 	}
+	// The box is given the workspace's directories by name: one renamed
+	// and replaced (by a link to a directory outside) would be where the
+	// command may write.
+	if err := env.Root.CheckDirs(); err != nil {
+		return Errorf("run_command: not run: %v", err)
+	}
 	release, err := t.announce(ctx, env)
 	if err != nil {
 		return Errorf("run_command: not run: %v", err)

@@ -143,6 +143,10 @@ type Env struct {
 	// Live, when set, is shown the end of a running command's output as
 	// it comes, redacted, at most every 250 ms (see live.go).
 	Live func(tail string)
+	// Waiting, when set, is told when the call starts to wait for a
+	// command to end before it asks the editor about a file (see
+	// holdEditor); the session shows it on the call's card.
+	Waiting func(note string)
 	// Results returns the output of the tool result at a seq of the
 	// session's log, as the model saw it: read_artifact serves "r<seq>",
 	// the address of a dropped output that has no artifact.
@@ -150,6 +154,19 @@ type Env struct {
 
 	// call is set by ForCall: what Preview, Plan and Run of one call share.
 	call *callMemo
+	// noWait is set by WithoutWaiting.
+	noWait bool
+}
+
+// WithoutWaiting returns a copy of the Env whose questions to the editor
+// do not wait for a command that can write the file to end: they fail at
+// once (fslock.ErrBusy). A call's card is previewed with it before the
+// card is shown, which must not be held back and has nowhere to say why;
+// the copy shares the call's memo, so a plan it makes is the call's.
+func (e *Env) WithoutWaiting() *Env {
+	c := *e
+	c.noWait = true
+	return &c
 }
 
 func (e *Env) redact(s string) string { return e.Redactor.Redact(s) }

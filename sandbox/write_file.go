@@ -3,10 +3,12 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
+	"github.com/bridle-dev/bridle/sandbox/fslock"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -57,7 +59,7 @@ func (t WriteFile) plan(ctx context.Context, env *Env, in writeFileInput) (FileE
 	}
 	old, exists, err := readFileText(ctx, env, in.Path)
 	if err != nil {
-		return FileEdit{}, fmt.Errorf("write_file: %v", err)
+		return FileEdit{}, fmt.Errorf("write_file: %w", err)
 	}
 	if !exists {
 		// A new file in a hidden directory (reached through a link, or
@@ -79,9 +81,14 @@ func (t WriteFile) Preview(ctx context.Context, env *Env, input json.RawMessage)
 		return Preview{}, err
 	}
 	p := Preview{Title: "Write " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
-	if fe, err := t.planned(ctx, env, input, in); err == nil {
+	fe, err := t.planned(ctx, env, input, in)
+	switch {
+	case err == nil:
 		p.Diff = fe.Diff
-	} else {
+	case errors.Is(err, fslock.ErrBusy):
+		// A card previewed without waiting (WithoutWaiting): the call
+		// plans again when it runs.
+	default:
 		return Preview{}, err
 	}
 	return p, nil

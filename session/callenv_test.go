@@ -81,13 +81,26 @@ func TestCallSharesOneEnv(t *testing.T) {
 		if !slices.Equal(uses, want) {
 			t.Fatalf("uses = %v, want each call's to be %v in some order", seen, want)
 		}
+		// The card's preview gets a copy that does not wait for commands
+		// (Env.WithoutWaiting, which shares the call's memo: sandbox's
+		// TestWithoutWaitingSharesThePlan); every other use the Env itself.
+		var own *sandbox.Env
 		for i, use := range seen[c*len(want) : (c+1)*len(want)] {
-			if envs[c*len(want)+i] != envs[c*len(want)] {
-				t.Errorf("call %d: its %s got another Env than its first use", c+1, use)
+			env := envs[c*len(want)+i]
+			if use != "preview" {
+				if own == nil {
+					own = env
+				}
+				if env != own {
+					t.Errorf("call %d: its %s got another Env than its plan", c+1, use)
+				}
+			}
+			if env.Key != envs[c*len(want)].Key {
+				t.Errorf("call %d: its %s got the Env of call %s", c+1, use, env.Key)
 			}
 		}
 	}
-	if envs[0] == envs[len(want)] {
+	if envs[0].Key == envs[len(want)].Key {
 		t.Error("two calls shared an Env")
 	}
 	s.callsMu.Lock()

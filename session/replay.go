@@ -195,7 +195,9 @@ func (r *replayer) view(ctx context.Context, key, name string, input json.RawMes
 	v.Kind = &kind
 	env := r.env
 	if r.callEnv != nil {
-		env = r.callEnv(key)
+		// Not held back by a command of another session: the call waits
+		// for it when it runs, and says so on this card.
+		env = r.callEnv(key).WithoutWaiting()
 	}
 	if p, err := t.Preview(ctx, env, input); err == nil {
 		r.fill(&v, p)

@@ -31,6 +31,16 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	// Arguments that do not match the schema are the model's to fix: an
 	// error result it can read, never a crash.
 	env := s.callEnv(key)
+	// An edit that waits for a command of another session before it asks
+	// the editor says so on its card. The card comes with the answer,
+	// which may still be held (it is written with the call's start):
+	// written and shown first.
+	env.Waiting = func(note string) {
+		if err := s.flush(ctx); err != nil {
+			return // the turn stops with the error at its next commit
+		}
+		s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(key), Content: output(note, false)}))
+	}
 	if err := t.reg.CheckCall(env, tool, c.Input); err != nil {
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}

@@ -3,7 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
-	"io/fs"
+	"os"
 	"path"
 	"strings"
 
@@ -117,11 +117,11 @@ func (r rule) match(rel string) bool {
 }
 
 // Load returns the rules that apply inside dir (slash-separated, relative
-// to fsys's top): .git/info/exclude and the .gitignore files of the top
-// and of every directory down to dir.
-func Load(fsys fs.FS, dir string) *Ignore {
+// to root): .git/info/exclude and the .gitignore files of the top and of
+// every directory down to dir, read through root (ReadRegularIn).
+func Load(root *os.Root, dir string) *Ignore {
 	var ig *Ignore
-	if data, err := ReadRegularFS(fsys, ".git/info/exclude"); err == nil {
+	if data, err := ReadRegularIn(root, ".git/info/exclude"); err == nil {
 		ig = ig.With("", data)
 	}
 	cur := ""
@@ -133,7 +133,7 @@ func Load(fsys fs.FS, dir string) *Ignore {
 		if i > 0 {
 			cur = path.Join(cur, p)
 		}
-		if data, err := ReadRegularFS(fsys, path.Join(cur, ".gitignore")); err == nil {
+		if data, err := ReadRegularIn(root, path.Join(cur, ".gitignore")); err == nil {
 			ig = ig.With(cur, data)
 		}
 	}

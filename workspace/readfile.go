@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"syscall"
 )
 
 // MaxProjectFile bounds what bridle reads of a file the repository
@@ -11,42 +13,55 @@ import (
 // repository cannot make bridle read without end.
 const MaxProjectFile = 4 << 20
 
-// ReadRegular reads the file at path if it is a regular file. A named
-// pipe, socket or device in a repository (mkfifo AGENTS.md) would block a
-// plain read forever or never end: the open does not wait (O_NONBLOCK),
-// and anything but a regular file is refused. Files over MaxProjectFile
-// are read up to it.
-func ReadRegular(path string) ([]byte, error) {
-	f, err := openNonBlocking(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if err := regular(path, fi); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(io.LimitReader(f, MaxProjectFile))
+// noWait opens for reading without waiting: opening a named pipe blocks
+// until a writer comes, and a repository can hold one where a file is
+// expected (mkfifo AGENTS.md), or rename one over a file between a look
+// at it and its open. Reads of regular files are unaffected by
+// O_NONBLOCK; the callers check the type on the open file and refuse
+// every other one.
+const noWait = os.O_RDONLY | syscall.O_NONBLOCK
+
+// OpenNoWait opens name below root for reading without waiting (see
+// noWait); the caller checks what it opened (f.Stat) before reading.
+func OpenNoWait(root *os.Root, name string) (*os.File, error) {
+	return root.OpenFile(name, noWait, 0)
 }
 
-// ReadRegularFS is ReadRegular for a file of fsys: its type is checked
-// before it is opened.
-func ReadRegularFS(fsys fs.FS, name string) ([]byte, error) {
-	fi, err := fs.Stat(fsys, name)
+// ReadRegular reads the file at path if it is a regular file. A named
+// pipe, socket or device in a repository would block a plain read
+// forever or never end: the open does not wait, and anything but a
+// regular file is refused. Files over MaxProjectFile are read up to it.
+func ReadRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, noWait, 0)
+	if err != nil {
+		return nil, err
+	}
+	return readOpened(f, path)
+}
+
+// ReadRegularIn is ReadRegular for the file name below root (os.Root:
+// a link leading out of it is not followed). There is one open and the
+// type is checked on the file it opened, so a named pipe renamed over
+// the name at any moment is refused, never waited on.
+func ReadRegularIn(root *os.Root, name string) ([]byte, error) {
+	f, err := OpenNoWait(root, name)
+	if err != nil {
+		return nil, err
+	}
+	return readOpened(f, name)
+}
+
+// readOpened reads f, opened without waiting, if it is a regular file,
+// and closes it.
+func readOpened(f *os.File, name string) ([]byte, error) {
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if err := regular(name, fi); err != nil {
 		return nil, err
 	}
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, MaxProjectFile))
 }
 

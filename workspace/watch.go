@@ -229,8 +229,15 @@ func (w *Watcher) rescan() {
 
 // addTree watches dir and every directory below it that is not skipped.
 // With found set, the files already in them are reported as changed: they
-// were created before the watch could see them.
+// were created before the watch could see them. The .gitignore files on
+// the way are read through one os.Root at root, opened for the walk.
 func (w *Watcher) addTree(root, dir string, found map[string]bool) {
+	top, err := os.OpenRoot(root)
+	if err != nil {
+		top = nil // gone, or not a directory: the walk finds nothing either
+	} else {
+		defer top.Close()
+	}
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || w.closed() {
 			return nil
@@ -251,7 +258,7 @@ func (w *Watcher) addTree(root, dir string, found map[string]bool) {
 				return filepath.SkipDir
 			}
 		}
-		if !w.add(root, p, w.rulesFor(root, p)) {
+		if !w.add(root, p, w.rulesFor(top, root, p)) {
 			return filepath.SkipAll
 		}
 		return nil
@@ -277,21 +284,23 @@ func (w *Watcher) skipped(p string) (skip, blind bool) {
 }
 
 // rulesFor returns the .gitignore rules that apply inside dir. The
-// files are read through an os.Root at root: a .gitignore that is a link
-// leading out of the workspace is not followed.
-func (w *Watcher) rulesFor(root, dir string) *Ignore {
+// files are read through top, an os.Root at root (nil when root could not
+// be opened: no rules): a .gitignore that is a link leading out of the
+// workspace is not followed, and one that is a named pipe, even renamed
+// over the file as it is read, is refused without waiting
+// (ReadRegularIn): a watcher stuck on it would hang Close, and with it
+// the session's close and bridle's shutdown.
+func (w *Watcher) rulesFor(top *os.Root, root, dir string) *Ignore {
 	w.mu.Lock()
 	parent, ok := w.ignores[filepath.Dir(dir)]
 	w.mu.Unlock()
-	r, err := os.OpenRoot(root)
-	if err != nil {
+	if top == nil {
 		return parent.ig
 	}
-	defer r.Close()
 	if !ok || dir == root {
-		return Load(r.FS(), relSlash(root, dir))
+		return Load(top, relSlash(root, dir))
 	}
-	if data, err := ReadRegularFS(r.FS(), path.Join(relSlash(root, dir), ".gitignore")); err == nil {
+	if data, err := ReadRegularIn(top, path.Join(relSlash(root, dir), ".gitignore")); err == nil {
 		return parent.ig.With(relSlash(root, dir), data)
 	}
 	return parent.ig

@@ -315,9 +315,9 @@ func TestRootWalks(t *testing.T) {
 			return tree
 		},
 		"fsTree": func() Tree {
-			fsys, err := r.FS(".")
+			sr, err := r.openRoot(".")
 			must(t, err)
-			return &fsTree{fsys: fsys, ig: nil, hide: newWalkGuard(r.guard(), ws)}
+			return newFSTree(sr, "", nil, newWalkGuard(r.guard(), ws))
 		},
 	}
 	for name, open := range trees {
@@ -473,6 +473,135 @@ func TestRootRemoveEmptyDir(t *testing.T) {
 	for _, p := range []string{"made/full/f", "old-empty", "made-link", ".ssh"} {
 		if _, err := os.Lstat(filepath.Join(ws, p)); err != nil {
 			t.Errorf("%s went: %v", p, err)
+		}
+	}
+}
+
+// TestRootRefusesAMovedWorkspace: once the workspace directory's name no
+// longer leads to the directory the Root opened (renamed away, and a link
+// or another directory put in its place, or its parent renamed and
+// linked elsewhere), every use of the Root is refused with ErrMoved,
+// although its handle still reaches the directory (which keeps a file of
+// the same name): the editor and the box are given the path by name. Put
+// back, the Root works again.
+func TestRootRefusesAMovedWorkspace(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		repoint, back func(base string) error
+	}{
+		{"renamed, a link in its place",
+			func(b string) error { return moveAndPut(b, "work/proj", "link", filepath.Join(b, "outside")) },
+			func(b string) error { return putBack(b, "work/proj") }},
+		{"renamed, nothing in its place",
+			func(b string) error {
+				return os.Rename(filepath.Join(b, "work/proj"), filepath.Join(b, "work/proj.old"))
+			},
+			func(b string) error {
+				return os.Rename(filepath.Join(b, "work/proj.old"), filepath.Join(b, "work/proj"))
+			}},
+		{"renamed, another directory in its place",
+			func(b string) error { return moveAndPut(b, "work/proj", "dir", "") },
+			func(b string) error { return putBack(b, "work/proj") }},
+		{"its parent renamed, a link in its place",
+			func(b string) error { return moveAndPut(b, "work", "link", filepath.Join(b, "up")) },
+			func(b string) error { return putBack(b, "work") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			testfs.WriteTree(t, base, map[string]string{
+				"work/proj/a.txt": "inside\n", "work/proj/src/b.txt": "inside\n",
+				"outside/a.txt": "outside\n", "up/proj/a.txt": "outside\n",
+			})
+			ws := filepath.Join(base, "work", "proj")
+			r := openRoot(t, ws)
+			f, opened, err := r.Open("a.txt")
+			must(t, err)
+			f.Close()
+			must(t, tc.repoint(base))
+			uses := map[string]func() error{
+				"Open":      func() error { _, _, err := r.Open("a.txt"); return err },
+				"Lstat":     func() error { _, err := r.Lstat("a.txt"); return err },
+				"ReadDir":   func() error { _, err := r.ReadDir("."); return err },
+				"OpenTree":  func() error { _, err := r.OpenTree("."); return err },
+				"WriteFile": func() error { return r.WriteFile("src/new.txt", []byte("x")) },
+				"Remove":    func() error { return r.Remove("a.txt") },
+				"CheckDirs": r.CheckDirs,
+				"EditorPath": func() error {
+					_, err := r.EditorPath("a.txt", opened)
+					return err
+				},
+			}
+			for name, use := range uses {
+				if err := use(); !errors.Is(err, ErrMoved) {
+					t.Errorf("%s with the workspace moved: %v, want ErrMoved", name, err)
+				} else if !strings.Contains(err.Error(), ws+" was moved or replaced") {
+					t.Errorf("%s: %q does not say which directory moved", name, err)
+				}
+			}
+			if p, ok := r.Locate("a.txt"); ok {
+				t.Errorf("Locate gave %s with the workspace moved", p)
+			}
+			must(t, tc.back(base))
+			for name, use := range uses {
+				if name == "Remove" {
+					continue
+				}
+				if err := use(); err != nil {
+					t.Errorf("%s once put back: %v", name, err)
+				}
+			}
+		})
+	}
+}
+
+// moveAndPut renames base/name to name.old and puts a symbolic link to
+// target, or an empty directory, in its place.
+func moveAndPut(base, name, what, target string) error {
+	p := filepath.Join(base, name)
+	if err := os.Rename(p, p+".old"); err != nil {
+		return err
+	}
+	if what == "link" {
+		return os.Symlink(target, p)
+	}
+	return os.Mkdir(p, 0o755)
+}
+
+// putBack undoes moveAndPut.
+func putBack(base, name string) error {
+	p := filepath.Join(base, name)
+	if err := os.Remove(p); err != nil {
+		return err
+	}
+	return os.Rename(p+".old", p)
+}
+
+// TestEditorPathRefusesAnotherFile: the editor is given a path only while
+// it leads, by name, to the file the Root opened: a file renamed over it
+// since (by something outside the box: commands are kept out while the
+// editor is asked), or a link put in its place, is refused.
+func TestEditorPathRefusesAnotherFile(t *testing.T) {
+	ws := t.TempDir()
+	outside := t.TempDir()
+	testfs.WriteTree(t, ws, map[string]string{"a.txt": "inside\n", "b.txt": "other\n", "c.txt": "inside\n"})
+	testfs.Write(t, filepath.Join(outside, "x.txt"), "outside\n")
+	r := openRoot(t, ws)
+	opened := map[string]os.FileInfo{}
+	for _, p := range []string{"a.txt", "c.txt"} {
+		f, fi, err := r.Open(p)
+		must(t, err)
+		f.Close()
+		opened[p] = fi
+	}
+	if abs, err := r.EditorPath("a.txt", opened["a.txt"]); err != nil || abs != filepath.Join(ws, "a.txt") {
+		t.Fatalf("EditorPath of an unchanged file: %q, %v", abs, err)
+	}
+	must(t, os.Rename(filepath.Join(ws, "b.txt"), filepath.Join(ws, "a.txt")))
+	must(t, os.Remove(filepath.Join(ws, "c.txt")))
+	must(t, os.Symlink(filepath.Join(outside, "x.txt"), filepath.Join(ws, "c.txt")))
+	for _, p := range []string{"a.txt", "c.txt"} {
+		if abs, err := r.EditorPath(p, opened[p]); err == nil || !strings.Contains(err.Error(), "no longer leads to the file bridle checked") {
+			t.Errorf("EditorPath(%s) after the file was replaced: %q, %v", p, abs, err)
 		}
 	}
 }

@@ -31,6 +31,12 @@ type Root struct {
 type dirRoot struct {
 	dir  string
 	root *os.Root
+	// id is the directory root stands for, which dir led to when it was
+	// opened. A command can rename the directory and put something else
+	// (a link to ~/.config/bridle) under its name: root still stands for
+	// the directory, but dir, which commands and the editor are given,
+	// then leads elsewhere (see named).
+	id fileID
 }
 
 // OpenRoot opens dir, and any additional directories, as the workspace.
@@ -48,7 +54,16 @@ func OpenRoot(dir string, additional ...string) (*Root, error) {
 			r.Close()
 			return nil, fmt.Errorf("open workspace %s: %w", d, err)
 		}
-		r.dirs = append(r.dirs, dirRoot{dir: d, root: or})
+		var id fileID
+		fi, err := or.Stat(".")
+		if err == nil {
+			id, _ = idOf(fi)
+		}
+		r.dirs = append(r.dirs, dirRoot{dir: d, root: or, id: id})
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("open workspace %s: %w", d, err)
+		}
 	}
 	return r, nil
 }
@@ -118,11 +133,67 @@ func (r *Root) Where() string {
 	return "the workspace (" + strings.Join(r.Dirs(), ", ") + ")"
 }
 
-// resolve finds the directory a path the model gave belongs to: relative
+// ErrMoved is what every refusal is when a workspace directory's name no
+// longer leads to the directory the session opened (errors.Is).
+var ErrMoved = errors.New("the workspace directory was moved or replaced")
+
+type movedError struct{ dir string }
+
+func (e *movedError) Error() string {
+	return fmt.Sprintf("the workspace directory %s was moved or replaced after the session opened: its name now leads to another directory, or to none. "+
+		"The session's file tools, commands and questions to the editor are refused while it does (the editor and commands are given paths by name); "+
+		"put the directory back under its name, or open a new session where it is now", e.dir)
+}
+
+func (e *movedError) Is(target error) bool { return target == ErrMoved }
+
+// named checks that d's name still leads to the directory its os.Root
+// stands for. The handle keeps the file tools in the directory the session
+// opened whatever happens to its name; but the editor, and the box, are
+// given absolute paths, which they look up by name.
+func (d *dirRoot) named() error {
+	fi, err := os.Stat(d.dir)
+	if err != nil {
+		return &movedError{d.dir}
+	}
+	if id, ok := idOf(fi); !ok || id != d.id {
+		return &movedError{d.dir}
+	}
+	return nil
+}
+
+// CheckDirs says whether the name of every directory of the workspace
+// still leads to the directory the Root opened (ErrMoved if not): what
+// a command, which runs in the directories by name, checks first.
+func (r *Root) CheckDirs() error {
+	for i := range r.dirs {
+		if err := r.dirs[i].named(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve is lexical, for a path that is to be opened: it also refuses
+// it when its workspace directory's name no longer leads to the
+// directory (named), since a check of the path and what its absolute
+// name leads to would then disagree.
+func (r *Root) resolve(path string) (*dirRoot, string, error) {
+	d, rel, err := r.lexical(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := d.named(); err != nil {
+		return nil, "", err
+	}
+	return d, rel, nil
+}
+
+// lexical finds the directory a path the model gave belongs to: relative
 // paths start in the session's directory; absolute ones must lie inside
 // one of the workspace's directories. It returns the path relative to
 // that directory, as os.Root wants it.
-func (r *Root) resolve(path string) (*dirRoot, string, error) {
+func (r *Root) lexical(path string) (*dirRoot, string, error) {
 	if path == "" {
 		return nil, "", fmt.Errorf("empty path: give a path relative to %s", r.Where())
 	}
@@ -162,11 +233,33 @@ func (r *Root) notDir(path string) error {
 // Abs returns the absolute path of a workspace path, lexically: for
 // editor locations and messages, never for access.
 func (r *Root) Abs(path string) string {
-	d, rel, err := r.resolve(path)
+	d, rel, err := r.lexical(path)
 	if err != nil {
 		return path
 	}
 	return filepath.Join(d.dir, rel)
+}
+
+// EditorPath returns the absolute path the editor is to be asked about
+// for path, whose file the caller opened through the Root (opened is what
+// that file's Stat said), once it is sure the editor reaches that very
+// file: the editor opens the path by name and follows links, the Root
+// opened it through its directory handle. So the workspace directory's
+// name must still lead to that directory, and the absolute path, by name,
+// to the file opened (same device and inode). The caller holds the editor
+// call's announcement (sandbox/fslock) from before the open until the
+// editor has answered: no command can change either meanwhile.
+func (r *Root) EditorPath(path string, opened fs.FileInfo) (string, error) {
+	d, rel, err := r.resolve(path)
+	if err != nil {
+		return "", err
+	}
+	abs := filepath.Join(d.dir, rel)
+	fi, err := os.Stat(abs)
+	if err != nil || !os.SameFile(fi, opened) {
+		return "", fmt.Errorf("%s: its absolute path %s no longer leads to the file bridle checked (a link or a directory on its way was changed): the editor is not asked about it", path, abs)
+	}
+	return abs, nil
 }
 
 // Locate returns the absolute path of a workspace path for an editor to
@@ -186,7 +279,7 @@ func (r *Root) Locate(path string) (string, bool) {
 		return "", false
 	}
 	for p := rel; ; p = filepath.Dir(p) {
-		f, err := openNoWait(d.root, p)
+		f, err := workspace.OpenNoWait(d.root, p)
 		if err == nil {
 			fi, err := f.Stat()
 			if err == nil {
@@ -204,7 +297,7 @@ func (r *Root) Locate(path string) (string, bool) {
 // Show returns how a path is shown to the model: relative to the
 // session's directory when it is inside it, absolute otherwise.
 func (r *Root) Show(path string) string {
-	d, rel, err := r.resolve(path)
+	d, rel, err := r.lexical(path)
 	if err != nil {
 		return path
 	}
@@ -258,7 +351,7 @@ func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
 	if h := g.byPath(lexical); h != nil {
 		return nil, nil, h.refuse(path)
 	}
-	f, err := openNoWait(d.root, rel)
+	f, err := workspace.OpenNoWait(d.root, rel)
 	if err != nil {
 		return nil, nil, r.explain(path, d, err)
 	}
@@ -284,14 +377,6 @@ func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	return f, fi, nil
-}
-
-// openNoWait opens rel for reading without waiting: opening a named pipe
-// blocks until a writer comes, and a repository can hold one where the
-// model expects a file (mkfifo notes.txt). Reads of regular files are
-// unaffected by O_NONBLOCK; callers refuse every other type.
-func openNoWait(root *os.Root, rel string) (*os.File, error) {
-	return root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
 // notRegular refuses a named pipe, socket or device: reading one can block
@@ -397,7 +482,7 @@ func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
 	if h := g.byPath(lexical); h != nil {
 		return nil, h.refuse(path)
 	}
-	f, err := openNoWait(d.root, rel)
+	f, err := workspace.OpenNoWait(d.root, rel)
 	if err != nil {
 		return nil, r.explain(path, d, err)
 	}
@@ -436,9 +521,9 @@ func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
 	}), nil
 }
 
-// FS returns a confined file system rooted at a directory of the
-// workspace, and the directory's path as the model sees it, for walking.
-func (r *Root) FS(path string) (fs.FS, error) {
+// openRoot opens a directory of the workspace as an os.Root of its own,
+// for walking; the caller closes it.
+func (r *Root) openRoot(path string) (*os.Root, error) {
 	d, rel, err := r.resolve(path)
 	if err != nil {
 		return nil, err
@@ -447,7 +532,7 @@ func (r *Root) FS(path string) (fs.FS, error) {
 	if err != nil {
 		return nil, r.explain(path, d, err)
 	}
-	return sub.FS(), nil
+	return sub, nil
 }
 
 var errWorkspaceDir = errors.New("is a workspace directory, not a file")
@@ -492,7 +577,7 @@ func (r *Root) WriteFileMode(path string, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	lexical := filepath.Join(d.dir, rel)
-	if f, err := openNoWait(d.root, rel); err == nil {
+	if f, err := workspace.OpenNoWait(d.root, rel); err == nil {
 		fi, err := f.Stat()
 		if err == nil {
 			_, err = r.checkOpened(g, f, fi, path, lexical)
@@ -700,7 +785,7 @@ func (r *Root) RemoveEmptyDir(path string, since time.Time) (bool, error) {
 		return false, err
 	}
 	defer dir.Close()
-	f, err := openNoWait(dir, base)
+	f, err := workspace.OpenNoWait(dir, base)
 	if err != nil {
 		return false, nil
 	}

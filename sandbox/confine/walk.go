@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"sync/atomic"
@@ -132,7 +133,7 @@ func (r *Root) OpenTree(dir string) (Tree, error) {
 		return nil, h.refuse(dir)
 	}
 	// Without waiting: a named pipe given as the directory would block.
-	top, err := openNoWait(d.root, rel)
+	top, err := workspace.OpenNoWait(d.root, rel)
 	if err != nil {
 		return nil, r.explain(dir, d, err)
 	}
@@ -156,27 +157,23 @@ func (r *Root) OpenTree(dir string) (Tree, error) {
 	hide := newWalkGuard(g, real)
 	// Rules from the top of the workspace down to dir: a .gitignore
 	// above dir still applies.
-	topFS, err := r.FS(d.dir)
-	if err != nil {
-		top.Close()
-		return nil, err
-	}
-	ig := workspace.Load(topFS, sub)
+	ig := workspace.Load(d.root, sub)
 	if t, ok := openFastTree(top, sub, ig, hide); ok {
 		return t, nil
 	}
 	defer top.Close()
-	fsys, err := r.FS(dir)
+	sr, err := r.openRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	// The fs walk opens dir again by name: it must be the directory
 	// that was checked.
-	again, err := fs.Stat(fsys, ".")
+	again, err := sr.Stat(".")
 	if err != nil || !fi.IsDir() || !sameFile(fi, again) {
+		sr.Close()
 		return nil, fmt.Errorf("%s changed while bridle opened it; try again", dir)
 	}
-	return &fsTree{fsys: fsys, prefix: sub, ig: ig, hide: hide}, nil
+	return newFSTree(sr, sub, ig, hide), nil
 }
 
 func sameFile(a, b fs.FileInfo) bool {
@@ -187,13 +184,19 @@ func sameFile(a, b fs.FileInfo) bool {
 
 // fsTree walks through io/fs on an os.Root: portable, slower.
 type fsTree struct {
-	fsys   fs.FS
-	prefix string // the tree's top below the workspace directory, for .gitignore paths
+	root   *os.Root // the tree's top; files are opened through it
+	fsys   fs.FS    // root's
+	prefix string   // the tree's top below the workspace directory, for .gitignore paths
 	ig     *workspace.Ignore
 	hide   *walkGuard
 }
 
-func (t *fsTree) Close() {}
+// newFSTree walks root, which it closes when it is closed.
+func newFSTree(root *os.Root, prefix string, ig *workspace.Ignore, hide *walkGuard) *fsTree {
+	return &fsTree{root: root, fsys: root.FS(), prefix: prefix, ig: ig, hide: hide}
+}
+
+func (t *fsTree) Close() { t.root.Close() }
 
 func (t *fsTree) Walk(ctx context.Context, fn func(f File) error) error {
 	return t.WalkDirs(ctx, nil, fn)
@@ -235,7 +238,7 @@ func (t *fsTree) WalkDirs(ctx context.Context, dir func(rel string) error, fn fu
 				return fs.SkipDir
 			}
 			cur := parent
-			if data, err := workspace.ReadRegularFS(t.fsys, path.Join(p, ".gitignore")); err == nil {
+			if data, err := workspace.ReadRegularIn(t.root, path.Join(p, ".gitignore")); err == nil {
 				cur = cur.With(full, data)
 			}
 			ignores[p] = cur
@@ -264,11 +267,9 @@ func (t *fsTree) Stat(f File) (Stamp, error) {
 }
 
 func (t *fsTree) Read(f File, max int64) ([]byte, error) {
-	// The type first: opening a named pipe would wait for a writer.
-	if fi, err := fs.Stat(t.fsys, f.Rel); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	file, err := t.fsys.Open(f.Rel)
+	// Without waiting, and the type checked on the open file: a named
+	// pipe renamed over the file would wait for a writer.
+	file, err := workspace.OpenNoWait(t.root, f.Rel)
 	if err != nil {
 		return nil, err
 	}
@@ -276,6 +277,9 @@ func (t *fsTree) Read(f File, max int64) ([]byte, error) {
 	fi, err := file.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
 	}
 	if t.hide.skipInfo(fi) {
 		return nil, ErrHidden

@@ -7,7 +7,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/bridle-dev/bridle/workspace"
 )
@@ -118,7 +117,7 @@ func (r *Redactor) LoadDotEnvTree(dir string) (files []string, complete bool) {
 // readSmall opens files: a directory replaced by a FIFO since it was
 // listed is refused, not waited on.
 func readDir(root *os.Root, name string) ([]fs.DirEntry, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := workspace.OpenNoWait(root, name)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +134,7 @@ func readDir(root *os.Root, name string) ([]fs.DirEntry, error) {
 // opens without blocking and checks the file's type on the open file, so
 // a FIFO or a device put in its place is refused, never waited on.
 func readSmall(root *os.Root, name string) ([]byte, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := workspace.OpenNoWait(root, name)
 	if err != nil {
 		return nil, err
 	}
