@@ -1,12 +1,8 @@
 package session
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"slices"
-	"strings"
 
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/redact"
@@ -40,13 +36,13 @@ func redactEvent(r *redact.Redactor, p event.Payload) event.Payload {
 		}
 		v.ToolCalls = slices.Clone(v.ToolCalls)
 		for i, c := range v.ToolCalls {
-			if in, ok := redactInput(r, c.Input); ok {
+			if in, ok := r.RedactJSON(c.Input); ok {
 				v.ToolCalls[i].Input, v.ToolCalls[i].Redacted = in, true
 			}
 		}
 		return v
 	case event.ToolStarted:
-		if in, ok := redactInput(r, v.Input); ok {
+		if in, ok := r.RedactJSON(v.Input); ok {
 			v.Input, v.Redacted = in, true
 		}
 		return v
@@ -115,97 +111,6 @@ func redactAll(r *redact.Redactor, l []string) []string {
 		out[i] = r.Redact(s)
 	}
 	return out
-}
-
-// redactInput returns a tool call's input with the secrets in its strings
-// replaced, and whether there were any. JSON escapes are undone before
-// the strings are looked at; the result is valid JSON (the markers need
-// no escaping), its keys in the order they had.
-func redactInput(r *redact.Redactor, input json.RawMessage) (json.RawMessage, bool) {
-	if len(input) == 0 || r.Redact(string(input)) == string(input) {
-		return input, false
-	}
-	var out bytes.Buffer
-	changed, err := redactJSON(r, json.NewDecoder(bytes.NewReader(input)), &out)
-	if err != nil || !json.Valid(out.Bytes()) {
-		// Not JSON after all (the provider keeps invalid arguments as a
-		// JSON string, so this is not expected): redact it as text,
-		// kept as a JSON string.
-		b, _ := json.Marshal(r.Redact(string(input)))
-		return b, true
-	}
-	if !changed {
-		return input, false
-	}
-	return out.Bytes(), true
-}
-
-// redactJSON copies the next JSON value of dec to out with its strings
-// (keys too) redacted, and reports whether any changed.
-func redactJSON(r *redact.Redactor, dec *json.Decoder, out *bytes.Buffer) (bool, error) {
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return false, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		out.WriteString(t.String())
-		changed, first := false, true
-		for dec.More() {
-			if !first {
-				out.WriteByte(',')
-			}
-			first = false
-			if t == '{' {
-				c, err := redactJSON(r, dec, out) // the key
-				if err != nil {
-					return false, err
-				}
-				changed = changed || c
-				out.WriteByte(':')
-			}
-			c, err := redactJSON(r, dec, out)
-			if err != nil {
-				return false, err
-			}
-			changed = changed || c
-		}
-		end, err := dec.Token()
-		if err != nil {
-			return false, err
-		}
-		d, ok := end.(json.Delim)
-		if !ok {
-			return false, errors.New("unbalanced JSON")
-		}
-		out.WriteString(d.String())
-		return changed, nil
-	case string:
-		red := r.Redact(t)
-		writeString(out, red)
-		return red != t, nil
-	case json.Number:
-		out.WriteString(t.String())
-	case bool:
-		if t {
-			out.WriteString("true")
-		} else {
-			out.WriteString("false")
-		}
-	case nil:
-		out.WriteString("null")
-	}
-	return false, nil
-}
-
-// writeString writes s as a JSON string, without escaping <, > and &.
-func writeString(out *bytes.Buffer, s string) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	out.WriteString(strings.TrimSuffix(b.String(), "\n"))
 }
 
 // redactedBuffers are the editor's buffers with the editor's error texts

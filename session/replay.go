@@ -219,7 +219,7 @@ func (r *replayer) viewOf(key, name string, input json.RawMessage, p sandbox.Pre
 // label.
 func (r *replayer) pending(key, name string, input json.RawMessage) acp.ToolCall {
 	kind := acp.ToolKind(sandbox.KindOther)
-	input, _ = redactInput(r.red, input)
+	input, _ = r.red.RedactJSON(input)
 	return acp.ToolCall{ToolCallID: toolCallID(key), Title: display.Label(name), Kind: &kind, Status: status(acp.ToolCallStatusPending), RawInput: input}
 }
 

@@ -506,6 +506,12 @@ func (r *Redactor) hitsOf(s string, sc scanned, prompt bool, depth int) []hit {
 	if !prompt {
 		hs = orphanEnd(text, hs)
 	}
+	return merge(hs)
+}
+
+// merge orders hs and joins the hits that overlap, each named by the
+// first.
+func merge(hs []hit) []hit {
 	if len(hs) < 2 {
 		return hs
 	}
