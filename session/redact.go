@@ -10,47 +10,45 @@ import (
 )
 
 // Every text an event holds is redacted before the event is stored,
-// shown or sent to the model, whoever wrote it: the tools redact what
-// they return, and redactEvent the rest — what the model wrote (its
-// answer, its thinking, its tool calls' inputs, a compaction's summary, a
-// subagent's task and answer), the error texts of results (the editor's,
-// a tool's, the session's own, which quote inputs), approval summaries
-// and provider errors. The user's prompt is redacted before it gets here,
-// by gentler rules (redactPrompt), and is left as it is.
+// shown or sent to the model, whoever wrote it, and once, where it is
+// made or recorded:
+//   - the model's answer and thinking as they stream (redact.Chat, in
+//     turn.call: what it passed on is the answer as recorded, and a
+//     thinking block it changed loses its signature);
+//   - a tool's output by the tool (sandbox.Result.Redacted), pins and
+//     plans the model set by the remember and plan tools, the editor's
+//     errors as they come back (redactedBuffers);
+//   - a result's error text that no tool redacted (the session's own,
+//     which quote the call's input, and sandbox.Errorf's) by turn.result;
+//   - the rest by redactEvent, as recordsCounted records the event: the
+//     model's tool-call inputs (redact.RedactJSON), approval summaries and
+//     patterns, a compaction's summary, a subagent's task and answer,
+//     provider errors.
+//
+// The user's prompt is redacted before it gets here, by gentler rules
+// (redactPrompt), and is left as it is. tool_started, the permission
+// question and the live cards take a call's input as its assistant
+// message recorded it (Session.recordedCall), and the editor is shown
+// the events as recorded: the live show redacts nothing again. A replay
+// of the log redacts what its updates show (replayer.logged): logs
+// written before bridle redacted everything it records are shown
+// redacted too.
 //
 // A tool call runs with the input the model wrote: redacting it would
 // change what the call does (an edit that writes a token into a test
 // fixture). Only the recorded copy is redacted, and marked so (Redacted):
 // recovery does not run such a call again from the log.
 
-// redactEvent returns p with its texts redacted by r.
+// redactEvent returns p with the texts nothing redacted before it is
+// recorded redacted by r.
 func redactEvent(r *redact.Redactor, p event.Payload) event.Payload {
 	switch v := p.(type) {
 	case event.AssistantMessage:
-		v.Text = r.Redact(v.Text)
-		if thinking := r.Redact(v.Thinking); thinking != v.Thinking {
-			// A provider checks a signed thinking block against its
-			// signature: the redacted one is kept, unsigned, and is not
-			// sent back (the provider drops unsigned thinking).
-			v.Thinking, v.Signature = thinking, ""
-		}
 		v.ToolCalls = slices.Clone(v.ToolCalls)
 		for i, c := range v.ToolCalls {
 			if in, ok := r.RedactJSON(c.Input); ok {
 				v.ToolCalls[i].Input, v.ToolCalls[i].Redacted = in, true
 			}
-		}
-		return v
-	case event.ToolStarted:
-		if in, ok := r.RedactJSON(v.Input); ok {
-			v.Input, v.Redacted = in, true
-		}
-		return v
-	case event.ToolResult:
-		// A tool's own output is redacted by the tool (sandbox.Result);
-		// an error's text may quote what the model or the editor wrote.
-		if v.IsError || v.Status != "completed" {
-			v.Output = r.Redact(v.Output)
 		}
 		return v
 	case event.ApprovalRequest:
@@ -64,29 +62,10 @@ func redactEvent(r *redact.Redactor, p event.Payload) event.Payload {
 	case event.ApprovalDenied:
 		v.Pattern = r.Redact(v.Pattern)
 		return v
-	case event.Interrupted:
-		v.Text, v.Thinking = r.Redact(v.Text), r.Redact(v.Thinking)
-		return v
 	case event.Compaction:
 		v.Summary, v.Goal = r.Redact(v.Summary), r.Redact(v.Goal)
 		for _, l := range []*[]string{&v.Constraints, &v.Decisions, &v.Done, &v.InProgress, &v.Handles} {
 			*l = redactAll(r, *l)
-		}
-		return v
-	case event.ConstraintPinned:
-		if v.Source != "user" {
-			v.Text = r.Redact(v.Text)
-		}
-		return v
-	case event.DecisionRecorded:
-		if v.Source != "user" {
-			v.Text = r.Redact(v.Text)
-		}
-		return v
-	case event.PlanUpdated:
-		v.Entries = slices.Clone(v.Entries)
-		for i := range v.Entries {
-			v.Entries[i].Content = r.Redact(v.Entries[i].Content)
 		}
 		return v
 	case event.SubagentStarted:

@@ -306,7 +306,7 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 	var streamErr error
 	// The answer is shown redacted as it comes, all but what more text
 	// could still make part of a secret (redact.Chat), and recorded as
-	// it was shown.
+	// it was shown: this is its only redaction (see redact.go).
 	text, thought := redact.NewChat(s.box.Redactor), redact.NewChat(s.box.Redactor)
 	for d, err := range t.prov.Stream(ctx, req) {
 		if err != nil {
@@ -328,7 +328,12 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 		streamErr = ctx.Err()
 	}
 	resp := c.Response()
-	resp.Text, resp.Thinking = text.Text(), thought.Text()
+	resp.Text = text.Text()
+	if thinking := thought.Text(); thinking != resp.Thinking {
+		// The provider checks a signed thinking block against its
+		// signature: the redacted one is kept unsigned, and not sent back.
+		resp.Thinking, resp.Signature = thinking, ""
+	}
 	if streamErr == nil {
 		return resp, nil
 	}
