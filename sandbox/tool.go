@@ -20,6 +20,9 @@ import (
 // the alias keeps sandbox.Root for the session and internal/app.
 type Root = confine.Root
 
+// Locator is confine.Locator: Root.Locate for one replay.
+type Locator = confine.Locator
+
 // OpenRoot opens dir, and any additional directories, as the workspace
 // (confine.OpenRoot).
 func OpenRoot(dir string, additional ...string) (*Root, error) {

@@ -48,6 +48,9 @@ type replayer struct {
 	// live show's events were redacted when they were recorded, and are
 	// not again (see redact.go).
 	logged bool
+	// loc locates the paths of the cards, made on first use: a replayer
+	// lives for one replay, or for the events of one commit.
+	loc *sandbox.Locator
 }
 
 func (s *Session) replayer() *replayer {
@@ -282,7 +285,10 @@ func (r *replayer) locate(p string) (string, bool) {
 	if p == "" || r.env.Root == nil {
 		return p, p != ""
 	}
-	return r.env.Root.Locate(p)
+	if r.loc == nil {
+		r.loc = r.env.Root.Locator()
+	}
+	return r.loc.Locate(p)
 }
 
 // diff is an edit's diff for the editor; nil when its file may not be
