@@ -31,6 +31,13 @@ func (r *Redactor) RedactJSON(data []byte) ([]byte, bool) {
 	if len(data) == 0 {
 		return data, false
 	}
+	text := string(data)
+	sc := r.scan(text)
+	if sc.none() && !strings.Contains(text, `\`) && !strings.Contains(text, "-----END") {
+		// Nothing to start a match from, in the text or in any string of
+		// it (no escape to undo): most inputs, a path or a command.
+		return data, false
+	}
 	w := jsonWalk{r: r}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -40,8 +47,7 @@ func (r *Redactor) RedactJSON(data []byte) ([]byte, bool) {
 			err = errors.New("more than one JSON value")
 		}
 	}
-	text := string(data)
-	whole := r.hits(text, false)
+	whole := r.hitsOf(text, sc, false, 0)
 	switch {
 	case err != nil || !json.Valid(w.out.Bytes()):
 		// The provider keeps arguments that are not JSON as a JSON

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,10 @@ func TestRedactJSON(t *testing.T) {
 		{"too short", `{"password": "abc1234"}`, `{"password": "abc1234"}`, false},
 		{"not a secret name", `{"keyboard": "` + apiKey + `", "keyword": "` + apiKey + `x"}`, `{"keyboard": "` + apiKey + `", "keyword": "` + apiKey + `x"}`, false},
 		{"numbers stay", `{"pin_password": 12345678}`, `{"pin_password": 12345678}`, false},
+
+		// What only a string, its escapes undone, shows.
+		{"a URL's slashes escaped", `{"url": "https:\/\/user:s3cret` + `pw99@db\/x"}`, `{"url":"https://user:[REDACTED:url-password]@db/x"}`, true},
+		{"a key block's tail as a string's first line", `["x", "MIIEowIBAAKCAQEA1234\n` + end + `"]`, `["x","[REDACTED:private-key]\n"]`, true},
 
 		// The backstop: a key block cut into lines, whose first and last
 		// lines the walk redacts alone; the lines between show only in the
@@ -99,6 +104,28 @@ func TestRedactJSONFindsWhatTheWholeTextFinds(t *testing.T) {
 			if strings.Contains(in, sec) && strings.Contains(string(got), sec) {
 				t.Errorf("RedactJSON(%s) = %s: %s is left", in, got, sec)
 			}
+		}
+	}
+}
+
+// TestRedactJSONPastTheSeeds: values past the seeds the anchor table
+// holds (maxSeeds) are found without an anchor, so an input with none is
+// still looked at.
+func TestRedactJSONPastTheSeeds(t *testing.T) {
+	r := New(nil)
+	var values []string
+	for i := range 1000 {
+		v := fmt.Sprintf("zq%018d", i)
+		values = append(values, v)
+		r.AddValue(v, "many")
+	}
+	if len(r.table().rest) == 0 {
+		t.Fatal("every value has a seed: the test tests nothing")
+	}
+	for _, v := range values {
+		got, changed := r.RedactJSON([]byte(`{"v": "` + v + `"}`))
+		if !changed || strings.Contains(string(got), v) {
+			t.Fatalf("RedactJSON kept %s: %s", v, got)
 		}
 	}
 }
