@@ -177,3 +177,74 @@ func TestLocationsStayInTheWorkspace(t *testing.T) {
 		t.Errorf("%d of %d refused calls named to the editor:\n%s", len(leaked), tried, strings.Join(leaked, "\n"))
 	}
 }
+
+// TestAFileSwappedForALinkOutIsLocatedNoMore: a file read in one prompt
+// gets its location; swapped for a link out of the workspace, it gets
+// none when the session is loaded again, in the same process (which
+// located it before) and in another, and a read in the same session
+// after the swap is refused a location too. A replay locates each path
+// once (one replay's Locator), never from an answer an earlier one kept.
+func TestAFileSwappedForALinkOutIsLocatedNoMore(t *testing.T) {
+	outside := acptest.Workspace(t, map[string]string{"secret.txt": "outside\n"})
+	ws := acptest.Workspace(t, map[string]string{"notes.txt": "notes\n"})
+	notes := filepath.Join(ws, "notes.txt")
+	read := `{"tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}}]}`
+	scenario := `{"turns": [
+		{"match": "FIRST", "calls": [` + read + `, {"text": "read"}]},
+		{"match": "AGAIN", "calls": [` + read + `, {"text": "read again"}]}
+	]}`
+	model := acptest.Scenario(t, scenario)
+	a := acptest.Start(t, acptest.Options{Model: model})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if stop := a.Prompt(sid, "FIRST read"); stop != "end_turn" {
+		t.Fatalf("FIRST: %s", stop)
+	}
+	located := func(sent []acptest.Sent) int {
+		n := 0
+		for _, ps := range sentPaths(t, sent) {
+			for _, p := range ps {
+				if p == notes {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if n := located(a.Sent()); n == 0 {
+		t.Fatalf("the first read gave the editor no location for %s", notes)
+	}
+	before := len(a.Sent())
+
+	if err := os.Remove(notes); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), notes); err != nil {
+		t.Fatal(err)
+	}
+	a.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	if stop := a.Prompt(sid, "AGAIN read"); stop != "end_turn" {
+		t.Fatalf("AGAIN: %s", stop)
+	}
+	a.CloseStdin()
+	cards := 0
+	for _, m := range a.Sent()[before:] {
+		if strings.Contains(string(m.Raw), `"sessionUpdate":"tool_call"`) {
+			cards++
+		}
+	}
+	if cards < 2 {
+		t.Fatalf("after the swap, the same process sent %d tool call cards, want the first read's replayed and the second's", cards)
+	}
+	if n := located(a.Sent()[before:]); n != 0 {
+		t.Errorf("after the swap, the same process gave the editor %s %d times (the replay of session/load, or the new read)", notes, n)
+	}
+
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	b.Initialize()
+	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	b.CloseStdin()
+	if n := located(b.Sent()); n != 0 {
+		t.Errorf("after the swap, another process's replay gave the editor %s %d times", notes, n)
+	}
+}

@@ -127,7 +127,7 @@ func (c *capture) Finish() Result {
 		lines++
 	}
 	if !c.over {
-		return Result{Output: string(c.all), Lines: lines, Bytes: c.bytes}
+		return Result{Output: string(c.all), Redacted: true, Lines: lines, Bytes: c.bytes}
 	}
 	tail := c.tail
 	if len(tail) > c.caps.TailBytes {
@@ -146,7 +146,7 @@ func (c *capture) Finish() Result {
 	if len(tail) > 0 && tail[len(tail)-1] != '\n' {
 		tailLines++
 	}
-	res := Result{Lines: lines, Bytes: c.bytes}
+	res := Result{Redacted: true, Lines: lines, Bytes: c.bytes}
 	var b strings.Builder
 	b.Write(c.head)
 	if len(c.head) > 0 && c.head[len(c.head)-1] != '\n' {

@@ -145,7 +145,7 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 	res.Locations = []Location{{Path: dir}}
 	if err != nil {
 		res.IsError = true
-		res.Output += fmt.Sprintf("[the sandbox failed: %v]\n", err)
+		res.Output += fmt.Sprintf("[the sandbox failed: %s]\n", env.redact(err.Error()))
 		return res
 	}
 	if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {

@@ -20,6 +20,9 @@ import (
 // the alias keeps sandbox.Root for the session and internal/app.
 type Root = confine.Root
 
+// Locator is confine.Locator: Root.Locate for one replay.
+type Locator = confine.Locator
+
 // OpenRoot opens dir, and any additional directories, as the workspace
 // (confine.OpenRoot).
 func OpenRoot(dir string, additional ...string) (*Root, error) {
@@ -92,11 +95,17 @@ type Pin struct {
 	Text string
 }
 
-// Result is what a call produced. Every text in it is already redacted.
+// Result is what a call produced. Its texts are redacted by the tool,
+// but for an error's Output that is not marked Redacted (Errorf's, which
+// may quote the input): the session redacts that one.
 type Result struct {
 	// Output is what the model reads.
-	Output    string
-	IsError   bool
+	Output  string
+	IsError bool
+	// Redacted says Output was redacted where it was made (a capture's
+	// is, CapOutput's too), so the session leaves an error's as it is: a
+	// failing command's output is not redacted twice.
+	Redacted  bool
 	Diff      *Diff
 	Locations []Location
 	// Artifact names the file holding the whole output when Output was

@@ -139,7 +139,8 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandb
 		{OptionID: optRejectAlways, Name: display.Label(fmt.Sprintf("Reject %s on %s for this session", c.Name, label)), Kind: optRejectAlways},
 	}
 	r := s.replayer()
-	call := r.viewOf(key, c.Name, c.Input, p) // the call's own preview: not made again
+	input, _ := s.recordedInput(key, c)
+	call := r.viewOf(key, c.Name, input, p) // the call's own preview: not made again
 	card := acp.ToolCallUpdate{ToolCallID: call.ToolCallID, Title: &call.Title, Kind: call.Kind, Status: call.Status,
 		Locations: call.Locations, RawInput: call.RawInput}
 	if p.Diff != nil {

@@ -24,16 +24,18 @@ import (
 	"github.com/bridle-dev/bridle/store"
 )
 
-// loopModel is a model that asks for a read (the stamp tool) until its
-// budget of calls is spent, then answers. It notes when each request
-// reaches it, so a benchmark can time the harness between a tool's end
-// and the next request.
+// loopModel is a model that asks for a read (the stamp tool, or what call
+// names) until its budget of calls is spent, then answers. It notes when
+// each request reaches it, so a benchmark can time the harness between a
+// tool's end and the next request.
 type loopModel struct {
 	mu    sync.Mutex
 	left  int
 	n     int
 	sent  []time.Time
 	stamp *stamp
+	// call, when set, is the tool and input of the n-th request's call.
+	call func(n int) (tool, input string)
 }
 
 func (m *loopModel) Name() string { return "loop" }
@@ -58,10 +60,14 @@ func (m *loopModel) Stream(ctx context.Context, req provider.Request) iter.Seq2[
 			}
 			return
 		}
+		tool, input := "stamp", fmt.Sprintf(`{"part":%d}`, n)
+		if m.call != nil {
+			tool, input = m.call(n)
+		}
 		for _, d := range []provider.Delta{
 			{Kind: provider.DeltaText, Text: "Reading the next part."},
-			{Kind: provider.DeltaToolStart, Index: 0, ToolCallID: fmt.Sprintf("call_%d", n), ToolName: "stamp"},
-			{Kind: provider.DeltaToolArgs, Index: 0, Text: fmt.Sprintf(`{"part":%d}`, n)},
+			{Kind: provider.DeltaToolStart, Index: 0, ToolCallID: fmt.Sprintf("call_%d", n), ToolName: tool},
+			{Kind: provider.DeltaToolArgs, Index: 0, Text: input},
 			{Kind: provider.DeltaToolEnd, Index: 0},
 			usage,
 			{Kind: provider.DeltaStop, StopReason: provider.StopToolUse},
@@ -109,7 +115,20 @@ type loopRig struct {
 	tool  *stamp
 }
 
-func openRig(tb testing.TB, dbPath string) *loopRig {
+// A loop is what a fixture's session is made of: the stamp loop, or
+// reads of the workspace's files (readLoop).
+type loop struct {
+	name string
+	// setup writes the workspace's files; rig adapts the rig.
+	setup func(tb testing.TB, cwd string)
+	rig   func(r *loopRig)
+}
+
+var stampLoop = loop{name: "loop"}
+
+func openRig(tb testing.TB, dbPath string) *loopRig { return openLoop(tb, dbPath, stampLoop) }
+
+func openLoop(tb testing.TB, dbPath string, l loop) *loopRig {
 	tb.Helper()
 	st, err := store.Open(context.Background(), dbPath)
 	if err != nil {
@@ -128,7 +147,11 @@ func openRig(tb testing.TB, dbPath string) *loopRig {
 		Tools: []sandbox.Tool{tool}, Window: win, MaxIterations: 1 << 30,
 		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return model, nil },
 	})
-	return &loopRig{m: m, st: st, model: model, tool: tool}
+	r := &loopRig{m: m, st: st, model: model, tool: tool}
+	if l.rig != nil {
+		l.rig(r)
+	}
+	return r
 }
 
 func (r *loopRig) close() {
@@ -170,18 +193,27 @@ func (r *loopRig) gaps(from int) []time.Duration {
 // events events, built through the real loop (prompts of 100 reads each),
 // and the session's id. Built databases are kept in the temp directory,
 // keyed by the test binary, since the large ones take minutes to build.
-func fixture(tb testing.TB, events int) (dbPath, id string) {
+func fixture(tb testing.TB, events int) (dbPath, id string) { return fixtureOf(tb, stampLoop, events) }
+
+// fixtureOf is fixture for a session made by loop l.
+func fixtureOf(tb testing.TB, l loop, events int) (dbPath, id string) {
 	tb.Helper()
 	dir := filepath.Join(os.TempDir(), "bridle-bench-"+binaryHash(tb))
 	cwd := filepath.Join(dir, "ws")
+	if l.name != stampLoop.name {
+		cwd += "-" + l.name
+	}
 	if err := os.MkdirAll(cwd, 0o700); err != nil {
 		tb.Fatal(err)
 	}
-	built := filepath.Join(dir, fmt.Sprintf("loop-%d.db", events))
+	built := filepath.Join(dir, fmt.Sprintf("%s-%d.db", l.name, events))
 	idFile := built + ".id"
 	if _, err := os.Stat(idFile); err != nil {
 		os.Remove(built)
-		r := openRig(tb, built)
+		if l.setup != nil {
+			l.setup(tb, cwd)
+		}
+		r := openLoop(tb, built, l)
 		ctx := context.Background()
 		info, err := r.m.New(ctx, NewParams{Cwd: cwd})
 		if err != nil {

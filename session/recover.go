@@ -355,7 +355,10 @@ func (s *Session) AskPending(ctx context.Context) {
 			env := s.callEnv(cs.key)
 			p, err := tool.Preview(ctx, env, c.Input)
 			if err != nil {
-				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
+				// Recorded with the turn's end, not by t.result: its
+				// text may quote the input.
+				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "failed",
+					Output: s.box.Redactor.Redact(err.Error())})
 				continue
 			}
 			sc, summary := s.scopeOf(p), summaryOf(p)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -114,4 +115,95 @@ func texts(r *recorder, kind func(acp.SessionUpdate) *acp.ContentChunk) []string
 		}
 	}
 	return out
+}
+
+// vouch is a read tool that fails with a text quoting its input's note;
+// it says the text is redacted when its input says so.
+type vouch struct{}
+
+func (vouch) Name() string        { return "vouch" }
+func (vouch) Description() string { return "Fail, quoting the note." }
+func (vouch) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"vouched":{"type":"boolean"},"note":{"type":"string"}}}`)
+}
+func (vouch) Kind() sandbox.Kind     { return sandbox.KindRead }
+func (vouch) Effect() sandbox.Effect { return sandbox.EffectRead }
+func (vouch) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
+	return sandbox.Preview{Title: "vouch"}, nil
+}
+func (vouch) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbox.Result {
+	var in struct {
+		Vouched bool
+		Note    string
+	}
+	json.Unmarshal(input, &in)
+	return sandbox.Result{Output: "failed on " + in.Note, IsError: true, Redacted: in.Vouched}
+}
+
+// TestCallTextsAreRedactedOnce: a call's input is redacted once, as its
+// assistant message is recorded, and tool_started and the live card take
+// it from there; an error result is redacted by the session unless the
+// tool says it did (sandbox.Result.Redacted), in which case it is
+// recorded as the tool made it.
+func TestCallTextsAreRedactedOnce(t *testing.T) {
+	token := "ghp_" + strings.Repeat("Vc7", 12)
+	sc := &scripted.Scenario{Turns: []scripted.Turn{{Calls: []scripted.Call{
+		call("vouch", `{"vouched": false, "note": "`+token+`"}`),
+		call("vouch", `{"vouched": true, "note": "`+token+`"}`),
+		{Text: scripted.Chunks{"Done."}},
+	}}}}
+	m, rec := newTestManager(t, sc)
+	m.cfg.Tools = []sandbox.Tool{vouch{}}
+	info, err := m.New(context.Background(), NewParams{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Get(context.Background(), info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prompt(t, s, "go"); err != nil {
+		t.Fatal(err)
+	}
+	var calls []event.ToolCall
+	var started []event.ToolStarted
+	var results []string
+	for _, e := range s.Events() {
+		switch v := e.Payload.(type) {
+		case event.AssistantMessage:
+			calls = append(calls, v.ToolCalls...)
+		case event.ToolStarted:
+			started = append(started, v)
+		case event.ToolResult:
+			results = append(results, v.Output)
+		}
+	}
+	if len(calls) != 2 || len(started) != 2 || len(results) != 2 {
+		t.Fatalf("%d calls, %d started, %d results; want 2 each", len(calls), len(started), len(results))
+	}
+	var cards []string
+	rec.mu.Lock()
+	for _, u := range rec.updates {
+		if u.ToolCall != nil {
+			cards = append(cards, string(u.ToolCall.RawInput))
+		}
+	}
+	rec.mu.Unlock()
+	for i, c := range calls {
+		if !c.Redacted || strings.Contains(string(c.Input), token) || !strings.Contains(string(c.Input), "[REDACTED:github-token]") {
+			t.Errorf("call %d recorded as %s (redacted %v)", i, c.Input, c.Redacted)
+		}
+		if string(started[i].Input) != string(c.Input) || !started[i].Redacted {
+			t.Errorf("tool_started %d keeps %s (redacted %v), its call %s", i, started[i].Input, started[i].Redacted, c.Input)
+		}
+		if i >= len(cards) || cards[i] != string(c.Input) {
+			t.Errorf("the live cards show %q; call %d is %s", cards, i, c.Input)
+		}
+	}
+	if want := "failed on [REDACTED:github-token]"; results[0] != want {
+		t.Errorf("the result the tool did not redact is %q, want %q", results[0], want)
+	}
+	if want := "failed on " + token; results[1] != want {
+		t.Errorf("the result the tool says it redacted is %q, want it as the tool made it, %q", results[1], want)
+	}
 }

@@ -39,11 +39,18 @@ type replayer struct {
 	callEnv func(key string) *sandbox.Env
 	// image loads a prompt's stored image, to show it again.
 	image func(uri string) ([]byte, error)
-	// red redacts what is shown: a log written before the session
-	// redacted everything it records shows the same as a new one, and a
-	// call's card, made from the input the call runs with, shows it
-	// redacted as recorded.
+	// red redacts the titles of the cards, which the tools' previews
+	// make from the input the call runs with.
 	red *redact.Redactor
+	// logged says the events come from the log as it is stored, which may
+	// be older than the rule that everything recorded is redacted: what
+	// an update shows of an event is redacted as it is made (shown). The
+	// live show's events were redacted when they were recorded, and are
+	// not again (see redact.go).
+	logged bool
+	// loc locates the paths of the cards, made on first use: a replayer
+	// lives for one replay, or for the events of one commit.
+	loc *sandbox.Locator
 }
 
 func (s *Session) replayer() *replayer {
@@ -65,7 +72,7 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 	if !e.Kind().Facts().Shown {
 		return nil
 	}
-	switch v := redactEvent(r.red, e.Payload).(type) {
+	switch v := e.Payload.(type) {
 	case event.UserMessage:
 		out := []acp.SessionUpdate{UserText(v.Text())}
 		for _, c := range v.Content {
@@ -86,10 +93,10 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 	case event.AssistantMessage:
 		var out []acp.SessionUpdate
 		if v.Thinking != "" {
-			out = append(out, AgentThought(v.Thinking))
+			out = append(out, AgentThought(r.shown(v.Thinking)))
 		}
 		if v.Text != "" {
-			out = append(out, AgentText(v.Text))
+			out = append(out, AgentText(r.shown(v.Text)))
 		}
 		for i, c := range v.ToolCalls {
 			call := r.view(ctx, callKey(r.sessionID, e.Seq, i), c.Name, c.Input)
@@ -104,7 +111,13 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 			up.Status = status(acp.ToolCallStatusFailed)
 		}
 		t, ok := r.tools[v.Name]
-		up.Content = output(v.Output, ok && t.Kind() == sandbox.KindExecute)
+		out := v.Output
+		if v.IsError || v.Status != "completed" {
+			// A tool's own output is redacted by the tool; an error's
+			// text may quote the call's input (turn.result).
+			out = r.shown(out)
+		}
+		up.Content = output(out, ok && t.Kind() == sandbox.KindExecute)
 		if v.Diff != nil {
 			if d := r.diff(v.Diff.Path, v.Diff.OldText, v.Diff.NewText); d != nil {
 				up.Content = append(up.Content, acp.ToolCallContent{Diff: d})
@@ -119,15 +132,15 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 	case event.Interrupted:
 		var out []acp.SessionUpdate
 		if v.Thinking != "" {
-			out = append(out, AgentThought(v.Thinking))
+			out = append(out, AgentThought(r.shown(v.Thinking)))
 		}
-		return append(out, AgentText(v.Text+InterruptedMark))
+		return append(out, AgentText(r.shown(v.Text)+InterruptedMark))
 	case event.ContextAssembled:
 		return []acp.SessionUpdate{{UsageUpdate: &acp.UsageUpdate{Used: uint64(v.Used()), Size: uint64(v.Window)}}}
 	case event.ConstraintPinned:
-		return pinUpdates("/constraint", v.Source, v.Text, "Pinned constraint: ", v.Redacted)
+		return pinUpdates("/constraint", v.Source, r.pin(v.Source, v.Text), "Pinned constraint: ", v.Redacted)
 	case event.DecisionRecorded:
-		return pinUpdates("/decision", v.Source, v.Text, "Recorded decision: ", v.Redacted)
+		return pinUpdates("/decision", v.Source, r.pin(v.Source, v.Text), "Recorded decision: ", v.Redacted)
 	case event.ModeChanged:
 		return []acp.SessionUpdate{{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: v.To}}}
 	case event.Compaction:
@@ -143,15 +156,33 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 	case event.PlanUpdated:
 		plan := &acp.Plan{Entries: make([]acp.PlanEntry, len(v.Entries))}
 		for i, e := range v.Entries {
-			plan.Entries[i] = acp.PlanEntry{Content: display.Label(e.Content), Priority: acp.PlanEntryPriorityMedium, Status: acp.PlanEntryStatus(e.Status)}
+			plan.Entries[i] = acp.PlanEntry{Content: display.Label(r.shown(e.Content)), Priority: acp.PlanEntryPriorityMedium, Status: acp.PlanEntryStatus(e.Status)}
 		}
 		return []acp.SessionUpdate{{Plan: plan}}
 	case event.ProviderError:
 		if v.Final {
-			return []acp.SessionUpdate{AgentText("\n\n[error: " + v.Message + "]")}
+			return []acp.SessionUpdate{AgentText("\n\n[error: " + r.shown(v.Message) + "]")}
 		}
 	}
 	return nil
+}
+
+// shown is text as an update shows it: redacted when it comes from the
+// log as stored (logged).
+func (r *replayer) shown(text string) string {
+	if !r.logged {
+		return text
+	}
+	return r.red.Redact(text)
+}
+
+// pin is a pin's text as shown: the user's was redacted as a prompt is,
+// by gentler rules, and is left as it is.
+func (r *replayer) pin(source, text string) string {
+	if source == "user" {
+		return text
+	}
+	return r.shown(text)
 }
 
 // pinUpdates shows a pin; one the user typed also shows the command, as a
@@ -216,12 +247,14 @@ func (r *replayer) viewOf(key, name string, input json.RawMessage, p sandbox.Pre
 	return v
 }
 
-// pending is the card of a call not yet previewed, its input redacted.
-// The tool's name is the model's word (it may name no tool): shown as a
-// label.
+// pending is the card of a call not yet previewed, its input as its
+// assistant message recorded it. The tool's name is the model's word (it
+// may name no tool): shown as a label.
 func (r *replayer) pending(key, name string, input json.RawMessage) acp.ToolCall {
 	kind := acp.ToolKind(sandbox.KindOther)
-	input, _ = redactInput(r.red, input)
+	if r.logged {
+		input, _ = r.red.RedactJSON(input)
+	}
 	return acp.ToolCall{ToolCallID: toolCallID(key), Title: display.Label(name), Kind: &kind, Status: status(acp.ToolCallStatusPending), RawInput: input}
 }
 
@@ -254,7 +287,10 @@ func (r *replayer) locate(p string) (string, bool) {
 	if p == "" || r.env.Root == nil {
 		return p, p != ""
 	}
-	return r.env.Root.Locate(p)
+	if r.loc == nil {
+		r.loc = r.env.Root.Locator()
+	}
+	return r.loc.Locate(p)
 }
 
 // diff is an edit's diff for the editor; nil when its file may not be

@@ -555,6 +555,7 @@ func (s *Session) Replay(ctx context.Context) error {
 	}
 	events := s.Events()
 	r := s.replayer()
+	r.logged = true
 	for _, e := range events {
 		for _, u := range r.updates(ctx, e) {
 			if err := s.m.cfg.Client.Update(ctx, s.row.ID, u); err != nil {

@@ -3,9 +3,11 @@ package session
 import (
 	"cmp"
 	"context"
-	"github.com/bridle-dev/bridle/acp"
+	"encoding/json"
+	"sort"
 	"time"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox"
@@ -63,7 +65,8 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 // env is the call's (Session.callEnv), shared with its Preview.
 func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool sandbox.Tool, env *sandbox.Env) error {
 	s := t.s
-	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name, Input: c.Input}
+	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name}
+	started.Input, started.Redacted = s.recordedInput(key, c)
 	var plan *sandbox.FileEdit
 	if p, ok := tool.(sandbox.Planner); ok {
 		fe, err := p.Plan(ctx, env, c.Input)
@@ -103,7 +106,11 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	if tool.Name() == "task" && s.parent == nil {
 		r.Changed = s.withChildEdits(ctx, key, r.Changed)
 	}
-	if err := t.result(ctx, key, r); err != nil {
+	record := t.result
+	if res.Redacted {
+		record = t.record // the tool redacted its output, errors too
+	}
+	if err := record(ctx, key, r); err != nil {
 		return err
 	}
 	if s.parent == nil {
@@ -229,7 +236,20 @@ func (t *turn) cancelCall(key string, c provider.ToolCall) {
 		Output: contextwin.CancelledResult})
 }
 
+// result records a call's result. An error's text is redacted here, once:
+// the session's own quote the call's input or an error (the editor's, a
+// server's), and so do a tool's made by sandbox.Errorf. A tool's output
+// is redacted by the tool; execute records one that says so
+// (sandbox.Result.Redacted) with record.
 func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error {
+	if r.IsError || r.Status != "completed" {
+		r.Output = t.s.box.Redactor.Redact(r.Output)
+	}
+	return t.record(ctx, key, r)
+}
+
+// record holds a call's result, its texts redacted already.
+func (t *turn) record(ctx context.Context, key string, r event.ToolResult) error {
 	r.Key = key
 	// Cut at the source, before the result is counted: one output may
 	// never carry the window past both thresholds at once.
@@ -248,4 +268,22 @@ func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error
 	// recovery resolves as it does a crash inside the tool.
 	_, err := t.s.holdCounted(r, n)
 	return err
+}
+
+// recordedInput is the input of call key (c, as the model wrote it) as
+// its assistant message recorded it, redacted, and whether redaction
+// changed it: what tool_started keeps, the permission question and the
+// cards show (see redact.go). Should the log not hold the call, c's is
+// redacted here.
+func (s *Session) recordedInput(key string, c provider.ToolCall) (json.RawMessage, bool) {
+	if seq, i, ok := event.ParseCallKey(key); ok {
+		events := s.view()
+		j := sort.Search(len(events), func(j int) bool { return events[j].Seq >= seq })
+		if j < len(events) && events[j].Seq == seq {
+			if a, ok := events[j].Payload.(event.AssistantMessage); ok && i < len(a.ToolCalls) && a.ToolCalls[i].ID == c.ID {
+				return a.ToolCalls[i].Input, a.ToolCalls[i].Redacted
+			}
+		}
+	}
+	return s.box.Redactor.RedactJSON(c.Input)
 }

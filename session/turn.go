@@ -303,7 +303,7 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 	var streamErr error
 	// The answer is shown redacted as it comes, all but what more text
 	// could still make part of a secret (redact.Chat), and recorded as
-	// it was shown.
+	// it was shown: this is its only redaction (see redact.go).
 	text, thought := redact.NewChat(s.box.Redactor), redact.NewChat(s.box.Redactor)
 	for d, err := range t.prov.Stream(ctx, req) {
 		if err != nil {

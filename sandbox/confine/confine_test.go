@@ -264,7 +264,7 @@ func TestRootHidden(t *testing.T) {
 
 // TestRootLocate: a location is given for what the tools would reach,
 // absolute, and for nothing outside the workspace, hidden, or reached
-// through a link out.
+// through a link out; a Locator answers the same, asked twice.
 func TestRootLocate(t *testing.T) {
 	r, ws, data, _, ssh := hiddenRoot(t)
 	outside := t.TempDir()
@@ -278,8 +278,10 @@ func TestRootLocate(t *testing.T) {
 		".": ws, "link-notes": filepath.Join(ws, "link-notes"), "new/dir/file.txt": filepath.Join(ws, "new", "dir", "file.txt"),
 		filepath.Join(ws, "src", "main.go"): filepath.Join(ws, "src", "main.go"), "src/../notes.txt": filepath.Join(ws, "notes.txt"),
 	} {
-		if got, ok := r.Locate(path); !ok || got != want {
-			t.Errorf("Locate(%q) = %q, %v; want %q", path, got, ok, want)
+		for name, locate := range locators(r) {
+			if got, ok := locate(path); !ok || got != want {
+				t.Errorf("%s(%q) = %q, %v; want %q", name, path, got, ok, want)
+			}
 		}
 	}
 	for _, path := range []string{
@@ -288,9 +290,45 @@ func TestRootLocate(t *testing.T) {
 		".local/share/bridle/bridle.db", filepath.Join(data, "bridle.db"), "link-db", "link-data/bridle.db", "src/up-data",
 		".ssh/id_ed25519", ssh, "link-ssh/id_ed25519", ".ssh/new_key", "link-ssh/new_key",
 	} {
-		if got, ok := r.Locate(path); ok {
-			t.Errorf("Locate(%q) = %q: a location for what the tools refuse", path, got)
+		for name, locate := range locators(r) {
+			if got, ok := locate(path); ok {
+				t.Errorf("%s(%q) = %q: a location for what the tools refuse", name, path, got)
+			}
 		}
+	}
+}
+
+// locators are the ways to locate a path: Root.Locate, and a Locator
+// asked twice (the second answer is the one it kept).
+func locators(r *Root) map[string]func(string) (string, bool) {
+	l := r.Locator()
+	return map[string]func(string) (string, bool){
+		"Locate": r.Locate,
+		"Locator.Locate": func(p string) (string, bool) {
+			abs, ok := l.Locate(p)
+			if again, okAgain := l.Locate(p); again != abs || okAgain != ok {
+				return "asked again: " + again, okAgain
+			}
+			return abs, ok
+		},
+	}
+}
+
+// TestLocatorIsForOneReplay: a file located, then swapped for a link out
+// of the workspace, is refused by the next Locator (the next replay, the
+// next commit's cards).
+func TestLocatorIsForOneReplay(t *testing.T) {
+	r, ws, _, _, _ := hiddenRoot(t)
+	outside := t.TempDir()
+	testfs.Write(t, filepath.Join(outside, "secret.txt"), "x\n")
+	testfs.Write(t, filepath.Join(ws, "swapped.txt"), "x\n")
+	if _, ok := r.Locator().Locate("swapped.txt"); !ok {
+		t.Fatal("swapped.txt is not located before the swap")
+	}
+	must(t, os.Remove(filepath.Join(ws, "swapped.txt")))
+	must(t, os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(ws, "swapped.txt")))
+	if got, ok := r.Locator().Locate("swapped.txt"); ok {
+		t.Errorf("a new Locator locates %q, now a link out of the workspace", got)
 	}
 }
 

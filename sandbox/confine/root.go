@@ -268,13 +268,48 @@ func (r *Root) EditorPath(path string, opened fs.FileInfo) (string, error) {
 // or hidden. The tools refuse such paths, and an editor that follows a
 // location opens the file itself. A path that does not exist yet is
 // judged by the deepest directory above it that does.
-func (r *Root) Locate(path string) (string, bool) {
+func (r *Root) Locate(path string) (string, bool) { return r.locate(r.guard(), path) }
+
+// A Locator is Locate for the many paths one replay of a session's
+// history names: the hidden paths' guard is built once (a stat of each),
+// and each path is checked once, its answer kept for the cards that name
+// it again. It answers as Locate would have when it first checked the
+// path, so it lives for one replay: a file that becomes a link out
+// afterwards is checked again by the next. It is not safe for concurrent
+// use.
+type Locator struct {
+	r    *Root
+	g    *guard
+	seen map[string]located
+}
+
+type located struct {
+	abs string
+	ok  bool
+}
+
+// Locator returns a Locator of r's paths as they are now.
+func (r *Root) Locator() *Locator {
+	return &Locator{r: r, g: r.guard(), seen: map[string]located{}}
+}
+
+// Locate is Root.Locate, answered once for each path.
+func (l *Locator) Locate(path string) (string, bool) {
+	if v, ok := l.seen[path]; ok {
+		return v.abs, v.ok
+	}
+	abs, ok := l.r.locate(l.g, path)
+	l.seen[path] = located{abs, ok}
+	return abs, ok
+}
+
+// locate is Locate with the guard g.
+func (r *Root) locate(g *guard, path string) (string, bool) {
 	d, rel, err := r.resolve(path)
 	if err != nil {
 		return "", false
 	}
 	abs := filepath.Join(d.dir, rel)
-	g := r.guard()
 	if g.byPath(abs) != nil {
 		return "", false
 	}

@@ -94,7 +94,7 @@ func TestToolsCallsAndMeta(t *testing.T) {
 	s := start(t, n, Server{Name: "test srv", Command: bin, Args: []string{"-meta", meta},
 		Env: []Var{{"MCP_TEST_TOKEN", "tok-from-the-editor-42"}}})
 
-	want := "mcp__test_srv__big mcp__test_srv__crash mcp__test_srv__echo mcp__test_srv__secret mcp__test_srv__sleep mcp__test_srv__spawn mcp__test_srv__write_note"
+	want := "mcp__test_srv__big mcp__test_srv__crash mcp__test_srv__deploy mcp__test_srv__echo mcp__test_srv__secret mcp__test_srv__sleep mcp__test_srv__spawn mcp__test_srv__write_note"
 	if got := strings.Join(names(s), " "); got != want {
 		t.Fatalf("tools = %s\nwant    %s", got, want)
 	}

@@ -461,6 +461,12 @@ type scanned struct {
 	state int
 }
 
+// none says the scan found nothing (no hint, escape or seed), and that
+// every known value has a seed it would have found.
+func (sc scanned) none() bool {
+	return len(sc.t.rest) == 0 && !slices.ContainsFunc(sc.found, func(a []anchor) bool { return len(a) > 0 })
+}
+
 func (r *Redactor) scan(s string) scanned {
 	t := r.table()
 	found, state := t.anchors.scan(s, len(patterns())+1+len(t.seeds))
@@ -506,6 +512,12 @@ func (r *Redactor) hitsOf(s string, sc scanned, prompt bool, depth int) []hit {
 	if !prompt {
 		hs = orphanEnd(text, hs)
 	}
+	return merge(hs)
+}
+
+// merge orders hs and joins the hits that overlap, each named by the
+// first.
+func merge(hs []hit) []hit {
 	if len(hs) < 2 {
 		return hs
 	}

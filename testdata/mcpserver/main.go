@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -88,6 +90,31 @@ func newServer(metaLog string) *mcp.Server {
 				return nil, nil, err
 			}
 			return text("wrote " + in.Name), nil, nil
+		})
+
+	// deploy takes secrets that only their keys mark; it answers with
+	// their lengths, so a test can tell it got them as the model wrote
+	// them without their reaching its output.
+	type deployIn struct {
+		Command  string            `json:"command"`
+		Env      map[string]string `json:"env,omitempty"`
+		Password string            `json:"password,omitempty"`
+		Tokens   []string          `json:"tokens,omitempty"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "deploy", Description: "Deploy with the given environment."},
+		func(_ context.Context, req *mcp.CallToolRequest, in deployIn) (*mcp.CallToolResult, any, error) {
+			record(metaLog, "deploy", req, "")
+			names := slices.Sorted(maps.Keys(in.Env))
+			var b strings.Builder
+			fmt.Fprintf(&b, "deployed with %s:", in.Command)
+			for _, k := range names {
+				fmt.Fprintf(&b, " %s has %d characters;", k, len(in.Env[k]))
+			}
+			fmt.Fprintf(&b, " the password has %d;", len(in.Password))
+			for i, t := range in.Tokens {
+				fmt.Fprintf(&b, " token %d has %d;", i, len(t))
+			}
+			return text(b.String()), nil, nil
 		})
 
 	mcp.AddTool(s, &mcp.Tool{Name: "secret", Description: "Show the server's secret.", Annotations: ro},
