@@ -51,6 +51,9 @@ func (s *Session) openFiles() *files {
 		s.m.watchProblem(err.Error())
 	} else {
 		f.w = w
+		// A usual tree is added in a few milliseconds: wait for it, so the
+		// first tool calls are cached; a huge one goes on in the background.
+		w.WaitReady(250 * time.Millisecond)
 	}
 	f.known = s.seenIn(s.view())
 	return f
