@@ -26,7 +26,7 @@ func (s *Session) startMCP(servers []mcp.Server) {
 	for _, sv := range servers {
 		for _, v := range append(append([]mcp.Var(nil), sv.Env...), sv.Headers...) {
 			if redact.SecretName(v.Name) {
-				s.box.Redactor.AddValue(v.Value, "mcp:"+v.Name)
+				s.addSecret(v.Value, "mcp:"+v.Name)
 			}
 		}
 	}
@@ -65,7 +65,7 @@ func (s *Session) mcpSet() *mcp.Set {
 // shows those. Notices wait until the editor has the session (Ready).
 // A notice can quote a server's error: it is redacted.
 func (s *Session) notice(text string) {
-	text = s.box.Redactor.Redact(text)
+	text = s.redactor().Redact(text)
 	s.mu.Lock()
 	if !s.ready {
 		s.notices = append(s.notices, text)
