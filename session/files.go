@@ -49,12 +49,13 @@ const readyWait = 250 * time.Millisecond
 func (s *Session) openFiles() *files {
 	f := unwatched()
 	f.checkAll = true
+	s.space.start(s.m)
 	if w := s.space.w; w != nil {
 		f.w = w
 		f.unsubscribe = s.space.subscribe(f.onChange)
-		// A usual tree is added in a few milliseconds (the watcher
-		// started with the session): wait for it, so the first tool calls
-		// are cached; a huge one goes on in the background.
+		// A usual tree is added in a few milliseconds (the watcher has
+		// most likely started already): wait for it, so the first tool
+		// calls are cached; a huge one goes on in the background.
 		w.WaitReady(readyWait)
 	}
 	f.known = s.seenIn(s.view())

@@ -78,9 +78,12 @@ func (s *Session) notice(text string) {
 }
 
 // Ready is called once the editor has the session: after the answer to
-// session/new, session/load or session/resume. It delivers the notices
-// held until then and asks again the questions a crash left unanswered.
+// session/new, session/load or session/resume. It starts watching the
+// workspace (whose walk, for the watcher and the .env files, must not
+// hold the answer up), delivers the notices held until then and asks
+// again the questions a crash left unanswered.
 func (s *Session) Ready(ctx context.Context) {
+	s.space.start(s.m)
 	s.mu.Lock()
 	s.ready = true
 	held := s.notices

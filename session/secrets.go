@@ -82,6 +82,7 @@ func (s *Session) syncSecrets(ctx context.Context) error {
 	wait := cmp.Or(s.m.secretsWait, secretsWait)
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	s.space.start(s.m)
 	set, err := s.space.envs.Current(wctx)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -17,7 +17,8 @@ import (
 
 // TestSessionsOnAWorkspaceShareItsSpace: two sessions on one workspace
 // use one watcher and one list of .env files; another workspace has its
-// own; the last session to close stops the watcher.
+// own; the watcher starts once the editor has a session, not with it,
+// and the last session to close stops it.
 func TestSessionsOnAWorkspaceShareItsSpace(t *testing.T) {
 	dir, other := t.TempDir(), t.TempDir()
 	m, _ := newTestManager(t, &scripted.Scenario{})
@@ -30,7 +31,15 @@ func TestSessionsOnAWorkspaceShareItsSpace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		s.Ready(context.Background()) // the editor has it: the watcher starts
 		return s
+	}
+	info, err := m.New(context.Background(), NewParams{Cwd: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := m.Get(context.Background(), info.ID); s.space.w != nil {
+		t.Error("the watcher started with session/new")
 	}
 	a, b, c := open(dir), open(dir), open(other)
 	if a.space != b.space || a.space.envs != b.space.envs || a.space.w == nil {
@@ -131,6 +140,7 @@ func TestCallWaitsForTheDotEnvList(t *testing.T) {
 	}}}}
 	s := toolSession(t, sc, dir)
 	s.m.secretsWait = 50 * time.Millisecond
+	s.space.start(s.m)
 	s.space.envs.Watch(stuckWalk{})
 	if stop, err := prompt(t, s, "go"); err != nil || stop != StopEndTurn {
 		t.Fatalf("prompt: %v %v", stop, err)

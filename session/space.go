@@ -13,16 +13,21 @@ import (
 // space is what the sessions on one workspace (the same directories)
 // share in this process: one file watcher, and the list of the .env files
 // below the directories (redact.DotEnvs), which the watcher's walk fills
-// and its events keep current. The first session on the workspace starts
-// them and does not wait for the walk (session start never walks the
-// tree); the last to close stops them.
+// and its events keep current. Session start never walks the tree: the
+// watcher starts once the editor has the first session (Ready), or at the
+// session's first use of it, whichever comes first, and its walk goes on
+// in the background; the last session to close stops it.
 type space struct {
 	key  string
+	dirs []string
 	refs int // guarded by the Manager's spaces.mu
-	// w is nil when the workspace is not watched (the whole file
-	// system, or the OS gave no watcher): envs then walks the tree itself.
-	w    *workspace.Watcher
 	envs *redact.DotEnvs
+
+	started sync.Once
+	// w is set by start; nil when the workspace is not watched (the whole
+	// file system, or the OS gave no watcher): envs then walks the tree
+	// itself.
+	w *workspace.Watcher
 
 	mu sync.Mutex
 	// subs receive the watcher's batches (files.onChange), by id.
@@ -46,20 +51,7 @@ func (m *Manager) openSpace(dirs []string) *space {
 		sp.refs++
 		return sp
 	}
-	sp := &space{key: key, refs: 1, envs: redact.NewDotEnvs(dirs), subs: map[int]func([]string){}}
-	if slices.Contains(dirs, string(filepath.Separator)) {
-		// A session at / would watch every directory of the machine,
-		// /proc and /sys included, and take the user's whole inotify
-		// allowance from every other program.
-		m.watchProblem("the workspace is the whole file system (/), which is not watched")
-	} else if w, err := workspace.Watch(dirs, workspace.WatchOptions{
-		OnChange: sp.onChange, OnDegraded: m.watchProblem, Pick: redact.DotEnvName, Found: sp.envs.Found,
-	}); err != nil {
-		m.watchProblem(err.Error())
-	} else {
-		sp.w = w
-		sp.envs.Watch(w)
-	}
+	sp := &space{key: key, dirs: dirs, refs: 1, envs: redact.NewDotEnvs(dirs), subs: map[int]func([]string){}}
 	if m.spaces.by == nil {
 		m.spaces.by = map[string]*space{}
 	}
@@ -75,9 +67,35 @@ func (m *Manager) closeSpace(sp *space) {
 		delete(m.spaces.by, sp.key)
 	}
 	m.spaces.mu.Unlock()
-	if last && sp.w != nil {
-		sp.w.Close()
+	if last {
+		sp.started.Do(func() {}) // no watcher starts after this
+		if sp.w != nil {
+			sp.w.Close()
+		}
 	}
+}
+
+// start starts watching the space's directories, once; it does not wait
+// for the walk.
+func (sp *space) start(m *Manager) {
+	sp.started.Do(func() {
+		if slices.Contains(sp.dirs, string(filepath.Separator)) {
+			// A session at / would watch every directory of the machine,
+			// /proc and /sys included, and take the user's whole inotify
+			// allowance from every other program.
+			m.watchProblem("the workspace is the whole file system (/), which is not watched")
+			return
+		}
+		w, err := workspace.Watch(sp.dirs, workspace.WatchOptions{
+			OnChange: sp.onChange, OnDegraded: m.watchProblem, Pick: redact.DotEnvName, Found: sp.envs.Found,
+		})
+		if err != nil {
+			m.watchProblem(err.Error())
+			return
+		}
+		sp.w = w
+		sp.envs.Watch(w)
+	})
 }
 
 // subscribe has fn receive the watcher's batches until the returned
