@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -75,14 +76,17 @@ type Watcher struct {
 	pending  map[string]bool
 	overflow bool
 
-	// Sync's barrier: syncDir (made on first use) is watched with the
-	// workspace; asked counts the files Sync wrote there, noted the
-	// highest whose event was read; progress is closed (and replaced)
-	// whenever noted or scanning moves.
+	// Sync's barrier: syncDir (made on first use, 0700) is watched with
+	// the workspace; asked counts the files Sync wrote there, noted the
+	// highest whose event was read; barriers names the files not yet
+	// noted (a number and a random part, so no other program can pass
+	// one off); progress is closed (and replaced) whenever noted or
+	// scanning moves.
 	syncDir  string
 	syncErr  error
 	asked    uint64
 	noted    uint64
+	barriers map[string]uint64
 	progress chan struct{}
 
 	done chan struct{}
@@ -112,7 +116,7 @@ func Watch(roots []string, opts WatchOptions) (*Watcher, error) {
 		return nil, fmt.Errorf("watch the workspace: %w", err)
 	}
 	w := &Watcher{opts: opts, roots: roots, fsw: fsw, ignores: map[string]dirRules{}, blind: map[string]bool{},
-		pending: map[string]bool{}, ready: make(chan struct{}), progress: make(chan struct{}), done: make(chan struct{})}
+		pending: map[string]bool{}, ready: make(chan struct{}), barriers: map[string]uint64{}, progress: make(chan struct{}), done: make(chan struct{})}
 	w.wg.Add(2)
 	go func() {
 		defer w.wg.Done()
@@ -170,9 +174,13 @@ func (w *Watcher) Sync(ctx context.Context) error {
 	w.mu.Lock()
 	w.asked++
 	n := w.asked
+	name := filepath.Join(dir, strconv.FormatUint(n, 10)+"-"+rand.Text())
+	w.barriers[name] = n
 	w.mu.Unlock()
-	name := filepath.Join(dir, strconv.FormatUint(n, 10))
 	if err := os.WriteFile(name, nil, 0o600); err != nil {
+		w.mu.Lock()
+		delete(w.barriers, name)
+		w.mu.Unlock()
 		if w.closed() {
 			return ErrClosed
 		}
@@ -562,6 +570,7 @@ func (w *Watcher) loop() {
 				// which started after them, stands in for them.
 				w.mu.Lock()
 				w.noted = w.asked
+				clear(w.barriers)
 				w.moved()
 				w.mu.Unlock()
 				arm()
@@ -617,9 +626,12 @@ func (w *Watcher) barrier(p string) bool {
 	if w.syncDir == "" || filepath.Dir(p) != w.syncDir {
 		return false
 	}
-	if n, err := strconv.ParseUint(filepath.Base(p), 10, 64); err == nil && n > w.noted {
-		w.noted = n
-		w.moved()
+	if n, ok := w.barriers[p]; ok {
+		delete(w.barriers, p)
+		if n > w.noted {
+			w.noted = n
+			w.moved()
+		}
 	}
 	return true
 }
