@@ -29,6 +29,17 @@ func watched(t *testing.T, dirs ...string) *DotEnvs {
 	return d
 }
 
+// ways are the two ways a workspace's .env files are listed: by a
+// watcher (watched), and by a walk of the list's own (without one).
+type way struct {
+	name string
+	envs *DotEnvs
+}
+
+func ways(t *testing.T, ws string) []way {
+	return []way{{"watched", watched(t, ws)}, {"walked", NewDotEnvs([]string{ws})}}
+}
+
 // current is d.Current, failing the test on an error.
 func current(t *testing.T, d *DotEnvs) DotEnvSet {
 	t.Helper()
@@ -97,13 +108,7 @@ func TestDotEnvsFindsEveryFile(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "credentials"), filepath.Join(ws, "sub", ".env.local")); err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct {
-		name string
-		envs *DotEnvs
-	}{
-		{"watched", watched(t, ws)},
-		{"walked", NewDotEnvs([]string{ws})},
-	} {
+	for _, tt := range ways(t, ws) {
 		t.Run(tt.name, func(t *testing.T) {
 			set := current(t, tt.envs)
 			got := names(set)

@@ -23,13 +23,7 @@ func TestDotEnvsFIFO(t *testing.T) {
 			t.Fatalf("mkfifo: %v", err)
 		}
 	}
-	for _, tt := range []struct {
-		name string
-		envs *DotEnvs
-	}{
-		{"watched", watched(t, ws)},
-		{"walked", NewDotEnvs([]string{ws})},
-	} {
+	for _, tt := range ways(t, ws) {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := syscall.Mkfifo(filepath.Join(ws, "a", ".env."+tt.name), 0o644); err != nil {
 				t.Fatalf("mkfifo: %v", err)
