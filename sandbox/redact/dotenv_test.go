@@ -20,13 +20,20 @@ import (
 func watched(t *testing.T, dirs ...string) *DotEnvs {
 	t.Helper()
 	d := NewDotEnvs(dirs)
+	watchedBy(t, d, dirs...)
+	return d
+}
+
+// watchedBy starts a watcher that keeps d current.
+func watchedBy(tb testing.TB, d *DotEnvs, dirs ...string) *workspace.Watcher {
+	tb.Helper()
 	w, err := workspace.Watch(dirs, workspace.WatchOptions{Pick: DotEnvName, Found: d.Found})
 	if err != nil {
-		t.Fatalf("a watcher is needed for this test: %v", err)
+		tb.Fatalf("a watcher is needed for this test: %v", err)
 	}
-	t.Cleanup(func() { w.Close() })
+	tb.Cleanup(func() { w.Close() })
 	d.Watch(w)
-	return d
+	return w
 }
 
 // ways are the two ways a workspace's .env files are listed: by a
