@@ -72,8 +72,12 @@ type DotEnvs struct {
 	watch Watching
 	// files are the .env files listed, by absolute path.
 	files map[string]*dotEnvFile
-	// forgot counts the files forgotten past maxDotEnvFiles.
+	// forgot counts the files forgotten past maxDotEnvFiles (a file
+	// found again counts again); last is the
+	// last file kept then: while the list is that full, a file after it
+	// is forgotten at once (a flood of deep files costs a comparison each).
 	forgot int
+	last   dotEnvFile
 	// former holds what files held before they changed or went away,
 	// newest last: a value moved out of a .env file stays redacted.
 	former []DotEnv
@@ -86,11 +90,12 @@ type DotEnvs struct {
 
 // dotEnvFile is one listed .env file.
 type dotEnvFile struct {
-	dir  int    // its directory in DotEnvs.dirs
-	rel  string // slash path below it: the name in the markers
-	vers string // workspace.VersionOf when data was read; "" unread
-	data []byte // what is taken of it (nil: nothing, or past the bounds)
-	n    int    // the assignments in data
+	dir   int    // its directory in DotEnvs.dirs
+	rel   string // slash path below it: the name in the markers
+	depth int    // the directories in rel
+	vers  string // workspace.VersionOf when data was read; "" unread
+	data  []byte // what is taken of it (nil: nothing, or past the bounds)
+	n     int    // the assignments in data
 	// cut says data is only the start of the file: the bounds left
 	// lines and size for it.
 	cut         bool
@@ -161,13 +166,20 @@ func (d *DotEnvs) add(p string, dir int, rel string) {
 	if _, ok := d.files[p]; ok {
 		return
 	}
-	d.files[p] = &dotEnvFile{dir: dir, rel: rel}
+	f := &dotEnvFile{dir: dir, rel: rel, depth: strings.Count(rel, "/")}
+	keep := maxDotEnvFiles * 9 / 10
+	if d.forgot > 0 && len(d.files) >= keep && compareFiles(f, &d.last) > 0 {
+		d.forgot++
+		return
+	}
+	d.files[p] = f
 	d.changed = true
 	if len(d.files) <= maxDotEnvFiles {
 		return
 	}
 	order := d.ordered()
-	for _, p := range order[maxDotEnvFiles*9/10:] {
+	d.last = *d.files[order[keep-1]]
+	for _, p := range order[keep:] {
 		if f := d.files[p]; f.data != nil {
 			d.keepFormer(DotEnv{f.rel, f.data})
 		}
@@ -182,12 +194,13 @@ func (d *DotEnvs) ordered() []string {
 	for p := range d.files {
 		paths = append(paths, p)
 	}
-	slices.SortFunc(paths, func(a, b string) int {
-		fa, fb := d.files[a], d.files[b]
-		return cmp.Or(cmp.Compare(strings.Count(fa.rel, "/"), strings.Count(fb.rel, "/")),
-			strings.Compare(fa.rel, fb.rel), cmp.Compare(fa.dir, fb.dir))
-	})
+	slices.SortFunc(paths, func(a, b string) int { return compareFiles(d.files[a], d.files[b]) })
 	return paths
+}
+
+// compareFiles orders files shallowest first, then by name.
+func compareFiles(a, b *dotEnvFile) int {
+	return cmp.Or(cmp.Compare(a.depth, b.depth), strings.Compare(a.rel, b.rel), cmp.Compare(a.dir, b.dir))
 }
 
 // Current returns the workspace's .env files as they are now: every
@@ -345,7 +358,7 @@ func (d *DotEnvs) build() DotEnvSet {
 		why = append(why, "the workspace is the whole file system (/): only the .env files directly in / are read")
 	}
 	if d.forgot > 0 {
-		why = append(why, fmt.Sprintf("%d .env file(s) deeper than the first %d were not listed", d.forgot, maxDotEnvFiles))
+		why = append(why, fmt.Sprintf("the workspace holds more than %d .env files: the deepest were not listed", maxDotEnvFiles))
 	}
 	set.Left = strings.Join(why, "; ")
 	return set
