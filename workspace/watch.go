@@ -215,7 +215,8 @@ func (w *Watcher) barrierDir() (string, error) {
 	if w.closed() {
 		return "", ErrClosed // Close removes only the directory it sees
 	}
-	dir, err := os.MkdirTemp("", "bridle-watch-")
+	removeStaleBarriers()
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", barrierPrefix, os.Getpid()))
 	if err == nil {
 		if err = w.fsw.Add(dir); err != nil {
 			os.Remove(dir)
@@ -227,6 +228,34 @@ func (w *Watcher) barrierDir() (string, error) {
 	}
 	w.syncDir = dir
 	return dir, nil
+}
+
+// barrierPrefix starts the names of Sync's directories, followed by the
+// process id and a random part.
+const barrierPrefix = "bridle-watch-"
+
+// removeStaleBarriers removes the Sync directories of processes that are
+// gone: a bridle killed (a crash, SIGKILL) leaves its own behind.
+func removeStaleBarriers() {
+	entries, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), barrierPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pid, _, ok := strings.Cut(rest, "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n == os.Getpid() {
+			continue
+		}
+		if p, err := os.FindProcess(n); err == nil && p.Signal(syscall.Signal(0)) == nil {
+			continue // alive
+		}
+		os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))
+	}
 }
 
 // moved wakes the Syncs waiting; w.mu is held.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -434,5 +435,38 @@ func TestWatcherSyncAndFound(t *testing.T) {
 	w.Close()
 	if err := w.Sync(ctx); !errors.Is(err, ErrClosed) {
 		t.Errorf("Sync after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestSyncRemovesStaleBarriers: the Sync directory a killed bridle left
+// is removed by the next watcher's first Sync; a live process's is kept,
+// and Close removes the watcher's own.
+func TestSyncRemovesStaleBarriers(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatalf("a process that has ended is needed: %v", err)
+	}
+	stale := filepath.Join(tmp, fmt.Sprintf("bridle-watch-%d-x", dead.Process.Pid))
+	live := filepath.Join(tmp, fmt.Sprintf("bridle-watch-%d-y", os.Getppid()))
+	for _, d := range []string{stale, live} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, _ := startWatch(t, WatchOptions{}, t.TempDir())
+	if err := w.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the directory of a process that is gone is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the directory of a live process was removed: %v", err)
+	}
+	w.Close()
+	if entries, _ := os.ReadDir(tmp); len(entries) != 1 {
+		t.Errorf("after Close, %d directories in TMPDIR, want only the live process's", len(entries))
 	}
 }
