@@ -23,13 +23,15 @@ const recoveryMCPWait = 30 * time.Second
 // had. Secret-named values the editor passes to a server are added to the
 // redactor first: a server may well echo its own key.
 func (s *Session) startMCP(servers []mcp.Server) {
+	var secrets [][2]string
 	for _, sv := range servers {
 		for _, v := range append(append([]mcp.Var(nil), sv.Env...), sv.Headers...) {
 			if redact.SecretName(v.Name) {
-				s.addSecret(v.Value, "mcp:"+v.Name)
+				secrets = append(secrets, [2]string{v.Value, "mcp:" + v.Name})
 			}
 		}
 	}
+	s.addSecrets(secrets)
 	var set *mcp.Set
 	if len(servers) > 0 {
 		set = mcp.Start(servers, mcp.Options{

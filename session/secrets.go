@@ -65,11 +65,15 @@ func (s *Session) rebuild() {
 	}
 }
 
-// addSecret makes the redactor know value, named kind in its markers.
-func (s *Session) addSecret(value, kind string) {
+// addSecrets makes the redactor know values (value, kind: how its
+// markers name it).
+func (s *Session) addSecrets(values [][2]string) {
+	if len(values) == 0 {
+		return
+	}
 	s.sec.mu.Lock()
 	defer s.sec.mu.Unlock()
-	s.sec.mcp = append(s.sec.mcp, [2]string{value, kind})
+	s.sec.mcp = append(s.sec.mcp, values...)
 	s.rebuild()
 }
 
