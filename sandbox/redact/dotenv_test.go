@@ -294,3 +294,28 @@ func TestDotEnvsWaitsForTheWalk(t *testing.T) {
 		t.Errorf("Current = %q, %v; want the deadline's error", names(set), err)
 	}
 }
+
+// TestDotEnvsWithoutAFullWatcher: when the watcher cannot watch every
+// directory (the OS's limit), Current walks the tree itself, so a .env
+// made where no watch sees it still counts.
+func TestDotEnvsWithoutAFullWatcher(t *testing.T) {
+	ws := t.TempDir()
+	testfs.WriteTree(t, ws, map[string]string{"a/x.go": "package a\n", "b/y.go": "package b\n", "c/d/z.go": "package d\n"})
+	d := NewDotEnvs([]string{ws})
+	w, err := workspace.Watch([]string{ws}, workspace.WatchOptions{Pick: DotEnvName, Found: d.Found, Limit: 2})
+	if err != nil {
+		t.Fatalf("a watcher is needed for this test: %v", err)
+	}
+	defer w.Close()
+	d.Watch(w)
+	if !w.WaitReady(time.Minute) || w.Degraded() == "" {
+		t.Fatalf("the watcher is not degraded with a limit of 2 directories: %q", w.Degraded())
+	}
+	if err := write(filepath.Join(ws, "c", "d", ".env"), "K=unwatched-value-7531\n"); err != nil {
+		t.Fatal(err)
+	}
+	set := current(t, d)
+	if !slices.Equal(names(set), []string{"c/d/.env"}) {
+		t.Errorf("files %q, want c/d/.env", names(set))
+	}
+}
