@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -19,8 +18,12 @@ import (
 // cache of tool outputs it invalidates, and the files whose content the
 // model has seen, so that a change on disk can be noted.
 type files struct {
-	w     *workspace.Watcher // nil when the OS gave no watcher
-	cache *workspace.Cache[sandbox.Result]
+	// w is the workspace's watcher, shared with the other sessions on it
+	// (space); nil when there is none. unsubscribe stops its batches
+	// reaching onChange.
+	w           *workspace.Watcher
+	unsubscribe func()
+	cache       *workspace.Cache[sandbox.Result]
 
 	mu sync.Mutex
 	// changed holds what the watcher reported since the last check;
@@ -37,20 +40,23 @@ type seenFile struct {
 	shown   string
 }
 
-// openFiles starts watching the session's directories and rebuilds from
-// the log what the model has seen.
+// readyWait is how long the first use of a session's files waits for the
+// workspace's watcher to have added every directory.
+const readyWait = 250 * time.Millisecond
+
+// openFiles has the session hear of the changes the workspace's watcher
+// reports and rebuilds from the log what the model has seen.
 func (s *Session) openFiles() *files {
 	f := unwatched()
 	f.checkAll = true
-	if slices.Contains(s.root.Dirs(), string(filepath.Separator)) {
-		// A session at / would watch every directory of the machine,
-		// /proc and /sys included, and take the user's whole inotify
-		// allowance from every other program.
-		s.m.watchProblem("the workspace is the whole file system (/), which is not watched")
-	} else if w, err := workspace.Watch(s.root.Dirs(), workspace.WatchOptions{OnChange: f.onChange, OnDegraded: s.m.watchProblem}); err != nil {
-		s.m.watchProblem(err.Error())
-	} else {
+	s.space.start(s.m)
+	if w := s.space.w; w != nil {
 		f.w = w
+		f.unsubscribe = s.space.subscribe(f.onChange)
+		// A usual tree is added in a few milliseconds (the watcher has
+		// most likely started already): wait for it, so the first tool
+		// calls are cached; a huge one goes on in the background.
+		w.WaitReady(readyWait)
 	}
 	f.known = s.seenIn(s.view())
 	return f
@@ -126,8 +132,8 @@ func (f *files) onChange(paths []string) {
 }
 
 func (f *files) close() {
-	if f != nil && f.w != nil {
-		f.w.Close()
+	if f != nil && f.unsubscribe != nil {
+		f.unsubscribe()
 	}
 }
 

@@ -129,6 +129,10 @@ type Manager struct {
 	holder string
 	mu     sync.Mutex
 	live   map[string]*Session
+	// spaces are the watchers and .env lists of the workspaces open.
+	spaces spaces
+	// secretsWait, if set, replaces secretsWait (tests).
+	secretsWait time.Duration
 	// watchWarned says the watcher's fallback was logged: once per process.
 	watchWarned sync.Once
 	// decoding holds the one prompt image being decoded whole at a time:

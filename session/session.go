@@ -27,8 +27,13 @@ import (
 type Session struct {
 	m    *Manager
 	root *sandbox.Root
+	// space is the watcher and the .env files the sessions on the same
+	// workspace share (space.go).
+	space *space
+	// sec is the redactor and what it knows (secrets.go).
+	sec secrets
 	// box is what every tool call gets: the workspace, the artifact store
-	// and the redactor; each call adds its key.
+	// and the editor's buffers; each call adds its key and the redactor.
 	box sandbox.Env
 	// regs caches the registries of the session's modes.
 	regs sandbox.Registries
@@ -111,17 +116,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	}
 	root.Hide(m.cfg.Hidden...)
 	root.HideOwn(m.cfg.Own...)
-	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ()), Locks: m.cfg.Locks}
-	if bc, ok := m.cfg.Client.(bufferClient); ok && m.cfg.Locks != nil {
-		if b := bc.Buffers(row.ID); b != nil {
-			box.Buffers = redactedBuffers{b, box.Redactor}
-		}
-	}
-	for _, d := range root.Dirs() {
-		if _, complete := box.Redactor.LoadDotEnvTree(d); !complete {
-			m.log.Warn("not every .env file below the workspace was read for redaction: the search stops at its bounds (depth, directories, files)", "dir", d)
-		}
-	}
+	box := sandbox.Env{Root: root, Locks: m.cfg.Locks}
 	if m.cfg.DataDir != "" {
 		arts, err := sandbox.NewArtifacts(filepath.Join(m.cfg.DataDir, "artifacts", row.ID))
 		if err != nil {
@@ -142,6 +137,15 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 		}
 	}
 	s := &Session{m: m, root: root, box: box, row: row, events: events}
+	// The .env files are not known yet: the space's walk may still run.
+	// Prompts and tool calls wait for them (syncSecrets).
+	s.sec.cur.Store(redact.New(os.Environ()))
+	s.space = m.openSpace(root.Dirs())
+	if bc, ok := m.cfg.Client.(bufferClient); ok && m.cfg.Locks != nil {
+		if b := bc.Buffers(row.ID); b != nil {
+			s.box.Buffers = redactedBuffers{b, s.redactor}
+		}
+	}
 	s.rewound = hasRewind(events)
 	s.box.Results = s.loggedResult
 	if row.ParentID == "" {
@@ -168,6 +172,7 @@ func (s *Session) close() {
 		fs := s.fs
 		s.mu.Unlock()
 		fs.close()
+		s.m.closeSpace(s.space)
 		s.closeSnapshot()
 		s.root.Close()
 	})
@@ -207,6 +212,7 @@ func (s *Session) registry() *sandbox.Registry { return s.regs.Get(s.Mode(), s.t
 func (s *Session) env(key string) *sandbox.Env {
 	e := s.box
 	e.Key = key
+	e.Redactor = s.redactor()
 	return &e
 }
 
@@ -357,7 +363,7 @@ func (s *Session) recordsCounted(payloads []event.Payload, counts []int) ([]stor
 	for i, p := range payloads {
 		// Redacted here, before the event is held, written, shown or
 		// read by the next request (see redact.go).
-		p = event.Stamp(redactEvent(s.box.Redactor, p))
+		p = event.Stamp(redactEvent(s.redactor(), p))
 		payloads[i] = p
 		n := -1
 		if i < len(counts) {
@@ -694,7 +700,7 @@ func (s *Session) pinModel(ctx context.Context, from, to string) error {
 // file read would lose (redact.Redact). Images are left as they are. It
 // returns the kind of each secret replaced.
 func (s *Session) redactPrompt(content []event.Content) ([]event.Content, []string) {
-	r := s.box.Redactor
+	r := s.redactor()
 	var kinds []string
 	out := make([]event.Content, len(content))
 	for i, c := range content {

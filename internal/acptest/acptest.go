@@ -85,6 +85,9 @@ type Options struct {
 	DefaultDB bool
 	// Unset removes variables from the environment bridle inherits.
 	Unset []string
+	// Bin, if set, is the binary to run in place of Binary's, so that a
+	// benchmark can compare two builds in one run.
+	Bin string
 	// Home, if set, is bridle's $HOME, with the XDG base-directory
 	// variables unset (xdgDirs): its settings, database and cache are in
 	// their default places under it, as on a machine that sets none.
@@ -115,7 +118,11 @@ func Start(t testing.TB, o Options) *Agent {
 	} else if o.DB == "" {
 		o.DB = filepath.Join(t.TempDir(), "bridle.db")
 	}
-	cmd := exec.Command(Binary(t), o.Args...)
+	bin := o.Bin
+	if bin == "" {
+		bin = Binary(t)
+	}
+	cmd := exec.Command(bin, o.Args...)
 	for _, kv := range os.Environ() {
 		// The machine's secret-named variables (a CI's GITHUB_TOKEN) would
 		// be known values to bridle's redaction, which then holds back or
