@@ -285,19 +285,76 @@ func (s *Store) Events(ctx context.Context, sessionID string, after int64) ([]Re
 // order, holding none of them: a long log is read without being held
 // whole. An error from fn stops the reading and is returned as it is.
 func (s *Store) EachEvent(ctx context.Context, sessionID string, after int64, fn func(Record) error) error {
-	rows, err := s.read.QueryContext(ctx,
-		`SELECT seq, kind, payload, tokens, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq`,
-		sessionID, after)
+	return s.EachEventIn(ctx, sessionID, Range{After: after}, fn)
+}
+
+// Range selects part of a session's log: the events with seq in (After,
+// Through] (Through 0: to the end) of the given kinds (none: every kind),
+// read backwards when Backwards is set.
+type Range struct {
+	After, Through int64
+	Kinds          []string
+	Backwards      bool
+	// Bare leaves out the payloads (nil) of the events with seq <= Bare
+	// that are not of the kinds Need: a reader that keeps only their
+	// kind, seq, time and count need not read them (a long output spills
+	// to pages of its own).
+	Bare int64
+	Need []string
+	// From hands fn only the part of each payload from the first
+	// occurrence of From on (nil when it has none): a reader that wants
+	// one member of long payloads is not handed the rest (SQLite cuts
+	// it, and nothing is copied).
+	From []byte
+}
+
+// EachEventIn is EachEvent over a part of the log. fn may stop the
+// reading by returning ErrStop (EachEventIn then returns nil): the rest
+// is never read.
+func (s *Store) EachEventIn(ctx context.Context, sessionID string, r Range, fn func(Record) error) error {
+	// The payload column's expression, and its arguments in the order of
+	// the query's text.
+	payload, args := `payload`, []any{}
+	if r.From != nil {
+		payload, args = `CASE WHEN instr(payload, ?) > 0 THEN substr(payload, instr(payload, ?)) END`, []any{r.From, r.From}
+	}
+	if r.Bare > 0 {
+		bare := []any{r.Bare}
+		for _, k := range r.Need {
+			bare = append(bare, k)
+		}
+		payload = `CASE WHEN seq > ?` + strings.Repeat(` OR kind = ?`, len(r.Need)) + ` THEN ` + payload + ` END`
+		args = append(bare, args...)
+	}
+	q := `SELECT seq, kind, ` + payload + `, tokens, created_at FROM events WHERE session_id = ? AND seq > ?`
+	args = append(args, sessionID, r.After)
+	if r.Through > 0 {
+		q += ` AND seq <= ?`
+		args = append(args, r.Through)
+	}
+	if len(r.Kinds) > 0 {
+		q += ` AND kind IN (?` + strings.Repeat(`, ?`, len(r.Kinds)-1) + `)`
+		for _, k := range r.Kinds {
+			args = append(args, k)
+		}
+	}
+	q += ` ORDER BY seq`
+	if r.Backwards {
+		q += ` DESC`
+	}
+	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("read events of %s: %w", sessionID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var r Record
-		if err := rows.Scan(&r.Seq, &r.Kind, &r.Payload, &r.Tokens, &r.CreatedAt); err != nil {
+		var rec Record
+		if err := rows.Scan(&rec.Seq, &rec.Kind, &rec.Payload, &rec.Tokens, &rec.CreatedAt); err != nil {
 			return fmt.Errorf("read events of %s: %w", sessionID, err)
 		}
-		if err := fn(r); err != nil {
+		if err := fn(rec); errors.Is(err, ErrStop) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 	}
@@ -306,6 +363,10 @@ func (s *Store) EachEvent(ctx context.Context, sessionID string, after int64, fn
 	}
 	return nil
 }
+
+// ErrStop, returned by the function EachEventIn calls, stops the reading
+// without an error.
+var ErrStop = errors.New("stop reading")
 
 // LatestOfModel returns the payload of the latest event of kind in the
 // most recently used sessions (but except) pinned to model, or nil when
