@@ -67,8 +67,15 @@ func (m *Manager) chain(ctx context.Context, id string) ([]link, error) {
 	return links, nil
 }
 
-// loadBatch is how many records the reader hands a decoder at a time.
-const loadBatch = 512
+// loadBatch is how many records the reader hands a decoder at a time, or
+// fewer when their payloads reach batchBytes: a batch of long outputs
+// must not be what a replay holds. loadQueue is how many batches wait,
+// for a decoder and for the reader's caller.
+const (
+	loadBatch  = 512
+	batchBytes = 256 << 10
+	loadQueue  = 4
+)
 
 // loadJob is one batch of records on its way to decoded events.
 type loadJob struct {
@@ -93,8 +100,8 @@ func (m *Manager) stream(ctx context.Context, links []link, r store.Range, stub 
 	defer cancel()
 	// ordered carries every job in log order to the collector below;
 	// jobs carries the same jobs to whichever decoder is free.
-	ordered := make(chan *loadJob, 8)
-	jobs := make(chan *loadJob, 8)
+	ordered := make(chan *loadJob, loadQueue)
+	jobs := make(chan *loadJob, loadQueue)
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(ordered)
@@ -110,16 +117,17 @@ func (m *Manager) stream(ctx context.Context, links []link, r store.Range, stub 
 			return nil
 		}
 		j := &loadJob{done: make(chan struct{})}
+		size := 0
 		add := func(rec store.Record) error {
 			j.recs = append(j.recs, rec)
 			if stub != nil {
 				j.whole = append(j.whole, !stub(rec))
 			}
-			if len(j.recs) < loadBatch {
+			if size += len(rec.Payload); len(j.recs) < loadBatch && size < batchBytes {
 				return nil
 			}
 			full := j
-			j = &loadJob{done: make(chan struct{})}
+			j, size = &loadJob{done: make(chan struct{})}, 0
 			return send(full)
 		}
 		err := m.eachRecord(ctx, links, r, add)
