@@ -181,7 +181,10 @@ func (j *loadJob) decode() {
 			}
 			continue
 		}
-		j.out[i] = event.Event{Seq: r.Seq, Time: msTime(r.CreatedAt), Tokens: r.Tokens}
+		j.out[i] = event.Event{Seq: r.Seq, Tokens: r.Tokens}
+		if r.CreatedAt != 0 { // 0: read bare (stubRange)
+			j.out[i].Time = msTime(r.CreatedAt)
+		}
 		if !event.StubRead(event.Kind(r.Kind)) {
 			b, err := event.BareStub(event.Kind(r.Kind))
 			if err != nil {
@@ -288,9 +291,11 @@ func (m *Manager) readLog(ctx context.Context, id string, stubs bool) (loaded, e
 	return l, nil
 }
 
-// stubRange reads a log whose events through cut become stubs without
-// the payloads nothing reads: those of the kinds kept whole (and of the
-// prompts, the first of which is) and those a stub keeps something of.
+// stubRange reads a log whose events through cut become stubs with only
+// the seq and kind of those nothing reads more of (a stub's time and
+// count are not read; the prompts, which a rewind dates, are read whole):
+// all but those of the kinds kept whole, the prompts and those a stub
+// keeps something of.
 func stubRange(cut int64) store.Range {
 	r := store.Range{Bare: cut}
 	for _, k := range event.Kinds() {

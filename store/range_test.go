@@ -33,9 +33,9 @@ func TestEachEventInReadsTheRange(t *testing.T) {
 		{"a stretch", Range{After: 2, Through: 4}, 0, `3:tool_result:{"v":1,"output":"long","seen":[1]} 4:context_assembled:{"v":1,"raw":7}`},
 		{"kinds", Range{Kinds: []string{"user_message", "context_assembled"}}, 0, `2:user_message:{"v":1,"text":"go"} 4:context_assembled:{"v":1,"raw":7} 6:user_message:{"v":1,"text":"more"}`},
 		{"backwards, stopped", Range{Backwards: true}, 4, `6:user_message:{"v":1,"text":"more"} 5:tool_result:{"v":1,"output":"none"} 4:context_assembled:{"v":1,"raw":7}`},
-		{"bare up to 4 but what is needed", Range{Bare: 4, Need: []string{"context_assembled"}}, 0, `1:session_started:<nil> 2:user_message:<nil> 3:tool_result:<nil> 4:context_assembled:{"v":1,"raw":7} 5:tool_result:{"v":1,"output":"none"} 6:user_message:{"v":1,"text":"more"}`},
+		{"bare up to 4 but what is needed", Range{Bare: 4, Need: []string{"context_assembled"}}, 0, `1:session_started:<nil>(bare) 2:user_message:<nil>(bare) 3:tool_result:<nil>(bare) 4:context_assembled:{"v":1,"raw":7} 5:tool_result:{"v":1,"output":"none"} 6:user_message:{"v":1,"text":"more"}`},
 		{"from a member on", Range{Kinds: []string{"tool_result"}, From: []byte(`"seen":`)}, 0, `3:tool_result:"seen":[1]} 5:tool_result:<nil>`},
-		{"bare and from", Range{Bare: 3, Need: []string{"tool_result"}, From: []byte(`"output":`)}, 0, `1:session_started:<nil> 2:user_message:<nil> 3:tool_result:"output":"long","seen":[1]} 4:context_assembled:<nil> 5:tool_result:"output":"none"} 6:user_message:<nil>`},
+		{"bare and from", Range{Bare: 3, Need: []string{"tool_result"}, From: []byte(`"output":`)}, 0, `1:session_started:<nil>(bare) 2:user_message:<nil>(bare) 3:tool_result:"output":"long","seen":[1]} 4:context_assembled:<nil> 5:tool_result:"output":"none"} 6:user_message:<nil>`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
@@ -43,6 +43,9 @@ func TestEachEventInReadsTheRange(t *testing.T) {
 				p := "<nil>"
 				if r.Payload != nil {
 					p = string(r.Payload)
+				}
+				if r.Tokens == 0 && r.CreatedAt == 0 {
+					p += "(bare)"
 				}
 				got = append(got, fmt.Sprintf("%d:%s:%s", r.Seq, r.Kind, p))
 				if r.Seq == tt.stop {

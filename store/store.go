@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -295,10 +296,10 @@ type Range struct {
 	After, Through int64
 	Kinds          []string
 	Backwards      bool
-	// Bare leaves out the payloads (nil) of the events with seq <= Bare
-	// that are not of the kinds Need: a reader that keeps only their
-	// kind, seq, time and count need not read them (a long output spills
-	// to pages of its own).
+	// Bare reads only the seq and kind of the events with seq <= Bare
+	// that are not of the kinds Need (their payload is nil, their count
+	// and time 0): a long output spills to pages of its own, which SQLite
+	// reads to reach the columns after it.
 	Bare int64
 	Need []string
 	// From hands fn only the part of each payload from the first
@@ -314,19 +315,24 @@ type Range struct {
 func (s *Store) EachEventIn(ctx context.Context, sessionID string, r Range, fn func(Record) error) error {
 	// The payload column's expression, and its arguments in the order of
 	// the query's text.
-	payload, args := `payload`, []any{}
+	cols, args := `payload, tokens, created_at`, []any{}
 	if r.From != nil {
-		payload, args = `CASE WHEN instr(payload, ?) > 0 THEN substr(payload, instr(payload, ?)) END`, []any{r.From, r.From}
+		cols, args = `CASE WHEN instr(payload, ?) > 0 THEN substr(payload, instr(payload, ?)) END, tokens, created_at`, []any{r.From, r.From}
 	}
 	if r.Bare > 0 {
-		bare := []any{r.Bare}
-		for _, k := range r.Need {
-			bare = append(bare, k)
+		need := `seq > ?`
+		if len(r.Need) > 0 {
+			need += ` OR kind IN (?` + strings.Repeat(`, ?`, len(r.Need)-1) + `)`
 		}
-		payload = `CASE WHEN seq > ?` + strings.Repeat(` OR kind = ?`, len(r.Need)) + ` THEN ` + payload + ` END`
-		args = append(bare, args...)
+		needArgs := []any{r.Bare}
+		for _, k := range r.Need {
+			needArgs = append(needArgs, k)
+		}
+		payload, _, _ := strings.Cut(cols, `, tokens, created_at`)
+		cols = `CASE WHEN ` + need + ` THEN ` + payload + ` END, CASE WHEN ` + need + ` THEN tokens ELSE 0 END, CASE WHEN ` + need + ` THEN created_at ELSE 0 END`
+		args = slices.Concat(needArgs, args, needArgs, needArgs)
 	}
-	q := `SELECT seq, kind, ` + payload + `, tokens, created_at FROM events WHERE session_id = ? AND seq > ?`
+	q := `SELECT seq, kind, ` + cols + ` FROM events WHERE session_id = ? AND seq > ?`
 	args = append(args, sessionID, r.After)
 	if r.Through > 0 {
 		q += ` AND seq <= ?`

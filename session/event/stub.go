@@ -17,7 +17,10 @@ import (
 // reported usage against the raw count of the request before it.
 //
 // Kinds whose Facts say Kept are never stubbed: something reads them
-// from the whole log (pins, standing answers, rewinds, the mode).
+// from the whole log (pins, standing answers, rewinds, the mode). The
+// Event of a stub may carry no Time and no Tokens (a session reads
+// neither for the events it loads as stubs but for the prompts): what
+// needs them reads the event whole.
 type Stub struct {
 	Of Kind
 	// Reported is an assistant message's input as its provider reported
