@@ -14,8 +14,9 @@ import (
 
 // A live session holds its log as its window needs it. The events before
 // the window's start (the latest compaction's Through, the session's
-// cut) are stubs (event.Stub): their kind, seq, time and token count, and
-// the two numbers the window's scan of the whole log reads. The model
+// cut) are stubs (event.Stub): their kind and seq, and the two numbers
+// the window's scan of the whole log reads (a stub's time and count are
+// not read when the session is loaded, but for the prompts'). The model
 // never sees them again, and a long session would otherwise hold every
 // output it ever read. Kinds something reads from the whole log (the
 // pins, standing answers, rewinds: event.Facts.Kept) and the first prompt
