@@ -141,7 +141,13 @@ type projectCache struct {
 // records it as a compaction event. The originals stay in the log.
 func (t *turn) compact(ctx context.Context, before int, card *compactionCard) error {
 	s := t.s
-	plan, err := s.m.window(s.Info().Cwd).PlanCompaction(t.input())
+	in := t.input()
+	// The plan reads the originals the session holds as stubs from the
+	// store.
+	in.Stored = func(after, through int64, kinds []event.Kind, fn func(event.Event) error) error {
+		return s.eachWhole(ctx, in.Events, after, through, kinds, fn)
+	}
+	plan, err := s.m.window(s.Info().Cwd).PlanCompaction(in)
 	if err != nil || plan == nil {
 		return err
 	}

@@ -59,7 +59,10 @@ type Session struct {
 	rewound       bool
 	visibleEvents []event.Event
 	visibleN      int
-	events        []event.Event
+	// events is the log; through cut (the window's start) its events
+	// are stubs, but for those stubbable keeps (log.go).
+	events []event.Event
+	cut    int64
 	// held are events written with the next commit (hold); they are the
 	// last len(held) of events too.
 	held []heldEvent
@@ -260,12 +263,16 @@ func (s *Session) Info() Info {
 	return infoOf(s.row)
 }
 
-// Events returns a copy of the session's log: the committed events, not
-// the held ones.
+// Events returns the session's log: the committed events, not the held
+// ones. Those before the window's start are stubs (*event.Stub) but for
+// the kinds Kept; Log reads them whole. The slice is the session's own,
+// clipped: the session never changes an event it has handed out (it
+// copies the log to make stubs), and appending to it copies.
 func (s *Session) Events() []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]event.Event(nil), s.events[:len(s.events)-len(s.held)]...)
+	n := len(s.events) - len(s.held)
+	return s.events[:n:n]
 }
 
 // Mode returns the current mode; a running child's is its parent's.
@@ -345,6 +352,11 @@ func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]e
 	// not of the commit): a view the turn is reading may hold them.
 	copy(out, s.events[committed:])
 	s.events = append(s.events, out[len(held):]...)
+	if through, ok := compacted(out); ok && through > s.cut && s.row.ParentID == "" && !s.m.keepWhole {
+		// The window starts later: what it no longer shows becomes stubs.
+		s.events, s.cut = stubbed(s.events, through), through
+		s.visibleN = -1
+	}
 	s.row.UpdatedAt = stored[len(stored)-1].CreatedAt
 	s.m.cfg.Fault.committed(len(out))
 	return out, nil
@@ -450,13 +462,24 @@ func (s *Session) flush(ctx context.Context) error {
 }
 
 // loggedResult is the output of the tool result at seq, as the model saw
-// it (read_artifact's "r<seq>").
+// it (read_artifact's "r<seq>"), from the store when the session holds a
+// stub of it.
 func (s *Session) loggedResult(seq int64) (string, error) {
 	events := s.view()
 	i := sort.Search(len(events), func(i int) bool { return events[i].Seq >= seq })
 	if i < len(events) && events[i].Seq == seq {
-		if r, ok := events[i].Payload.(event.ToolResult); ok {
-			return r.Output, nil
+		var out *string
+		err := s.eachWhole(context.Background(), events[i:i+1], 0, seq, []event.Kind{event.KindToolResult}, func(e event.Event) error {
+			if r, ok := e.Payload.(event.ToolResult); ok {
+				out = &r.Output
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		if out != nil {
+			return *out, nil
 		}
 	}
 	return "", fmt.Errorf("r%d names no tool result in this session: use the id a dropped output's placeholder named", seq)
@@ -562,14 +585,16 @@ func (s *Session) Replay(ctx context.Context) error {
 	events := s.Events()
 	r := s.replayer()
 	r.logged = true
-	for _, e := range events {
+	// What the session holds as stubs is read from the store as it goes,
+	// a batch at a time.
+	return s.eachWhole(ctx, events, 0, lastSeq(events), nil, func(e event.Event) error {
 		for _, u := range r.updates(ctx, e) {
 			if err := s.m.cfg.Client.Update(ctx, s.row.ID, u); err != nil {
 				return fmt.Errorf("replay session %s: %w", s.row.ID, err)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Cancel stops the running turn, if any. It returns at once; the turn

@@ -167,7 +167,11 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		}
 		if n == 0 {
 			// A question about the log, not a turn: nothing is recorded.
-			s.send(ctx, AgentText(promptsText(s.Prompts())))
+			ps, err := s.Prompts(ctx)
+			if err != nil {
+				return "", err
+			}
+			s.send(ctx, AgentText(promptsText(ps)))
 			return StopEndTurn, nil
 		}
 		return t.rewind(ctx, n)
