@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -228,11 +226,8 @@ func (s *Session) withChildEdits(ctx context.Context, key string, changes []even
 			continue
 		}
 		before := event.NotKept
-		name, ok := blobName(st.BeforeHash)
-		if data, err := os.ReadFile(filepath.Join(s.checkpointDir(child), name)); ok && err == nil && sandbox.Hash(data) == st.BeforeHash {
-			if _, err := s.keep(data); err == nil {
-				before = st.BeforeHash
-			}
+		if s.checkpoints().Adopt(child, st.BeforeHash) == nil {
+			before = st.BeforeHash
 		}
 		index[st.Path] = len(changes)
 		c := event.FileChange{Path: st.Path, Before: before, After: st.AfterHash}
