@@ -21,6 +21,12 @@ type (
 	cgroupBase struct{}
 )
 
+// WatchesWrites says that commands' writes cannot be watched here: that
+// takes Linux's seccomp.
+func (b *Box) WatchesWrites() error {
+	return errors.New("watching what commands write needs Linux (seccomp)")
+}
+
 // Close does nothing: there is no spare helper outside Linux.
 func (b *Box) Close() error { return nil }
 
@@ -51,6 +57,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	out := Outcome{Duration: time.Since(start), Missing: b.layers(Outcome{}, nil).MissingLayers()}
+	if s.Writes != nil {
+		out.Unwatched = b.WatchesWrites().Error()
+	}
 	switch {
 	case ctx.Err() != nil:
 		out.Cancelled = true
