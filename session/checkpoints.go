@@ -35,25 +35,73 @@ func (s *Session) scanner() *checkpoint.Scanner {
 	return s.snap
 }
 
-// snapshots reports whether a call of tool is wrapped in scans: commands,
-// and task calls for what their subagent does. A subagent's own calls are
-// not: its parent's task call covers them.
-func (s *Session) snapshots(tool sandbox.Tool) bool {
-	if s.parent != nil || s.m.cfg.DataDir == "" {
-		return false
+// How a call's changes to the workspace are recorded, for a rewind to
+// put back.
+type recording int
+
+const (
+	recordNone  recording = iota // not recorded here
+	recordWatch                  // the box tells which files it changes
+	recordScan                   // scans before and after the call
+)
+
+// recording says how a call of tool is recorded: commands through the
+// box's watch where it can (checkpoint.Recorder), by scans where it
+// cannot (checkpoint.Scanner). A task call's subagent records its own
+// commands where they are watched, and the call's changes are then
+// gathered from its log (withChildChanges); where they are not, the task
+// call is scanned, and its subagent's calls are not.
+func (s *Session) recording(tool sandbox.Tool) recording {
+	if s.m.cfg.DataDir == "" {
+		return recordNone
 	}
-	return tool.Effect() == sandbox.EffectExecute || tool.Name() == "task"
+	watched := s.commandsWatched()
+	switch {
+	case tool.Name() == "task":
+		if s.parent != nil || watched {
+			return recordNone
+		}
+		return recordScan
+	case tool.Effect() != sandbox.EffectExecute:
+		return recordNone
+	}
+	if w, ok := tool.(sandbox.WritesWatcher); ok && w.WatchesWrites() == nil {
+		return recordWatch
+	}
+	if s.parent == nil || watched {
+		return recordScan
+	}
+	return recordNone
 }
 
-// recordChanges runs call, a call of tool, and returns what it changed
-// in the workspace (for a rewind to put back) and why that may be
-// incomplete ("" when it is not).
-func (s *Session) recordChanges(ctx context.Context, tool sandbox.Tool, call func()) ([]event.FileChange, string) {
-	if !s.snapshots(tool) {
-		call()
-		return nil, ""
+// commandsWatched says whether the session's commands are recorded by
+// the box's watch.
+func (s *Session) commandsWatched() bool {
+	for _, t := range s.m.cfg.Tools {
+		if w, ok := t.(sandbox.WritesWatcher); ok && t.Name() == "run_command" {
+			return w.WatchesWrites() == nil
+		}
 	}
-	sc := s.scanner().Before(ctx)
+	return false
+}
+
+// recordChanges runs call, a call of tool with env, and returns what it
+// changed in the workspace (for a rewind to put back) and why that may
+// be incomplete ("" when it is not). call returns the box's word when it
+// could not watch the command (sandbox.Result.Unwatched).
+func (s *Session) recordChanges(ctx context.Context, tool sandbox.Tool, env *sandbox.Env, call func() (unwatched string)) ([]event.FileChange, string) {
+	switch s.recording(tool) {
+	case recordWatch:
+		rec := s.checkpoints().Recorder(s.root)
+		env.Writes = rec
+		unwatched := call()
+		env.Writes = nil
+		return rec.Finish(unwatched)
+	case recordScan:
+		sc := s.scanner().Before(ctx)
+		call()
+		return s.scanner().After(ctx, sc)
+	}
 	call()
-	return s.scanner().After(ctx, sc)
+	return nil, ""
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/session/checkpoint"
 	"github.com/bridle-dev/bridle/session/event"
 )
@@ -79,8 +80,8 @@ func commandChanges(t *testing.T, s *Session, ws string, n int) []event.FileChan
 
 func hashOf(s string) string { return sandbox.Hash([]byte(s)) }
 
-// TestCommandSnapshotBounds: a workspace past a scan's bound (files,
-// directories) is not scanned, and from then on the session scans no
+// TestCommandSnapshotBounds: where commands are recorded by scans, a
+// workspace past a scan's bound (files, directories) is not scanned, and from then on the session scans no
 // more, even once the workspace is small again: the bound is paid once
 // (package checkpoint's TestScanBounds has the details). The user is told
 // once; each command records why it was not scanned, and a rewind over
@@ -99,7 +100,7 @@ func TestCommandSnapshotBounds(t *testing.T) {
 			func(c *Config) { c.SnapshotDirs = 3 }, "more than 3 directories outside .gitignore"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, s, rec, ws := commandRig(t, c.files, []string{"rm 1", "rm 2"}, c.tweak)
+			_, s, rec, ws := commandRig(t, c.files, []string{"rm 1", "rm 2"}, func(cfg *Config) { scanned(cfg); c.tweak(cfg) })
 			s.Ready(context.Background())
 			for n := 1; n <= 2; n++ {
 				if got := commandChanges(t, s, ws, n); got != nil {
@@ -136,6 +137,12 @@ func TestCommandSnapshotBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scanned makes a session's commands recorded by scans, as where the box
+// cannot watch them (sandbox.command.checkpoint "scan").
+func scanned(c *Config) {
+	c.Tools = sandbox.NewTools(sandbox.Settings{Command: sandbox.CommandSettings{Checkpoint: "scan"}}, box.New(box.Options{}))
 }
 
 // lastResult is the log's last tool result.
@@ -178,11 +185,11 @@ func TestRewindPutsBackWhatASubagentDid(t *testing.T) {
 	}
 }
 
-// TestCommandSnapshotFull: past the session's bound a file is not even
-// read, and a command that deletes it is recorded as not kept.
+// TestCommandSnapshotFull: where commands are recorded by scans, past
+// the session's bound a file is not even read, and a command that deletes it is recorded as not kept.
 func TestCommandSnapshotFull(t *testing.T) {
 	_, s, _, ws := commandRig(t, map[string]string{"small": "s", "large": "more than ten bytes"},
-		[]string{"rm small large"}, func(c *Config) { c.CheckpointBytes = 10 })
+		[]string{"rm small large"}, func(c *Config) { scanned(c); c.CheckpointBytes = 10 })
 	got := commandChanges(t, s, ws, 1)
 	want := []event.FileChange{{Path: "large", Before: event.NotKept, Mode: 0o644, Why: "the session's snapshot is full (10 bytes)"}, {Path: "small", Before: hashOf("s"), Mode: 0o644}}
 	if !slices.Equal(got, want) {
@@ -245,5 +252,113 @@ func TestRewindUndoKeepsModes(t *testing.T) {
 		if mode("run.sh") != step.runSh || mode("private") != step.private {
 			t.Errorf("after %s: run.sh %v, private %v; want %v and %v", step.cmd, mode("run.sh"), mode("private"), step.runSh, step.private)
 		}
+	}
+}
+
+// TestCommandChangesAreWatched: where the box can watch, a command's
+// changes are recorded as the box tells them, with what each file held
+// before kept among the checkpoints: the files a walk finds (not .git,
+// nothing ignored, no links or pipes), a directory renamed in place, and
+// no bound on the workspace: past the scans' bounds nothing is skipped.
+func TestCommandChangesAreWatched(t *testing.T) {
+	for _, tool := range sandbox.DefaultTools() {
+		if w, ok := tool.(sandbox.WritesWatcher); ok {
+			if err := w.WatchesWrites(); err != nil {
+				t.Fatalf("this machine's box cannot watch what commands write: %v", err)
+			}
+		}
+	}
+	big := strings.Repeat("x", checkpoint.MaxFile+1)
+	cases := []struct {
+		name    string
+		files   map[string]string
+		setup   func(t *testing.T, ws string)
+		command string
+		want    []event.FileChange
+	}{{
+		name:  "created changed deleted binary",
+		files: map[string]string{"a": "a\n", "b": "b\n", "bin": "\x00\xff", "sub/keep": "k\n"},
+		setup: func(t *testing.T, ws string) {
+			if err := os.Chmod(filepath.Join(ws, "a"), 0o750); err != nil {
+				t.Fatal(err)
+			}
+		},
+		command: "rm a && printf 'B\\n' > b && mkdir -p new && printf 'c' > new/c && printf '\\001' > bin",
+		want: []event.FileChange{{Path: "a", Before: hashOf("a\n"), Mode: 0o750}, {Path: "b", Before: hashOf("b\n"), After: hashOf("B\n"), Mode: 0o644},
+			{Path: "bin", Before: hashOf("\x00\xff"), After: hashOf("\x01"), Mode: 0o644}, {Path: "new/c", After: hashOf("c")}},
+	}, {
+		name:    "ignored files and .git are not recorded",
+		files:   map[string]string{".gitignore": "*.log\nout/\n", "old.log": "old\n", ".git/HEAD": "ref\n"},
+		command: "printf x > y.log && rm old.log && mkdir -p out && printf x > out/z && printf y > .git/HEAD",
+	}, {
+		name:    "links and pipes are not followed",
+		command: "ln -s /etc/passwd link && mkfifo pipe && ln -s . loop",
+	}, {
+		name:    "a touch is no change",
+		files:   map[string]string{"t": "same\n"},
+		command: "touch t && cat t > /dev/null",
+	}, {
+		name:    "too large to keep",
+		files:   map[string]string{"big": big},
+		command: "printf y >> big",
+		want:    []event.FileChange{{Path: "big", Before: event.NotKept, After: event.NotKept, Mode: 0o644, Why: "larger than 8 MiB"}},
+	}, {
+		name:  "hard-linked files are not read",
+		files: map[string]string{"h": "h\n"},
+		setup: func(t *testing.T, ws string) {
+			if err := os.Link(filepath.Join(ws, "h"), filepath.Join(ws, "h2")); err != nil {
+				t.Fatal(err)
+			}
+		},
+		command: "printf more >> h",
+		want:    []event.FileChange{{Path: "h", Before: event.NotKept, After: event.NotKept, Mode: 0o644, Why: "it has other hard links"}},
+	}, {
+		name:    "a file .gitignore stops hiding is not the command's",
+		files:   map[string]string{".gitignore": "secret.env\n", "secret.env": "KEY=1\n"},
+		command: "printf '' > .gitignore",
+		want:    []event.FileChange{{Path: ".gitignore", Before: hashOf("secret.env\n"), After: hashOf(""), Mode: 0o644}},
+	}, {
+		name:    "a file .gitignore stops hiding and the command writes is kept",
+		files:   map[string]string{".gitignore": "notes.txt\n", "notes.txt": "MINE\n"},
+		command: "printf '' > .gitignore && printf 'x\\n' >> notes.txt",
+		want: []event.FileChange{{Path: ".gitignore", Before: hashOf("notes.txt\n"), After: hashOf(""), Mode: 0o644},
+			{Path: "notes.txt", Before: hashOf("MINE\n"), After: hashOf("MINE\nx\n"), Mode: 0o644}},
+	}, {
+		name:    "a directory renamed",
+		files:   map[string]string{"d/one": "1\n", "d/sub/two": "2\n", "d/skip.log": "s\n", ".gitignore": "*.log\n"},
+		command: "mv d e && printf 3 > e/one",
+		want: []event.FileChange{{Path: "d/one", Before: hashOf("1\n"), Mode: 0o644}, {Path: "d/sub/two", Before: hashOf("2\n"), Mode: 0o644},
+			{Path: "e/one", After: hashOf("3")}, {Path: "e/sub/two", After: hashOf("2\n")}},
+	}, {
+		name:    "past the scans' bounds",
+		files:   map[string]string{"1": "1", "2": "2", "3": "3", "4": "4", "d1/a": "", "d2/a": "", "d3/a": ""},
+		command: "rm 1 && printf x > 2",
+		want:    []event.FileChange{{Path: "1", Before: hashOf("1"), Mode: 0o644}, {Path: "2", Before: hashOf("2"), After: hashOf("x"), Mode: 0o644}},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, s, _, ws := commandRig(t, c.files, []string{c.command}, func(cfg *Config) { cfg.SnapshotFiles, cfg.SnapshotDirs = 3, 2 })
+			if c.setup != nil {
+				c.setup(t, ws)
+			}
+			got := commandChanges(t, s, ws, 1)
+			if r := lastResult(t, s); r.Unscanned != "" {
+				t.Errorf("not all recorded: %s", r.Unscanned)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("changed:\n got %+v\nwant %+v", got, c.want)
+			}
+			for _, f := range got {
+				if f.Before == "" || f.Before == event.NotKept {
+					continue
+				}
+				if data, err := s.checkpoints().Get(f.Before); err != nil || sandbox.Hash(data) != f.Before {
+					t.Errorf("%s: what it held before is not among the checkpoints: %v", f.Path, err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(checkpoint.Dir(s.m.cfg.DataDir, s.ID()), "snapshot")); !os.IsNotExist(err) {
+				t.Errorf("a watched session made a snapshot of the workspace (%v)", err)
+			}
+		})
 	}
 }

@@ -91,15 +91,16 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	var res sandbox.Result
 	var seen []event.FileSeen
 	var cached bool
-	changed, unscanned := s.recordChanges(ctx, tool, func() {
+	changed, unscanned := s.recordChanges(ctx, tool, env, func() string {
 		res, seen, cached = fs.run(ctx, env, tool, c.Input, plan)
 		s.m.cfg.Fault.toolRan()
+		return res.Unwatched
 	})
 	r := resultOf(c.ID, key, c.Name, res, ctx)
 	r.Cached, r.Seen = cached, seen
 	r.Changed, r.Unscanned = changed, unscanned
-	if tool.Name() == "task" && s.parent == nil {
-		r.Changed = s.withChildEdits(ctx, key, r.Changed)
+	if tool.Name() == "task" && s.parent == nil && s.m.cfg.DataDir != "" {
+		r.Changed, r.Unscanned = s.withChildChanges(ctx, key, r.Changed, r.Unscanned, s.recording(tool) == recordNone)
 	}
 	record := t.result
 	if res.Redacted {
