@@ -83,6 +83,7 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 		{Name: "process cap", Detail: none, Without: "a fork bomb is stopped only by the timeout"},
 		{Name: "landlock", Detail: none, Without: "commands can write anywhere this user can"},
 		{Name: "seccomp", Detail: none, Without: "commands can reach every Unix socket of the desktop"},
+		{Name: "write watch", Detail: none, Without: "bridle scans the workspace before and after each command to checkpoint what it changes: a copy of every file on a session's first command, and none past 20,000 files or 10,000 directories"},
 	}
 	if runErr != nil {
 		ls = append([]Layer{{Name: "box", Detail: runErr.Error(), Without: "commands cannot run"}}, ls...)

@@ -1,6 +1,7 @@
 package box
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -86,6 +87,8 @@ type watch struct {
 	// names them (links resolved); tmp is the box's own temp dir.
 	dirs []writableDir
 	tmp  string
+	// root is the box's root, opened by rootOf (0 until then).
+	root int
 	done chan struct{}
 }
 
@@ -125,6 +128,9 @@ func (wt *watch) stop() {
 	<-wt.done
 	unix.Close(wt.fd)
 	unix.Close(wt.wake)
+	if wt.root > 0 {
+		unix.Close(wt.root)
+	}
 }
 
 func (wt *watch) serve() {
@@ -174,11 +180,7 @@ func (wt *watch) valid(n *seccompNotif) bool {
 
 // changes are what call n is about to change.
 func (wt *watch) changes(n *seccompNotif, c watchedCall) []Change {
-	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", n.Pid))
-	if err != nil {
-		return []Change{{Unknown: fmt.Sprintf("the box could not read what a command's call names (%v)", err)}}
-	}
-	defer mem.Close()
+	mem := memory(n.Pid)
 	arg := func(i int) uint64 { return n.Args[i] }
 	dirfd := func(i int) int {
 		if i < 0 {
@@ -186,13 +188,13 @@ func (wt *watch) changes(n *seccompNotif, c watchedCall) []Change {
 		}
 		return int(int32(arg(i)))
 	}
-	path, err := readString(mem, arg(c.path))
+	path, err := mem.str(arg(c.path))
 	if err != nil {
 		return []Change{{Unknown: fmt.Sprintf("the box could not read the path of a command's call (%v)", err)}}
 	}
 	var path2 string
 	if c.path2 >= 0 {
-		if path2, err = readString(mem, arg(c.path2)); err != nil {
+		if path2, err = mem.str(arg(c.path2)); err != nil {
 			return []Change{{Unknown: fmt.Sprintf("the box could not read the path of a command's call (%v)", err)}}
 		}
 	}
@@ -201,7 +203,7 @@ func (wt *watch) changes(n *seccompNotif, c watchedCall) []Change {
 	case c.kind == callOpenHow:
 		// struct open_how { u64 flags; u64 mode; u64 resolve; }
 		var b [8]byte
-		if _, err := mem.ReadAt(b[:], int64(arg(2))); err != nil {
+		if err := mem.read(b[:], arg(2)); err != nil {
 			return []Change{{Unknown: fmt.Sprintf("the box could not read the flags of %s's openat2 (%v)", path, err)}}
 		}
 		flags = *(*uint64)(unsafe.Pointer(&b[0]))
@@ -214,7 +216,6 @@ func (wt *watch) changes(n *seccompNotif, c watchedCall) []Change {
 		return nil // it died: its call will not run
 	}
 	r := resolver{wt: wt, pid: n.Pid}
-	defer r.close()
 	one := func(dfd int, p string, follow, create bool) []Change {
 		pl, err := r.place(dfd, p, follow, create)
 		switch {
@@ -271,23 +272,39 @@ func (wt *watch) changes(n *seccompNotif, c watchedCall) []Change {
 	return []Change{{Path: from.path, To: to.path, Exchange: flags&unix.RENAME_EXCHANGE != 0}}
 }
 
-// readString reads the NUL-terminated string at addr of a process's
-// memory, a page at a time (a read across the end of a mapping fails).
-func readString(mem *os.File, addr uint64) (string, error) {
+// memory is a process's memory, read with process_vm_readv (one call,
+// where /proc/PID/mem takes three).
+type memory int
+
+// read fills b from addr; a read across the end of a mapping is short.
+func (m memory) read(b []byte, addr uint64) error {
+	n, err := unix.ProcessVMReadv(int(m), []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}},
+		[]unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}, 0)
+	switch {
+	case err != nil:
+		return err
+	case n < len(b):
+		return unix.EFAULT
+	}
+	return nil
+}
+
+// str reads the NUL-terminated string at addr, a page at a time (a read
+// across the end of a mapping fails).
+func (m memory) str(addr uint64) (string, error) {
 	const page = 4096
 	var out []byte
 	buf := make([]byte, page)
 	for len(out) < unix.PathMax {
 		n := page - int(addr%page)
-		m, err := mem.ReadAt(buf[:n], int64(addr))
-		if m == 0 && err != nil {
+		if err := m.read(buf[:n], addr); err != nil {
 			return "", err
 		}
-		if i := strings.IndexByte(string(buf[:m]), 0); i >= 0 {
+		if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
 			return string(append(out, buf[:i]...)), nil
 		}
-		out = append(out, buf[:m]...)
-		addr += uint64(m)
+		out = append(out, buf[:n]...)
+		addr += uint64(n)
 	}
 	return "", unix.ENAMETOOLONG
 }
@@ -307,15 +324,23 @@ type place struct {
 // resolver finds files as one process of the box sees them: through its
 // root (its mount namespace) and its descriptors.
 type resolver struct {
-	wt   *watch
-	pid  uint32
-	root int
+	wt  *watch
+	pid uint32
 }
 
-func (r *resolver) close() {
-	if r.root > 0 {
-		unix.Close(r.root)
+// rootOf is the box's root as process pid sees it. Every process of a
+// box has the same (none may change its root or mount namespace: that
+// takes capabilities it does not have), so it is opened once.
+func (wt *watch) rootOf(pid uint32) (int, error) {
+	if wt.root > 0 {
+		return wt.root, nil
 	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/%d/root", pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("the box could not see the process's files: %w", err)
+	}
+	wt.root = fd
+	return fd, nil
 }
 
 // place is where path, relative to the process's dirfd, leads: the last
@@ -325,12 +350,9 @@ func (r *resolver) place(dirfd int, path string, follow, create bool) (place, er
 	if path == "" {
 		return place{}, nil
 	}
-	if r.root == 0 {
-		fd, err := unix.Open(fmt.Sprintf("/proc/%d/root", r.pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return place{}, fmt.Errorf("the box could not see the process's files: %w", err)
-		}
-		r.root = fd
+	root, err := r.wt.rootOf(r.pid)
+	if err != nil {
+		return place{}, err
 	}
 	abs := path
 	if !filepath.IsAbs(path) {
@@ -348,34 +370,30 @@ func (r *resolver) place(dirfd int, path string, follow, create bool) (place, er
 		abs = r.selfless(abs)
 		// The process's own /proc entries are magic links into its
 		// descriptors, followed in bridle's /proc.
-		dir, resolve := r.root, uint64(unix.RESOLVE_IN_ROOT)
+		dir, resolve := root, uint64(unix.RESOLVE_IN_ROOT)
 		if strings.HasPrefix(abs, fmt.Sprintf("/proc/%d/", r.pid)) {
 			dir, resolve = unix.AT_FDCWD, 0
 		}
-		how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: resolve}
-		if !follow {
-			how.Flags |= unix.O_NOFOLLOW
-		}
-		fd, err := unix.Openat2(dir, abs, &how)
-		if err == nil {
-			defer unix.Close(fd)
-			return r.placeOf(fd, "")
-		}
-		switch {
-		case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV):
-			return place{}, errors.New("a link the box cannot follow")
-		case !errors.Is(err, unix.ENOENT):
-			return place{}, nil // the call fails as it did here
-		}
-		// Not there: a file to be made, or a dangling link to follow.
 		parent, base := filepath.Split(abs)
-		if base == "" || base == "." || base == ".." {
-			return place{}, nil
+		if follow && !create || base == "" || base == "." || base == ".." {
+			// The file, followed to its end.
+			how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: resolve}
+			if !follow {
+				how.Flags |= unix.O_NOFOLLOW
+			}
+			fd, err := unix.Openat2(dir, abs, &how)
+			if err != nil {
+				return place{}, unfollowed(err)
+			}
+			defer unix.Close(fd)
+			return r.placeOf(fd, "", nil)
 		}
-		how = unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve}
+		// The last element looked at by name in its directory: a file
+		// to be made, to be removed or renamed, or a link to follow.
+		how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve}
 		pfd, err := unix.Openat2(dir, parent, &how)
 		if err != nil {
-			return place{}, nil
+			return place{}, unfollowed(err)
 		}
 		var st unix.Stat_t
 		err = unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -393,12 +411,24 @@ func (r *resolver) place(dirfd int, path string, follow, create bool) (place, er
 			continue
 		}
 		defer unix.Close(pfd)
-		if err == nil || !create {
-			return place{}, nil
+		switch {
+		case err == nil:
+			return r.placeOf(pfd, base, &st)
+		case errors.Is(err, unix.ENOENT) && create:
+			return r.placeOf(pfd, base, nil)
 		}
-		return r.placeOf(pfd, base)
+		return place{}, nil // the call fails as it did here
 	}
 	return place{}, errors.New("too many links")
+}
+
+// unfollowed is what a failed lookup means for the watch: a link it may
+// not follow leaves the file unknown; anything else fails the call too.
+func unfollowed(err error) error {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
+		return errors.New("a link the box cannot follow")
+	}
+	return nil
 }
 
 // selfless names the process's /proc/self (and thread-self) by its pid:
@@ -418,31 +448,47 @@ func (r *resolver) selfless(abs string) string {
 }
 
 // placeOf is the place of the file open as fd (O_PATH), or, with base,
-// of a file named base that does not exist yet in the directory fd. Its
-// path is bridle's only when bridle finds the same file under it: the
-// box has its own temp dir and hides paths under stand-ins.
-func (r *resolver) placeOf(fd int, base string) (place, error) {
+// of the entry base of the directory fd: st is its stat (nil: it does not
+// exist yet). Its path is bridle's only when bridle finds the same file
+// under it: the box has its own temp dir and hides paths under
+// stand-ins.
+func (r *resolver) placeOf(fd int, base string, st *unix.Stat_t) (place, error) {
 	name, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
 	if err != nil {
 		return place{}, nil
 	}
-	var in, here unix.Stat_t
+	var in unix.Stat_t
 	if unix.Fstat(fd, &in) != nil {
 		return place{}, nil
 	}
 	var pl place
 	if base == "" {
-		t := in.Mode & unix.S_IFMT
-		pl = place{exists: true, dir: t == unix.S_IFDIR, reg: t == unix.S_IFREG, links: uint64(in.Nlink), dev: uint64(in.Dev)}
+		st = &in
+	} else {
+		name = filepath.Join(name, base)
+	}
+	if st != nil {
+		t := st.Mode & unix.S_IFMT
+		pl = place{exists: true, dir: t == unix.S_IFDIR, reg: t == unix.S_IFREG, links: uint64(st.Nlink), dev: uint64(st.Dev)}
 	}
 	given, ok := r.wt.given(name)
-	if !ok || unix.Lstat(name, &here) != nil || in.Dev != here.Dev || in.Ino != here.Ino {
-		return pl, nil // not bridle's file at that name
+	if !ok {
+		return pl, nil
+	}
+	// Bridle's own file at that name must be the one the process sees:
+	// the file itself, or the directory a new one is made in.
+	var here unix.Stat_t
+	switch {
+	case st != nil:
+		if unix.Lstat(name, &here) != nil || here.Dev != st.Dev || here.Ino != st.Ino {
+			return pl, nil
+		}
+	default:
+		if unix.Lstat(filepath.Dir(name), &here) != nil || here.Dev != in.Dev || here.Ino != in.Ino {
+			return pl, nil
+		}
 	}
 	pl.path = given
-	if base != "" {
-		pl.path = filepath.Join(given, base)
-	}
 	return pl, nil
 }
 
