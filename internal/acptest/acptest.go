@@ -89,6 +89,9 @@ type Options struct {
 	// variables unset (xdgDirs): its settings, database and cache are in
 	// their default places under it, as on a machine that sets none.
 	Home string
+	// Binary, if set, is the bridle binary to run instead of Binary's (a
+	// benchmark comparing two builds).
+	Binary string
 }
 
 // xdgDirs are the XDG base-directory variables, which say where bridle
@@ -115,7 +118,11 @@ func Start(t testing.TB, o Options) *Agent {
 	} else if o.DB == "" {
 		o.DB = filepath.Join(t.TempDir(), "bridle.db")
 	}
-	cmd := exec.Command(Binary(t), o.Args...)
+	bin := o.Binary
+	if bin == "" {
+		bin = Binary(t)
+	}
+	cmd := exec.Command(bin, o.Args...)
 	for _, kv := range os.Environ() {
 		// The machine's secret-named variables (a CI's GITHUB_TOKEN) would
 		// be known values to bridle's redaction, which then holds back or
