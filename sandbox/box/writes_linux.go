@@ -102,6 +102,9 @@ func serveWrites(fd int, w Writes, writable []string, tmp string) (*watch, error
 		unix.Close(fd)
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
+	// The command's call waits for bridle: where the kernel can (6.6+), it
+	// switches to bridle's thread at once, and back, on the same CPU.
+	unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	wt := &watch{fd: fd, wake: wake, w: w, calls: map[int32]watchedCall{}, tmp: tmp, done: make(chan struct{})}
 	for _, c := range watchedCalls() {
 		wt.calls[int32(c.nr)] = c
