@@ -191,10 +191,11 @@ func BenchmarkEditFileInSession(b *testing.B) {
 
 // BenchmarkRunCommandInSession runs `true` with run_command through a
 // live session in a workspace holding a copy of this repository's source
-// (real files, a few hundred): the box, the scans of the workspace before
-// and after the command that checkpoint what it changes, and the SQLite
-// appends. "no-checkpoints" is the same session without a data directory,
-// where commands are not scanned: the difference is the scans' cost.
+// (real files, a few hundred): the box, the recording of what the
+// command changes for a rewind (the box's watch where it can, else the
+// scans), and the SQLite appends. "no-checkpoints" is the same session
+// without a data directory, where commands are not recorded: the
+// difference is the recording's cost.
 func BenchmarkRunCommandInSession(b *testing.B) {
 	src := b.TempDir()
 	files := copySource(b, "..", src)
