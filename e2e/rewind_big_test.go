@@ -45,13 +45,7 @@ func TestRewindOnABigTree(t *testing.T) {
 			if stop := a.Prompt(sid, "CHANGE"); stop != "end_turn" {
 				t.Fatalf("CHANGE: %s", stop)
 			}
-			file := func(name string) string {
-				b, err := os.ReadFile(filepath.Join(ws, name))
-				if err != nil {
-					return "<none>"
-				}
-				return string(b)
-			}
+			file := func(name string) string { return fileIn(ws, name) }
 			if file("pkg0000/f000.go") != "changed\n" || file("pkg0001/f001.go") != "<none>" || file("made/deep/new.go") != "new\n" ||
 				file("moved/f000.go") != string(original) || file("pkg0002/f000.go") != "<none>" {
 				t.Fatalf("the command did not run as written")
@@ -64,13 +58,7 @@ func TestRewindOnABigTree(t *testing.T) {
 			if stop := a.Prompt(sid, "/rewind 1"); stop != "end_turn" {
 				t.Fatalf("/rewind 1: %s", stop)
 			}
-			rewound := ""
-			for _, u := range a.Updates(sid) {
-				if strings.HasPrefix(u.Text, "Rewound to before prompt 1") {
-					rewound = u.Text
-				}
-			}
-			if strings.Contains(rewound, "Left alone") {
+			if rewound := rewoundText(a, sid); strings.Contains(rewound, "Left alone") {
 				t.Errorf("the rewind left files alone: %s", rewound)
 			}
 			want := map[string]string{"pkg0000/f000.go": string(original), "pkg0001/f001.go": string(original), last: string(original),
@@ -110,4 +98,24 @@ func growTree(t *testing.T, dir string, n int, body []byte) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// fileIn is what name below ws holds, "<none>" when it cannot be read.
+func fileIn(ws, name string) string {
+	b, err := os.ReadFile(filepath.Join(ws, name))
+	if err != nil {
+		return "<none>"
+	}
+	return string(b)
+}
+
+// rewoundText is what the last rewind of session sid told the editor.
+func rewoundText(a *acptest.Agent, sid string) string {
+	text := ""
+	for _, u := range a.Updates(sid) {
+		if strings.HasPrefix(u.Text, "Rewound to before prompt") || strings.HasPrefix(u.Text, "Undid the rewind") {
+			text = u.Text
+		}
+	}
+	return text
 }

@@ -88,12 +88,7 @@ func TestScanBoundOncePerSession(t *testing.T) {
 	if stop := a.Prompt(sid, "/rewind 1"); stop != "end_turn" {
 		t.Fatalf("/rewind 1: %s", stop)
 	}
-	rewound := ""
-	for _, u := range a.Updates(sid) {
-		if strings.HasPrefix(u.Text, "Rewound to before prompt 1") {
-			rewound = u.Text
-		}
-	}
+	rewound := rewoundText(a, sid)
 	if !strings.Contains(rewound, "what 2 commands changed since then (not checkpointed: the workspace is too large to scan around each command: more than 10000 directories outside .gitignore)") {
 		t.Errorf("the rewind does not say what it cannot put back: %q", rewound)
 	}
