@@ -31,7 +31,7 @@ const commandTurnScenario = `{"turns": [{"match": "run", "calls": [
 // (p50, ms) it reports what the bridle process wrote to disk during the
 // turn (/proc/PID/io write_bytes, MB; the box's processes write the 3
 // bytes of cmd_out.txt) and what its data directory grew by (MB kept).
-// With BRIDLE_BEFORE_BIN naming another build, every iteration runs that
+// With BRIDLE_BEFORE naming another build, every iteration runs that
 // build's turn too, right after this one's, and the "-before" figures
 // and the ratios are its.
 func BenchmarkCommandTurn(b *testing.B) {
@@ -44,7 +44,7 @@ func BenchmarkCommandTurn(b *testing.B) {
 		{"100k", func(tb testing.TB) string { return testfs.GeneratedTree(tb, 100_000, true) }},
 	}
 	bins := []struct{ name, path string }{{"", acptest.Binary(b)}}
-	if p := os.Getenv("BRIDLE_BEFORE_BIN"); p != "" {
+	if p := os.Getenv("BRIDLE_BEFORE"); p != "" {
 		bins = append(bins, struct{ name, path string }{"-before", p})
 	}
 	for _, tree := range trees {
@@ -61,7 +61,7 @@ func BenchmarkCommandTurn(b *testing.B) {
 			}
 			for range b.N {
 				for i, bin := range bins {
-					a := acptest.Start(b, acptest.Options{Binary: bin.path, DB: dbs[i], Model: model})
+					a := acptest.Start(b, acptest.Options{Bin: bin.path, DB: dbs[i], Model: model})
 					a.Initialize()
 					sid := a.NewSession(ws)
 					a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
@@ -79,7 +79,7 @@ func BenchmarkCommandTurn(b *testing.B) {
 			dbs := make([]string, len(bins))
 			for i, bin := range bins {
 				dbs[i] = filepath.Join(b.TempDir(), "bridle.db")
-				agents[i] = acptest.Start(b, acptest.Options{Binary: bin.path, DB: dbs[i], Model: model})
+				agents[i] = acptest.Start(b, acptest.Options{Bin: bin.path, DB: dbs[i], Model: model})
 				agents[i].Initialize()
 				sids[i] = agents[i].NewSession(ws)
 				agents[i].MustCall("session/set_mode", map[string]any{"sessionId": sids[i], "modeId": "full-auto"}, nil)

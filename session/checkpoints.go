@@ -35,6 +35,10 @@ func (s *Session) scanner() *checkpoint.Scanner {
 	return s.snap
 }
 
+// closeSnapshot removes the scans' snapshot of the workspace: a cache
+// for this process, not a record.
+func (s *Session) closeSnapshot() { s.scanner().Close() }
+
 // How a call's changes to the workspace are recorded, for a rewind to
 // put back.
 type recording int

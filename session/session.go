@@ -169,7 +169,7 @@ func (s *Session) close() {
 		fs := s.fs
 		s.mu.Unlock()
 		fs.close()
-		s.scanner().Close()
+		s.closeSnapshot()
 		s.root.Close()
 	})
 }

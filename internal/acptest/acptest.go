@@ -85,13 +85,13 @@ type Options struct {
 	DefaultDB bool
 	// Unset removes variables from the environment bridle inherits.
 	Unset []string
+	// Bin, if set, is the binary to run in place of Binary's, so that a
+	// benchmark can compare two builds in one run.
+	Bin string
 	// Home, if set, is bridle's $HOME, with the XDG base-directory
 	// variables unset (xdgDirs): its settings, database and cache are in
 	// their default places under it, as on a machine that sets none.
 	Home string
-	// Binary, if set, is the bridle binary to run instead of Binary's (a
-	// benchmark comparing two builds).
-	Binary string
 }
 
 // xdgDirs are the XDG base-directory variables, which say where bridle
@@ -118,7 +118,7 @@ func Start(t testing.TB, o Options) *Agent {
 	} else if o.DB == "" {
 		o.DB = filepath.Join(t.TempDir(), "bridle.db")
 	}
-	bin := o.Binary
+	bin := o.Bin
 	if bin == "" {
 		bin = Binary(t)
 	}
