@@ -135,11 +135,10 @@ func startProbe(flags uintptr, userns, writes bool) (err, writesErr error) {
 	}
 	seen := &probeSeen{}
 	var wt *watch
-	var watchErr error
 	reports := make(chan helperReport, 1)
 	ctlFD := int(ctl.Fd())
 	go func() {
-		reports <- readReports(ctlFD, nil, func(fd int) { wt, watchErr = serveWrites(fd, seen, []string{dir}, "") })
+		reports <- readReports(ctlFD, nil, func(fd int) { wt = serveWrites(fd, seen, []string{dir}, "") })
 	}()
 	err = cmd.Wait()
 	rep := <-reports // the helper is gone, and its end of the socket with it
@@ -153,8 +152,6 @@ func startProbe(flags uintptr, userns, writes bool) (err, writesErr error) {
 		return nil, nil
 	}
 	switch {
-	case watchErr != nil:
-		return nil, watchErr
 	case rep.Unwatched != "":
 		return nil, errors.New(rep.Unwatched)
 	case wt == nil:
@@ -313,8 +310,7 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	// The watch starts as its listener arrives, before the command runs:
 	// until it is served, a watched call waits.
 	var wt *watch
-	var watchErr error
-	serve := func(fd int) { wt, watchErr = serveWrites(fd, s.Writes, cfg.Writable, tmp) }
+	serve := func(fd int) { wt = serveWrites(fd, s.Writes, cfg.Writable, tmp) }
 	go func() { reports <- readReports(ctlFD, px, serve) }()
 
 	select {
@@ -352,7 +348,7 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		wt.stop()
 	}
 	if s.Writes != nil {
-		out.Unwatched = unwatched(b, m, rep, wt != nil, watchErr)
+		out.Unwatched = unwatched(b, m, rep, wt != nil)
 	}
 	out.Duration = time.Since(start)
 	out.Applied = append(out.Applied, rep.Applied...)
@@ -395,7 +391,7 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 
 // unwatched says why a run whose writes were to be watched was not
 // ("" when it was).
-func unwatched(b *Box, m machine, rep helperReport, served bool, err error) string {
+func unwatched(b *Box, m machine, rep helperReport, served bool) string {
 	switch {
 	case served:
 		return ""
@@ -403,8 +399,6 @@ func unwatched(b *Box, m machine, rep helperReport, served bool, err error) stri
 		return "seccomp is switched off"
 	case m.writesErr != nil:
 		return m.writesErr.Error()
-	case err != nil:
-		return err.Error()
 	case rep.Unwatched != "":
 		return rep.Unwatched
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -73,10 +74,6 @@ type seccompResp struct {
 	Flags uint32
 }
 
-// notifIDValid is SECCOMP_IOCTL_NOTIF_ID_VALID, whose number x/sys gives
-// per architecture under one name.
-const notifIDValid = unix.SECCOMP_IOCTL_NOTIF_ID_VALID
-
 // watch serves one command's listener.
 type watch struct {
 	fd    int
@@ -88,19 +85,22 @@ type watch struct {
 	dirs []writableDir
 	tmp  string
 	// root is the box's root, opened by rootOf (0 until then).
-	root int
-	done chan struct{}
+	root     int
+	stopping atomic.Bool
+	done     chan struct{}
 }
 
 type writableDir struct{ given, real string }
 
 // serveWrites starts telling w of the changes the command whose listener
-// is fd is about to make; stop ends it.
-func serveWrites(fd int, w Writes, writable []string, tmp string) (*watch, error) {
+// is fd is about to make; stop ends it. It cannot fail: a listener no one
+// serves would fail every watched call of the command (ENOSYS).
+func serveWrites(fd int, w Writes, writable []string, tmp string) *watch {
+	// Without an eventfd (no descriptor left), the loop wakes up every
+	// few milliseconds to see whether it is to stop.
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 	if err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("eventfd: %w", err)
+		wake = -1
 	}
 	// The command's call waits for bridle: where the kernel can (6.6+), it
 	// switches to bridle's thread at once, and back, on the same CPU.
@@ -120,17 +120,22 @@ func serveWrites(fd int, w Writes, writable []string, tmp string) (*watch, error
 		wt.dirs = append(wt.dirs, writableDir{d, real})
 	}
 	go wt.serve()
-	return wt, nil
+	return wt
 }
 
 // stop waits, once every process of the box is gone, for the last call
 // to be told, and closes the listener.
 func (wt *watch) stop() {
-	var one = [8]byte{1}
-	unix.Write(wt.wake, one[:])
+	wt.stopping.Store(true)
+	if wt.wake >= 0 {
+		one := [8]byte{1} // an eventfd counts in a native uint64
+		unix.Write(wt.wake, one[:])
+	}
 	<-wt.done
 	unix.Close(wt.fd)
-	unix.Close(wt.wake)
+	if wt.wake >= 0 {
+		unix.Close(wt.wake)
+	}
 	if wt.root > 0 {
 		unix.Close(wt.root)
 	}
@@ -139,19 +144,24 @@ func (wt *watch) stop() {
 func (wt *watch) serve() {
 	defer close(wt.done)
 	fds := []unix.PollFd{{Fd: int32(wt.fd), Events: unix.POLLIN}, {Fd: int32(wt.wake), Events: unix.POLLIN}}
+	timeout := -1
+	if wt.wake < 0 {
+		fds, timeout = fds[:1], 5
+	}
 	for {
-		fds[0].Revents, fds[1].Revents = 0, 0
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return
+		for i := range fds {
+			fds[i].Revents = 0
 		}
-		if fds[0].Revents&unix.POLLIN != 0 {
+		n, err := unix.Poll(fds, timeout)
+		switch {
+		case err != nil && errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return
+		case fds[0].Revents&unix.POLLIN != 0:
 			wt.next()
 			continue // what is pending is served before the wake is heard
-		}
-		if fds[1].Revents != 0 || fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+		case fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0, n > 0, wt.stopping.Load():
 			return
 		}
 	}
@@ -177,7 +187,7 @@ func (wt *watch) next() {
 // process is the caller's.
 func (wt *watch) valid(n *seccompNotif) bool {
 	id := n.ID
-	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(wt.fd), notifIDValid, uintptr(unsafe.Pointer(&id)))
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(wt.fd), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id)))
 	return e == 0
 }
 
