@@ -56,23 +56,21 @@ const (
 // gathered from its log (withChildChanges); where they are not, the task
 // call is scanned, and its subagent's calls are not.
 func (s *Session) recording(tool sandbox.Tool) recording {
-	if s.m.cfg.DataDir == "" {
-		return recordNone
-	}
-	watched := s.commandsWatched()
 	switch {
+	case s.m.cfg.DataDir == "":
+		return recordNone
 	case tool.Name() == "task":
-		if s.parent != nil || watched {
+		if s.parent != nil || s.commandsWatched() {
 			return recordNone
 		}
 		return recordScan
 	case tool.Effect() != sandbox.EffectExecute:
-		return recordNone
+		return recordNone // asked first: what follows may probe the box
 	}
 	if w, ok := tool.(sandbox.WritesWatcher); ok && w.WatchesWrites() == nil {
 		return recordWatch
 	}
-	if s.parent == nil || watched {
+	if s.parent == nil || s.commandsWatched() {
 		return recordScan
 	}
 	return recordNone
