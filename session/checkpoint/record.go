@@ -36,11 +36,18 @@ type Recorder struct {
 
 	mu    sync.Mutex
 	find  *confine.Finder
-	files map[string]*before // nil: a path that is not the workspace's to record
+	files map[string]*before // nil: not a regular file, nothing to record
 	order []string
 	// unknown are the box's words for calls it could not follow.
 	unknown []string
+	// max bounds files (MaxCommandFiles); overflow says it was reached.
+	max      int
+	overflow bool
 }
+
+// MaxCommandFiles bounds the files one command's record holds, and so
+// the memory it takes; a rewind says the rest were not recorded.
+const MaxCommandFiles = 200_000
 
 // before is a file as it was just before the command first changed it.
 type before struct {
@@ -55,7 +62,7 @@ type before struct {
 // Recorder returns a recorder of one command's changes to the workspace
 // root, which keeps what they replace among s.
 func (s *Store) Recorder(root *sandbox.Root) *Recorder {
-	return &Recorder{store: s, root: root, find: root.Finder(), files: map[string]*before{}}
+	return &Recorder{store: s, root: root, find: root.Finder(), files: map[string]*before{}, max: MaxCommandFiles}
 }
 
 // Changing is told, before the command changes path, which path; the
@@ -117,7 +124,10 @@ func (r *Recorder) touch(path string) {
 		return
 	}
 	if !r.find.Finds(path, false) {
-		r.files[path] = nil
+		return // not remembered: a build's ignored outputs would fill memory
+	}
+	if len(r.files) >= r.max {
+		r.overflow = true
 		return
 	}
 	if filepath.Base(path) == ".gitignore" {
@@ -242,18 +252,22 @@ func (r *Recorder) after(p string, b *before) (string, bool) {
 }
 
 // why says what the recording may lack: the calls the box could not
-// follow, or why it could not watch at all.
+// follow, the files past the bound, or why it could not watch at all.
 func (r *Recorder) why(unwatched string) string {
 	if unwatched != "" {
 		return "the box could not watch what the command changed: " + unwatched
 	}
-	if len(r.unknown) == 0 {
-		return ""
+	var parts []string
+	if r.overflow {
+		parts = append(parts, fmt.Sprintf("the command changed more than %d files; those past them are not recorded", r.max))
 	}
-	shown := r.unknown[:min(len(r.unknown), 3)]
-	more := ""
-	if n := len(r.unknown) - len(shown); n > 0 {
-		more = fmt.Sprintf(" and %d more", n)
+	if len(r.unknown) > 0 {
+		shown := r.unknown[:min(len(r.unknown), 3)]
+		more := ""
+		if n := len(r.unknown) - len(shown); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		parts = append(parts, "bridle could not tell which files some of the command's calls changed: "+strings.Join(shown, "; ")+more)
 	}
-	return "bridle could not tell which files some of the command's calls changed: " + strings.Join(shown, "; ") + more
+	return strings.Join(parts, "; ")
 }

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,5 +135,31 @@ func TestRecorderBounds(t *testing.T) {
 	}
 	if why != "the box could not watch what the command changed: seccomp is off" {
 		t.Errorf("why %q", why)
+	}
+}
+
+// TestRecorderBoundsItsMemory: past the files one command's record may
+// hold, the rest are not recorded and the record says so; ignored files
+// are not held at all.
+func TestRecorderBoundsItsMemory(t *testing.T) {
+	ws := t.TempDir()
+	testfs.WriteTree(t, ws, map[string]string{".gitignore": "*.o\n"})
+	root, err := sandbox.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	rec := New(Options{DataDir: t.TempDir(), Session: "s"}).Recorder(root)
+	rec.max = 3
+	for i := range 10 {
+		for _, ext := range []string{".o", ".go"} {
+			p := filepath.Join(ws, fmt.Sprintf("f%d%s", i, ext))
+			rec.Changing(box.Change{Path: p})
+			testfs.Write(t, p, "x")
+		}
+	}
+	got, why := rec.Finish("")
+	if len(got) != 3 || len(rec.files) != 3 || why != "the command changed more than 3 files; those past them are not recorded" {
+		t.Errorf("recorded %d, held %d, why %q", len(got), len(rec.files), why)
 	}
 }
