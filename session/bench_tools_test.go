@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,10 +191,11 @@ func BenchmarkEditFileInSession(b *testing.B) {
 
 // BenchmarkRunCommandInSession runs `true` with run_command through a
 // live session in a workspace holding a copy of this repository's source
-// (real files, a few hundred): the box, the scans of the workspace before
-// and after the command that checkpoint what it changes, and the SQLite
-// appends. "no-checkpoints" is the same session without a data directory,
-// where commands are not scanned: the difference is the scans' cost.
+// (real files, a few hundred): the box, the recording of what the
+// command changes for a rewind (the box's watch where it can, else the
+// scans), and the SQLite appends. "no-checkpoints" is the same session
+// without a data directory, where commands are not recorded: the
+// difference is the recording's cost.
 func BenchmarkRunCommandInSession(b *testing.B) {
 	src := b.TempDir()
 	files := copySource(b, "..", src)
@@ -214,34 +214,6 @@ func BenchmarkRunCommandInSession(b *testing.B) {
 				b.Fatal(err)
 			}
 			toolTimes(b, s, w, func() {})
-			b.ReportMetric(float64(files), "files")
-		})
-	}
-}
-
-// BenchmarkMicroSnapshotScan is one scan of a workspace holding copies
-// of this repository's source, every file's stamp unchanged since the
-// last scan (the common case: a command ran, few files moved): the walk,
-// a stat per file, the .gitignore rules. Micro: no session loop, no box.
-func BenchmarkMicroSnapshotScan(b *testing.B) {
-	for _, copies := range []int{1, 10} {
-		b.Run(fmt.Sprintf("copies=%d", copies), func(b *testing.B) {
-			src := b.TempDir()
-			files := 0
-			for i := range copies {
-				files += copySource(b, "..", filepath.Join(src, fmt.Sprint(i)))
-			}
-			s := benchSession(b, nil, src, &stopwatch{})
-			s.m.cfg.DataDir = b.TempDir()
-			prev, err := s.scan(context.Background(), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for b.Loop() {
-				if _, err := s.scan(context.Background(), prev); err != nil {
-					b.Fatal(err)
-				}
-			}
 			b.ReportMetric(float64(files), "files")
 		})
 	}
