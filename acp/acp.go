@@ -32,7 +32,13 @@ func marshalTagged(key, value string, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	head, _ := json.Marshal(map[string]string{key: value})
+	// {"key":"value" and the fields: the key is a field name of the
+	// schema's, the value one of its tags.
+	tag, err := json.Marshal(value)
+	if err != nil {
+		return nil, err
+	}
+	head := append(append([]byte(`{"`+key+`":`), tag...), '}')
 	if string(b) == "{}" || string(b) == "null" {
 		return head, nil
 	}

@@ -63,7 +63,16 @@ type Input struct {
 	System  string
 	Project string
 	Tools   []provider.Tool
-	Events  []event.Event
+	// Events is the log. A session keeps the events before its window
+	// starts (its latest compaction's Through) as stubs (*event.Stub):
+	// the window never shows them, and the scans of the whole log read
+	// what the stubs keep.
+	Events []event.Event
+	// Stored reads the log whole, for what needs the payloads of the
+	// stubbed events (a compaction's plan): it calls fn with each event
+	// of Events with seq in (after, through], in order, the stubs of
+	// kinds read from the store. Nil when Events holds no stub.
+	Stored func(after, through int64, kinds []event.Kind, fn func(event.Event) error) error
 	// Memo carries what the last assembly of this session read (see
 	// Memo); nil reads the whole log.
 	Memo *Memo

@@ -106,32 +106,37 @@ func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
 			curTokens, from = 0, 0
 		}
 	}
-	var last int64
-	for _, e := range in.Events {
-		if e.Seq >= keepFrom {
-			break
-		}
-		p.Through = e.Seq
-		if projected(e) {
-			p.Events++
-			if r, ok := e.Payload.(event.ToolResult); ok && st.dropped[e.Seq] {
-				p.Tokens += c.Count(Address(r, e.Seq, st.calls[e.Seq], e.Tokens))
-			} else {
-				p.Tokens += min(e.Tokens, b.perOutput)
+	// The plan reads the log before the kept turns (the stubbed events
+	// from the store): what came before the last plan's end is in the
+	// fold that plan left, when it still holds.
+	fold := memo.fold.from(c.Name(), b.perOutput, st.compactionThrough())
+	dropped := map[int64]bool{} // by the assemblies since the fold's end
+	err = in.each(fold.through, math.MaxInt64, []event.Kind{event.KindContextAssembled}, func(e event.Event) error {
+		if a, ok := e.Payload.(event.ContextAssembled); ok {
+			for _, seq := range a.Dropped {
+				dropped[seq] = true
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan a compaction: %w", err)
+	}
+	var last int64
+	err = in.each(fold.through, keepFrom-1, originalKinds, func(e event.Event) error {
+		fold.add(e, dropped[e.Seq], c, b.perOutput)
 		if e.Seq <= covered {
-			continue
+			return nil
 		}
 		// An output the window already dropped is shown shorter: the
 		// agent had stopped reading it, its address keeps the way back.
 		limit := outputInSummary
-		if st.dropped[e.Seq] {
+		if dropped[e.Seq] {
 			limit = droppedInSummary
 		}
 		text, n := renderForSummary(c, e, limit)
 		if text == "" {
-			continue
+			return nil
 		}
 		if curTokens+n > room && cur.Len() > 0 {
 			flush(last)
@@ -142,12 +147,18 @@ func (w *Window) PlanCompaction(in Input) (*CompactionPlan, error) {
 		cur.WriteString(text)
 		curTokens += n
 		last = e.Seq
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan a compaction: %w", err)
 	}
+	memo.fold = fold
+	p.Through, p.Events, p.Tokens = fold.through, fold.events, fold.tokens
 	flush(last)
 	if len(p.chunks) == 0 {
 		return nil, nil
 	}
-	p.handles = handlesOf(in.Events, p.Through)
+	p.handles = fold.handles.last(handlesKept)
 	p.Tokens = int(math.Ceil(float64(p.Tokens) * ratio))
 	return p, nil
 }
@@ -388,57 +399,6 @@ func parseSummary(text string) event.Compaction {
 }
 
 var sectionRE = regexp.MustCompile(`(?i)^(goal|constraints|decisions|done|in progress|in_progress|handles):\s*(.*)$`)
-
-// handlesOf collects what the agent may need again from the events up to
-// through: artifact ids, paths and commands, newest kept when there are
-// many.
-func handlesOf(events []event.Event, through int64) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(s string) {
-		s = strings.TrimSpace(s)
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	for _, e := range events {
-		if e.Seq > through {
-			break
-		}
-		switch v := e.Payload.(type) {
-		case event.AssistantMessage:
-			for _, c := range v.ToolCalls {
-				var in map[string]any
-				if json.Unmarshal(c.Input, &in) != nil {
-					continue
-				}
-				for _, k := range []string{"path", "file", "file_path", "dir"} {
-					if s, ok := in[k].(string); ok {
-						add("path " + s)
-					}
-				}
-				for _, k := range []string{"command", "cmd"} {
-					if s, ok := in[k].(string); ok {
-						add("command " + clip(s, 200))
-					}
-				}
-			}
-		case event.ToolResult:
-			if v.Artifact != "" {
-				add(fmt.Sprintf("artifact %s (output of %s)", v.Artifact, v.Name))
-			}
-			if v.Diff != nil {
-				add("path " + v.Diff.Path)
-			}
-		}
-	}
-	const keep = 40
-	if len(out) > keep {
-		out = out[len(out)-keep:]
-	}
-	return out
-}
 
 // Replacement says what a compaction stands for and what it did to the
 // window: two different figures. The summary covers every original event

@@ -35,6 +35,8 @@ type Memo struct {
 	// counter named addrCounter: a long session has thousands.
 	addr        map[int64]int
 	addrCounter string
+	// fold is what the last compaction's plan read of the log.
+	fold *planFold
 }
 
 // addressCost is what result e costs once dropped: its address, counted
@@ -75,7 +77,7 @@ func (m *Memo) Measured() bool {
 func (m *Memo) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.n, m.last, m.sc, m.view, m.addr = 0, 0, nil, nil, nil
+	m.n, m.last, m.sc, m.view, m.addr, m.fold = 0, 0, nil, nil, nil, nil
 }
 
 // memoView is the projection of the window, valid while the model, the
@@ -112,7 +114,7 @@ type memoView struct {
 // read brings the log state up to date with events.
 func (m *Memo) read(events []event.Event) logState {
 	if m.sc == nil || m.n > len(events) || (m.n > 0 && events[m.n-1].Seq != m.last) {
-		m.n, m.last, m.sc, m.view, m.addr = 0, 0, newScanner(), nil, nil
+		m.n, m.last, m.sc, m.view, m.addr, m.fold = 0, 0, newScanner(), nil, nil, nil
 	}
 	for i := m.n; i < len(events); i++ {
 		m.sc.add(&events[i])

@@ -1,6 +1,7 @@
 package contextwin
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/bridle-dev/bridle/session/event"
@@ -83,6 +84,9 @@ type scanner struct {
 	showed  map[string][]int64 // file → results that showed it
 	lastRaw int
 	asked   []event.ToolCall // the latest model message's calls
+	// forgot is the seq through which forget dropped what the scanner
+	// knew of tool results.
+	forgot int64
 }
 
 func newScanner() *scanner {
@@ -106,7 +110,10 @@ func (sc *scanner) add(e *event.Event) {
 	switch v := e.Payload.(type) {
 	case event.UserMessage:
 		if st.first == nil {
-			st.first = e
+			// A copy: a pointer into the log would keep the whole slice it
+			// came from.
+			first := *e
+			st.first = &first
 		}
 	case event.ConstraintPinned:
 		st.pins.add(&st.pins.Constraints, v.Text)
@@ -116,6 +123,7 @@ func (sc *scanner) add(e *event.Event) {
 		st.plan = v.Entries
 	case event.Compaction:
 		st.compaction, st.compactionSeq = &v, e.Seq
+		sc.forget(v.Through)
 		if len(v.Pieces) > 0 {
 			st.pieces = append(st.pieces, v.Pieces...)
 		} else {
@@ -150,16 +158,64 @@ func (sc *scanner) add(e *event.Event) {
 		}
 	case event.AssistantMessage:
 		sc.asked = v.ToolCalls
-		u := v.Usage
-		if reported := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens; reported > 0 && sc.lastRaw > 0 {
-			sample := float64(reported) / float64(sc.lastRaw)
-			if st.ratio == 0 {
-				st.ratio = sample
-			} else {
-				st.ratio = 0.5*st.ratio + 0.5*sample
+		sc.usage(v.Usage.Reported())
+	case *event.Stub:
+		// Before the window: only what the usage correction reads.
+		switch v.Of {
+		case event.KindContextAssembled:
+			sc.lastRaw = v.Raw
+		case event.KindAssistantMessage:
+			sc.asked = nil
+			sc.usage(v.Reported)
+		}
+	}
+}
+
+// usage reads a model call's reported input against the raw count of the
+// request before it into the usage correction.
+func (sc *scanner) usage(reported int) {
+	st := &sc.st
+	if reported > 0 && sc.lastRaw > 0 {
+		sample := float64(reported) / float64(sc.lastRaw)
+		if st.ratio == 0 {
+			st.ratio = sample
+		} else {
+			st.ratio = 0.5*st.ratio + 0.5*sample
+		}
+	}
+	sc.lastRaw = 0
+}
+
+// forget drops what the scanner knows of the tool results through seq
+// through, which a compaction has taken out of the window: the window
+// only ever looks up the results it shows, and a long session would
+// otherwise hold every call's input here. A plan for the next compaction
+// reads the log itself (PlanCompaction).
+func (sc *scanner) forget(through int64) {
+	if through <= sc.forgot {
+		return
+	}
+	sc.forgot = through
+	st := &sc.st
+	for _, m := range []map[int64]bool{st.dropped, st.stale} {
+		for seq := range m {
+			if seq <= through {
+				delete(m, seq)
 			}
 		}
-		sc.lastRaw = 0
+	}
+	for seq := range st.calls {
+		if seq <= through {
+			delete(st.calls, seq)
+		}
+	}
+	for path, seqs := range sc.showed {
+		kept := slices.DeleteFunc(seqs, func(seq int64) bool { return seq <= through })
+		if len(kept) == 0 {
+			delete(sc.showed, path)
+		} else {
+			sc.showed[path] = kept
+		}
 	}
 }
 
@@ -178,10 +234,10 @@ func clampRatio(r float64) float64 {
 	return r
 }
 
-// projected reports whether the model sees e.
+// projected reports whether the model sees e (a stub's kind, too).
 func projected(e event.Event) bool {
-	switch e.Payload.(type) {
-	case event.UserMessage, event.AssistantMessage, event.ToolResult, event.Interrupted, event.FileChanged:
+	switch e.Kind() {
+	case event.KindUserMessage, event.KindAssistantMessage, event.KindToolResult, event.KindInterrupted, event.KindFileChanged:
 		return true
 	}
 	return false

@@ -29,7 +29,10 @@ func (s *Server) events(ctx context.Context, p EventsRequest) (EventsResponse, e
 		return EventsResponse{}, err
 	}
 	resp := EventsResponse{Events: []EventView{}}
-	all := sess.Events()
+	all, err := sess.Log(ctx)
+	if err != nil {
+		return EventsResponse{}, err
+	}
 	for i, e := range all {
 		if e.Seq <= p.After {
 			continue

@@ -109,6 +109,11 @@ func (s *Stream) WriteObject(obj any) error {
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
+	return s.writeBody(body)
+}
+
+// writeBody writes one message already encoded, in the detected framing.
+func (s *Stream) writeBody(body []byte) error {
 	<-s.detected
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -27,7 +27,10 @@ func (s *Server) prompts(ctx context.Context, p PromptsRequest) (PromptsResponse
 	if err != nil {
 		return PromptsResponse{}, err
 	}
-	ps := sess.Prompts()
+	ps, err := sess.Prompts(ctx)
+	if err != nil {
+		return PromptsResponse{}, err
+	}
 	if ps == nil {
 		ps = []session.PromptView{}
 	}

@@ -131,7 +131,7 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandb
 	s := t.s
 	// The scope's label holds the model's command or paths: redacted like
 	// its card, and shown as a label, like the card's title.
-	label := s.box.Redactor.Redact(sc.Label)
+	label := s.redactor().Redact(sc.Label)
 	options := []acp.PermissionOption{
 		{OptionID: optAllowOnce, Name: "Allow once", Kind: optAllowOnce},
 		{OptionID: optAllowAlways, Name: display.Label(fmt.Sprintf("Allow %s on %s for this session", c.Name, label)), Kind: optAllowAlways},

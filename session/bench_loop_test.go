@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -41,6 +42,9 @@ type loopModel struct {
 func (m *loopModel) Name() string { return "loop" }
 
 func (m *loopModel) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
+	if len(req.System) > 0 && strings.HasPrefix(req.System[0].Text, contextwin.SummaryMarker) {
+		return summaryStream
+	}
 	m.mu.Lock()
 	m.sent = append(m.sent, time.Now())
 	m.n++
@@ -79,6 +83,19 @@ func (m *loopModel) Stream(ctx context.Context, req provider.Request) iter.Seq2[
 	}
 }
 
+// summaryStream answers a compaction's summary request.
+func summaryStream(yield func(provider.Delta, error) bool) {
+	for _, d := range []provider.Delta{
+		{Kind: provider.DeltaText, Text: `{"goal":"read the project","done":["read its parts"],"summary":"the parts were read in order"}`},
+		{Kind: provider.DeltaUsage, Usage: provider.Usage{InputTokens: 1000, OutputTokens: 30}},
+		{Kind: provider.DeltaStop, StopReason: provider.StopEndTurn},
+	} {
+		if !yield(d, nil) {
+			return
+		}
+	}
+}
+
 // stamp is a read tool that returns a few lines of a file and notes when
 // it returned.
 type stamp struct {
@@ -107,7 +124,8 @@ func (s *stamp) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sa
 }
 
 // loopRig is a Manager on a database on disk (synchronous=FULL) with the
-// loop model, the stamp tool and a window that never compacts.
+// loop model, the stamp tool and a window that never compacts (or the
+// loop's).
 type loopRig struct {
 	m     *Manager
 	st    *store.Store
@@ -122,9 +140,17 @@ type loop struct {
 	// setup writes the workspace's files; rig adapts the rig.
 	setup func(tb testing.TB, cwd string)
 	rig   func(r *loopRig)
+	// window is the model's window in tokens; 0: one no session fills
+	// (50M tokens), so nothing is ever compacted.
+	window int
 }
 
 var stampLoop = loop{name: "loop"}
+
+// compactingLoop is the stamp loop with a model's real window (200k
+// tokens): its history is compacted every ~14,000 events, and a long
+// session's window holds a part of its log.
+var compactingLoop = loop{name: "compacting", window: 200_000}
 
 func openRig(tb testing.TB, dbPath string) *loopRig { return openLoop(tb, dbPath, stampLoop) }
 
@@ -134,8 +160,9 @@ func openLoop(tb testing.TB, dbPath string, l loop) *loopRig {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	window := cmp.Or(l.window, 50_000_000)
 	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
-		return contextwin.Model{Window: 50_000_000, MaxOutput: 1_000, Tokenizer: "o200k_base"}
+		return contextwin.Model{Window: window, MaxOutput: 1_000, Tokenizer: "o200k_base"}
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -343,12 +370,20 @@ func BenchmarkSessionAppend(b *testing.B) {
 
 // BenchmarkScale builds sessions of 1k, 10k and (with
 // BRIDLE_BENCH_100K=1, since building it takes minutes the first time)
-// 100k events through the real loop, then measures at each size: the
-// tool loop's gap (p50 and p90 over the calls timed), one assembly after
-// a tool iteration (p50 of 25), loading the session from the database,
-// and the process's RSS once it is loaded. It prints them as a table at
-// the end.
-func BenchmarkScale(b *testing.B) {
+// 100k events through the real loop, with a window no session fills
+// (nothing is compacted: the window is the whole log), then measures at
+// each size: the tool loop's gap (p50 and p90 over the calls timed), one
+// assembly after a tool iteration (p50 of 25), loading the session from
+// the database, and the process's RSS once it is loaded and after the
+// turn. It prints them as a table at the end.
+func BenchmarkScale(b *testing.B) { benchScale(b, stampLoop) }
+
+// BenchmarkScaleCompacting is BenchmarkScale with a model's real window
+// (200k tokens): the history is compacted as it grows, and the session
+// holds what came before its window's start as stubs.
+func BenchmarkScaleCompacting(b *testing.B) { benchScale(b, compactingLoop) }
+
+func benchScale(b *testing.B, l loop) {
 	sizes := []int{1_000, 10_000}
 	if os.Getenv("BRIDLE_BENCH_100K") == "1" {
 		sizes = append(sizes, 100_000)
@@ -359,9 +394,10 @@ func BenchmarkScale(b *testing.B) {
 		b.Run(fmt.Sprintf("events=%d", size), func(b *testing.B) {
 			b.StopTimer()
 			ctx := context.Background()
-			db, id := fixture(b, size)
-			r := openRig(b, db)
+			db, id := fixtureOf(b, l, size)
+			r := openLoop(b, db, l)
 			defer r.close()
+			runtime.GC()
 			start := time.Now()
 			s, err := r.m.Get(ctx, id)
 			if err != nil {
@@ -398,6 +434,8 @@ func BenchmarkScale(b *testing.B) {
 			b.StartTimer()
 			r.turn(b, s, b.N)
 			b.StopTimer()
+			runtime.GC()
+			turnRSS := vmRSS(b)
 			gaps := r.gaps(0)
 			p50, p90 := percentile(gaps, 0.5), percentile(gaps, 0.9)
 			b.ReportMetric(ms(p50), "ms-gap-p50")
@@ -405,12 +443,13 @@ func BenchmarkScale(b *testing.B) {
 			b.ReportMetric(ms(percentile(asm, 0.5)), "ms-assemble")
 			b.ReportMetric(ms(load), "ms-load")
 			b.ReportMetric(float64(rss)/(1<<20), "MB-rss")
-			row = fmt.Sprintf("| %d | %.2f | %.2f | %.2f | %.1f | %.0f |", size, ms(p50), ms(p90), ms(percentile(asm, 0.5)), ms(load), float64(rss)/(1<<20))
+			b.ReportMetric(float64(turnRSS)/(1<<20), "MB-rss-turn")
+			row = fmt.Sprintf("| %d | %.2f | %.2f | %.2f | %.1f | %.0f | %.0f |", size, ms(p50), ms(p90), ms(percentile(asm, 0.5)), ms(load), float64(rss)/(1<<20), float64(turnRSS)/(1<<20))
 		})
 		table = append(table, row)
 	}
 	// Printed, not logged: a parent benchmark's log is not shown.
-	fmt.Println("\n| events | gap p50 ms | gap p90 ms | assembly ms | load ms | RSS MB |\n| --- | --- | --- | --- | --- | --- |\n" + strings.Join(table, "\n"))
+	fmt.Println("\n| events | gap p50 ms | gap p90 ms | assembly ms | load ms | RSS MB | RSS after the turn MB |\n| --- | --- | --- | --- | --- | --- | --- |\n" + strings.Join(table, "\n"))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

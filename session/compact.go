@@ -7,6 +7,7 @@ import (
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -111,19 +112,20 @@ type ratioSeed struct {
 }
 
 // redactProject redacts the project's instructions with the session's
-// redactor, once per text and set of known values: they are the same on
-// almost every call, and redacting 16 KB costs milliseconds.
+// redactor, once per text and redactor: they are the same on almost every
+// call, and redacting 16 KB costs milliseconds. A redactor knows the same
+// values all its life (secrets.go builds a new one when they change).
 func (s *Session) redactProject(text string) string {
-	n := s.box.Redactor.Values()
+	r := s.redactor()
 	s.mu.Lock()
 	c := s.project
 	s.mu.Unlock()
-	if c.values == n && c.in == text && c.out != "" {
+	if c.red == r && c.in == text && c.out != "" {
 		return c.out
 	}
-	out := s.box.Redactor.Redact(text)
+	out := r.Redact(text)
 	s.mu.Lock()
-	s.project = projectCache{in: text, values: n, out: out}
+	s.project = projectCache{in: text, red: r, out: out}
 	s.mu.Unlock()
 	return out
 }
@@ -131,7 +133,7 @@ func (s *Session) redactProject(text string) string {
 // projectCache is the latest project text a session redacted.
 type projectCache struct {
 	in, out string
-	values  int
+	red     *redact.Redactor
 }
 
 // compact replaces the turns before the last few with a summary made by
@@ -139,7 +141,13 @@ type projectCache struct {
 // records it as a compaction event. The originals stay in the log.
 func (t *turn) compact(ctx context.Context, before int, card *compactionCard) error {
 	s := t.s
-	plan, err := s.m.window(s.Info().Cwd).PlanCompaction(t.input())
+	in := t.input()
+	// The plan reads the originals the session holds as stubs from the
+	// store.
+	in.Stored = func(after, through int64, kinds []event.Kind, fn func(event.Event) error) error {
+		return s.eachWhole(ctx, in.Events, after, through, kinds, fn)
+	}
+	plan, err := s.m.window(s.Info().Cwd).PlanCompaction(in)
 	if err != nil || plan == nil {
 		return err
 	}

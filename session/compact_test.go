@@ -125,7 +125,11 @@ func TestTurnCompactsWithTheSessionModelAndReportsOccupancy(t *testing.T) {
 		t.Fatalf("stop %s, err %v", stop, err)
 	}
 	var assembled, compactions int
-	for _, e := range s.Events() {
+	log, err := s.Log(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range log {
 		switch v := e.Payload.(type) {
 		case event.ContextAssembled:
 			assembled++
@@ -173,7 +177,11 @@ func TestAFailedSummaryDoesNotCostTheTurn(t *testing.T) {
 		t.Fatalf("stop %s, err %v: a failed summary should not end the turn", stop, err)
 	}
 	failed, compactions := 0, 0
-	for _, e := range s.Events() {
+	log, err := s.Log(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range log {
 		switch v := e.Payload.(type) {
 		case event.ProviderError:
 			// Not retried: a request that is too long stays too long.

@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/store"
 	"github.com/bridle-dev/bridle/workspace"
 )
 
@@ -19,8 +20,12 @@ import (
 // cache of tool outputs it invalidates, and the files whose content the
 // model has seen, so that a change on disk can be noted.
 type files struct {
-	w     *workspace.Watcher // nil when the OS gave no watcher
-	cache *workspace.Cache[sandbox.Result]
+	// w is the workspace's watcher, shared with the other sessions on it
+	// (space); nil when there is none. unsubscribe stops its batches
+	// reaching onChange.
+	w           *workspace.Watcher
+	unsubscribe func()
+	cache       *workspace.Cache[sandbox.Result]
 
 	mu sync.Mutex
 	// changed holds what the watcher reported since the last check;
@@ -37,46 +42,90 @@ type seenFile struct {
 	shown   string
 }
 
-// openFiles starts watching the session's directories and rebuilds from
-// the log what the model has seen.
+// readyWait is how long the first use of a session's files waits for the
+// workspace's watcher to have added every directory.
+const readyWait = 250 * time.Millisecond
+
+// openFiles has the session hear of the changes the workspace's watcher
+// reports and rebuilds from the log what the model has seen.
 func (s *Session) openFiles() *files {
 	f := unwatched()
 	f.checkAll = true
-	if slices.Contains(s.root.Dirs(), string(filepath.Separator)) {
-		// A session at / would watch every directory of the machine,
-		// /proc and /sys included, and take the user's whole inotify
-		// allowance from every other program.
-		s.m.watchProblem("the workspace is the whole file system (/), which is not watched")
-	} else if w, err := workspace.Watch(s.root.Dirs(), workspace.WatchOptions{OnChange: f.onChange, OnDegraded: s.m.watchProblem}); err != nil {
-		s.m.watchProblem(err.Error())
-	} else {
+	s.space.start(s.m)
+	if w := s.space.w; w != nil {
 		f.w = w
+		f.unsubscribe = s.space.subscribe(f.onChange)
+		// A usual tree is added in a few milliseconds (the watcher has
+		// most likely started already): wait for it, so the first tool
+		// calls are cached; a huge one goes on in the background.
+		w.WaitReady(readyWait)
 	}
-	f.known = s.seenIn(s.view())
+	f.known = s.seenIn(context.Background(), s.view())
 	return f
 }
 
 // seenIn rebuilds from a log what the model has seen: each file's version
 // and the prompt it was seen at.
-func (s *Session) seenIn(events []event.Event) map[string]*seenFile {
+func (s *Session) seenIn(ctx context.Context, events []event.Event) map[string]*seenFile {
+	stored := s.storedSeen(ctx, events)
 	known := map[string]*seenFile{}
 	turn := 0 // as promptNumber counts
 	for _, e := range events {
 		if e.Kind().Facts().OpensTurn {
 			turn++
 		}
+		var seen []event.FileSeen
 		switch v := e.Payload.(type) {
 		case event.ToolResult:
-			for _, seen := range v.Seen {
-				known[seen.Path] = &seenFile{version: seen.Version, turn: turn, shown: s.root.Show(seen.Path)}
-			}
+			seen = v.Seen
+		case *event.Stub:
+			seen = stored[e.Seq]
 		case event.FileChanged:
 			if k := known[v.Path]; k != nil {
 				k.version = v.Version
 			}
 		}
+		for _, f := range seen {
+			known[f.Path] = &seenFile{version: f.Version, turn: turn, shown: s.root.Show(f.Path)}
+		}
 	}
 	return known
+}
+
+// storedSeen reads what the results the log holds as stubs saw, by seq,
+// from the store: once per session, when its files are first looked at
+// (and after a rewind). Only that member of each result is read, not its
+// output. Should the store fail, those files are not known (no note will
+// say they changed), and the log says so.
+func (s *Session) storedSeen(ctx context.Context, events []event.Event) map[int64][]event.FileSeen {
+	first, last := int64(-1), int64(-1)
+	for _, e := range events {
+		if st, ok := e.Payload.(*event.Stub); ok && st.Of == event.KindToolResult {
+			if first < 0 {
+				first = e.Seq
+			}
+			last = e.Seq
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	out := map[int64][]event.FileSeen{}
+	r := store.Range{After: first - 1, Through: last, Kinds: []string{string(event.KindToolResult)}, From: event.SeenKey}
+	err := s.eachStored(ctx, r, func(r store.Record) error {
+		seen, err := event.SeenOf(r.Payload)
+		if err != nil {
+			return fmt.Errorf("event %d: %w", r.Seq, err)
+		}
+		if len(seen) > 0 {
+			out[r.Seq] = seen
+		}
+		return nil
+	})
+	if err != nil {
+		s.m.log.Warn("the files the model read before the window's start are not known: no note will say they changed", "session", s.row.ID, "err", err)
+	}
+	return out
 }
 
 // rewound makes what the model has seen what the log after a rewind
@@ -126,8 +175,8 @@ func (f *files) onChange(paths []string) {
 }
 
 func (f *files) close() {
-	if f != nil && f.w != nil {
-		f.w.Close()
+	if f != nil && f.unsubscribe != nil {
+		f.unsubscribe()
 	}
 }
 

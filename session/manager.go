@@ -13,8 +13,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -129,6 +127,10 @@ type Manager struct {
 	holder string
 	mu     sync.Mutex
 	live   map[string]*Session
+	// spaces are the watchers and .env lists of the workspaces open.
+	spaces spaces
+	// secretsWait, if set, replaces secretsWait (tests).
+	secretsWait time.Duration
 	// watchWarned says the watcher's fallback was logged: once per process.
 	watchWarned sync.Once
 	// decoding holds the one prompt image being decoded whole at a time:
@@ -142,6 +144,9 @@ type Manager struct {
 	// testHook, set by tests only, is called at the named points of races
 	// between goroutines, so that a test can make them meet there.
 	testHook func(point string)
+	// keepWhole, set by tests only, keeps every event of a live session
+	// whole: the reference a session holding stubs is compared with.
+	keepWhole bool
 }
 
 // hook calls the test hook, if any, at a point.
@@ -331,16 +336,17 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 	if err := m.leaseWaiting(ctx, id); err != nil {
 		return nil, err
 	}
-	events, err := m.loadEvents(ctx, id)
+	l, err := m.loadLog(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	s, err = newSession(m, row, events)
+	s, err = newSession(m, row, l.events)
 	if err != nil {
 		return nil, err
 	}
+	s.cut = l.cut
 	s.startMCP(servers)
-	if _, open := unfinished(id, events); open {
+	if _, open := unfinished(id, l.events); open {
 		wctx, cancel := context.WithTimeout(ctx, recoveryMCPWait)
 		s.mcpSet().Ready(wctx)
 		cancel()
@@ -546,133 +552,6 @@ func (m *Manager) record(cwd, model string, p event.Payload, known int) (store.R
 		n = m.window(cwd).CountPayload(model, p)
 	}
 	return store.Record{Kind: string(p.Kind()), Payload: b, Tokens: n}, nil
-}
-
-func decodeRecord(r store.Record) (event.Event, error) {
-	p, err := event.Decode(event.Kind(r.Kind), r.Payload)
-	if err != nil {
-		return event.Event{}, fmt.Errorf("event %d: %w", r.Seq, err)
-	}
-	return event.Event{Seq: r.Seq, Time: msTime(r.CreatedAt), Tokens: r.Tokens, Payload: p}, nil
-}
-
-// loadBatch is how many records the reader hands a decoder at a time.
-const loadBatch = 512
-
-// loadJob is one batch of records on its way to decoded events.
-type loadJob struct {
-	recs []store.Record
-	out  []event.Event
-	err  error
-	done chan struct{}
-}
-
-// loadEvents reads and decodes a session's log. Reading a long log from
-// SQLite takes about a third of its load and decoding the rest, so one
-// goroutine reads while the others decode batches, and each raw record is
-// dropped once decoded: the load never holds the log twice.
-func (m *Manager) loadEvents(ctx context.Context, id string) ([]event.Event, error) {
-	row, err := m.cfg.Store.Session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	var shared []event.Event
-	if row.ForkOf != "" {
-		// A fork's log begins with its parent's, shared, not copied.
-		parent, err := m.loadEvents(ctx, row.ForkOf)
-		if err != nil {
-			return nil, fmt.Errorf("session %s is a fork of %s: %w", id, row.ForkOf, err)
-		}
-		n := sort.Search(len(parent), func(i int) bool { return parent[i].Seq > row.ForkThrough })
-		shared = parent[:n:n]
-	}
-	own, err := m.loadOwnEvents(ctx, id)
-	if err != nil || shared == nil {
-		return own, err
-	}
-	return append(shared, own...), nil
-}
-
-// loadOwnEvents reads and decodes the events a session's own log holds.
-func (m *Manager) loadOwnEvents(ctx context.Context, id string) ([]event.Event, error) {
-	last, err := m.cfg.Store.LastSeq(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// ordered carries every job in log order to the collector below;
-	// jobs carries the same jobs to whichever decoder is free.
-	ordered := make(chan *loadJob, 8)
-	jobs := make(chan *loadJob, 8)
-	readErr := make(chan error, 1)
-	go func() {
-		defer close(ordered)
-		defer close(jobs)
-		send := func(j *loadJob) error {
-			for _, ch := range []chan *loadJob{ordered, jobs} {
-				select {
-				case ch <- j:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-			return nil
-		}
-		batch := make([]store.Record, 0, loadBatch)
-		err := m.cfg.Store.EachEvent(ctx, id, 0, func(r store.Record) error {
-			batch = append(batch, r)
-			if len(batch) < loadBatch {
-				return nil
-			}
-			j := &loadJob{recs: batch, done: make(chan struct{})}
-			batch = make([]store.Record, 0, loadBatch)
-			return send(j)
-		})
-		if err == nil && len(batch) > 0 {
-			err = send(&loadJob{recs: batch, done: make(chan struct{})})
-		}
-		readErr <- err
-	}()
-	for range runtime.GOMAXPROCS(0) {
-		go func() {
-			for j := range jobs {
-				j.out = make([]event.Event, len(j.recs))
-				for i, r := range j.recs {
-					if j.out[i], j.err = decodeRecord(r); j.err != nil {
-						break
-					}
-				}
-				j.recs = nil
-				close(j.done)
-			}
-		}()
-	}
-	// Seqs start at 1 and have no gaps: last is the count (a hint only).
-	events := make([]event.Event, 0, last)
-	var decodeErr error
-	for j := range ordered {
-		select {
-		case <-j.done:
-		case <-ctx.Done():
-			// The reader stopped before handing this job to a decoder.
-			continue
-		}
-		if decodeErr == nil && j.err != nil {
-			decodeErr = fmt.Errorf("session %s: %w", id, j.err)
-			cancel() // the reader stops, and the decoders drain
-		}
-		if decodeErr == nil {
-			events = append(events, j.out...)
-		}
-	}
-	if err := <-readErr; err != nil && decodeErr == nil {
-		return nil, err
-	}
-	if decodeErr != nil {
-		return nil, decodeErr
-	}
-	return events, nil
 }
 
 // Cancel stops the running turn of a live session; it does nothing for a

@@ -23,13 +23,15 @@ const recoveryMCPWait = 30 * time.Second
 // had. Secret-named values the editor passes to a server are added to the
 // redactor first: a server may well echo its own key.
 func (s *Session) startMCP(servers []mcp.Server) {
+	var secrets [][2]string
 	for _, sv := range servers {
 		for _, v := range append(append([]mcp.Var(nil), sv.Env...), sv.Headers...) {
 			if redact.SecretName(v.Name) {
-				s.box.Redactor.AddValue(v.Value, "mcp:"+v.Name)
+				secrets = append(secrets, [2]string{v.Value, "mcp:" + v.Name})
 			}
 		}
 	}
+	s.addSecrets(secrets)
 	var set *mcp.Set
 	if len(servers) > 0 {
 		set = mcp.Start(servers, mcp.Options{
@@ -65,7 +67,7 @@ func (s *Session) mcpSet() *mcp.Set {
 // shows those. Notices wait until the editor has the session (Ready).
 // A notice can quote a server's error: it is redacted.
 func (s *Session) notice(text string) {
-	text = s.box.Redactor.Redact(text)
+	text = s.redactor().Redact(text)
 	s.mu.Lock()
 	if !s.ready {
 		s.notices = append(s.notices, text)
@@ -78,9 +80,12 @@ func (s *Session) notice(text string) {
 }
 
 // Ready is called once the editor has the session: after the answer to
-// session/new, session/load or session/resume. It delivers the notices
-// held until then and asks again the questions a crash left unanswered.
+// session/new, session/load or session/resume. It starts watching the
+// workspace (whose walk, for the watcher and the .env files, must not
+// hold the answer up), delivers the notices held until then and asks
+// again the questions a crash left unanswered.
 func (s *Session) Ready(ctx context.Context) {
+	s.space.start(s.m)
 	s.mu.Lock()
 	s.ready = true
 	held := s.notices

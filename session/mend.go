@@ -68,13 +68,13 @@ func (s *Session) mend(ctx context.Context, mute bool) error {
 	if broken == nil || busy {
 		return nil
 	}
-	events, err := s.m.loadEvents(ctx, s.row.ID)
+	l, err := s.m.loadLog(ctx, s.row.ID)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.events, s.held, s.broken = events, nil, nil
-	s.rewound, s.visibleN = hasRewind(events), -1
+	s.events, s.cut, s.held, s.broken = l.events, l.cut, nil, nil
+	s.rewound, s.visibleN = hasRewind(l.events), -1
 	s.memo.Reset()
 	s.mu.Unlock()
 	s.m.log.Info("closing the turn a failed commit left open", "session", s.row.ID, "err", broken)

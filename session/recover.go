@@ -166,6 +166,11 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 		return nil
 	}
 	s.m.log.Info("recovering a turn cut short", "session", s.row.ID, "reason", why.reason)
+	// Reads run again: their outputs are redacted with the workspace's
+	// .env files, as a turn's are.
+	if err := s.syncSecrets(ctx); err != nil {
+		return err
+	}
 	t := &turn{s: s}
 	pending := false
 	// Files the editor holds are read through it, which cannot answer
@@ -358,7 +363,7 @@ func (s *Session) AskPending(ctx context.Context) {
 				// Recorded with the turn's end, not by t.result: its
 				// text may quote the input.
 				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "failed",
-					Output: s.box.Redactor.Redact(err.Error())})
+					Output: s.redactor().Redact(err.Error())})
 				continue
 			}
 			sc, summary := s.scopeOf(p), summaryOf(p)

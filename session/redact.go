@@ -98,17 +98,18 @@ func redactAll(r *redact.Redactor, l []string) []string {
 // errors.Is.
 type redactedBuffers struct {
 	sandbox.Buffers
-	r *redact.Redactor
+	// r is the session's redactor now (Session.redactor).
+	r func() *redact.Redactor
 }
 
 func (b redactedBuffers) ReadText(ctx context.Context, path string) (string, <-chan struct{}, error) {
 	text, late, err := b.Buffers.ReadText(ctx, path)
-	return text, late, redactErr(b.r, err)
+	return text, late, redactErr(b.r(), err)
 }
 
 func (b redactedBuffers) WriteText(ctx context.Context, path, content string) (<-chan struct{}, error) {
 	late, err := b.Buffers.WriteText(ctx, path, content)
-	return late, redactErr(b.r, err)
+	return late, redactErr(b.r(), err)
 }
 
 func redactErr(r *redact.Redactor, err error) error {

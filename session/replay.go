@@ -63,7 +63,7 @@ func (s *Session) replayer() *replayer {
 	// a question (and the cards of past calls show what was recorded).
 	env := s.env("")
 	env.Buffers = nil
-	return &replayer{sessionID: s.row.ID, tools: tools, env: env, image: s.loadImage, red: s.box.Redactor}
+	return &replayer{sessionID: s.row.ID, tools: tools, env: env, image: s.loadImage, red: s.redactor()}
 }
 
 // updates are an event's updates. ctx bounds the previews of its calls'

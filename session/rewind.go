@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -54,8 +55,11 @@ type PromptView struct {
 }
 
 // Prompts lists the session's prompts with the files each changed.
-func (s *Session) Prompts() []PromptView {
-	events := s.Events()
+func (s *Session) Prompts(ctx context.Context) ([]PromptView, error) {
+	events, err := s.wholeLog(ctx, rewindKinds...)
+	if err != nil {
+		return nil, err
+	}
 	ranges := rewoundRanges(events)
 	var out []PromptView
 	for _, e := range events {
@@ -74,7 +78,24 @@ func (s *Session) Prompts() []PromptView {
 			}
 		}
 	}
-	return out
+	return out, nil
+}
+
+// rewindKinds are the events a rewind's plan reads: the prompts, and the
+// files the calls changed.
+var rewindKinds = []event.Kind{event.KindUserMessage, event.KindToolStarted, event.KindToolResult}
+
+// wholeSince is the session's log from seq from on, the stubs a rewind's
+// plan reads whole.
+func (s *Session) wholeSince(ctx context.Context, from int64) ([]event.Event, error) {
+	events := s.Events()
+	i := sort.Search(len(events), func(i int) bool { return events[i].Seq >= from })
+	out := make([]event.Event, 0, len(events)-i)
+	err := s.eachWhole(ctx, events[i:], 0, lastSeq(events), rewindKinds, func(e event.Event) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
 }
 
 // promptsText is /rewind's answer with no number: the prompts to choose
@@ -148,7 +169,7 @@ func (s *Session) undoPlan(ctx context.Context) (RewindPlan, int64, error) {
 func promptSeqs(events []event.Event) []int64 {
 	var out []int64
 	for _, e := range events {
-		if _, ok := e.Payload.(event.UserMessage); ok {
+		if e.Kind() == event.KindUserMessage { // a stub too
 			out = append(out, e.Seq)
 		}
 	}
@@ -247,12 +268,15 @@ type RewindPlan struct {
 
 // RewindPlan says what /rewind n would do now, changing nothing.
 func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
-	events := s.Events()
-	prompts := promptSeqs(events)
+	prompts := promptSeqs(s.Events())
 	if n < 1 || n > len(prompts) {
 		return RewindPlan{}, fmt.Errorf("%w: /rewind %d: this session has %d prompts", ErrInvalid, n, len(prompts))
 	}
 	plan := RewindPlan{Prompt: n, From: prompts[n-1], Restore: []event.FileRestore{}, Yours: []string{}, Kept: []string{}}
+	events, err := s.wholeSince(ctx, plan.From)
+	if err != nil {
+		return RewindPlan{}, err
+	}
 	order, before, after := changesSince(events, plan.From)
 	first := firstChanges(events, plan.From)
 	env := s.env("rewind")
@@ -305,11 +329,14 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 	from, restore, kept := plan.From, plan.Restore, plan.Kept
 	env := s.env("rewind")
 	if len(plan.Yours) > 0 {
-		events := s.Events()
+		events, err := s.wholeSince(ctx, from)
+		if err != nil {
+			return "", err
+		}
 		_, before, _ := changesSince(events, from)
 		first := firstChanges(events, from)
 		if undoes != 0 {
-			r, _, _ := lastRewind(events)
+			r, _, _ := lastRewind(s.Events())
 			before = map[string]string{}
 			for _, f := range r.Restored {
 				before[f.Path] = f.From
@@ -377,7 +404,7 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 	if err != nil {
 		return "", err
 	}
-	s.rewindDone(restored)
+	s.rewindDone(ctx, restored)
 	return stop, nil
 }
 
@@ -500,7 +527,7 @@ func (s *Session) finishRewind(ctx context.Context) error {
 			s.m.log.Info("finished a rewind cut short", "session", s.row.ID, "files", len(restored))
 			_, err := s.commit(ctx, nil, event.Rewound{Turn: v.Turn, From: v.From, Restored: restored, Kept: failed, Undoes: v.Undoes},
 				event.TurnFinished{StopReason: string(StopEndTurn)})
-			s.rewindDone(restored)
+			s.rewindDone(ctx, restored)
 			return err
 		}
 	}
@@ -561,16 +588,21 @@ func rewoundText(v event.Rewound) string {
 
 // rewindDone makes the window read the log afresh, without what a rewind
 // just went back over, and what the model has seen what that log shows.
-func (s *Session) rewindDone(restored []event.FileRestore) {
+// The window may start earlier now (a compaction it went back over):
+// the log is read again, with stubs up to where it starts.
+func (s *Session) rewindDone(ctx context.Context, restored []event.FileRestore) {
 	s.mu.Lock()
 	s.rewound, s.visibleN = true, -1
 	s.mu.Unlock()
 	s.memo.Reset()
+	if err := s.restart(ctx); err != nil {
+		s.m.log.Warn("the log was not read again after a rewind; the window reads what it holds", "session", s.row.ID, "err", err)
+	}
 	paths := make([]string, len(restored))
 	for i, f := range restored {
 		paths[i] = f.Path
 	}
-	s.files().rewound(s.seenIn(s.view()), paths)
+	s.files().rewound(s.seenIn(ctx, s.view()), paths)
 }
 
 func hasRewind(events []event.Event) bool {

@@ -319,7 +319,11 @@ func TestRewindCanBeUndone(t *testing.T) {
 		t.Errorf("after the undo the model does not see prompts 2 and 3 again: %.300s", req)
 	}
 	// The editor's list agrees: no prompt is rewound any more.
-	for _, pv := range s.Prompts() {
+	ps, err := s.Prompts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pv := range ps {
 		if pv.Rewound {
 			t.Errorf("prompt %d (%s) is still listed as rewound after the undo", pv.N, pv.Text)
 		}

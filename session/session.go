@@ -27,8 +27,13 @@ import (
 type Session struct {
 	m    *Manager
 	root *sandbox.Root
+	// space is the watcher and the .env files the sessions on the same
+	// workspace share (space.go).
+	space *space
+	// sec is the redactor and what it knows (secrets.go).
+	sec secrets
 	// box is what every tool call gets: the workspace, the artifact store
-	// and the redactor; each call adds its key.
+	// and the editor's buffers; each call adds its key and the redactor.
 	box sandbox.Env
 	// regs caches the registries of the session's modes.
 	regs sandbox.Registries
@@ -54,7 +59,10 @@ type Session struct {
 	rewound       bool
 	visibleEvents []event.Event
 	visibleN      int
-	events        []event.Event
+	// events is the log; through cut (the window's start) its events
+	// are stubs, but for those stubbable keeps (log.go).
+	events []event.Event
+	cut    int64
 	// held are events written with the next commit (hold); they are the
 	// last len(held) of events too.
 	held []heldEvent
@@ -111,17 +119,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	}
 	root.Hide(m.cfg.Hidden...)
 	root.HideOwn(m.cfg.Own...)
-	box := sandbox.Env{Root: root, Redactor: redact.New(os.Environ()), Locks: m.cfg.Locks}
-	if bc, ok := m.cfg.Client.(bufferClient); ok && m.cfg.Locks != nil {
-		if b := bc.Buffers(row.ID); b != nil {
-			box.Buffers = redactedBuffers{b, box.Redactor}
-		}
-	}
-	for _, d := range root.Dirs() {
-		if _, complete := box.Redactor.LoadDotEnvTree(d); !complete {
-			m.log.Warn("not every .env file below the workspace was read for redaction: the search stops at its bounds (depth, directories, files)", "dir", d)
-		}
-	}
+	box := sandbox.Env{Root: root, Locks: m.cfg.Locks}
 	if m.cfg.DataDir != "" {
 		arts, err := sandbox.NewArtifacts(filepath.Join(m.cfg.DataDir, "artifacts", row.ID))
 		if err != nil {
@@ -142,6 +140,15 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 		}
 	}
 	s := &Session{m: m, root: root, box: box, row: row, events: events}
+	// The .env files are not known yet: the space's walk may still run.
+	// Prompts and tool calls wait for them (syncSecrets).
+	s.sec.cur.Store(redact.New(os.Environ()))
+	s.space = m.openSpace(root.Dirs())
+	if bc, ok := m.cfg.Client.(bufferClient); ok && m.cfg.Locks != nil {
+		if b := bc.Buffers(row.ID); b != nil {
+			s.box.Buffers = redactedBuffers{b, s.redactor}
+		}
+	}
 	s.rewound = hasRewind(events)
 	s.box.Results = s.loggedResult
 	if row.ParentID == "" {
@@ -168,6 +175,7 @@ func (s *Session) close() {
 		fs := s.fs
 		s.mu.Unlock()
 		fs.close()
+		s.m.closeSpace(s.space)
 		s.closeSnapshot()
 		s.root.Close()
 	})
@@ -207,6 +215,7 @@ func (s *Session) registry() *sandbox.Registry { return s.regs.Get(s.Mode(), s.t
 func (s *Session) env(key string) *sandbox.Env {
 	e := s.box
 	e.Key = key
+	e.Redactor = s.redactor()
 	return &e
 }
 
@@ -254,12 +263,16 @@ func (s *Session) Info() Info {
 	return infoOf(s.row)
 }
 
-// Events returns a copy of the session's log: the committed events, not
-// the held ones.
+// Events returns the session's log: the committed events, not the held
+// ones. Those before the window's start are stubs (*event.Stub) but for
+// the kinds Kept; Log reads them whole. The slice is the session's own,
+// clipped: the session never changes an event it has handed out (it
+// copies the log to make stubs), and appending to it copies.
 func (s *Session) Events() []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]event.Event(nil), s.events[:len(s.events)-len(s.held)]...)
+	n := len(s.events) - len(s.held)
+	return s.events[:n:n]
 }
 
 // Mode returns the current mode; a running child's is its parent's.
@@ -339,6 +352,11 @@ func (s *Session) appendAll(ctx context.Context, payloads ...event.Payload) ([]e
 	// not of the commit): a view the turn is reading may hold them.
 	copy(out, s.events[committed:])
 	s.events = append(s.events, out[len(held):]...)
+	if through, ok := compacted(out); ok && through > s.cut && s.row.ParentID == "" && !s.m.keepWhole {
+		// The window starts later: what it no longer shows becomes stubs.
+		s.events, s.cut = stubbed(s.events, through), through
+		s.visibleN = -1
+	}
 	s.row.UpdatedAt = stored[len(stored)-1].CreatedAt
 	s.m.cfg.Fault.committed(len(out))
 	return out, nil
@@ -357,7 +375,7 @@ func (s *Session) recordsCounted(payloads []event.Payload, counts []int) ([]stor
 	for i, p := range payloads {
 		// Redacted here, before the event is held, written, shown or
 		// read by the next request (see redact.go).
-		p = event.Stamp(redactEvent(s.box.Redactor, p))
+		p = event.Stamp(redactEvent(s.redactor(), p))
 		payloads[i] = p
 		n := -1
 		if i < len(counts) {
@@ -444,13 +462,24 @@ func (s *Session) flush(ctx context.Context) error {
 }
 
 // loggedResult is the output of the tool result at seq, as the model saw
-// it (read_artifact's "r<seq>").
+// it (read_artifact's "r<seq>"), from the store when the session holds a
+// stub of it.
 func (s *Session) loggedResult(seq int64) (string, error) {
 	events := s.view()
 	i := sort.Search(len(events), func(i int) bool { return events[i].Seq >= seq })
 	if i < len(events) && events[i].Seq == seq {
-		if r, ok := events[i].Payload.(event.ToolResult); ok {
-			return r.Output, nil
+		var out *string
+		err := s.eachWhole(context.Background(), events[i:i+1], 0, seq, []event.Kind{event.KindToolResult}, func(e event.Event) error {
+			if r, ok := e.Payload.(event.ToolResult); ok {
+				out = &r.Output
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		if out != nil {
+			return *out, nil
 		}
 	}
 	return "", fmt.Errorf("r%d names no tool result in this session: use the id a dropped output's placeholder named", seq)
@@ -556,14 +585,16 @@ func (s *Session) Replay(ctx context.Context) error {
 	events := s.Events()
 	r := s.replayer()
 	r.logged = true
-	for _, e := range events {
+	// What the session holds as stubs is read from the store as it goes,
+	// a batch at a time.
+	return s.eachWhole(ctx, events, 0, lastSeq(events), nil, func(e event.Event) error {
 		for _, u := range r.updates(ctx, e) {
 			if err := s.m.cfg.Client.Update(ctx, s.row.ID, u); err != nil {
 				return fmt.Errorf("replay session %s: %w", s.row.ID, err)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Cancel stops the running turn, if any. It returns at once; the turn
@@ -694,7 +725,7 @@ func (s *Session) pinModel(ctx context.Context, from, to string) error {
 // file read would lose (redact.Redact). Images are left as they are. It
 // returns the kind of each secret replaced.
 func (s *Session) redactPrompt(content []event.Content) ([]event.Content, []string) {
-	r := s.box.Redactor
+	r := s.redactor()
 	var kinds []string
 	out := make([]event.Content, len(content))
 	for i, c := range content {

@@ -30,6 +30,14 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 		}
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "unavailable", Output: msg})
 	}
+	// The call's output is redacted with every .env file made before it
+	// starts; it is not run while their list is not known.
+	if err := s.syncSecrets(ctx); ctx.Err() != nil {
+		t.cancelCall(key, c)
+		return nil
+	} else if err != nil {
+		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: "Not run: " + err.Error()})
+	}
 	// Arguments that do not match the schema are the model's to fix: an
 	// error result it can read, never a crash.
 	env := s.callEnv(key)
@@ -243,7 +251,7 @@ func (t *turn) cancelCall(key string, c provider.ToolCall) {
 // (sandbox.Result.Redacted) with record.
 func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error {
 	if r.IsError || r.Status != "completed" {
-		r.Output = t.s.box.Redactor.Redact(r.Output)
+		r.Output = t.s.redactor().Redact(r.Output)
 	}
 	return t.record(ctx, key, r)
 }
@@ -285,5 +293,5 @@ func (s *Session) recordedInput(key string, c provider.ToolCall) (json.RawMessag
 			}
 		}
 	}
-	return s.box.Redactor.RedactJSON(c.Input)
+	return s.redactor().RedactJSON(c.Input)
 }

@@ -148,7 +148,15 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 	}
 	// Secrets the user pasted are replaced before anything records or
 	// sends the prompt: the log, the title, the model and the replay
-	// only ever see the markers.
+	// only ever see the markers. The workspace's .env files count from
+	// the first prompt on: a session just opened waits for their list.
+	if err := s.syncSecrets(ctx); ctx.Err() != nil {
+		return StopCancelled, nil
+	} else if err != nil {
+		// The prompt goes on with the values known; each tool call waits
+		// again, and is not run without the list.
+		s.notice(err.Error())
+	}
 	content, redacted := s.redactPrompt(content)
 	if p, ok := command(content); ok && s.parent == nil {
 		return t.pin(ctx, withRedacted(p, redacted))
@@ -159,7 +167,11 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		}
 		if n == 0 {
 			// A question about the log, not a turn: nothing is recorded.
-			s.send(ctx, AgentText(promptsText(s.Prompts())))
+			ps, err := s.Prompts(ctx)
+			if err != nil {
+				return "", err
+			}
+			s.send(ctx, AgentText(promptsText(ps)))
 			return StopEndTurn, nil
 		}
 		return t.rewind(ctx, n)
@@ -304,7 +316,8 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 	// The answer is shown redacted as it comes, all but what more text
 	// could still make part of a secret (redact.Chat), and recorded as
 	// it was shown: this is its only redaction (see redact.go).
-	text, thought := redact.NewChat(s.box.Redactor), redact.NewChat(s.box.Redactor)
+	r := s.redactor()
+	text, thought := redact.NewChat(r), redact.NewChat(r)
 	for d, err := range t.prov.Stream(ctx, req) {
 		if err != nil {
 			streamErr = err

@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -285,19 +286,81 @@ func (s *Store) Events(ctx context.Context, sessionID string, after int64) ([]Re
 // order, holding none of them: a long log is read without being held
 // whole. An error from fn stops the reading and is returned as it is.
 func (s *Store) EachEvent(ctx context.Context, sessionID string, after int64, fn func(Record) error) error {
-	rows, err := s.read.QueryContext(ctx,
-		`SELECT seq, kind, payload, tokens, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq`,
-		sessionID, after)
+	return s.EachEventIn(ctx, sessionID, Range{After: after}, fn)
+}
+
+// Range selects part of a session's log: the events with seq in (After,
+// Through] (Through 0: to the end) of the given kinds (none: every kind),
+// read backwards when Backwards is set.
+type Range struct {
+	After, Through int64
+	Kinds          []string
+	Backwards      bool
+	// Bare reads only the seq and kind of the events with seq <= Bare
+	// that are not of the kinds Need (their payload is nil, their count
+	// and time 0): a long output spills to pages of its own, which SQLite
+	// reads to reach the columns after it.
+	Bare int64
+	Need []string
+	// From hands fn only the part of each payload from the first
+	// occurrence of From on (nil when it has none): a reader that wants
+	// one member of long payloads is not handed the rest (SQLite cuts
+	// it, and nothing is copied).
+	From []byte
+}
+
+// EachEventIn is EachEvent over a part of the log. fn may stop the
+// reading by returning ErrStop (EachEventIn then returns nil): the rest
+// is never read.
+func (s *Store) EachEventIn(ctx context.Context, sessionID string, r Range, fn func(Record) error) error {
+	// The payload column's expression, and its arguments in the order of
+	// the query's text.
+	cols, args := `payload, tokens, created_at`, []any{}
+	if r.From != nil {
+		cols, args = `CASE WHEN instr(payload, ?) > 0 THEN substr(payload, instr(payload, ?)) END, tokens, created_at`, []any{r.From, r.From}
+	}
+	if r.Bare > 0 {
+		need := `seq > ?`
+		if len(r.Need) > 0 {
+			need += ` OR kind IN (?` + strings.Repeat(`, ?`, len(r.Need)-1) + `)`
+		}
+		needArgs := []any{r.Bare}
+		for _, k := range r.Need {
+			needArgs = append(needArgs, k)
+		}
+		payload, _, _ := strings.Cut(cols, `, tokens, created_at`)
+		cols = `CASE WHEN ` + need + ` THEN ` + payload + ` END, CASE WHEN ` + need + ` THEN tokens ELSE 0 END, CASE WHEN ` + need + ` THEN created_at ELSE 0 END`
+		args = slices.Concat(needArgs, args, needArgs, needArgs)
+	}
+	q := `SELECT seq, kind, ` + cols + ` FROM events WHERE session_id = ? AND seq > ?`
+	args = append(args, sessionID, r.After)
+	if r.Through > 0 {
+		q += ` AND seq <= ?`
+		args = append(args, r.Through)
+	}
+	if len(r.Kinds) > 0 {
+		q += ` AND kind IN (?` + strings.Repeat(`, ?`, len(r.Kinds)-1) + `)`
+		for _, k := range r.Kinds {
+			args = append(args, k)
+		}
+	}
+	q += ` ORDER BY seq`
+	if r.Backwards {
+		q += ` DESC`
+	}
+	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("read events of %s: %w", sessionID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var r Record
-		if err := rows.Scan(&r.Seq, &r.Kind, &r.Payload, &r.Tokens, &r.CreatedAt); err != nil {
+		var rec Record
+		if err := rows.Scan(&rec.Seq, &rec.Kind, &rec.Payload, &rec.Tokens, &rec.CreatedAt); err != nil {
 			return fmt.Errorf("read events of %s: %w", sessionID, err)
 		}
-		if err := fn(r); err != nil {
+		if err := fn(rec); errors.Is(err, ErrStop) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 	}
@@ -306,6 +369,10 @@ func (s *Store) EachEvent(ctx context.Context, sessionID string, after int64, fn
 	}
 	return nil
 }
+
+// ErrStop, returned by the function EachEventIn calls, stops the reading
+// without an error.
+var ErrStop = errors.New("stop reading")
 
 // LatestOfModel returns the payload of the latest event of kind in the
 // most recently used sessions (but except) pinned to model, or nil when

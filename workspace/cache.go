@@ -27,10 +27,12 @@ func FileVersion(path string) string {
 	if err != nil {
 		return ""
 	}
-	return versionOf(fi)
+	return VersionOf(fi)
 }
 
-func versionOf(fi os.FileInfo) string {
+// VersionOf is a file's version as FileVersion gives it, from its FileInfo:
+// its size, modification time and inode.
+func VersionOf(fi os.FileInfo) string {
 	ino := uint64(0)
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		ino = uint64(st.Ino)
@@ -145,7 +147,7 @@ func (c *Cache[V]) Put(key string, v V, deps []Dep, since time.Time) {
 		if err != nil || !fi.ModTime().Before(since.Add(-racyWindow)) {
 			return
 		}
-		e.vers = append(e.vers, versionOf(fi))
+		e.vers = append(e.vers, VersionOf(fi))
 	}
 	c.mu.Lock()
 	c.put(e)

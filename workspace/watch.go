@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,7 +35,17 @@ type WatchOptions struct {
 	OnChange func(paths []string)
 	// OnDegraded is told, once, why not every directory is watched.
 	OnDegraded func(reason string)
-	Logger     *slog.Logger
+	// Pick and Found keep a list of some files current (the .env files
+	// of a workspace): Found is told the path of each file whose name
+	// Pick accepts when a walk finds it (when watching starts, in a new
+	// directory, after an overflow or a changed .gitignore) and when an
+	// event names it (created, written, removed, renamed), at once, not
+	// after the debounce; and the path of each watched directory removed
+	// or renamed, below which such files may be gone. Found runs on the
+	// watcher's goroutines, and must be quick and safe for concurrent use.
+	Pick   func(name string) bool
+	Found  func(path string)
+	Logger *slog.Logger
 }
 
 // Watcher reports changes under a session's directories. It does not
@@ -63,6 +76,19 @@ type Watcher struct {
 	pending  map[string]bool
 	overflow bool
 
+	// Sync's barrier: syncDir (made on first use, 0700) is watched with
+	// the workspace; asked counts the files Sync wrote there, noted the
+	// highest whose event was read; barriers names the files not yet
+	// noted (a number and a random part, so no other program can pass
+	// one off); progress is closed (and replaced) whenever noted or
+	// scanning moves.
+	syncDir  string
+	syncErr  error
+	asked    uint64
+	noted    uint64
+	barriers map[string]uint64
+	progress chan struct{}
+
 	done chan struct{}
 	wg   sync.WaitGroup
 }
@@ -72,12 +98,9 @@ type dirRules struct {
 	ig   *Ignore
 }
 
-// readyWait is how long Watch waits for the directories to be added.
-const readyWait = 250 * time.Millisecond
-
 // Watch starts watching roots (absolute directories). The directories are
-// added in the background (Watch waits a little for them); Ready says when
-// all are.
+// added in the background, without waiting for them: Ready says when all
+// are, and a caller that wants them first uses WaitReady.
 func Watch(roots []string, opts WatchOptions) (*Watcher, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 50 * time.Millisecond
@@ -93,7 +116,7 @@ func Watch(roots []string, opts WatchOptions) (*Watcher, error) {
 		return nil, fmt.Errorf("watch the workspace: %w", err)
 	}
 	w := &Watcher{opts: opts, roots: roots, fsw: fsw, ignores: map[string]dirRules{}, blind: map[string]bool{},
-		pending: map[string]bool{}, ready: make(chan struct{}), done: make(chan struct{})}
+		pending: map[string]bool{}, ready: make(chan struct{}), barriers: map[string]uint64{}, progress: make(chan struct{}), done: make(chan struct{})}
 	w.wg.Add(2)
 	go func() {
 		defer w.wg.Done()
@@ -101,9 +124,6 @@ func Watch(roots []string, opts WatchOptions) (*Watcher, error) {
 		close(w.ready)
 	}()
 	go w.loop()
-	// A usual tree is added in a few milliseconds: wait for it, so the
-	// first tool calls are cached; a huge one goes on in the background.
-	w.WaitReady(readyWait)
 	return w, nil
 }
 
@@ -117,7 +137,131 @@ func (w *Watcher) Close() error {
 	close(w.done)
 	err := w.fsw.Close()
 	w.wg.Wait()
+	w.mu.Lock()
+	dir := w.syncDir
+	w.mu.Unlock()
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
 	return err
+}
+
+// ErrClosed is what Sync returns once the watcher is closed.
+var ErrClosed = errors.New("the file watcher is closed")
+
+// Sync returns once every change made before it was called has been
+// noted (Found told of it, the batch pending): the first walk is done,
+// every event the OS queued before the call has been read, and no rescan
+// is running. It writes a file in a directory of its own (made on first
+// use, removed by Close), which the watcher watches too, and waits for
+// its event: the OS reports one watcher's events in the order they
+// happened. It costs a file's creation and an event's round trip.
+func (w *Watcher) Sync(ctx context.Context) error {
+	if w.closed() {
+		return ErrClosed
+	}
+	select {
+	case <-w.ready:
+	case <-w.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	dir, err := w.barrierDir()
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.asked++
+	n := w.asked
+	name := filepath.Join(dir, strconv.FormatUint(n, 10)+"-"+rand.Text())
+	w.barriers[name] = n
+	w.mu.Unlock()
+	if err := os.WriteFile(name, nil, 0o600); err != nil {
+		w.mu.Lock()
+		delete(w.barriers, name)
+		w.mu.Unlock()
+		if w.closed() {
+			return ErrClosed
+		}
+		return fmt.Errorf("sync the file watcher: %w", err)
+	}
+	os.Remove(name)
+	for {
+		w.mu.Lock()
+		synced := w.noted >= n && w.scanning == 0
+		progress := w.progress
+		w.mu.Unlock()
+		if synced {
+			return nil
+		}
+		select {
+		case <-progress:
+		case <-w.done:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// barrierDir makes and watches Sync's directory, once.
+func (w *Watcher) barrierDir() (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.syncDir != "" || w.syncErr != nil {
+		return w.syncDir, w.syncErr
+	}
+	if w.closed() {
+		return "", ErrClosed // Close removes only the directory it sees
+	}
+	removeStaleBarriers()
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", barrierPrefix, os.Getpid()))
+	if err == nil {
+		if err = w.fsw.Add(dir); err != nil {
+			os.Remove(dir)
+		}
+	}
+	if err != nil {
+		w.syncErr = fmt.Errorf("sync the file watcher: %w", err)
+		return "", w.syncErr
+	}
+	w.syncDir = dir
+	return dir, nil
+}
+
+// barrierPrefix starts the names of Sync's directories, followed by the
+// process id and a random part.
+const barrierPrefix = "bridle-watch-"
+
+// removeStaleBarriers removes the Sync directories of processes that are
+// gone: a bridle killed (a crash, SIGKILL) leaves its own behind.
+func removeStaleBarriers() {
+	entries, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), barrierPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pid, _, ok := strings.Cut(rest, "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n == os.Getpid() {
+			continue
+		}
+		if p, err := os.FindProcess(n); err == nil && p.Signal(syscall.Signal(0)) == nil {
+			continue // alive
+		}
+		os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))
+	}
+}
+
+// moved wakes the Syncs waiting; w.mu is held.
+func (w *Watcher) moved() {
+	close(w.progress)
+	w.progress = make(chan struct{})
 }
 
 func (w *Watcher) closed() bool {
@@ -223,6 +367,7 @@ func (w *Watcher) rescan() {
 		w.scan()
 		w.mu.Lock()
 		w.scanning--
+		w.moved()
 		w.mu.Unlock()
 	}()
 }
@@ -246,6 +391,7 @@ func (w *Watcher) addTree(root, dir string, found map[string]bool) {
 			if found != nil {
 				found[p] = true
 			}
+			w.pick(p)
 			return nil
 		}
 		if p != dir {
@@ -372,6 +518,16 @@ func (w *Watcher) forget(dir string) {
 	for _, d := range gone {
 		w.fsw.Remove(d)
 	}
+	if watched && w.opts.Found != nil {
+		w.opts.Found(dir)
+	}
+}
+
+// pick tells Found of the file p, if Pick wants it.
+func (w *Watcher) pick(p string) {
+	if w.opts.Pick != nil && w.opts.Pick(filepath.Base(p)) {
+		w.opts.Found(p)
+	}
 }
 
 func relSlash(root, p string) string {
@@ -439,6 +595,13 @@ func (w *Watcher) loop() {
 				w.overflow = true
 				w.mu.Unlock()
 				w.rescan()
+				// Sync's own events may be lost with the rest: the rescan,
+				// which started after them, stands in for them.
+				w.mu.Lock()
+				w.noted = w.asked
+				clear(w.barriers)
+				w.moved()
+				w.mu.Unlock()
 				arm()
 			}
 		case <-timer:
@@ -451,6 +614,9 @@ func (w *Watcher) loop() {
 // a removed or renamed one is forgotten; a changed .gitignore changes what
 // is watched.
 func (w *Watcher) note(ev fsnotify.Event) {
+	if w.barrier(ev.Name) {
+		return
+	}
 	if ev.Op == fsnotify.Chmod {
 		return
 	}
@@ -476,9 +642,27 @@ func (w *Watcher) note(ev fsnotify.Event) {
 		w.pending[p] = true
 	}
 	w.mu.Unlock()
+	w.pick(ev.Name)
 	if filepath.Base(ev.Name) == ".gitignore" {
 		w.rescan()
 	}
+}
+
+// barrier reports whether p is one of Sync's files, and notes it.
+func (w *Watcher) barrier(p string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.syncDir == "" || filepath.Dir(p) != w.syncDir {
+		return false
+	}
+	if n, ok := w.barriers[p]; ok {
+		delete(w.barriers, p)
+		if n > w.noted {
+			w.noted = n
+			w.moved()
+		}
+	}
+	return true
 }
 
 func (w *Watcher) rootOf(p string) string {

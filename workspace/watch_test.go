@@ -1,8 +1,11 @@
 package workspace
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -358,5 +361,112 @@ func TestWatcherGitignoreLinksStayInside(t *testing.T) {
 	}
 	if w.Sees(filepath.Join(root, "inner", "gen")) {
 		t.Error("inner/gen is watched: a .gitignore linking inside the workspace was not followed")
+	}
+}
+
+// picked collects what a watcher's Found is told.
+type picked struct {
+	mu  sync.Mutex
+	all map[string]int
+}
+
+func (p *picked) found(path string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.all[path]++
+}
+
+func (p *picked) told(path string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.all[path] > 0
+}
+
+// TestWatcherSyncAndFound: the walk tells Found of every file Pick wants,
+// at any depth, and after Sync every file created, written or removed
+// before it, and every watched directory removed, has been told: at once,
+// not after the debounce. Nothing inside ignored directories is told.
+func TestWatcherSyncAndFound(t *testing.T) {
+	root := tree(t)
+	deep := filepath.Join(root, "a", "b", "c", "d", "e", "f", "g", "h", "i", "j")
+	testfs.Write(t, filepath.Join(deep, ".env"), "K=v\n")
+	testfs.Write(t, filepath.Join(root, "build", ".env"), "K=ignored\n")
+	p := &picked{all: map[string]int{}}
+	w, _ := startWatch(t, WatchOptions{Pick: func(n string) bool { return n == ".env" }, Found: p.found,
+		Debounce: time.Hour, MaxDelay: time.Hour}, root)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if !p.told(filepath.Join(deep, ".env")) {
+		t.Error("the walk did not tell of a .env ten directories down")
+	}
+	steps := []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"created in a watched directory", func() error { return os.WriteFile(filepath.Join(root, "src", ".env"), []byte("A=1\n"), 0o644) },
+			filepath.Join(root, "src", ".env")},
+		{"created with its directories", func() error {
+			return os.MkdirAll(filepath.Join(root, "new", "x", "y"), 0o755)
+		}, ""},
+		{"in a directory just made", func() error {
+			return os.WriteFile(filepath.Join(root, "new", "x", "y", ".env"), []byte("B=2\n"), 0o644)
+		}, filepath.Join(root, "new", "x", "y", ".env")},
+		{"written", func() error { return os.WriteFile(filepath.Join(deep, ".env"), []byte("K=w\n"), 0o644) }, filepath.Join(deep, ".env")},
+		{"a directory removed", func() error { return os.RemoveAll(filepath.Join(root, "a")) }, filepath.Join(root, "a")},
+	}
+	for _, s := range steps {
+		p.mu.Lock()
+		clear(p.all)
+		p.mu.Unlock()
+		if err := s.do(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Sync(ctx); err != nil {
+			t.Fatalf("%s: Sync: %v", s.name, err)
+		}
+		if s.want != "" && !p.told(s.want) {
+			t.Errorf("%s: %s not told by the time Sync returned (told %v)", s.name, s.want, p.all)
+		}
+	}
+	if p.told(filepath.Join(root, "build", ".env")) {
+		t.Error("a .env inside an ignored directory was told")
+	}
+	w.Close()
+	if err := w.Sync(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("Sync after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestSyncRemovesStaleBarriers: the Sync directory a killed bridle left
+// is removed by the next watcher's first Sync; a live process's is kept,
+// and Close removes the watcher's own.
+func TestSyncRemovesStaleBarriers(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatalf("a process that has ended is needed: %v", err)
+	}
+	stale := filepath.Join(tmp, fmt.Sprintf("bridle-watch-%d-x", dead.Process.Pid))
+	live := filepath.Join(tmp, fmt.Sprintf("bridle-watch-%d-y", os.Getppid()))
+	for _, d := range []string{stale, live} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, _ := startWatch(t, WatchOptions{}, t.TempDir())
+	if err := w.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the directory of a process that is gone is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the directory of a live process was removed: %v", err)
+	}
+	w.Close()
+	if entries, _ := os.ReadDir(tmp); len(entries) != 1 {
+		t.Errorf("after Close, %d directories in TMPDIR, want only the live process's", len(entries))
 	}
 }

@@ -311,7 +311,11 @@ func runSession(ctx context.Context, st *store.Store, win *contextwin.Window, po
 	// Pair each context_assembled with the exact size of the request it
 	// described.
 	k := 0
-	for _, e := range s.Events() {
+	log, err := s.Log(ctx)
+	if err != nil {
+		return res, err
+	}
+	for _, e := range log {
 		c, ok := e.Payload.(event.ContextAssembled)
 		if !ok {
 			continue

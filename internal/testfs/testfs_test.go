@@ -1,6 +1,7 @@
 package testfs
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,5 +25,36 @@ func TestWriteTree(t *testing.T) {
 	}
 	if info.Mode().Perm() != 0o644 {
 		t.Errorf("mode = %v, want 0644", info.Mode().Perm())
+	}
+}
+
+func TestGoTreeIsARepository(t *testing.T) {
+	dir := GoTree(t)
+	n := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	if n < 5000 {
+		t.Errorf("%d files copied, want Go's source tree (about 11,000 and .git)", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "HEAD")); err != nil {
+		t.Errorf("not a git repository: %v", err)
+	}
+}
+
+func TestGeneratedTree(t *testing.T) {
+	dir := GeneratedTree(t, 250, false)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 3 {
+		t.Errorf("%d directories, want 3 for 250 files", len(entries))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pkg0002", "f049.go")); err != nil {
+		t.Errorf("the 250th file: %v", err)
 	}
 }

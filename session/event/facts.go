@@ -27,32 +27,38 @@ type Facts struct {
 	// (session.replayer.updates); the others are only appended.
 	// A provider error is shown only when it is final.
 	Shown bool
+	// Kept: a live session holds events of this kind whole even before
+	// its window's start, where it keeps the others as stubs (Stub):
+	// something reads them from the whole log (the mode and model, the
+	// pins and plan, standing answers, rewinds, subagents, the files that
+	// changed since the model saw them). They are few and small.
+	Kept bool
 }
 
 var facts = map[Kind]Facts{
-	KindSessionStarted:   {},
+	KindSessionStarted:   {Kept: true},
 	KindUserMessage:      {OpensTurn: true, Shown: true},
 	KindAssistantMessage: {Streamed: true, Shown: true},
 	KindToolStarted:      {OncePerCall: true, Shown: true},
 	KindToolResult:       {OncePerCall: true, Shown: true},
 	KindApprovalRequest:  {},
-	KindApprovalGranted:  {},
-	KindApprovalDenied:   {},
+	KindApprovalGranted:  {Kept: true},
+	KindApprovalDenied:   {Kept: true},
 	KindInterrupted:      {Streamed: true, Shown: true},
-	KindCompaction:       {Shown: true},
-	KindConstraintPinned: {Shown: true},
-	KindDecisionRecorded: {Shown: true},
+	KindCompaction:       {Shown: true, Kept: true},
+	KindConstraintPinned: {Shown: true, Kept: true},
+	KindDecisionRecorded: {Shown: true, Kept: true},
 	KindContextAssembled: {Shown: true},
-	KindModeChanged:      {Shown: true},
-	KindModelChanged:     {},
-	KindFileChanged:      {},
-	KindSubagentStarted:  {},
-	KindSubagentFinished: {},
+	KindModeChanged:      {Shown: true, Kept: true},
+	KindModelChanged:     {Kept: true},
+	KindFileChanged:      {Kept: true},
+	KindSubagentStarted:  {Kept: true},
+	KindSubagentFinished: {Kept: true},
 	KindTurnFinished:     {ClosesTurn: true},
 	KindProviderError:    {Shown: true},
-	KindPlanUpdated:      {Shown: true},
-	KindRewindStarted:    {},
-	KindRewound:          {Shown: true},
+	KindPlanUpdated:      {Shown: true, Kept: true},
+	KindRewindStarted:    {Kept: true},
+	KindRewound:          {Shown: true, Kept: true},
 }
 
 // Facts returns what is known of events of kind k (none for a kind this

@@ -31,7 +31,9 @@ func TestFacts(t *testing.T) {
 		{ToolStarted{Key: "s/1/0"}, Facts{OncePerCall: true, Shown: true}, "s/1/0"},
 		{ToolResult{Key: "s/1/1"}, Facts{OncePerCall: true, Shown: true}, "s/1/1"},
 		{ApprovalRequest{Key: "s/1/0"}, Facts{}, ""},
-		{SubagentStarted{Key: "s/1/0"}, Facts{}, ""},
+		{SubagentStarted{Key: "s/1/0"}, Facts{Kept: true}, ""},
+		{Compaction{}, Facts{Shown: true, Kept: true}, ""},
+		{ContextAssembled{}, Facts{Shown: true}, ""},
 		{AssistantMessage{}, Facts{Streamed: true, Shown: true}, ""},
 		{Interrupted{}, Facts{Streamed: true, Shown: true}, ""},
 	}
