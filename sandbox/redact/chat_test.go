@@ -9,10 +9,11 @@ import (
 )
 
 // TestChatShowsAWordAtOnce: a word after which the model pauses is
-// shown at once; the first letters of a token format are not.
+// shown at once; the first letters of a token format are not, nor a
+// line's first word while the line could be a line of a key.
 func TestChatShowsAWordAtOnce(t *testing.T) {
 	c := NewChat(New([]string{"MY_API_TOKEN=tok-very-secret-1234"}))
-	for _, st := range []struct{ in, want string }{{"Hello", "Hello"}, {" ", " "}, {"ghp_", ""}} {
+	for _, st := range []struct{ in, want string }{{"Hello", ""}, {",", "Hello,"}, {" my", " my"}, {" ", " "}, {"ghp_", ""}} {
 		if got := c.Write(st.in); got != st.want {
 			t.Errorf("Write(%q) = %q, want %q", st.in, got, st.want)
 		}
@@ -29,6 +30,8 @@ func TestChatHoldsBackOnlyWhatCouldBeASecret(t *testing.T) {
 	formats := New(nil)
 	value := New([]string{"MY_API_TOKEN=tok-very-secret-1234"})
 	spaced := New([]string{"DB_PASSWORD=correct horse battery 42"})
+	// Only a value that looks random is found by its halves.
+	random := New([]string{"MY_API_TOKEN=tok-very-s3cr3t1234"})
 	type step struct{ in, want string }
 	tests := []struct {
 		name  string
@@ -36,20 +39,26 @@ func TestChatHoldsBackOnlyWhatCouldBeASecret(t *testing.T) {
 		steps []step
 		close string
 	}{
-		{"words", value, []step{{"Hello", "Hello"}, {" wor", " wor"}, {"ld, and ", "ld, and "}, {"more", "more"}}, ""},
+		{"words", value, []step{{"Hello,", "Hello,"}, {" wor", " wor"}, {"ld, and ", "ld, and "}, {"more", "more"}}, ""},
+		// A key block's end line without its begin line takes the key
+		// lines before it (base64, no space) for the key's.
+		{"a line's first word", value, []step{{"Hello", ""}, {" world", "Hello world"}, {"\nDone", "\n"}, {".\n", "Done.\n"}}, ""},
+		{"a key's last lines", formats, []step{{"tail:\nMIIEowIBAAKCAQEA1234\n", "tail:\n"}, {"abcdEFGH5678\n", ""},
+			{"-----END RSA " + "PRIVATE KEY-----\nafter.", "[REDACTED:private-key]\n\n\nafter."}}, ""},
 		{"token across pieces", formats, []step{{"use ", "use "}, {ghToken[:6], ""}, {ghToken[6:], ""}, {" now", "[REDACTED:github-token] now"}}, ""},
 		{"a hint's first letters", formats, []step{{"a g", "a "}, {"ood sk", "good "}, {"y, AK", "sky, "}, {"IA", ""}, {"!", "AKIA!"}}, ""},
-		{"a word that only ends like a hint", formats, []step{{"high", "high"}, {" task", " task"}}, ""},
+		{"a word that only ends like a hint", formats, []step{{"so high", "so high"}, {" task", " task"}}, ""},
 		{"not a token after all", formats, []step{{"use sk-ant-", "use "}, {"api ", "sk-ant-api "}}, ""},
 		{"a value after its name", formats, []step{{"password: ", "password: "}, {"hunter2", ""}, {"hunter2 ok", "[REDACTED:assignment] ok"}}, ""},
 		{"a name that is no secret", formats, []step{{"keyboard: ", "keyboard: "}, {"qwerty12", "qwerty12"}}, ""},
-		{"bearer in an earlier piece", formats, []step{{"Authorization: Bearer ", "Authorization: Bearer "}, {"abcdefghijklmnop123456", ""}, {"\nok", "[REDACTED:bearer]\nok"}}, ""},
+		{"bearer in an earlier piece", formats, []step{{"Authorization: Bearer ", "Authorization: Bearer "}, {"abcdefghijklmnop123456", ""}, {"\nok.", "[REDACTED:bearer]\nok."}}, ""},
 		{"a password in a URL", formats, []step{{"postgres://user:", "postgres://user:"}, {"s3cret", ""}, {"pw@db/app", "[REDACTED:url-password]@db/app"}}, ""},
 		{"an escape begun", formats, []step{{"enc %6", "enc "}, {"7" + ghToken[1:10], ""}, {ghToken[10:] + " end", "[REDACTED:github-token] end"}}, ""},
-		{"an escape that was no secret", formats, []step{{"100%", "100"}, {" sure", "% sure"}}, ""},
+		{"an escape that was no secret", formats, []step{{"it is 100%", "it is 100"}, {" sure", "% sure"}}, ""},
 		{"a known value's first letters", value, []step{{"it is tok-v", "it is "}, {"ery-secret-1234 fine", "[REDACTED:env:MY_API_TOKEN] fine"}}, ""},
-		{"a known value's second half", value, []step{{"ends with ", "ends with "}, {"secret-12", ""}, {"34 fine", "[REDACTED:env:MY_API_TOKEN] fine"}}, ""},
-		{"known value with spaces", spaced, []step{{"it is correct ", "it is "}, {"horse battery ", ""}, {"42 fine ", "[REDACTED:env:DB_PASSWORD] fine"}}, " "},
+		{"a known value's second half", random, []step{{"ends with ", "ends with "}, {"s3cr3t12", ""}, {"34 fine", "[REDACTED:env:MY_API_TOKEN] fine"}}, ""},
+		{"an ordinary value's second half", value, []step{{"ends with ", "ends with "}, {"secret-12", "secret-12"}, {"34 fine", "34 fine"}}, ""},
+		{"known value with spaces", spaced, []step{{"it is correct ", "it is "}, {"horse battery ", ""}, {"42 fine ", "[REDACTED:env:DB_PASSWORD] fine "}}, ""},
 		{"not the value after all", spaced, []step{{"a correct ", "a "}, {"answer!", "correct answer!"}}, ""},
 		{"key block held to its end", formats, []step{{"key:\n-----BEGIN RSA " + "PRIVATE KEY-----\n", "key:\n"}, {"MIIEowIBAAKCAQEA1234\n", ""},
 			{"-----END RSA " + "PRIVATE KEY-----\nafter ", "[REDACTED:private-key]\n\n\nafter "}}, ""},

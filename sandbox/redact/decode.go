@@ -8,12 +8,18 @@ import (
 )
 
 // A secret escaped or encoded by the usual means of URLs, JSON, HTML,
-// MIME or source code is found by decoding the run of text around the
-// escape and looking for secrets in what that gives: percent escapes
-// (%67hp_…, a key in a query string), \uXXXX and \xXX, HTML character
-// references (&#103;, &#x67;), quoted-printable (=3D, and its soft line
-// breaks), and zero-width characters put inside a token. A secret found
-// so is replaced where it stands in the text, escapes included.
+// MIME or source code is found by decoding the text and looking for
+// secrets in what that gives: percent escapes (%67hp_…, a key in a query
+// string), \uXXXX and \xXX, HTML character references (&#103;, &#x67;),
+// quoted-printable (=3D, and its soft line breaks), and zero-width
+// characters put inside a token. A secret found so is replaced where it
+// stands in the text, escapes included. Only the secrets that an escape
+// is part of, or next to (it makes them start or end where they do),
+// are taken from the decoded text, and only those no longer than
+// maxDecoded as written: the others are found in the text as it is.
+// What a decoded byte is depends only on the few bytes of its escape, so
+// a Chat, which decodes the end of what it passed on, finds what Redact
+// of the whole answer finds there.
 
 // decodeHints are where a decoding may start; they share the anchor
 // table with the patterns' hints (index len(patterns())). "=" alone is
@@ -22,102 +28,95 @@ import (
 var decodeHints = []string{"%", `\u`, `\x`, "&#", "=3d", "=\n", "=\r\n",
 	"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"}
 
+// maxDecoded bounds a secret found decoded, as it is written (escapes
+// and all): a pattern's bound is in decoded bytes, and an escape is up to
+// 12 bytes long, so a match of the longest patterns (a JWT, a bearer
+// token) may reach further than a Chat holds. A longer one is not taken.
+const maxDecoded = maxHold - 512
+
 // maxDecodeDepth bounds how often a decoded text is decoded again (a
 // doubly percent-encoded key, %2567hp_…).
 const maxDecodeDepth = 2
 
-// maxRunSide bounds how far a run reaches on each side of an escape: a
-// secret and its context fit in it (see minCarry).
-const maxRunSide = minCarry
+// decoding maps a decoded text to the text it came from: byte i of it
+// comes from byte decoding[i], and decoding[len] is the text's length.
+type decoding []int
 
-// decodedHits returns the secrets in the decoded runs around escapes.
-func (r *Redactor) decodedHits(s string, triggers []anchor, prompt bool, depth int) []hit {
-	if depth >= maxDecodeDepth || len(triggers) == 0 {
+// escaped reports whether a match from from to to in a decoded text is
+// one to take: an escape is in it or next to it (what makes it start or
+// end where it does: its bytes and those on each side came from more
+// bytes than they are, as every escape is longer than what it stands
+// for), and it is no longer than maxDecoded as written.
+func (d decoding) escaped(from, to int) bool {
+	lo, hi := max(from-1, 0), min(to+1, len(d)-1)
+	return d[hi]-d[lo] != hi-lo && d[to]-d[from] <= maxDecoded
+}
+
+// at returns where byte i of the text decoded to d is in the decoded
+// text: the first decoded byte that comes from i or after.
+func (d decoding) at(i int) int {
+	k, _ := slices.BinarySearch(d, i)
+	return k
+}
+
+// decodedHits returns the secrets decoding s shows (sc is its scan, and
+// known the known values found in it).
+func (r *Redactor) decodedHits(s string, triggers []anchor, sc scanned, known []hit, prompt bool, depth int) []hit {
+	if depth >= maxDecodeDepth || !slices.ContainsFunc(triggers, func(a anchor) bool { return escapeLen(s, a.at) > 0 }) {
 		return nil
 	}
-	slices.SortFunc(triggers, func(a, b anchor) int { return a.at - b.at })
+	dec, ds := r.decoded(s, sc, known)
 	var hs []hit
-	done := 0
-	for _, a := range triggers {
-		if a.at < done || escapeLen(s, a.at) == 0 {
-			continue
-		}
-		start, end := runAround(s, a.at)
-		done = end
-		dec, offs := decode(s[start:end])
-		if offs == nil {
-			continue
-		}
-		for _, h := range r.hitsDepth(dec, prompt, depth+1) {
-			hs = append(hs, hit{start: start + offs[h.start], end: start + offs[h.end], from: start + offs[h.from], to: start + offs[h.to], kind: h.kind})
-		}
+	for _, h := range r.stagedHits(dec, ds, prompt, depth+1) {
+		offs := ds.dec
+		hs = append(hs, hit{start: offs[h.start], end: offs[h.end], from: offs[h.from], to: offs[h.to], kind: h.kind, stage: decodedStage, inner: h.stage})
 	}
 	return hs
 }
 
-// runAround returns the run of text an escape at i belongs to: what is
-// not white space around it (quoted-printable's soft line breaks do not
-// end it), at most maxRunSide on each side.
-func runAround(s string, i int) (int, int) {
-	start := i
-	for start > 0 && i-start < maxRunSide {
-		switch {
-		case !isSpace(s[start-1]):
-		case s[start-1] == '\n' && start >= 2 && s[start-2] == '=':
-			start--
-		case s[start-1] == '\n' && start >= 3 && s[start-2] == '\r' && s[start-3] == '=':
-			start -= 2
-		default:
-			return start, runEnd(s, i)
-		}
-		start--
+// decoded decodes s, scanned as sc, and scans the decoded text. The
+// known values found in s (known) and before (sc.prior) are masked in
+// it as the known values it shows are, and what was found decoded before
+// (a Chat's context) as it was.
+func (r *Redactor) decoded(s string, sc scanned, known []hit) (string, scanned) {
+	r.meter().add(len(s))
+	dec, offs := decode(s)
+	ds := r.scan(dec)
+	d := decoding(offs)
+	ds.dec, ds.fixed = d, d.at(sc.fixed)
+	in := func(h hit, stage int) hit {
+		return hit{start: d.at(h.start), end: d.at(h.end), from: d.at(h.from), to: d.at(h.to), kind: h.kind, stage: stage}
 	}
-	return start, runEnd(s, i)
+	for _, h := range slices.Concat(known, stageOf(sc.prior, literalStage)) {
+		ds.prior = append(ds.prior, in(h, literalStage))
+	}
+	for _, h := range stageOf(sc.prior, decodedStage) {
+		ds.prior = append(ds.prior, in(h, h.inner))
+	}
+	return dec, ds
 }
 
-func runEnd(s string, i int) int {
-	end := i
-	for end < len(s) && end-i < maxRunSide {
-		switch {
-		case !isSpace(s[end]):
-			end++
-		case end > 0 && s[end-1] == '=' && s[end] == '\n':
-			end++
-		case end > 0 && s[end-1] == '=' && s[end] == '\r' && end+1 < len(s) && s[end+1] == '\n':
-			end += 2
-		default:
-			return end
-		}
-	}
-	return end
-}
-
-// decode undoes the escapes in run. offs[i] is where the byte i of the
-// decoded text comes from in run, and offs[len] is len(run); offs is nil
-// when run holds no escape.
-func decode(run string) (string, []int) {
+// decode undoes the escapes in s. offs[i] is where the byte i of the
+// decoded text comes from in s, and offs[len] is len(s).
+func decode(s string) (string, []int) {
 	var b strings.Builder
-	var offs []int
-	changed := false
-	for i := 0; i < len(run); {
-		n, out := escapeAt(run, i)
+	b.Grow(len(s))
+	offs := make([]int, 0, len(s)+1)
+	for i := 0; i < len(s); {
+		n, out := escapeAt(s, i)
 		if n == 0 {
-			b.WriteByte(run[i])
+			b.WriteByte(s[i])
 			offs = append(offs, i)
 			i++
 			continue
 		}
-		changed = true
 		for range len(out) {
 			offs = append(offs, i)
 		}
 		b.WriteString(out)
 		i += n
 	}
-	if !changed {
-		return run, nil
-	}
-	return b.String(), append(offs, len(run))
+	return b.String(), append(offs, len(s))
 }
 
 // escapeLen is the length of the escape at s[i:], 0 if none starts there.
@@ -169,10 +168,12 @@ func escapeAt(s string, i int) (int, string) {
 		case strings.HasPrefix(rest, "=\r\n"):
 			return 3, ""
 		}
-		// Quoted-printable writes its hex digits in upper case.
-		if len(rest) >= 3 && upperHex(rest[1]) && upperHex(rest[2]) {
-			v, _ := hexByte(rest[1:], 2)
-			return 3, v
+		// Of quoted-printable's escapes, only "=3D" (an "=") is undone:
+		// "=41" is as likely code (x=41), and decoding it only where
+		// another escape says the text is quoted-printable would make
+		// what a byte decodes to depend on text far from it.
+		if strings.HasPrefix(rest, "=3D") {
+			return 3, "="
 		}
 	default:
 		for _, z := range zeroWidth {
@@ -184,16 +185,33 @@ func escapeAt(s string, i int) (int, string) {
 	return 0, ""
 }
 
-// hexByte decodes the n (2) hex digits at the start of s.
+// hexByte decodes the n (2) hex digits at the start of s. It is asked at
+// every "%" and "\x" of a text, most of which escape nothing: it must not
+// cost an error value each time.
 func hexByte(s string, n int) (string, bool) {
 	if len(s) < n {
 		return "", false
 	}
-	v, err := strconv.ParseUint(s[:n], 16, 8)
-	if err != nil {
-		return "", false
+	v := 0
+	for i := range n {
+		d := hexDigit(s[i])
+		if d < 0 {
+			return "", false
+		}
+		v = v<<4 | d
 	}
 	return string([]byte{byte(v)}), true
 }
 
-func upperHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'A' && c <= 'F' }
+// hexDigit is the value of the hex digit c, or -1.
+func hexDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}

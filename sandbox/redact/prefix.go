@@ -25,8 +25,11 @@ type opening struct {
 	// value a text that begins the value and the rest of the match; nil
 	// when the whole match is replaced.
 	head, value *regexp.Regexp
-	// word says a match starts with \b.
-	word bool
+	// word says a match starts with \b, wordEnd that it ends with one.
+	word, wordEnd bool
+	// window is the pattern's: no match is longer. headMax bounds the
+	// head (-1: no bound).
+	window, headMax int
 }
 
 var openings = sync.OnceValue(func() []opening {
@@ -37,13 +40,14 @@ var openings = sync.OnceValue(func() []opening {
 		if err != nil {
 			panic("redact: " + p.kind + ": " + err.Error())
 		}
-		o := opening{begun: regexp.MustCompile(`^(?:` + prefixOf(re).String() + `)\z`), word: startsWord(re)}
+		o := opening{begun: regexp.MustCompile(`^(?:` + prefixOf(re).String() + `)\z`), word: startsWord(re), wordEnd: endsWithWord(re), window: p.window}
 		if p.group > 0 {
 			i := groupAt(re, p.group)
 			if i < 0 {
 				panic("redact: " + p.kind + ": the replaced group is not in the expression's top-level sequence")
 			}
 			o.head = regexp.MustCompile(`^(?:` + concat(re.Sub[:i]...).String() + `)`)
+			o.headMax = maxLen(concat(re.Sub[:i]...))
 			o.value = regexp.MustCompile(`^(?:` + prefixOf(concat(re.Sub[i:]...)).String() + `)\z`)
 		}
 		out[k] = o
@@ -56,21 +60,28 @@ var openings = sync.OnceValue(func() []opening {
 const probe = 64
 
 // could reports whether s, the text from a candidate start to the end,
-// begins a match.
-func (o *opening) could(s string) bool { return begins(o.begun, s) }
+// begins a match. A text longer than the pattern's window begins none.
+func (o *opening) could(s string, w *meter) bool {
+	if o.window >= 0 && len(s) > o.window {
+		return false
+	}
+	return begins(o.begun, s, w)
+}
 
 // begins runs an expression of beginnings (prefixOf) on s, first on its
 // first probe bytes: if they begin nothing, neither does s.
-func begins(re *regexp.Regexp, s string) bool {
+func begins(re *regexp.Regexp, s string, w *meter) bool {
 	if n := len(s); n > probe {
 		n = probe
 		for n > 0 && !utf8.RuneStart(s[n]) {
 			n--
 		}
+		w.add(n)
 		if !re.MatchString(s[:n]) {
 			return false
 		}
 	}
+	w.add(len(s))
 	return re.MatchString(s)
 }
 
@@ -78,7 +89,11 @@ func begins(re *regexp.Regexp, s string) bool {
 // start), the value it replaces may start at the earliest: after the
 // shortest head at its start, where what follows may begin the value;
 // -1 if the value has not begun.
-func (o *opening) valueFrom(s string) int {
+func (o *opening) valueFrom(s string, w *meter) int {
+	if o.window >= 0 && len(s) > o.window {
+		s = s[:o.window]
+	}
+	w.add(len(s))
 	if !o.head.MatchString(s) {
 		return -1
 	}
@@ -87,14 +102,17 @@ func (o *opening) valueFrom(s string) int {
 	lo, hi := 0, len(s)
 	for lo < hi {
 		mid := (lo + hi) / 2
+		w.add(mid)
 		if o.head.MatchString(s[:mid]) {
 			hi = mid
 		} else {
 			lo = mid + 1
 		}
 	}
-	for ; lo < len(s); lo++ {
-		if begins(o.value, s[lo:]) {
+	// The value starts where a head ends, which is no further than the
+	// longest head.
+	for ; lo < len(s) && (o.headMax < 0 || lo <= o.headMax); lo++ {
+		if begins(o.value, s[lo:], w) {
 			return lo
 		}
 	}
@@ -209,6 +227,26 @@ func startsWord(re *syntax.Regexp) bool {
 	return false
 }
 
+// endsWithWord reports whether every match of re ends with \b.
+func endsWithWord(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpWordBoundary:
+		return true
+	case syntax.OpConcat:
+		return len(re.Sub) > 0 && endsWithWord(re.Sub[len(re.Sub)-1])
+	case syntax.OpCapture:
+		return endsWithWord(re.Sub[0])
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			if !endsWithWord(s) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // escapeBegins returns where the end of s that begins an escape starts
 // (a "%" or "%4", "\u00", "&#1", "=", or the first bytes of a character,
 // a zero-width one perhaps), or -1. Decoded, it may end a secret that
@@ -247,7 +285,7 @@ func beginsEscape(s string) bool {
 		}
 		return len(body) <= 9 && strings.IndexFunc(body, func(c rune) bool { return c < '0' || c > '9' }) < 0
 	case '=':
-		return len(s) == 1 || s == "=\r" || len(s) == 2 && upperHex(s[1])
+		return len(s) == 1 || s == "=\r" || s == "=3"
 	}
 	return utf8.RuneStart(s[0]) && !utf8.FullRuneInString(s)
 }

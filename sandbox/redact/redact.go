@@ -7,10 +7,10 @@ import (
 	"bufio"
 	"bytes"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
+	"unicode/utf8"
 )
 
 // minSecretLen keeps short values ("1", "true") from being treated as
@@ -28,7 +28,23 @@ type Redactor struct {
 	// tab is the anchor table of the patterns and literals, built on
 	// first use after a value was added (table).
 	tab tableRef
+	// work, if set, counts what redaction looks at (meter).
+	work *meter
 }
+
+// meter counts the bytes redaction looks at: scanned by the anchor
+// table, given to regular expressions, compared with known values,
+// decoded. Tests set one to bound the work on hostile texts without
+// timing it.
+type meter struct{ n atomic.Int64 }
+
+func (m *meter) add(n int) {
+	if m != nil {
+		m.n.Add(int64(n))
+	}
+}
+
+func (m *meter) count() int64 { return m.n.Load() }
 
 // New returns a redactor that knows the secret-named variables of env
 // (as os.Environ returns them) besides the built-in token formats.
@@ -121,6 +137,24 @@ func (r *Redactor) LoadDotEnvFiles(dir string) {
 // db_passwords, but not KEYBOARD, KEYWORD, Tokenizer or author.
 var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH", "AUTHORIZATION", "COOKIE", "SESSION", "SESSIONID", "SESSID", "PRIVATE", "SIGNATURE", "DSN", "CONNECTION_STRING", "DATABASE_URL"}
 
+// secretWordBytes are secretWords, for bytes.Index.
+var secretWordBytes = func() [][]byte {
+	out := make([][]byte, len(secretWords))
+	for i, w := range secretWords {
+		out[i] = []byte(w)
+	}
+	return out
+}()
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 // secretSegments mark a name as holding a secret only as one of its words
 // (DB_PASS, adminPass), not inside another (PASSTHROUGH, BYPASS, COMPASS).
 var secretSegments = []string{"PASS"}
@@ -132,13 +166,24 @@ var notSecret = map[string]bool{"KEYTIMEOUT": true, "SSH_AUTH_SOCK": true, "XDG_
 // SecretName reports whether an environment variable or assignment name
 // looks like it holds a secret.
 func SecretName(name string) bool {
-	n := strings.ToUpper(name)
-	if notSecret[n] {
+	// Asked of every name before "=" in a text: an ASCII one is put in
+	// upper case without allocating.
+	var buf [320]byte
+	var n []byte
+	if len(name) <= len(buf) && isASCII(name) {
+		n = buf[:len(name)]
+		for i := range len(name) {
+			n[i] = upperByte(name[i])
+		}
+	} else {
+		n = []byte(strings.ToUpper(name))
+	}
+	if notSecret[string(n)] {
 		return false
 	}
-	for _, w := range secretWords {
+	for _, w := range secretWordBytes {
 		for off := 0; ; {
-			i := strings.Index(n[off:], w)
+			i := bytes.Index(n[off:], w)
 			if i < 0 {
 				break
 			}
@@ -196,209 +241,6 @@ func isAlnum(c byte) bool { return isLower(c) || isUpper(c) || c >= '0' && c <= 
 // isWord is regexp's \w: what \b tells apart from the rest.
 func isWord(c byte) bool { return isAlnum(c) || c == '_' }
 
-type pattern struct {
-	kind string
-	// re finds the matches in a whole text; at, the same expression
-	// anchored at the start, checks one candidate position.
-	re, at *regexp.Regexp
-	// group is the submatch to replace; 0 replaces the whole match.
-	group int
-	// hint lists lower-case substrings one of which every match
-	// contains, looked for before any regular expression runs so that
-	// plain output stays fast. A pattern that replaces its whole match
-	// starts every match with a hint: a Chat knows a match may be coming
-	// from a hint's first letters at the end of the text (see hold.go).
-	hint []string
-	// start returns where a match containing the hint found at i would
-	// start, or -1 when none can. nil: the expression runs over the whole
-	// text (it starts with a literal, which the regexp package finds
-	// fast by itself).
-	start func(s []byte, i int) int
-	// lead returns where a match that holds the hint at i may start,
-	// judged from the text up to the hint only, for a match that may
-	// still come (a Chat): -1 if none can. nil: at the hint.
-	lead func(s []byte, i int) int
-	// contextual patterns recognise a secret by what surrounds it (a
-	// name, a header, a URL) rather than by its own form. They are not
-	// applied to the user's prompts (see RedactPrompt).
-	contextual bool
-}
-
-// atWord starts a match at its hint, which starts with \b: the byte
-// before it must not be a word character.
-func atWord(s []byte, i int) int {
-	if i > 0 && isWord(s[i-1]) {
-		return -1
-	}
-	return i
-}
-
-// nameStart starts an assignment's match where the name holding the hint
-// at i starts: the run of name characters around it, from its first word
-// character (\b). The name must run up to the assignment (an optional
-// quote, spaces, then : or =), the name must look secret (SecretName) and
-// the value after it must have a digit (literalSecret), or there is no
-// match: most hints in code are not such assignments (key := p.parseKey()),
-// and these checks are much cheaper than the expression.
-func nameStart(s []byte, i int) int {
-	st, end := nameSpan(s, i)
-	i = end
-	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
-		i++
-	}
-	for i < len(s) && isSpace(s[i]) {
-		i++
-	}
-	if i == len(s) || s[i] != ':' && s[i] != '=' || !SecretName(string(s[st:end])) {
-		return -1
-	}
-	// The value is a run of value characters after the separator, its
-	// spaces and its quote; "=" and ":" may start it (key:=x is matched
-	// as key: then =x), but they are no digit.
-	for i < len(s) && (isSpace(s[i]) || s[i] == '"' || s[i] == '\'' || s[i] == ':' || s[i] == '=') {
-		i++
-	}
-	for ; i < len(s) && valueChar(s[i]); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			return st
-		}
-	}
-	return -1
-}
-
-// nameSpan returns the name that holds the hint at i: the run of name
-// characters around it, from its first word character (\b).
-func nameSpan(s []byte, i int) (int, int) {
-	for i > 0 && nameChar(s[i-1]) {
-		i--
-	}
-	st := i
-	for st < len(s) && !isWord(s[st]) {
-		st++
-	}
-	for i < len(s) && nameChar(s[i]) {
-		i++
-	}
-	return st, i
-}
-
-// nameLead is nameStart for a text that may go on: the name and what
-// follows it may not have come yet, nor the value's digit; a name that
-// has ended must look secret and be followed by the assignment.
-func nameLead(s []byte, i int) int {
-	st, end := nameSpan(s, i)
-	if end == len(s) {
-		return st
-	}
-	if !SecretName(string(s[st:end])) {
-		return -1
-	}
-	if s[end] == '"' || s[end] == '\'' {
-		end++
-	}
-	for end < len(s) && isSpace(s[end]) {
-		end++
-	}
-	if end < len(s) && s[end] != ':' && s[end] != '=' {
-		return -1
-	}
-	return st
-}
-
-// isSpace is regexp's \s.
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}
-
-// valueChar is what the assignment's value is made of.
-func valueChar(c byte) bool {
-	return !isSpace(c) && strings.IndexByte("'\"()[]{}<>,;`", c) < 0
-}
-
-func nameChar(c byte) bool { return isWord(c) || c == '.' || c == '-' }
-
-// ghStart starts a GitHub token at its hint, if the hint is followed by
-// what a token has there ("gh" occurs in many words).
-func ghStart(s []byte, i int) int {
-	if i+3 < len(s) && strings.IndexByte("pousr", s[i+2]) >= 0 && s[i+3] == '_' || bytes.HasPrefix(s[i:], []byte("github_pat_")) {
-		return atWord(s, i)
-	}
-	return -1
-}
-
-// schemeStart starts a URL's match at its scheme: the run of scheme
-// characters before the "://" at i, from its first letter.
-func schemeStart(s []byte, i int) int {
-	j := i
-	for j > 0 && (isAlnum(s[j-1]) || s[j-1] == '+' || s[j-1] == '.' || s[j-1] == '-') {
-		j--
-	}
-	for j < i && !isLower(s[j]) && !isUpper(s[j]) {
-		j++
-	}
-	if j == i {
-		return -1
-	}
-	return j
-}
-
-func newPattern(p pattern, expr string) pattern {
-	p.re = regexp.MustCompile(expr)
-	p.at = regexp.MustCompile(`^(?:` + expr + `)`)
-	return p
-}
-
-// patterns are compiled on first use: bridle re-executes itself as the
-// first process of every sandboxed command, and that process never
-// redacts, so package initialisation must stay cheap.
-func patterns() []pattern { return compiled().patterns }
-
-// patternHints lists each pattern's hints, indexed like ps.
-func patternHints(ps []pattern) [][]string {
-	hints := make([][]string, len(ps))
-	for i, p := range ps {
-		hints[i] = p.hint
-	}
-	return hints
-}
-
-// anchors is the table of every pattern's hints, indexed like patterns,
-// then the decoding hints (decodeHints).
-func anchors() *anchorTable { return compiled().anchors }
-
-var compiled = sync.OnceValue(func() struct {
-	patterns []pattern
-	anchors  *anchorTable
-} {
-	ps := allPatterns()
-	return struct {
-		patterns []pattern
-		anchors  *anchorTable
-	}{ps, newAnchorTable(append(patternHints(ps), decodeHints))}
-})
-
-func allPatterns() []pattern {
-	return []pattern{
-		newPattern(pattern{kind: "private-key", hint: []string{"-----begin"}}, `-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`),
-		newPattern(pattern{kind: "aws-access-key", hint: []string{"akia", "asia", "abia", "acca"}, start: atWord}, `\b(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`),
-		newPattern(pattern{kind: "github-token", hint: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, start: ghStart}, `\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`),
-		newPattern(pattern{kind: "slack-token", hint: []string{"xox"}, start: atWord}, `\bxox[abposre]-[A-Za-z0-9-]{10,}`),
-		newPattern(pattern{kind: "slack-webhook", hint: []string{"https://hooks.slack.com/"}, start: atWord}, `\bhttps://hooks\.slack\.com/(services|workflows)/[A-Za-z0-9/_-]+`),
-		newPattern(pattern{kind: "anthropic-key", hint: []string{"sk-ant-"}, start: atWord}, `\bsk-ant-[A-Za-z0-9_-]{20,}`),
-		newPattern(pattern{kind: "openai-key", hint: []string{"sk-"}, start: atWord}, `\bsk-(proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`),
-		newPattern(pattern{kind: "google-api-key", hint: []string{"aiza"}, start: atWord}, `\bAIza[0-9A-Za-z_-]{35}`),
-		newPattern(pattern{kind: "stripe-key", hint: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, start: atWord}, `\b(sk|rk)_(live|test)_[0-9A-Za-z]{16,}`),
-		newPattern(pattern{kind: "jwt", hint: []string{"eyj"}, start: atWord}, `\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
-		newPattern(pattern{kind: "bearer", group: 1, hint: []string{"bearer", "authorization"}, start: atWord, contextual: true}, `(?i)\b(?:authorization:\s*(?:bearer|basic|token)|bearer)\s+([A-Za-z0-9._~+/=-]{16,})`),
-		newPattern(pattern{kind: "url-password", group: 1, hint: []string{"://"}, start: schemeStart, lead: schemeStart, contextual: true}, `[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+:([^/\s@]{3,})@`),
-		// NAME=value, NAME: "value", "name": "value" where NAME looks secret
-		// and the value looks like a literal secret rather than code (see
-		// literalSecret).
-		newPattern(pattern{kind: "assignment", group: 2, hint: []string{"key", "token", "secret", "pass", "credential", "auth", "cookie", "private"}, start: nameStart, lead: nameLead, contextual: true},
-			`(?i)\b([a-z0-9_.-]*(?:key|token|secret|pass|credential|auth|cookie|private)[a-z0-9_.-]*)["']?\s*(?::=|[:=])\s*["']?([^\s'"()\[\]{}<>,;`+"`"+`]{8,})`),
-	}
-}
-
 // A hit is one secret found in a text.
 type hit struct {
 	// start and end bound what is replaced.
@@ -408,7 +250,25 @@ type hit struct {
 	// as a secret.
 	from, to int
 	kind     string
+	// stage is when it was found: the known values (literalStage), the
+	// decoded text (decodedStage), then each pattern's (pattern.stage),
+	// then a key block's end line (orphanStage). Each stage looks at the
+	// text with the hits of those before it masked. inner is, for a hit
+	// found decoded, its stage in the decoded text.
+	stage, inner int
+	// tails say how a match that reaches the end of the text may go on
+	// (a key block, a known value): a Chat that passes it on before it
+	// ends swallows what continues it (see span).
+	tails []tail
 }
+
+// The first stages of a redaction (hit.stage).
+const (
+	literalStage = iota
+	decodedStage
+	// firstPatternStage is the first pattern's.
+	firstPatternStage
+)
 
 // Redact returns s with every secret replaced. The number of lines is
 // kept: a multi-line secret becomes a marker followed by empty lines.
@@ -453,7 +313,23 @@ func (r *Redactor) hits(s string, prompt bool) []hit {
 
 // scanned is what one pass of a redactor's anchor table found in a text.
 type scanned struct {
-	t *literalTable
+	t    *literalTable
+	work *meter
+	// prior are hits found in the text before (a Chat's context): they
+	// are masked, each at its stage, as if found again.
+	prior []hit
+	// midLine says the text does not start a line: it is the end of a
+	// longer one (a Chat's context), whose start is not known.
+	midLine bool
+	// fixed is where the text a Chat passed on ends: what it passed on is
+	// final, and its hits are in prior. A hit that would start before
+	// fixed and is not one of those is not taken (seen without the text
+	// before the context, the context's start may look like a word's or
+	// a name's start where it is not).
+	fixed int
+	// dec, for a decoded text, maps it to the text it came from
+	// (decoded): only what an escape makes a secret is taken from it.
+	dec decoding
 	// found lists where each pattern's hints, the escapes (at
 	// len(patterns())) and each seed (after) occur.
 	found [][]anchor
@@ -470,7 +346,30 @@ func (sc scanned) none() bool {
 func (r *Redactor) scan(s string) scanned {
 	t := r.table()
 	found, state := t.anchors.scan(s, len(patterns())+1+len(t.seeds))
-	return scanned{t, found, state}
+	w := r.meter()
+	w.add(len(s))
+	return scanned{t: t, work: w, found: found, state: state}
+}
+
+// meter returns r's meter, if it has one.
+func (r *Redactor) meter() *meter {
+	if r == nil {
+		return nil
+	}
+	return r.work
+}
+
+// within copies into sc what it inherits from outer, the scan of a text
+// that s is the start of: what a Chat knows of the text before it.
+func (sc *scanned) within(outer scanned) {
+	sc.prior, sc.midLine, sc.fixed = outer.prior, outer.midLine, outer.fixed
+}
+
+// takes reports whether a hit from from to to, replacing from start, is
+// taken: a new one (not before fixed) and, in a decoded text, one that
+// an escape makes.
+func (sc *scanned) takes(start, from, to int) bool {
+	return start >= sc.fixed && (sc.dec == nil || sc.dec.escaped(from, to))
 }
 
 func (r *Redactor) hitsDepth(s string, prompt bool, depth int) []hit {
@@ -479,6 +378,12 @@ func (r *Redactor) hitsDepth(s string, prompt bool, depth int) []hit {
 
 // hitsOf is hitsDepth with the scan of s done.
 func (r *Redactor) hitsOf(s string, sc scanned, prompt bool, depth int) []hit {
+	return merge(r.stagedHits(s, sc, prompt, depth))
+}
+
+// stagedHits returns the hits of each stage in s, before they are
+// merged: a Chat keeps them to mask its context as each stage saw it.
+func (r *Redactor) stagedHits(s string, sc scanned, prompt bool, depth int) []hit {
 	// One pass finds the patterns' hints and the literals' seeds. Each
 	// pattern then looks at the text with what was found before it
 	// masked, as if it were already replaced by a marker: a token that
@@ -490,29 +395,58 @@ func (r *Redactor) hitsOf(s string, sc scanned, prompt bool, depth int) []hit {
 	t, found := sc.t, sc.found
 	var hs []hit
 	if r != nil {
-		hs = r.literalHits(s, t, found[len(ps)+1:])
+		for _, h := range r.literalHits(s, t, found[len(ps)+1:], sc.work) {
+			if sc.takes(h.start, h.from, h.to) {
+				hs = append(hs, h)
+			}
+		}
 	}
-	// Text that is escaped or encoded (percent, JSON, HTML escapes,
-	// zero-width characters) is decoded and looked at again.
-	hs = append(hs, r.decodedHits(s, found[len(ps)], prompt, depth)...)
+	escapes := found[len(ps)]
 	found = found[:len(ps)]
-	if len(hs) == 0 && !slices.ContainsFunc(found, func(a []anchor) bool { return len(a) > 0 }) && !strings.Contains(s, "-----END") {
+	if len(hs) == 0 && len(escapes) == 0 && !slices.ContainsFunc(found, func(a []anchor) bool { return len(a) > 0 }) && !strings.Contains(s, "-----END") {
 		return nil // most output: no copy of it is needed
 	}
-	text := []byte(s)
-	mask(text, hs)
+	b := []byte(s)
+	mask(b, hs)
+	mask(b, stageOf(sc.prior, literalStage))
+	// Text that is escaped or encoded (percent, JSON, HTML escapes,
+	// zero-width characters) is decoded and looked at again, with the
+	// known values found masked, as the patterns see it.
+	var dec []hit
+	for _, h := range r.decodedHits(s, escapes, sc, hs, prompt, depth) {
+		// In a decoded text, what its own decoding found is taken as
+		// the rest: as written, it must be short enough (maxDecoded).
+		if sc.takes(h.start, h.from, h.to) {
+			dec = append(dec, h)
+		}
+	}
+	mask(b, dec)
+	mask(b, stageOf(sc.prior, decodedStage))
+	hs = append(hs, dec...)
+	t2 := &text{s: b, work: sc.work, sc: &sc}
 	for k, p := range ps {
 		if prompt && p.contextual {
 			continue
 		}
-		n := len(hs)
-		hs = p.find(text, found[k], hs)
-		mask(text, hs[n:])
+		n, next := len(hs), 0
+		prior := stageOf(sc.prior, p.stage)
+		for _, h := range prior {
+			next = max(next, h.to)
+		}
+		t2.reset()
+		hs = p.find(t2, found[k], hs, next)
+		mask(b, hs[n:])
+		mask(b, prior)
 	}
-	if !prompt {
-		hs = orphanEnd(text, hs)
+	// A key block's tail is looked for in the text as written.
+	if !prompt && depth == 0 {
+		for _, h := range orphanEnd(b, sc.midLine) {
+			if sc.takes(h.start, h.from, h.to) {
+				hs = append(hs, h)
+			}
+		}
 	}
-	return merge(hs)
+	return hs
 }
 
 // merge orders hs and joins the hits that overlap, each named by the
@@ -533,6 +467,8 @@ func merge(hs []hit) []hit {
 		if h.start < last.end {
 			last.end = max(last.end, h.end)
 			last.from, last.to = min(last.from, h.from), max(last.to, h.to)
+			last.tails = append(last.tails, h.tails...)
+			last.stage = min(last.stage, h.stage)
 			continue
 		}
 		out = append(out, h)
@@ -540,120 +476,15 @@ func merge(hs []hit) []hit {
 	return out
 }
 
-// find appends p's matches in s, given where its hints were found in s
-// before the last hits were masked.
-func (p *pattern) find(s []byte, found []anchor, hs []hit) []hit {
-	live := func(a anchor) bool { return bytes.IndexByte(s[a.at:a.at+a.len], '[') < 0 }
-	if p.start == nil {
-		if !slices.ContainsFunc(found, live) {
-			return hs
-		}
-		for _, m := range p.re.FindAllSubmatchIndex(s, -1) {
-			hs = p.take(s, m, hs)
-		}
-		return hs
-	}
-	// Run the anchored expression only where a match can start: at the
-	// hints. Searching the whole text with an expression that starts
-	// with \b or a character class is slow.
-	var cands []int
-	for _, a := range found {
-		if !live(a) {
-			continue
-		}
-		if st := p.start(s, a.at); st >= 0 {
-			cands = append(cands, st)
+// stageOf returns the hits of hs found at stage.
+func stageOf(hs []hit, stage int) []hit {
+	var out []hit
+	for _, h := range hs {
+		if h.stage == stage {
+			out = append(out, h)
 		}
 	}
-	if len(p.hint) > 1 {
-		slices.Sort(cands)
-	}
-	next, tried := 0, -1
-	for _, st := range cands {
-		if st < next || st == tried {
-			continue
-		}
-		tried = st
-		m := p.at.FindSubmatchIndex(s[st:])
-		if m == nil {
-			continue
-		}
-		for k := range m {
-			if m[k] >= 0 {
-				m[k] += st
-			}
-		}
-		n := len(hs)
-		if hs = p.take(s, m, hs); len(hs) > n {
-			// The next match starts after this one. After a match
-			// that was no secret (SecretName, literalSecret), later
-			// candidates inside it still count.
-			next = m[1]
-		}
-	}
-	return hs
-}
-
-// take appends the hit of match m, unless it is not a secret after all.
-func (p *pattern) take(s []byte, m []int, hs []hit) []hit {
-	start, end := m[2*p.group], m[2*p.group+1]
-	if start < 0 || bytes.HasPrefix(s[start:end], []byte("[REDACTED:")) {
-		return hs
-	}
-	if p.kind == "assignment" && (!SecretName(string(s[m[2]:m[3]])) || !literalSecret(string(s[start:end]))) {
-		return hs
-	}
-	return append(hs, hit{start: start, end: end, from: m[0], to: m[1], kind: p.kind})
-}
-
-// orphanEnd adds the end of a key block whose start was cut off (the tail
-// of a capped output, a window of a stream): everything before its end
-// line belongs to the key.
-func orphanEnd(s []byte, hs []hit) []hit {
-	for off := 0; ; {
-		i := bytes.Index(s[off:], []byte("-----END"))
-		if i < 0 {
-			return hs
-		}
-		i += off
-		off = i + 8
-		if slices.ContainsFunc(hs, func(h hit) bool { return h.kind == "private-key" && h.start <= i && i < h.end }) {
-			continue
-		}
-		if end := keyEndLine(s, i); end > 0 {
-			return append(hs, hit{start: 0, end: end, from: 0, to: end, kind: "private-key"})
-		}
-	}
-}
-
-// keyEndLine returns where the end marker of a key block at i ends, or -1
-// if the line at i is not one. The marker must be the whole line: code
-// that handles keys names "-----END" and "PRIVATE KEY" in strings, and
-// took for the tail of a key was redacted from its first line.
-func keyEndLine(s []byte, i int) int {
-	if i > 0 && s[i-1] != '\n' {
-		return -1
-	}
-	l := s[i:]
-	if j := bytes.IndexByte(l, '\n'); j >= 0 {
-		l = l[:j]
-	}
-	l = bytes.TrimSuffix(l, []byte("\r"))
-	var name []byte
-	for _, tail := range []string{" PRIVATE KEY-----", " PRIVATE KEY BLOCK-----"} {
-		if bytes.HasSuffix(l, []byte(tail)) {
-			name = l[len("-----END") : len(l)-len(tail)]
-		}
-	}
-	if name == nil {
-		return -1
-	}
-	for _, c := range name {
-		if !isUpper(c) && (c < '0' || c > '9') && c != ' ' {
-			return -1
-		}
-	}
-	return i + len(l)
+	return out
 }
 
 // render replaces the hits in s with markers, keeping the line count.

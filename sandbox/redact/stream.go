@@ -80,7 +80,21 @@ func (w *Writer) flush(final bool) error {
 	// One window and its carry-over at a time, however much one Write
 	// brought.
 	s := string(w.buf[:min(len(w.buf), window+w.carry)])
-	if w.inBlock && !hasKeyEnd(s) {
+	if w.inBlock {
+		if m := keyEndRE().FindStringIndex(s); m != nil {
+			// The long key block ends here: all of it up to its end line
+			// is key (its marker went before).
+			w.inBlock = false
+			if err := w.pass(strings.Repeat("\n", strings.Count(s[:m[1]], "\n")), m[1]); err != nil || len(w.buf) == 0 {
+				return err
+			}
+			if final || len(w.buf) >= window+w.carry {
+				return w.flush(final)
+			}
+			return nil
+		}
+	}
+	if w.inBlock {
 		// Still inside a long key block: pass on only its line breaks
 		// (the marker went before), and keep the carry-over, where the
 		// end line may begin.
@@ -169,20 +183,6 @@ func safeCut(hs []hit, cut, n int) int {
 func openBlock(s string) bool {
 	i := strings.LastIndex(s, "-----BEGIN")
 	return i >= 0 && strings.Contains(line(s[i:]), "PRIVATE KEY-----") && !strings.Contains(s[i:], "-----END")
-}
-
-// hasKeyEnd reports whether s holds the end line of a private key block.
-func hasKeyEnd(s string) bool {
-	for off := 0; ; {
-		i := strings.Index(s[off:], "-----END")
-		if i < 0 {
-			return false
-		}
-		if strings.Contains(line(s[off+i:]), "PRIVATE KEY") {
-			return true
-		}
-		off += i + 8
-	}
 }
 
 // line returns s up to its first line break.
