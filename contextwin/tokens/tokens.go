@@ -57,7 +57,7 @@ type exact struct {
 	codec *codec.Codec
 	split splitter
 
-	mu     sync.RWMutex // read-locked by the parts of a long text
+	mu     sync.Mutex
 	pieces map[string]int32
 }
 
@@ -81,11 +81,6 @@ func (e *exact) Count(s string) int {
 		// The codec reads invalid bytes as U+FFFD; split cannot.
 		return e.library(s)
 	}
-	if k := parts(s); k > 1 {
-		if n, ok := e.countParts(s, k); ok {
-			return n
-		}
-	}
 	n := 0
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -101,23 +96,14 @@ func (e *exact) Count(s string) int {
 		c, ok := e.pieces[p]
 		if !ok {
 			c = int32(e.library(p))
-			e.remember(p, c)
+			if len(e.pieces) >= maxPieces {
+				clear(e.pieces)
+			}
+			e.pieces[strings.Clone(p)] = c
 		}
 		n += int(c)
 	})
 	return n
-}
-
-// remember caches the count of piece p (a part of a text: it is copied),
-// with e.mu locked.
-func (e *exact) remember(p string, c int32) {
-	if _, ok := e.pieces[p]; ok {
-		return
-	}
-	if len(e.pieces) >= maxPieces {
-		clear(e.pieces)
-	}
-	e.pieces[strings.Clone(p)] = c
 }
 
 // library counts with the codec alone.
