@@ -35,6 +35,24 @@ func logLines(n int) string {
 	return b.String()
 }
 
+// readTurn plays scenario's turn ("read the files") in a workspace of
+// files, recording the requests bridle sends, and returns the agent
+// (exited), the session and the file of requests.
+func readTurn(t *testing.T, scenario string, files map[string]string) (*acptest.Agent, string, string) {
+	t.Helper()
+	ws := acptest.Workspace(t, files)
+	record := filepath.Join(t.TempDir(), "requests.jsonl")
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + record}})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if stop := a.Prompt(sid, "read the files"); stop != "end_turn" {
+		t.Fatalf("stop %s", stop)
+	}
+	a.CloseStdin()
+	a.WaitExit()
+	return a, sid, record
+}
+
 // recordedResults reads the requests bridle sent (BRIDLE_RECORD_REQUESTS)
 // and returns, per request, its tool results' texts.
 func recordedResults(t *testing.T, path string) [][]string {
@@ -84,16 +102,7 @@ func TestEveryOutputFitsItsCapAsTheProviderCounts(t *testing.T) {
 		{"tool_calls": [{"name": "read_file", "input": {"path": "big.log"}}]},
 		{"tool_calls": [{"name": "read_file", "input": {"path": "small.txt"}}]},
 		{"text": "Read them."}]}]}`
-	ws := acptest.Workspace(t, map[string]string{"small.txt": "small\n", "big.log": logLines(3_000)})
-	record := filepath.Join(t.TempDir(), "requests.jsonl")
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + record}})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	if stop := a.Prompt(sid, "read the files"); stop != "end_turn" {
-		t.Fatalf("stop %s", stop)
-	}
-	a.CloseStdin()
-	a.WaitExit()
+	a, sid, record := readTurn(t, scenario, map[string]string{"small.txt": "small\n", "big.log": logLines(3_000)})
 	cuts, most := 0, 0.0
 	for i, texts := range recordedResults(t, record) {
 		for _, text := range texts {
@@ -146,16 +155,7 @@ func TestAnOutputCutAgainNamesTheResult(t *testing.T) {
 		{"tool_calls": [{"name": "read_file", "input": {"path": "small.txt"}}]},
 		{"tool_calls": [{"name": "read_file", "input": {"path": "small.txt"}}]},
 		{"text": "Read them."}]}]}`
-	ws := acptest.Workspace(t, map[string]string{"small.txt": "small\n", "medium.log": logLines(350)})
-	record := filepath.Join(t.TempDir(), "requests.jsonl")
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + record}})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	if stop := a.Prompt(sid, "read the files"); stop != "end_turn" {
-		t.Fatalf("stop %s", stop)
-	}
-	a.CloseStdin()
-	a.WaitExit()
+	a, sid, record := readTurn(t, scenario, map[string]string{"small.txt": "small\n", "medium.log": logLines(350)})
 	var seq int64
 	for _, e := range acptest.Log(t, a.DB, sid) {
 		if p, _ := e["payload"].(map[string]any); e["kind"] == "tool_result" {

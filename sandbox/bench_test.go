@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
@@ -98,18 +99,8 @@ func BenchmarkGrep100k(b *testing.B) {
 // first 2,000 lines of go/parser's parser.go with read_file: open, read,
 // redact, number the lines.
 func BenchmarkMicroReadFile(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "gosrc", "parser.go"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) < 2000 {
-		b.Fatalf("parser.go has %d lines, want 2,000", len(lines))
-	}
 	dir := b.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "parser.go"), []byte(strings.Join(lines[:2000], "")), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	testfs.Write(b, filepath.Join(dir, "parser.go"), testfs.GoSource(b, 2000))
 	root, err := OpenRoot(dir)
 	if err != nil {
 		b.Fatal(err)

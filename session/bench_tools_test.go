@@ -13,6 +13,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
@@ -84,15 +85,7 @@ func benchSession(b *testing.B, sc *scripted.Scenario, dir string, w *stopwatch)
 // real code, with the words redaction looks for (key, token, auth).
 func goSource2000(b *testing.B) string {
 	b.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "gosrc", "parser.go"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) < 2000 {
-		b.Fatalf("parser.go has %d lines, want 2,000", len(lines))
-	}
-	return strings.Join(lines[:2000], "")
+	return testfs.GoSource(b, 2000)
 }
 
 // toolTimes runs one prompt per iteration through the session, each
