@@ -115,6 +115,9 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		return Errorf("run_command: not run: %v", err)
 	}
 	defer release()
+	// What bridle had from the editor's buffers may be stale once the
+	// command has changed files (and the editor reloaded them).
+	defer env.Texts.Clear()
 	c := newCapture(env, t.Caps)
 	w := redact.NewWriter(env.Redactor, c)
 	var out io.Writer = w

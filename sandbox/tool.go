@@ -149,6 +149,11 @@ type Env struct {
 	// read_file, edit_file and write_file read and write files that exist
 	// (see buffers.go). Nil: the disk.
 	Buffers Buffers
+	// Texts, with Buffers, holds what bridle last read from or wrote to
+	// the editor's buffers: an edit of a file the model read is planned
+	// on that text and checked against the editor once, before it is
+	// written. Nil: every plan asks the editor.
+	Texts *BufferTexts
 	// Locks keeps the editor's file calls and commands apart, across
 	// sessions and bridle processes (sandbox/fslock). Nil: nothing is
 	// kept apart.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
@@ -83,15 +85,7 @@ func benchSession(b *testing.B, sc *scripted.Scenario, dir string, w *stopwatch)
 // real code, with the words redaction looks for (key, token, auth).
 func goSource2000(b *testing.B) string {
 	b.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "gosrc", "parser.go"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) < 2000 {
-		b.Fatalf("parser.go has %d lines, want 2,000", len(lines))
-	}
-	return strings.Join(lines[:2000], "")
+	return testfs.GoSource(b, 2000)
 }
 
 // toolTimes runs one prompt per iteration through the session, each
@@ -134,18 +128,29 @@ func p50ms(ds []time.Duration) float64 {
 // rewrites the file before each prompt so that the tool-output cache
 // cannot serve the read; "cached" leaves it, and the cache serves every
 // read after the first.
+//
+// "edited" writes a new first line before each prompt (the same file
+// edited, every line after it moved down one), so the output differs
+// from every earlier one; "new" ends every line with a comment naming the
+// prompt, so no line of the file was read before (its words were).
 func BenchmarkReadFileInSession(b *testing.B) {
 	src := goSource2000(b)
-	for _, cached := range []bool{false, true} {
-		name := "uncached"
-		if cached {
-			name = "cached"
-		}
+	for _, name := range []string{"uncached", "cached", "edited", "new"} {
 		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
 			path := filepath.Join(dir, "parser.go")
+			edits := 0
 			write := func() {
-				if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+				text := src
+				switch name {
+				case "edited":
+					edits++
+					text = fmt.Sprintf("// edit %d: the first line changed\n%s", edits, src)
+				case "new":
+					edits++
+					text = strings.ReplaceAll(src, "\n", fmt.Sprintf(" // v%d\n", edits))
+				}
+				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -157,7 +162,7 @@ func BenchmarkReadFileInSession(b *testing.B) {
 			w := &stopwatch{}
 			s := benchSession(b, sc, dir, w)
 			toolTimes(b, s, w, func() {
-				if !cached {
+				if name != "cached" {
 					write()
 				}
 			})

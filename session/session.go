@@ -148,6 +148,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	if bc, ok := m.cfg.Client.(bufferClient); ok && m.cfg.Locks != nil {
 		if b := bc.Buffers(row.ID); b != nil {
 			s.box.Buffers = redactedBuffers{b, s.redactor}
+			s.box.Texts = sandbox.NewBufferTexts()
 		}
 	}
 	s.rewound = hasRewind(events)

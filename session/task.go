@@ -148,7 +148,7 @@ func (m *Manager) newChild(ctx context.Context, parent *Session, st event.Subage
 	s.parent, s.allowed = parent, st.Tools
 	// A child's files are its parent's, as the editor holds them: the
 	// editor knows only the parent's session.
-	s.box.Buffers = parent.box.Buffers
+	s.box.Buffers, s.box.Texts = parent.box.Buffers, parent.box.Texts
 	m.mu.Lock()
 	m.live[s.ID()] = s
 	m.mu.Unlock()

@@ -264,7 +264,7 @@ func (t *turn) record(ctx context.Context, key string, r event.ToolResult) error
 			ratio = seed
 		}
 	}
-	r, n := t.s.m.window(info.Cwd).CutOutput(info.Model, r, ratio)
+	r, n := t.s.m.window(info.Cwd).CutOutput(info.Model, r, ratio, func(whole string) string { return t.s.keepOutput(key, whole) })
 	// Held: written with the next commit, in the same transaction as its
 	// idempotency record; in a loop that goes on, that is the next
 	// request's context_assembled, so the iteration costs two commits.
