@@ -216,13 +216,13 @@ func TestChatEqualsRedactAfterLongText(t *testing.T) {
 		{"a name inside a key block's end", "-----BEGIN RSA " + "PRIVATE KEY-----\n" + rep("MIIEowIBAAKCAQEA1234\n", 500) + "sk------END RSA " + "PRIVATE KEY-----password%3Dabc123def456" + rep("a.b-", 300)},
 	} {
 		want := r.Redact(c.text)
-		for _, n := range []int{3, 7, 20, 64, 4096} {
+		for _, n := range []int{7, 4096} {
 			if got := chatPieces(r, []string{c.text}, n); got != want {
 				t.Errorf("%s, in pieces of %d: %s", c.name, n, firstDiff(got, want))
 				break
 			}
 		}
-		for cut := max(0, len(c.text)-80); cut < len(c.text); cut++ {
+		for cut := max(0, len(c.text)-24); cut < len(c.text); cut++ {
 			if got := chatOf(r, []string{c.text[:cut], c.text[cut:]}); got != want {
 				t.Errorf("%s, cut at %d: %s", c.name, cut, firstDiff(got, want))
 				break

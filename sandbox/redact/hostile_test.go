@@ -110,7 +110,7 @@ func TestRedactWorkIsLinear(t *testing.T) {
 // assignment look over the rest. What it shows also agrees with Redact
 // of the whole.
 func TestChatWorkIsLinear(t *testing.T) {
-	const piece = 64
+	const piece = 512
 	r := hostileRedactor()
 	for _, h := range hostile {
 		var shown, whole string
