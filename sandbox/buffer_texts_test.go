@@ -175,3 +175,29 @@ func TestBufferTextsBounds(t *testing.T) {
 		t.Error("nil holds a text")
 	}
 }
+
+// An edit planned on the text a read got, whose check before the write
+// must wait for a command of another session, says so and why it gave
+// up, not that the buffer changed.
+func TestACheckThatWaitsSaysWhy(t *testing.T) {
+	env, _ := editorEnv(t, true, true)
+	env.Texts = NewBufferTexts()
+	call(t, ReadFile{}, env, `{"path": "a.txt"}`)
+	in := json.RawMessage(`{"path": "a.txt", "content": "x\n"}`)
+	c := env.ForCall("k")
+	if _, err := (WriteFile{}).Preview(context.Background(), c, in); err != nil {
+		t.Fatal(err)
+	}
+	release, err := env.Locks.Command(context.Background(), env.Root.Dirs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(context.Background())
+	waited := false
+	c.Waiting = func(string) { waited = true; cancel() }
+	res := (WriteFile{}).Run(ctx, c, in)
+	if !res.IsError || !waited || !strings.Contains(res.Output, "context canceled") || strings.Contains(res.Output, "changed since") {
+		t.Fatalf("a check that waited for a command (waited %v): %q", waited, res.Output)
+	}
+}

@@ -62,7 +62,7 @@ type editPlan struct {
 // planned is the call's plan (memoPlan); writing is set by Run.
 func (t EditFile) planned(ctx context.Context, env *Env, input json.RawMessage, in editFileInput, writing bool) (editPlan, error) {
 	pl, err := memoPlan(env, t.Name(), input, writing,
-		func(p editPlan) bool { return unchanged(ctx, env, in.Path, p.fe.Before) },
+		func(p editPlan) (bool, error) { return unchanged(ctx, env, in.Path, p.fe.Before) },
 		func(hint bool) (editPlan, error) { return t.plan(ctx, env, in, hint) })
 	if errors.Is(err, errBufferChanged) {
 		err = fmt.Errorf("edit_file: %s: %w", in.Path, err)

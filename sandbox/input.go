@@ -88,8 +88,9 @@ func parseInput[T any](env *Env, tool string, sch *inputSchema, input json.RawMe
 
 // memoPlan returns the plan remembered for this call, or computes it with
 // plan and remembers it. fresh reads the file again and says whether a
-// remembered plan still holds (the file did not change since); writing
-// is set by Run, which writes the plan it gets.
+// remembered plan still holds (the file did not change since), or why it
+// could not read it; writing is set by Run, which writes the plan it
+// gets.
 //
 // On disk a remembered plan is checked each time and made again when the
 // file changed: a read is cheap. Through the editor each check is a
@@ -99,7 +100,7 @@ func parseInput[T any](env *Env, tool string, sch *inputSchema, input json.RawMe
 // that Run will check may start from the text bridle last had from the
 // buffer (hint; see BufferTexts); Run without a plan of its call plans on
 // the editor's answer.
-func memoPlan[P any](env *Env, tool string, input json.RawMessage, writing bool, fresh func(P) bool, plan func(hint bool) (P, error)) (P, error) {
+func memoPlan[P any](env *Env, tool string, input json.RawMessage, writing bool, fresh func(P) (bool, error), plan func(hint bool) (P, error)) (P, error) {
 	if env == nil || env.call == nil {
 		return plan(false)
 	}
@@ -109,15 +110,21 @@ func memoPlan[P any](env *Env, tool string, input json.RawMessage, writing bool,
 	if c.tool == tool && bytes.Equal(c.input, orEmpty(input)) {
 		if p, ok := c.plan.(P); ok {
 			c.mu.Unlock()
+			if buffers && !writing {
+				return p, nil
+			}
+			holds, err := fresh(p)
+			var zero P
 			switch {
-			case buffers && !writing:
+			case holds && err == nil:
 				return p, nil
-			case fresh(p):
-				return p, nil
+			case buffers && err != nil:
+				return zero, fmt.Errorf("%s: %w", tool, err)
 			case buffers:
-				var zero P
 				return zero, errBufferChanged
 			}
+			// On disk, plan again: it reads the file anew, and says why
+			// when it cannot.
 			c.mu.Lock()
 		}
 	}

@@ -50,7 +50,7 @@ func (t WriteFile) Plan(ctx context.Context, env *Env, input json.RawMessage) (F
 // Before. writing is set by Run.
 func (t WriteFile) planned(ctx context.Context, env *Env, input json.RawMessage, in writeFileInput, writing bool) (FileEdit, error) {
 	fe, err := memoPlan(env, t.Name(), input, writing,
-		func(fe FileEdit) bool { return unchanged(ctx, env, in.Path, fe.Before) },
+		func(fe FileEdit) (bool, error) { return unchanged(ctx, env, in.Path, fe.Before) },
 		func(hint bool) (FileEdit, error) { return t.plan(ctx, env, in, hint) })
 	if errors.Is(err, errBufferChanged) {
 		err = fmt.Errorf("write_file: %s: %w", in.Path, err)
