@@ -82,11 +82,14 @@ return {
       vim.cmd("Bridle")
       local asked, restore = answer_with("allow_always")
       H.turn(b, "please edit notes.txt")
-      vim.fn.writefile({ "hello again" }, t.ws .. "/notes.txt")
-      H.turn(b, "edit it once more")
+      -- No change between the turns: bridle refuses an edit over text the
+      -- model has not seen (docs/sandbox.md), which is not what this tests.
+      H.eq("end_turn", H.turn(b, "edit it once more"), "stop reason")
       restore()
       H.eq(1, #asked, "asked once")
-      H.eq("edited by bridle\n", read(t.ws .. "/notes.txt"), "written the second time")
+      H.eq("edited by bridle\n", read(t.ws .. "/notes.txt"), "written")
+      local _, done = H.buf_text(b.state.chat.buf):gsub("▸ %[edit%] Write notes.txt · done", "")
+      H.eq(2, done, "both edits done")
     end,
   },
 }
