@@ -290,13 +290,16 @@ func (w *Window) Limits(spec string) Limits {
 //
 // ratio is the session's correction of estimated counts (Memo.Ratio): the
 // cap applies to the corrected count, so an output is cut to fit it as
-// the provider counts.
-func (w *Window) CutOutput(spec string, r event.ToolResult, ratio float64) (event.ToolResult, int) {
+// the provider counts. keep, when set, keeps an output that has no
+// artifact whole before it is cut, and returns the artifact id it is
+// kept as ("" if it could not be): the cut names it, as it names an
+// artifact the tool made.
+func (w *Window) CutOutput(spec string, r event.ToolResult, ratio float64, keep func(whole string) string) (event.ToolResult, int) {
 	c := w.Counter(spec)
 	if c.Exact() {
 		ratio = 1
 	}
-	limit := rawPerOutput(w.budget(w.Model(spec)).perOutput, ratio)
+	limit := rawPerOutput(w.budget(w.Model(spec)).perOutput, ratio, !c.Exact())
 	have := -1
 	// An output far over the cap on any count is cut on its estimate:
 	// counting it exactly only to learn that would cost more than the
@@ -317,6 +320,9 @@ func (w *Window) CutOutput(spec string, r event.ToolResult, ratio float64) (even
 	}
 	if r.Bytes == 0 {
 		r.Bytes = len(r.Output)
+	}
+	if r.Artifact == "" && keep != nil {
+		r.Artifact = keep(r.Output)
 	}
 	out, n := clipOutput(c, r.Output, have, limit, r.Artifact)
 	if n < 0 {
@@ -361,7 +367,7 @@ func (l *layout) messages(dropped map[int64]bool, fresh bool) ([]provider.Messag
 			if dropped[e.Seq] {
 				return Address(r, e.Seq, st.calls[e.Seq], e.Tokens)
 			}
-			return ClipOutput(l.c, r.Output, e.Tokens, l.per, r.Artifact)
+			return ClipOutput(l.c, r.Output, e.Tokens, l.per, OutputID(r, e.Seq))
 		}}
 		for _, e := range l.win {
 			p.add(e)

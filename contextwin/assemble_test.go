@@ -659,8 +659,11 @@ func TestTheWindowIsNotProjectedAgainAsTheRatioDrifts(t *testing.T) {
 		t.Fatal("the request's prefix changed with the ratio")
 	}
 	for _, r := range []float64{1.001, 1.3, 1.31, 1.349, 2.99, 3} {
-		if per := rawPerOutput(10_000, r); float64(per)*r > 10_000 {
+		if per := rawPerOutput(10_000, r, false); float64(per)*r > 10_000 {
 			t.Errorf("at ratio %v the cap is %d raw tokens, %.0f corrected: over 10000", r, per, float64(per)*r)
+		}
+		if per := rawPerOutput(10_000, r, true); float64(per)*r*estimateSlack > 10_000 {
+			t.Errorf("at ratio %v an estimated cap is %d raw tokens, %.0f with the slack: over 10000", r, per, float64(per)*r*estimateSlack)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func (l *sessionLog) tool(name, input, output, artifact string) event.Event {
 // cut is the session's cut at the source; the count it returns must be
 // the one the log would have recorded.
 func (l *sessionLog) cut(r event.ToolResult) event.ToolResult {
-	r, n := l.w.CutOutput(l.spec, r, l.memo.Ratio())
+	r, n := l.w.CutOutput(l.spec, r, l.memo.Ratio(), nil)
 	b, err := event.Encode(r)
 	if err != nil {
 		l.t.Fatal(err)

@@ -146,7 +146,7 @@ func (m *Memo) project(w *Window, spec string, c tokens.Counter, perOutput int, 
 			if dropped[e.Seq] {
 				return Address(r, e.Seq, calls[e.Seq], e.Tokens)
 			}
-			return ClipOutput(c, r.Output, e.Tokens, perOutput, r.Artifact)
+			return ClipOutput(c, r.Output, e.Tokens, perOutput, OutputID(r, e.Seq))
 		}
 		m.view = v
 	}

@@ -107,26 +107,40 @@ func Address(r event.ToolResult, seq int64, call event.ToolCall, tokens int) str
 // "r<seq>".
 func ResultID(seq int64) string { return fmt.Sprintf("r%d", seq) }
 
+// OutputID is the id read_artifact returns the whole of the tool result
+// at seq by: its artifact, else the result as the log keeps it
+// (ResultID). An output recorded whole and cut again at assembly (the
+// count correction grew since) names it, not "rerun the call": the log
+// holds what the model was shown.
+func OutputID(r event.ToolResult, seq int64) string {
+	if r.Artifact != "" {
+		return r.Artifact
+	}
+	return ResultID(seq)
+}
+
 // ClipOutput cuts an output that would take more than limit tokens to
 // its head and tail, at line boundaries, with a note in the middle saying
-// what was cut and how to get it. have is the output's token count. The
-// cut is a pure function of its inputs, so every assembly cuts alike and
-// the prompt cache holds.
-func ClipOutput(c tokens.Counter, out string, have, limit int, artifact string) string {
-	res, _ := clipOutput(c, out, have, limit, artifact)
+// what was cut and how to get it: read_artifact id, which returns the
+// whole (OutputID), or, when id is "" (an output cut before it was
+// recorded, with nowhere kept whole), rerunning the call with a narrower
+// range. have is the output's token count. The cut is a pure function of
+// its inputs, so every assembly cuts alike and the prompt cache holds.
+func ClipOutput(c tokens.Counter, out string, have, limit int, id string) string {
+	res, _ := clipOutput(c, out, have, limit, id)
 	return res
 }
 
 // clipOutput is ClipOutput that also returns the cut output's count, or
 // -1 when it returned out unchanged without counting it.
-func clipOutput(c tokens.Counter, out string, have, limit int, artifact string) (string, int) {
+func clipOutput(c tokens.Counter, out string, have, limit int, id string) (string, int) {
 	if have <= limit || limit <= 0 {
 		return out, -1
 	}
 	note := func(lines, toks int) string {
 		how := "rerun the call with a narrower range to see it"
-		if artifact != "" {
-			how = fmt.Sprintf("read_artifact %s to see it", artifact)
+		if id != "" {
+			how = fmt.Sprintf("read_artifact %s to see it", id)
 		}
 		return fmt.Sprintf("\n[… %s lines (~%s tokens) cut here to fit the context window; %s …]\n", group(lines), group(toks), how)
 	}

@@ -13,7 +13,9 @@ import (
 // scanDirs is one more directory than a scan goes into by default.
 const scanDirs = 10001
 
-// TestScanBoundOncePerSession: a workspace of many empty directories (no
+// TestScanBoundOncePerSession: where commands are recorded by scans
+// (sandbox.command.checkpoint "scan", as where the box cannot watch
+// them), a workspace of many empty directories (no
 // file to count) passes the scan's directory bound on the first command;
 // the user is told once that commands are not checkpointed for the rest
 // of the session, and the session scans no more, even once the
@@ -44,7 +46,8 @@ func TestScanBoundOncePerSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	settings, _ := userSettings(t, `{"sandbox": {"command": {"checkpoint": "scan"}}}`)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{settings}})
 	a.Initialize()
 	sid := a.NewSession(ws)
 	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
@@ -85,12 +88,7 @@ func TestScanBoundOncePerSession(t *testing.T) {
 	if stop := a.Prompt(sid, "/rewind 1"); stop != "end_turn" {
 		t.Fatalf("/rewind 1: %s", stop)
 	}
-	rewound := ""
-	for _, u := range a.Updates(sid) {
-		if strings.HasPrefix(u.Text, "Rewound to before prompt 1") {
-			rewound = u.Text
-		}
-	}
+	rewound := rewoundText(a, sid)
 	if !strings.Contains(rewound, "what 2 commands changed since then (not checkpointed: the workspace is too large to scan around each command: more than 10000 directories outside .gitignore)") {
 		t.Errorf("the rewind does not say what it cannot put back: %q", rewound)
 	}

@@ -85,3 +85,20 @@ func (a *Artifacts) Read(id string) ([]byte, error) {
 	}
 	return b, err
 }
+
+// Keep writes text, whole, as artifact id: the output of a call that
+// made no artifact of its own, kept before the context window cuts it.
+func (a *Artifacts) Keep(id, text string) error {
+	if int64(len(text)) > a.Max {
+		return fmt.Errorf("%d bytes, over the %d-byte bound of an artifact", len(text), a.Max)
+	}
+	f, err := a.Create(id)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

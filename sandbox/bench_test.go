@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
+	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
 // bigTree builds a tree of 100,000 small source files in 1,000
@@ -89,5 +92,25 @@ func BenchmarkGrep100k(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkMicroReadFile (micro: the tool alone, no session) reads the
+// first 2,000 lines of go/parser's parser.go with read_file: open, read,
+// redact, number the lines.
+func BenchmarkMicroReadFile(b *testing.B) {
+	dir := b.TempDir()
+	testfs.Write(b, filepath.Join(dir, "parser.go"), testfs.GoSource(b, 2000))
+	root, err := OpenRoot(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	env := &Env{Root: root, Key: "sess/7/0", Redactor: redact.New(nil)}
+	input := json.RawMessage(`{"path":"parser.go"}`)
+	for b.Loop() {
+		if res := (ReadFile{}).Run(context.Background(), env, input); res.IsError {
+			b.Fatal(res.Output)
+		}
 	}
 }

@@ -163,8 +163,10 @@ func openRead(ctx context.Context, env *Env, path string) (f *os.File, fi fs.Fil
 	}
 	text, err := bufferText(ctx, env, call, abs, path)
 	if err != nil {
+		env.Texts.drop(abs)
 		return f, fi, nil, err, nil
 	}
+	env.Texts.put(abs, text)
 	return f, fi, &text, nil, nil
 }
 
@@ -212,8 +214,10 @@ func readFileText(ctx context.Context, env *Env, path string) (content []byte, e
 	}
 	text, err := bufferText(ctx, env, call, abs, path)
 	if err != nil {
+		env.Texts.drop(abs)
 		return nil, false, fmt.Errorf("%w; nothing was changed", err)
 	}
+	env.Texts.put(abs, text)
 	if len(text) > MaxEditBytes {
 		return nil, false, fmt.Errorf("%s is %d bytes in the editor, over the %d-byte limit for edits", path, len(text), MaxEditBytes)
 	}
@@ -248,11 +252,13 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 	late, err := env.Buffers.WriteText(ctx, abs, string(data))
 	call.late = late
 	if err != nil {
+		env.Texts.drop(abs) // the editor may hold either text now
 		// Not written to disk instead: the editor's buffer may hold text
 		// the user has not saved, which a later save would write over ours
 		// (or ours over theirs).
 		return "", fmt.Errorf("the editor did not take the new text of %s (%v); bridle did not write the file either: read it again before retrying", path, err)
 	}
+	env.Texts.put(abs, string(data))
 	return viaEditor, nil
 }
 

@@ -39,17 +39,19 @@ func HashFile(ctx context.Context, env *Env, path string) (string, error) {
 // unchanged reports whether a file's hash is still before ("" for a file
 // that does not exist): a plan computed earlier in the call still holds.
 // It reads and hashes the file; the diff and its redaction are not done
-// again.
-func unchanged(ctx context.Context, env *Env, path, before string) bool {
+// again. An error says why the file could not be read (through the
+// editor: it did not answer, or a command of another session still
+// runs).
+func unchanged(ctx context.Context, env *Env, path, before string) (bool, error) {
 	// As the edit read it: its text (edits are of text files).
 	data, exists, err := readFileText(ctx, env, path)
 	if err != nil {
-		return false
+		return false, err
 	}
 	if !exists {
-		return before == ""
+		return before == "", nil
 	}
-	return Hash(data) == before
+	return Hash(data) == before, nil
 }
 
 // editDiff builds the editor's view of an edit, redacted. Large files get

@@ -45,7 +45,7 @@ func (t EditFile) Plan(ctx context.Context, env *Env, input json.RawMessage) (Fi
 	if err != nil {
 		return FileEdit{}, err
 	}
-	pl, err := t.planned(ctx, env, input, in)
+	pl, err := t.planned(ctx, env, input, in, false)
 	return pl.fe, err
 }
 
@@ -59,22 +59,46 @@ type editPlan struct {
 	fe              FileEdit
 }
 
-func (t EditFile) planned(ctx context.Context, env *Env, input json.RawMessage, in editFileInput) (editPlan, error) {
-	return memoPlan(env, t.Name(), input,
-		func(p editPlan) bool { return unchanged(ctx, env, in.Path, p.fe.Before) },
-		func() (editPlan, error) { return t.plan(ctx, env, in) })
+// planned is the call's plan (memoPlan); writing is set by Run.
+func (t EditFile) planned(ctx context.Context, env *Env, input json.RawMessage, in editFileInput, writing bool) (editPlan, error) {
+	pl, err := memoPlan(env, t.Name(), input, writing,
+		func(p editPlan) (bool, error) { return unchanged(ctx, env, in.Path, p.fe.Before) },
+		func(hint bool) (editPlan, error) { return t.plan(ctx, env, in, hint) })
+	if errors.Is(err, errBufferChanged) {
+		err = fmt.Errorf("edit_file: %s: %w", in.Path, err)
+	}
+	return pl, err
 }
 
 // plan returns the file's content now and after the edit, both redacted,
-// and the edit.
-func (t EditFile) plan(ctx context.Context, env *Env, in editFileInput) (editPlan, error) {
+// and the edit. With hint it may start from the text bridle last had from
+// the file's buffer (planText); an edit that does not apply to that text
+// is planned again on the editor's, so that what the model is told is
+// about the file as it is.
+func (t EditFile) plan(ctx context.Context, env *Env, in editFileInput, hint bool) (editPlan, error) {
 	if in.OldString == in.NewString {
 		return editPlan{}, fmt.Errorf("edit_file: old_string and new_string are the same; nothing to change")
 	}
-	old, exists, err := readFileText(ctx, env, in.Path)
+	var old []byte
+	var exists, fromHint bool
+	var err error
+	if hint {
+		old, exists, fromHint, err = planText(ctx, env, in.Path)
+	} else {
+		old, exists, err = readFileText(ctx, env, in.Path)
+	}
 	if err != nil {
 		return editPlan{}, fmt.Errorf("edit_file: %w", err)
 	}
+	pl, err := t.planOn(env, in, old, exists)
+	if err != nil && fromHint {
+		return t.plan(ctx, env, in, false)
+	}
+	return pl, err
+}
+
+// planOn plans the edit on the file's text old.
+func (t EditFile) planOn(env *Env, in editFileInput, old []byte, exists bool) (editPlan, error) {
 	if !exists {
 		return editPlan{}, fmt.Errorf("edit_file: %s does not exist in %s; to create it use write_file", in.Path, env.Root.Where())
 	}
@@ -136,7 +160,7 @@ func (t EditFile) Preview(ctx context.Context, env *Env, input json.RawMessage) 
 		return Preview{}, err
 	}
 	p := Preview{Title: "Edit " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
-	pl, err := t.planned(ctx, env, input, in)
+	pl, err := t.planned(ctx, env, input, in, false)
 	switch {
 	case err == nil:
 		p.Diff = pl.fe.Diff
@@ -154,7 +178,7 @@ func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	pl, err := t.planned(ctx, env, input, in)
+	pl, err := t.planned(ctx, env, input, in, true)
 	if err != nil {
 		return Errorf("%v", err)
 	}

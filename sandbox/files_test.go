@@ -216,3 +216,13 @@ func TestListingCaps(t *testing.T) {
 		})
 	}
 }
+
+// read_file numbers its lines as "%6d\t" did: right-aligned in six
+// columns, wider when the number needs it.
+func TestAppendLineNumberIsPrintfs(t *testing.T) {
+	for _, n := range []int{1, 9, 10, 99999, 100000, 999999, 1000000, 123456789} {
+		if got, want := string(appendLineNumber(nil, n)), fmt.Sprintf("%6d\t", n); got != want {
+			t.Errorf("line %d: %q, want %q", n, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -86,25 +87,49 @@ func parseInput[T any](env *Env, tool string, sch *inputSchema, input json.RawMe
 }
 
 // memoPlan returns the plan remembered for this call, or computes it with
-// plan and remembers it. fresh says whether a remembered plan still
-// holds (the file did not change since).
-func memoPlan[P any](env *Env, tool string, input json.RawMessage, fresh func(P) bool, plan func() (P, error)) (P, error) {
+// plan and remembers it. fresh reads the file again and says whether a
+// remembered plan still holds (the file did not change since), or why it
+// could not read it; writing is set by Run, which writes the plan it
+// gets.
+//
+// On disk a remembered plan is checked each time and made again when the
+// file changed: a read is cheap. Through the editor each check is a
+// question to it, so a plan is checked once, by Run, right before it is
+// written; one that no longer holds is refused (errBufferChanged), never
+// made again on text the model has not seen. The first plan of a call
+// that Run will check may start from the text bridle last had from the
+// buffer (hint; see BufferTexts); Run without a plan of its call plans on
+// the editor's answer.
+func memoPlan[P any](env *Env, tool string, input json.RawMessage, writing bool, fresh func(P) (bool, error), plan func(hint bool) (P, error)) (P, error) {
 	if env == nil || env.call == nil {
-		return plan()
+		return plan(false)
 	}
+	buffers := env.usesEditor()
 	c := env.call
 	c.mu.Lock()
 	if c.tool == tool && bytes.Equal(c.input, orEmpty(input)) {
 		if p, ok := c.plan.(P); ok {
 			c.mu.Unlock()
-			if fresh(p) {
+			if buffers && !writing {
 				return p, nil
 			}
+			holds, err := fresh(p)
+			var zero P
+			switch {
+			case holds && err == nil:
+				return p, nil
+			case buffers && err != nil:
+				return zero, fmt.Errorf("%s: %w", tool, err)
+			case buffers:
+				return zero, errBufferChanged
+			}
+			// On disk, plan again: it reads the file anew, and says why
+			// when it cannot.
 			c.mu.Lock()
 		}
 	}
 	c.mu.Unlock()
-	p, err := plan()
+	p, err := plan(buffers && !writing)
 	if err != nil {
 		return p, err
 	}
@@ -115,6 +140,10 @@ func memoPlan[P any](env *Env, tool string, input json.RawMessage, fresh func(P)
 	c.mu.Unlock()
 	return p, nil
 }
+
+// errBufferChanged refuses an edit whose file's buffer no longer holds
+// the text the edit was planned on.
+var errBufferChanged = errors.New("the editor's buffer changed since this edit was planned on it (unsaved changes, or a reload): nothing was changed; read the file again and redo the edit")
 
 func orEmpty(input json.RawMessage) json.RawMessage {
 	if len(bytes.TrimSpace(input)) == 0 {

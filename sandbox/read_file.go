@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -102,8 +103,10 @@ func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	}
 	// Collect the raw lines first and redact them together, so that a
 	// secret is removed before a long line is cut (a cut secret would no
-	// longer be recognised) and a key block is seen whole.
-	var raw []string
+	// longer be recognised) and a key block is seen whole. They are kept
+	// joined by "\n" in one buffer: a 2,000-line read is a few
+	// allocations, not a few per line.
+	var raw []byte
 	var long []bool
 	n, size, last := 0, 0, 0
 	full := false
@@ -123,12 +126,15 @@ func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 		}
 		n++
 		if n >= first && !full {
-			text := strings.TrimRight(string(line), "\r\n")
+			text := bytes.TrimRight(line, "\r\n")
 			size += min(len(text), t.maxLineLen()) + 8
-			if len(raw) >= limit || size > t.maxBytes() {
+			if len(long) >= limit || size > t.maxBytes() {
 				full = true
 			} else {
-				raw = append(raw, text)
+				if len(long) > 0 {
+					raw = append(raw, '\n')
+				}
+				raw = append(raw, text...)
 				long = append(long, cut)
 				last = n
 			}
@@ -140,16 +146,17 @@ func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 			return Errorf("read_file: %s: %v", in.Path, err)
 		}
 	}
-	red := strings.Split(env.redact(strings.Join(raw, "\n")), "\n")
-	var b strings.Builder
-	for i, text := range red {
-		if i >= len(raw) {
-			break
-		}
+	red := env.redact(string(raw))
+	b := make([]byte, 0, len(red)+len(long)*8+64)
+	for i := range long {
+		text, rest, _ := strings.Cut(red, "\n")
+		red = rest
 		if len(text) > t.maxLineLen() || long[i] {
 			text = cutUTF8(text, t.maxLineLen()) + " […line cut]"
 		}
-		fmt.Fprintf(&b, "%6d\t%s\n", first+i, text)
+		b = appendLineNumber(b, first+i)
+		b = append(b, text...)
+		b = append(b, '\n')
 	}
 	if n == 0 {
 		return Result{Output: note + fmt.Sprintf("[%s is empty]\n", in.Path), Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
@@ -158,14 +165,26 @@ func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 		return Errorf("read_file: %s has %d lines; offset %d is past the end", in.Path, n, first)
 	}
 	if last < n {
-		fmt.Fprintf(&b, "[lines %d-%d of %d shown; read on with offset %d]\n", first, last, n, last+1)
+		b = fmt.Appendf(b, "[lines %d-%d of %d shown; read on with offset %d]\n", first, last, n, last+1)
 	}
 	return Result{
-		Output:    note + b.String(),
+		Output:    note + string(b),
 		Locations: []Location{{Path: env.Root.Abs(in.Path), Line: first}},
 		Lines:     n,
 		Bytes:     int(total),
 	}
+}
+
+// appendLineNumber appends what fmt's "%6d\t" would: n right-aligned
+// in six columns (wider when it needs more), then a tab.
+func appendLineNumber(b []byte, n int) []byte {
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], int64(n), 10)
+	for range 6 - len(d) {
+		b = append(b, ' ')
+	}
+	b = append(b, d...)
+	return append(b, '\t')
 }
 
 // cutUTF8 returns at most n bytes of s, not splitting a character.

@@ -115,6 +115,9 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		return Errorf("run_command: not run: %v", err)
 	}
 	defer release()
+	// What bridle had from the editor's buffers may be stale once the
+	// command has changed files (and the editor reloaded them).
+	defer env.Texts.Clear()
 	c := newCapture(env, t.Caps)
 	w := redact.NewWriter(env.Redactor, c)
 	var out io.Writer = w
@@ -139,10 +142,12 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		Hidden:              env.Root.Hidden(),
 		TmpBytes:            int64(t.Settings.TmpMB) << 20,
 		ShmBytes:            int64(t.Settings.ShmMB) << 20,
+		Writes:              env.Writes,
 	})
 	w.Close()
 	res := c.Finish()
 	res.Locations = []Location{{Path: dir}}
+	res.Unwatched = o.Unwatched
 	if err != nil {
 		res.IsError = true
 		res.Output += fmt.Sprintf("[the sandbox failed: %s]\n", env.redact(err.Error()))
@@ -164,6 +169,18 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		}
 	}
 	return res
+}
+
+// WatchesWrites says why the box cannot tell Env.Writes what a command
+// changes (nil when it can).
+func (t *RunCommand) WatchesWrites() error {
+	switch {
+	case t.Settings.Checkpoint == "scan":
+		return errors.New(`sandbox.command.checkpoint is "scan"`)
+	case t.Box == nil:
+		return errors.New("no sandbox is configured")
+	}
+	return t.Box.WatchesWrites()
 }
 
 // editorWait bounds how long a command waits for the editor to answer

@@ -51,6 +51,11 @@ type CommandSettings struct {
 	// (512 MiB each).
 	TmpMB int `json:"tmp_mb,omitempty"`
 	ShmMB int `json:"shm_mb,omitempty"`
+	// Checkpoint says how a rewind learns what commands change: "watch"
+	// (the default) has the box say which files a command is about to
+	// change, falling back to "scan" where the box cannot; "scan" scans
+	// the workspace before and after each command.
+	Checkpoint string `json:"checkpoint,omitempty"`
 }
 
 // ToolCaps bound what each tool returns at once.
@@ -163,6 +168,11 @@ func ParseSettings(raw []byte) (Settings, error) {
 	}
 	if s.Command.MaxTimeoutSeconds < 0 || s.Command.TimeoutSeconds < 0 || s.Command.Processes < 0 || s.Command.TmpMB < 0 || s.Command.ShmMB < 0 {
 		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: timeouts, processes and sizes must not be negative")
+	}
+	switch s.Command.Checkpoint {
+	case "", "watch", "scan":
+	default:
+		return Settings{}, fmt.Errorf("the \"sandbox\" settings are not valid: command.checkpoint is %q; it is \"watch\" (the default) or \"scan\"", s.Command.Checkpoint)
 	}
 	return s, nil
 }

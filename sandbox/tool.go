@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/bridle-dev/bridle/permission"
+	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/sandbox/fslock"
 	"github.com/bridle-dev/bridle/sandbox/redact"
@@ -122,6 +123,9 @@ type Result struct {
 	// Missing lists the confinement layers this machine lacks that a
 	// command ran without; they are also named in Output.
 	Missing []string
+	// Unwatched says why Env.Writes was not told what the command
+	// changed ("" when it was, or when it was not set).
+	Unwatched string
 }
 
 // Errorf returns an error result the model can read.
@@ -145,6 +149,11 @@ type Env struct {
 	// read_file, edit_file and write_file read and write files that exist
 	// (see buffers.go). Nil: the disk.
 	Buffers Buffers
+	// Texts, with Buffers, holds what bridle last read from or wrote to
+	// the editor's buffers: an edit of a file the model read is planned
+	// on that text and checked against the editor once, before it is
+	// written. Nil: every plan asks the editor.
+	Texts *BufferTexts
 	// Locks keeps the editor's file calls and commands apart, across
 	// sessions and bridle processes (sandbox/fslock). Nil: nothing is
 	// kept apart.
@@ -156,6 +165,10 @@ type Env struct {
 	// command to end before it asks the editor about a file (see
 	// holdEditor); the session shows it on the call's card.
 	Waiting func(note string)
+	// Writes, when set, is told of each file of the workspace a command
+	// is about to change, before it changes it (a tool that can:
+	// WritesWatcher).
+	Writes box.Writes
 	// Results returns the output of the tool result at a seq of the
 	// session's log, as the model saw it: read_artifact serves "r<seq>",
 	// the address of a dropped output that has no artifact.
@@ -195,6 +208,13 @@ type Tool interface {
 	// file, and a cancel must not wait for the answer.
 	Preview(ctx context.Context, env *Env, input json.RawMessage) (Preview, error)
 	Run(ctx context.Context, env *Env, input json.RawMessage) Result
+}
+
+// A WritesWatcher is a tool that can tell Env.Writes of every file of
+// the workspace it is about to change (run_command, in a box that can):
+// WatchesWrites says why it cannot, nil when it can.
+type WritesWatcher interface {
+	WatchesWrites() error
 }
 
 // FileEdit is the effect an edit would have on one file, computed without

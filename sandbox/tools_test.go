@@ -160,4 +160,10 @@ func TestParseSettings(t *testing.T) {
 	if s, err := ParseSettings(nil); err != nil || s.Command.timeout().Seconds() != 120 || s.Command.memory() != 4<<30 {
 		t.Fatalf("defaults: %+v %v", s, err)
 	}
+	if s, err := ParseSettings([]byte(`{"command": {"checkpoint": "scan"}}`)); err != nil || (&RunCommand{Settings: s.Command}).WatchesWrites() == nil {
+		t.Fatalf("checkpoint scan: %+v %v", s, err)
+	}
+	if _, err := ParseSettings([]byte(`{"command": {"checkpoint": "overlay"}}`)); err == nil || !strings.Contains(err.Error(), `command.checkpoint is "overlay"; it is "watch" (the default) or "scan"`) {
+		t.Fatalf("unknown checkpoint: %v", err)
+	}
 }

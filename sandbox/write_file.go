@@ -42,22 +42,36 @@ func (t WriteFile) Plan(ctx context.Context, env *Env, input json.RawMessage) (F
 	if err != nil {
 		return FileEdit{}, err
 	}
-	return t.planned(ctx, env, input, in)
+	return t.planned(ctx, env, input, in, false)
 }
 
-// planned is the write's plan, computed once per call: Preview, Plan and
-// Run of the call share it while the file's hash still equals Before.
-func (t WriteFile) planned(ctx context.Context, env *Env, input json.RawMessage, in writeFileInput) (FileEdit, error) {
-	return memoPlan(env, t.Name(), input,
-		func(fe FileEdit) bool { return unchanged(ctx, env, in.Path, fe.Before) },
-		func() (FileEdit, error) { return t.plan(ctx, env, in) })
+// planned is the write's plan, computed once per call (memoPlan): Preview,
+// Plan and Run of the call share it while the file's hash still equals
+// Before. writing is set by Run.
+func (t WriteFile) planned(ctx context.Context, env *Env, input json.RawMessage, in writeFileInput, writing bool) (FileEdit, error) {
+	fe, err := memoPlan(env, t.Name(), input, writing,
+		func(fe FileEdit) (bool, error) { return unchanged(ctx, env, in.Path, fe.Before) },
+		func(hint bool) (FileEdit, error) { return t.plan(ctx, env, in, hint) })
+	if errors.Is(err, errBufferChanged) {
+		err = fmt.Errorf("write_file: %s: %w", in.Path, err)
+	}
+	return fe, err
 }
 
-func (t WriteFile) plan(ctx context.Context, env *Env, in writeFileInput) (FileEdit, error) {
+// plan reads the file's text now (with hint, maybe the text bridle last
+// had from its buffer: planText) and plans the write over it.
+func (t WriteFile) plan(ctx context.Context, env *Env, in writeFileInput, hint bool) (FileEdit, error) {
 	if len(in.Content) > MaxEditBytes {
 		return FileEdit{}, fmt.Errorf("write_file: content is %d bytes, over the %d-byte limit", len(in.Content), MaxEditBytes)
 	}
-	old, exists, err := readFileText(ctx, env, in.Path)
+	var old []byte
+	var exists bool
+	var err error
+	if hint {
+		old, exists, _, err = planText(ctx, env, in.Path)
+	} else {
+		old, exists, err = readFileText(ctx, env, in.Path)
+	}
 	if err != nil {
 		return FileEdit{}, fmt.Errorf("write_file: %w", err)
 	}
@@ -81,7 +95,7 @@ func (t WriteFile) Preview(ctx context.Context, env *Env, input json.RawMessage)
 		return Preview{}, err
 	}
 	p := Preview{Title: "Write " + in.Path, Locations: []Location{{Path: env.Root.Abs(in.Path)}}}
-	fe, err := t.planned(ctx, env, input, in)
+	fe, err := t.planned(ctx, env, input, in, false)
 	switch {
 	case err == nil:
 		p.Diff = fe.Diff
@@ -99,7 +113,7 @@ func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	fe, err := t.planned(ctx, env, input, in)
+	fe, err := t.planned(ctx, env, input, in, true)
 	if err != nil {
 		return Errorf("%v", err)
 	}

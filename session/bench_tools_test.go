@@ -13,6 +13,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/event"
@@ -84,15 +85,7 @@ func benchSession(b *testing.B, sc *scripted.Scenario, dir string, w *stopwatch)
 // real code, with the words redaction looks for (key, token, auth).
 func goSource2000(b *testing.B) string {
 	b.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "gosrc", "parser.go"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) < 2000 {
-		b.Fatalf("parser.go has %d lines, want 2,000", len(lines))
-	}
-	return strings.Join(lines[:2000], "")
+	return testfs.GoSource(b, 2000)
 }
 
 // toolTimes runs one prompt per iteration through the session, each
@@ -135,18 +128,29 @@ func p50ms(ds []time.Duration) float64 {
 // rewrites the file before each prompt so that the tool-output cache
 // cannot serve the read; "cached" leaves it, and the cache serves every
 // read after the first.
+//
+// "edited" writes a new first line before each prompt (the same file
+// edited, every line after it moved down one), so the output differs
+// from every earlier one; "new" ends every line with a comment naming the
+// prompt, so no line of the file was read before (its words were).
 func BenchmarkReadFileInSession(b *testing.B) {
 	src := goSource2000(b)
-	for _, cached := range []bool{false, true} {
-		name := "uncached"
-		if cached {
-			name = "cached"
-		}
+	for _, name := range []string{"uncached", "cached", "edited", "new"} {
 		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
 			path := filepath.Join(dir, "parser.go")
+			edits := 0
 			write := func() {
-				if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+				text := src
+				switch name {
+				case "edited":
+					edits++
+					text = fmt.Sprintf("// edit %d: the first line changed\n%s", edits, src)
+				case "new":
+					edits++
+					text = strings.ReplaceAll(src, "\n", fmt.Sprintf(" // v%d\n", edits))
+				}
+				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -158,7 +162,7 @@ func BenchmarkReadFileInSession(b *testing.B) {
 			w := &stopwatch{}
 			s := benchSession(b, sc, dir, w)
 			toolTimes(b, s, w, func() {
-				if !cached {
+				if name != "cached" {
 					write()
 				}
 			})
@@ -192,10 +196,11 @@ func BenchmarkEditFileInSession(b *testing.B) {
 
 // BenchmarkRunCommandInSession runs `true` with run_command through a
 // live session in a workspace holding a copy of this repository's source
-// (real files, a few hundred): the box, the scans of the workspace before
-// and after the command that checkpoint what it changes, and the SQLite
-// appends. "no-checkpoints" is the same session without a data directory,
-// where commands are not scanned: the difference is the scans' cost.
+// (real files, a few hundred): the box, the recording of what the
+// command changes for a rewind (the box's watch where it can, else the
+// scans), and the SQLite appends. "no-checkpoints" is the same session
+// without a data directory, where commands are not recorded: the
+// difference is the recording's cost.
 func BenchmarkRunCommandInSession(b *testing.B) {
 	src := b.TempDir()
 	files := copySource(b, "..", src)
@@ -214,34 +219,6 @@ func BenchmarkRunCommandInSession(b *testing.B) {
 				b.Fatal(err)
 			}
 			toolTimes(b, s, w, func() {})
-			b.ReportMetric(float64(files), "files")
-		})
-	}
-}
-
-// BenchmarkMicroSnapshotScan is one scan of a workspace holding copies
-// of this repository's source, every file's stamp unchanged since the
-// last scan (the common case: a command ran, few files moved): the walk,
-// a stat per file, the .gitignore rules. Micro: no session loop, no box.
-func BenchmarkMicroSnapshotScan(b *testing.B) {
-	for _, copies := range []int{1, 10} {
-		b.Run(fmt.Sprintf("copies=%d", copies), func(b *testing.B) {
-			src := b.TempDir()
-			files := 0
-			for i := range copies {
-				files += copySource(b, "..", filepath.Join(src, fmt.Sprint(i)))
-			}
-			s := benchSession(b, nil, src, &stopwatch{})
-			s.m.cfg.DataDir = b.TempDir()
-			prev, err := s.scan(context.Background(), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for b.Loop() {
-				if _, err := s.scan(context.Background(), prev); err != nil {
-					b.Fatal(err)
-				}
-			}
 			b.ReportMetric(float64(files), "files")
 		})
 	}

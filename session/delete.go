@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bridle-dev/bridle/session/checkpoint"
 	"github.com/bridle-dev/bridle/store"
 )
 
@@ -38,10 +39,11 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	// outputs.
 	if m.cfg.DataDir != "" {
 		for _, sid := range ids.IDs {
-			for _, dir := range []string{"checkpoints", "artifacts"} {
-				if err := os.RemoveAll(filepath.Join(m.cfg.DataDir, dir, sid)); err != nil {
-					m.log.Warn("a deleted session's files remain", "session", sid, "dir", dir, "err", err)
-				}
+			if err := checkpoint.Remove(m.cfg.DataDir, sid); err != nil {
+				m.log.Warn("a deleted session's checkpoints remain", "session", sid, "err", err)
+			}
+			if err := os.RemoveAll(filepath.Join(m.cfg.DataDir, "artifacts", sid)); err != nil {
+				m.log.Warn("a deleted session's artifacts remain", "session", sid, "err", err)
 			}
 		}
 		m.removeImages(ctx, ids.Refs)
@@ -94,7 +96,7 @@ func (m *Manager) removeImages(ctx context.Context, names []string) {
 	m.hook("images scanned")
 	dir := filepath.Join(m.cfg.DataDir, "images")
 	for _, name := range names {
-		if used[name] || !isDigest(name) {
+		if used[name] || !checkpoint.IsDigest(name) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {

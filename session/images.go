@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/checkpoint"
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/session/imagecheck"
 	"github.com/bridle-dev/bridle/store"
@@ -46,7 +47,7 @@ func imageNames(payload []byte) []string {
 		for n < len(p) && (p[n] >= '0' && p[n] <= '9' || p[n] >= 'a' && p[n] <= 'f') {
 			n++
 		}
-		if name := string(p[:n]); isDigest(name) && !slices.Contains(out, name) {
+		if name := string(p[:n]); checkpoint.IsDigest(name) && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 		p = p[n:]
@@ -157,7 +158,7 @@ func (s *Session) logPrompt(ctx context.Context, images []checkedImage, msg even
 // storeImages writes checked images that are not stored yet.
 func (s *Session) storeImages(images []checkedImage) error {
 	for _, img := range images {
-		if _, err := storeBlob(s.imageDir(), img.name, img.data); err != nil {
+		if _, err := checkpoint.StoreBlob(s.imageDir(), img.name, img.data); err != nil {
 			return fmt.Errorf("store the prompt's image in %s: %w", s.imageDir(), err)
 		}
 	}
@@ -174,7 +175,7 @@ func (s *Session) imageDir() string {
 // loadImage reads a stored image by its URI.
 func (s *Session) loadImage(uri string) ([]byte, error) {
 	name, ok := strings.CutPrefix(uri, imageURIPrefix)
-	if !ok || !isDigest(name) {
+	if !ok || !checkpoint.IsDigest(name) {
 		return nil, fmt.Errorf("%q names no stored image", uri)
 	}
 	dir := s.imageDir()

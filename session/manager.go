@@ -75,11 +75,12 @@ type Config struct {
 	// puts files back from. Empty: none of them are kept.
 	DataDir string
 	// CheckpointBytes bounds one session's checkpoints (0: the default,
-	// DefaultCheckpointBytes); past it the oldest are removed.
+	// checkpoint.DefaultBytes); past it the oldest are removed.
 	CheckpointBytes int64
 	// SnapshotFiles and SnapshotDirs bound the scans around commands
-	// (0: 20,000 files, 10,000 directories): past either, the session's
-	// commands are not checkpointed from then on.
+	// where the box cannot watch them (0: 20,000 files, 10,000
+	// directories): past either, the session's scanned commands are not
+	// checkpointed from then on. Watched commands have no bound.
 	SnapshotFiles, SnapshotDirs int
 	// System is the system prompt; empty uses the built-in one.
 	System string

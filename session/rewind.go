@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -369,7 +367,7 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 		if r.From != "" {
 			data, exists, err := sandbox.FileContent(ctx, env, r.Path)
 			if err == nil && exists {
-				_, err = s.keep(data)
+				_, err = s.checkpoints().Keep(data)
 			}
 			if err != nil {
 				kept = append(kept, fmt.Sprintf("%s (its present content could not be kept: %v)", r.Path, err))
@@ -377,7 +375,7 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 			}
 		}
 		if r.To != "" {
-			if _, err := s.checkpoint(r.To); err != nil {
+			if _, err := s.checkpoints().Get(r.To); err != nil {
 				kept = append(kept, fmt.Sprintf("%s (%v)", r.Path, err))
 				continue
 			}
@@ -411,32 +409,7 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 // applyRestores puts files back; it returns those put back and why the
 // others were not.
 func (s *Session) applyRestores(ctx context.Context, env *sandbox.Env, files []event.FileRestore, from int64) (done []event.FileRestore, failed []string) {
-	since := s.timeOf(from)
-	for _, f := range files {
-		var err error
-		if f.To == "" {
-			if err = env.Root.Remove(f.Path); err == nil {
-				s.removeMadeDirs(env, f.Path, since)
-			}
-		} else {
-			var data []byte
-			if data, err = s.checkpoint(f.To); err == nil {
-				if f.From == "" {
-					// Made anew, on disk (as new files always are), with
-					// the mode it had.
-					err = env.Root.WriteFileMode(f.Path, data, fs.FileMode(f.Mode))
-				} else {
-					err = sandbox.PutFile(ctx, env, f.Path, data, true)
-				}
-			}
-		}
-		if err != nil {
-			failed = append(failed, fmt.Sprintf("%s (%v)", f.Path, err))
-			continue
-		}
-		done = append(done, f)
-	}
-	return done, failed
+	return s.checkpoints().Restore(ctx, env, files, s.timeOf(from))
 }
 
 // timeOf is when the event seq was recorded; now if it is not in the log,
@@ -448,17 +421,6 @@ func (s *Session) timeOf(seq int64) time.Time {
 		}
 	}
 	return time.Now()
-}
-
-// removeMadeDirs removes, after a rewind removed the file at path, the
-// directories above it that are now empty and were made since the prompt
-// the rewind goes back to, up to the workspace's directory.
-func (s *Session) removeMadeDirs(env *sandbox.Env, path string, since time.Time) {
-	for dir := filepath.Dir(env.Root.Abs(path)); ; dir = filepath.Dir(dir) {
-		if removed, err := env.Root.RemoveEmptyDir(dir, since); err != nil || !removed {
-			return
-		}
-	}
 }
 
 // askOverwrite asks whether files the user changed after the agent may be

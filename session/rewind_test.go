@@ -15,6 +15,7 @@ import (
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/checkpoint"
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
 )
@@ -356,7 +357,7 @@ func TestCheckpointsStayWithinTheirBound(t *testing.T) {
 		t.Fatalf("stop %s, err %v", stop, err)
 	}
 	var total int64
-	entries, _ := os.ReadDir(s.checkpointDir(s.ID()))
+	entries, _ := os.ReadDir(checkpoint.Dir(m.cfg.DataDir, s.ID()))
 	for _, e := range entries {
 		fi, _ := e.Info()
 		total += fi.Size()

@@ -18,6 +18,7 @@ import (
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/mcp"
 	"github.com/bridle-dev/bridle/sandbox/redact"
+	"github.com/bridle-dev/bridle/session/checkpoint"
 	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/session/subagent"
 	"github.com/bridle-dev/bridle/store"
@@ -49,11 +50,11 @@ type Session struct {
 	project projectCache
 	// seed is the correction seed for the session's model (seedRatio).
 	seed ratioSeed
-	// ckpt is the session's checkpoint store (checkpoint.go).
-	ckpt checkpoints
-	// snap is the workspace as the last scan around a command found it
-	// (snapshot.go).
-	snap snapshot
+	// ckpt is the session's checkpoint store and snap the scans around
+	// its commands (checkpoints.go), made on first use.
+	ckpt     *checkpoint.Store
+	snap     *checkpoint.Scanner
+	ckptOnce sync.Once
 	// rewound says the log holds a rewind: view filters it (visible),
 	// caching the result for the log's length visibleN.
 	rewound       bool
@@ -147,6 +148,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	if bc, ok := m.cfg.Client.(bufferClient); ok && m.cfg.Locks != nil {
 		if b := bc.Buffers(row.ID); b != nil {
 			s.box.Buffers = redactedBuffers{b, s.redactor}
+			s.box.Texts = sandbox.NewBufferTexts()
 		}
 	}
 	s.rewound = hasRewind(events)

@@ -9,10 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/box"
+	"github.com/bridle-dev/bridle/session/checkpoint"
 	"github.com/bridle-dev/bridle/session/event"
 )
 
@@ -79,135 +80,12 @@ func commandChanges(t *testing.T, s *Session, ws string, n int) []event.FileChan
 
 func hashOf(s string) string { return sandbox.Hash([]byte(s)) }
 
-// TestCommandChangesAreRecorded: the scans around a command find what it
-// created, changed and deleted, keep what those files held before, and
-// leave alone what they must not follow or cannot keep.
-func TestCommandChangesAreRecorded(t *testing.T) {
-	big := strings.Repeat("x", snapshotMaxFile+1)
-	cases := []struct {
-		name    string
-		files   map[string]string
-		setup   func(t *testing.T, ws string)
-		command string
-		want    []event.FileChange
-	}{{
-		name:  "created changed deleted binary",
-		files: map[string]string{"a": "a\n", "b": "b\n", "bin": "\x00\xff", "sub/keep": "k\n"},
-		setup: func(t *testing.T, ws string) {
-			if err := os.Chmod(filepath.Join(ws, "a"), 0o750); err != nil {
-				t.Fatal(err)
-			}
-		},
-		command: "rm a && printf 'B\\n' > b && mkdir -p new && printf 'c' > new/c && printf '\\001' > bin",
-		want: []event.FileChange{{Path: "a", Before: hashOf("a\n"), Mode: 0o750}, {Path: "b", Before: hashOf("b\n"), After: hashOf("B\n"), Mode: 0o644},
-			{Path: "bin", Before: hashOf("\x00\xff"), After: hashOf("\x01"), Mode: 0o644}, {Path: "new/c", After: hashOf("c")}},
-	}, {
-		name:    "ignored files and .git are not the snapshot's",
-		files:   map[string]string{".gitignore": "*.log\nout/\n", "old.log": "old\n", ".git/HEAD": "ref\n"},
-		command: "printf x > y.log && rm old.log && mkdir -p out && printf x > out/z && printf y > .git/HEAD",
-	}, {
-		name:    "links and pipes are not followed",
-		command: "ln -s /etc/passwd link && mkfifo pipe && ln -s . loop",
-	}, {
-		name:    "a touch is no change",
-		files:   map[string]string{"t": "same\n"},
-		command: "touch t",
-	}, {
-		name:    "too large to keep",
-		files:   map[string]string{"big": big},
-		command: "printf y >> big",
-		want:    []event.FileChange{{Path: "big", Before: event.NotKept, After: event.NotKept, Mode: 0o644, Why: "larger than 8 MiB"}},
-	}, {
-		name:  "hard-linked files are not read",
-		files: map[string]string{"h": "h\n"},
-		setup: func(t *testing.T, ws string) {
-			if err := os.Link(filepath.Join(ws, "h"), filepath.Join(ws, "h2")); err != nil {
-				t.Fatal(err)
-			}
-		},
-		command: "printf more >> h",
-		want: []event.FileChange{{Path: "h", Before: event.NotKept, After: event.NotKept, Mode: 0o644, Why: "it has other hard links"},
-			{Path: "h2", Before: event.NotKept, After: event.NotKept, Mode: 0o644, Why: "it has other hard links"}},
-	}, {
-		name:    "a file .gitignore stops hiding is not created by the command",
-		files:   map[string]string{".gitignore": "secret.env\n", "secret.env": "KEY=1\n"},
-		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "secret.env"), clockSlack) },
-		command: "printf '' > .gitignore",
-		want:    []event.FileChange{{Path: ".gitignore", Before: hashOf("secret.env\n"), After: hashOf(""), Mode: 0o644}},
-	}, {
-		name:    "a file .gitignore stops hiding and the command writes is not removable",
-		files:   map[string]string{".gitignore": "notes.txt\n", "notes.txt": "MINE\n"},
-		setup:   func(t *testing.T, ws string) { agedPast(t, filepath.Join(ws, "notes.txt"), clockSlack) },
-		command: "printf '' > .gitignore && printf 'x\\n' >> notes.txt",
-		want: []event.FileChange{{Path: ".gitignore", Before: hashOf("notes.txt\n"), After: hashOf(""), Mode: 0o644},
-			{Path: "notes.txt", Before: event.NotKept, After: hashOf("MINE\nx\n"), Why: "it was not among the files scanned before the command (ignored then, or of unknown birth)"}},
-	}}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, s, _, ws := commandRig(t, c.files, []string{c.command}, nil)
-			if c.setup != nil {
-				c.setup(t, ws)
-			}
-			got := commandChanges(t, s, ws, 1)
-			if !slices.Equal(got, c.want) {
-				t.Fatalf("changed:\n got %+v\nwant %+v", got, c.want)
-			}
-			for _, f := range got {
-				if f.Before == "" || f.Before == event.NotKept {
-					continue
-				}
-				if data, err := s.checkpoint(f.Before); err != nil || sandbox.Hash(data) != f.Before {
-					t.Errorf("%s: what it held before is not among the checkpoints: %v", f.Path, err)
-				}
-			}
-		})
-	}
-}
-
-// TestCommandSnapshotIsACache: later commands see only what changed
-// since the last scan; the snapshot holds one copy per content and goes
-// when the session closes; the checkpoints stay.
-func TestCommandSnapshotIsACache(t *testing.T) {
-	m, s, _, ws := commandRig(t, map[string]string{"a": "same\n", "b": "same\n", "c": "other\n"},
-		[]string{"printf new > a", "rm c"}, nil)
-	if got := commandChanges(t, s, ws, 1); len(got) != 1 || got[0].Path != "a" {
-		t.Fatalf("first command: %+v", got)
-	}
-	// The user changes b between the commands: not the second command's.
-	if err := os.WriteFile(filepath.Join(ws, "b"), []byte("user\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := commandChanges(t, s, ws, 2); len(got) != 1 || got[0].Path != "c" || got[0].Before != hashOf("other\n") {
-		t.Fatalf("second command: %+v", got)
-	}
-	entries, err := os.ReadDir(s.snapshotDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	slices.Sort(names)
-	want := []string{strings.TrimPrefix(hashOf("new"), "sha256:"), strings.TrimPrefix(hashOf("user\n"), "sha256:")}
-	slices.Sort(want)
-	if !slices.Equal(names, want) {
-		t.Errorf("the snapshot holds %v, want a copy of each file's present content %v", names, want)
-	}
-	m.Shutdown()
-	if _, err := os.Stat(s.snapshotDir()); !os.IsNotExist(err) {
-		t.Errorf("the snapshot outlives the session: %v", err)
-	}
-	if _, err := s.checkpoint(hashOf("other\n")); err != nil {
-		t.Errorf("the checkpoint of the deleted file went with the snapshot: %v", err)
-	}
-}
-
-// TestCommandSnapshotBounds: a workspace past a scan's bound (files,
-// directories) is not scanned, and from then on the session scans no
-// more, even once the workspace is small again: the bound is paid once.
-// The user is told once; each command records why it was not scanned,
-// and a rewind over them says what it cannot put back.
+// TestCommandSnapshotBounds: where commands are recorded by scans, a
+// workspace past a scan's bound (files, directories) is not scanned, and from then on the session scans no
+// more, even once the workspace is small again: the bound is paid once
+// (package checkpoint's TestScanBounds has the details). The user is told
+// once; each command records why it was not scanned, and a rewind over
+// them says what it cannot put back.
 func TestCommandSnapshotBounds(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -222,7 +100,7 @@ func TestCommandSnapshotBounds(t *testing.T) {
 			func(c *Config) { c.SnapshotDirs = 3 }, "more than 3 directories outside .gitignore"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, s, rec, ws := commandRig(t, c.files, []string{"rm 1", "rm 2"}, c.tweak)
+			_, s, rec, ws := commandRig(t, c.files, []string{"rm 1", "rm 2"}, func(cfg *Config) { scanned(cfg); c.tweak(cfg) })
 			s.Ready(context.Background())
 			for n := 1; n <= 2; n++ {
 				if got := commandChanges(t, s, ws, n); got != nil {
@@ -238,9 +116,6 @@ func TestCommandSnapshotBounds(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-			}
-			if entries, _ := os.ReadDir(s.snapshotDir()); len(entries) != 0 {
-				t.Errorf("past the bound the scan still copied %d files", len(entries))
 			}
 			told := 0
 			rec.mu.Lock()
@@ -264,6 +139,12 @@ func TestCommandSnapshotBounds(t *testing.T) {
 	}
 }
 
+// scanned makes a session's commands recorded by scans, as where the box
+// cannot watch them (sandbox.command.checkpoint "scan").
+func scanned(c *Config) {
+	c.Tools = sandbox.NewTools(sandbox.Settings{Command: sandbox.CommandSettings{Checkpoint: "scan"}}, box.New(box.Options{}))
+}
+
 // lastResult is the log's last tool result.
 func lastResult(t *testing.T, s *Session) event.ToolResult {
 	t.Helper()
@@ -275,18 +156,6 @@ func lastResult(t *testing.T, s *Session) event.ToolResult {
 	}
 	t.Fatal("no tool result")
 	return event.ToolResult{}
-}
-
-// agedPast returns once the clock is past the file's change time by more
-// than d: a file that old was there before a scan that starts now.
-func agedPast(t *testing.T, path string, d time.Duration) {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Written once, so changed when it was modified.
-	time.Sleep(time.Until(fi.ModTime().Add(2 * d)))
 }
 
 // TestRewindPutsBackWhatASubagentDid: a subagent's edits and commands are
@@ -316,11 +185,11 @@ func TestRewindPutsBackWhatASubagentDid(t *testing.T) {
 	}
 }
 
-// TestCommandSnapshotFull: past the session's bound a file is not even
-// read, and a command that deletes it is recorded as not kept.
+// TestCommandSnapshotFull: where commands are recorded by scans, past
+// the session's bound a file is not even read, and a command that deletes it is recorded as not kept.
 func TestCommandSnapshotFull(t *testing.T) {
 	_, s, _, ws := commandRig(t, map[string]string{"small": "s", "large": "more than ten bytes"},
-		[]string{"rm small large"}, func(c *Config) { c.CheckpointBytes = 10 })
+		[]string{"rm small large"}, func(c *Config) { scanned(c); c.CheckpointBytes = 10 })
 	got := commandChanges(t, s, ws, 1)
 	want := []event.FileChange{{Path: "large", Before: event.NotKept, Mode: 0o644, Why: "the session's snapshot is full (10 bytes)"}, {Path: "small", Before: hashOf("s"), Mode: 0o644}}
 	if !slices.Equal(got, want) {
@@ -342,7 +211,7 @@ func TestDeleteRemovesTheSessionsFiles(t *testing.T) {
 	if got := commandChanges(t, s, ws, 1); len(got) != 1 {
 		t.Fatalf("changed %+v", got)
 	}
-	dirs := []string{s.checkpointDir(s.ID()), filepath.Join(m.cfg.DataDir, "artifacts", s.ID())}
+	dirs := []string{checkpoint.Dir(m.cfg.DataDir, s.ID()), filepath.Join(m.cfg.DataDir, "artifacts", s.ID())}
 	if _, err := os.Stat(dirs[0]); err != nil {
 		t.Fatalf("no checkpoints before the delete: %v", err)
 	}
@@ -352,24 +221,6 @@ func TestDeleteRemovesTheSessionsFiles(t *testing.T) {
 	for _, dir := range dirs {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%s outlives its session (%v)", dir, err)
-		}
-	}
-}
-
-// TestCommandThatOutgrowsTheBound: a command that takes the workspace
-// past the scan's bound still has what it did to the files known before
-// recorded, found path by path.
-func TestCommandThatOutgrowsTheBound(t *testing.T) {
-	_, s, _, ws := commandRig(t, map[string]string{"a": "a\n", "b": "b\n", "c": "c\n"},
-		[]string{"printf 'A\\n' > a && rm b && touch f1 f2 f3 f4 f5"}, func(c *Config) { c.SnapshotFiles = 4 })
-	got := commandChanges(t, s, ws, 1)
-	want := []event.FileChange{{Path: "a", Before: hashOf("a\n"), After: hashOf("A\n"), Mode: 0o644}, {Path: "b", Before: hashOf("b\n"), Mode: 0o644}}
-	if !slices.Equal(got, want) {
-		t.Fatalf("changed:\n got %+v\nwant %+v", got, want)
-	}
-	for _, f := range got {
-		if _, err := s.checkpoint(f.Before); err != nil {
-			t.Errorf("%s: what it held before is not among the checkpoints: %v", f.Path, err)
 		}
 	}
 }
@@ -401,5 +252,113 @@ func TestRewindUndoKeepsModes(t *testing.T) {
 		if mode("run.sh") != step.runSh || mode("private") != step.private {
 			t.Errorf("after %s: run.sh %v, private %v; want %v and %v", step.cmd, mode("run.sh"), mode("private"), step.runSh, step.private)
 		}
+	}
+}
+
+// TestCommandChangesAreWatched: where the box can watch, a command's
+// changes are recorded as the box tells them, with what each file held
+// before kept among the checkpoints: the files a walk finds (not .git,
+// nothing ignored, no links or pipes), a directory renamed in place, and
+// no bound on the workspace: past the scans' bounds nothing is skipped.
+func TestCommandChangesAreWatched(t *testing.T) {
+	for _, tool := range sandbox.DefaultTools() {
+		if w, ok := tool.(sandbox.WritesWatcher); ok {
+			if err := w.WatchesWrites(); err != nil {
+				t.Fatalf("this machine's box cannot watch what commands write: %v", err)
+			}
+		}
+	}
+	big := strings.Repeat("x", checkpoint.MaxFile+1)
+	cases := []struct {
+		name    string
+		files   map[string]string
+		setup   func(t *testing.T, ws string)
+		command string
+		want    []event.FileChange
+	}{{
+		name:  "created changed deleted binary",
+		files: map[string]string{"a": "a\n", "b": "b\n", "bin": "\x00\xff", "sub/keep": "k\n"},
+		setup: func(t *testing.T, ws string) {
+			if err := os.Chmod(filepath.Join(ws, "a"), 0o750); err != nil {
+				t.Fatal(err)
+			}
+		},
+		command: "rm a && printf 'B\\n' > b && mkdir -p new && printf 'c' > new/c && printf '\\001' > bin",
+		want: []event.FileChange{{Path: "a", Before: hashOf("a\n"), Mode: 0o750}, {Path: "b", Before: hashOf("b\n"), After: hashOf("B\n"), Mode: 0o644},
+			{Path: "bin", Before: hashOf("\x00\xff"), After: hashOf("\x01"), Mode: 0o644}, {Path: "new/c", After: hashOf("c")}},
+	}, {
+		name:    "ignored files and .git are not recorded",
+		files:   map[string]string{".gitignore": "*.log\nout/\n", "old.log": "old\n", ".git/HEAD": "ref\n"},
+		command: "printf x > y.log && rm old.log && mkdir -p out && printf x > out/z && printf y > .git/HEAD",
+	}, {
+		name:    "links and pipes are not followed",
+		command: "ln -s /etc/passwd link && mkfifo pipe && ln -s . loop",
+	}, {
+		name:    "a touch is no change",
+		files:   map[string]string{"t": "same\n"},
+		command: "touch t && cat t > /dev/null",
+	}, {
+		name:    "too large to keep",
+		files:   map[string]string{"big": big},
+		command: "printf y >> big",
+		want:    []event.FileChange{{Path: "big", Before: event.NotKept, After: event.NotKept, Mode: 0o644, Why: "larger than 8 MiB"}},
+	}, {
+		name:  "hard-linked files are not read",
+		files: map[string]string{"h": "h\n"},
+		setup: func(t *testing.T, ws string) {
+			if err := os.Link(filepath.Join(ws, "h"), filepath.Join(ws, "h2")); err != nil {
+				t.Fatal(err)
+			}
+		},
+		command: "printf more >> h",
+		want:    []event.FileChange{{Path: "h", Before: event.NotKept, After: event.NotKept, Mode: 0o644, Why: "it has other hard links"}},
+	}, {
+		name:    "a file .gitignore stops hiding is not the command's",
+		files:   map[string]string{".gitignore": "secret.env\n", "secret.env": "KEY=1\n"},
+		command: "printf '' > .gitignore",
+		want:    []event.FileChange{{Path: ".gitignore", Before: hashOf("secret.env\n"), After: hashOf(""), Mode: 0o644}},
+	}, {
+		name:    "a file .gitignore stops hiding and the command writes is kept",
+		files:   map[string]string{".gitignore": "notes.txt\n", "notes.txt": "MINE\n"},
+		command: "printf '' > .gitignore && printf 'x\\n' >> notes.txt",
+		want: []event.FileChange{{Path: ".gitignore", Before: hashOf("notes.txt\n"), After: hashOf(""), Mode: 0o644},
+			{Path: "notes.txt", Before: hashOf("MINE\n"), After: hashOf("MINE\nx\n"), Mode: 0o644}},
+	}, {
+		name:    "a directory renamed",
+		files:   map[string]string{"d/one": "1\n", "d/sub/two": "2\n", "d/skip.log": "s\n", ".gitignore": "*.log\n"},
+		command: "mv d e && printf 3 > e/one",
+		want: []event.FileChange{{Path: "d/one", Before: hashOf("1\n"), Mode: 0o644}, {Path: "d/sub/two", Before: hashOf("2\n"), Mode: 0o644},
+			{Path: "e/one", After: hashOf("3")}, {Path: "e/sub/two", After: hashOf("2\n")}},
+	}, {
+		name:    "past the scans' bounds",
+		files:   map[string]string{"1": "1", "2": "2", "3": "3", "4": "4", "d1/a": "", "d2/a": "", "d3/a": ""},
+		command: "rm 1 && printf x > 2",
+		want:    []event.FileChange{{Path: "1", Before: hashOf("1"), Mode: 0o644}, {Path: "2", Before: hashOf("2"), After: hashOf("x"), Mode: 0o644}},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, s, _, ws := commandRig(t, c.files, []string{c.command}, func(cfg *Config) { cfg.SnapshotFiles, cfg.SnapshotDirs = 3, 2 })
+			if c.setup != nil {
+				c.setup(t, ws)
+			}
+			got := commandChanges(t, s, ws, 1)
+			if r := lastResult(t, s); r.Unscanned != "" {
+				t.Errorf("not all recorded: %s", r.Unscanned)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("changed:\n got %+v\nwant %+v", got, c.want)
+			}
+			for _, f := range got {
+				if f.Before == "" || f.Before == event.NotKept {
+					continue
+				}
+				if data, err := s.checkpoints().Get(f.Before); err != nil || sandbox.Hash(data) != f.Before {
+					t.Errorf("%s: what it held before is not among the checkpoints: %v", f.Path, err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(checkpoint.Dir(s.m.cfg.DataDir, s.ID()), "snapshot")); !os.IsNotExist(err) {
+				t.Errorf("a watched session made a snapshot of the workspace (%v)", err)
+			}
+		})
 	}
 }

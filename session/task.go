@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -150,7 +148,7 @@ func (m *Manager) newChild(ctx context.Context, parent *Session, st event.Subage
 	s.parent, s.allowed = parent, st.Tools
 	// A child's files are its parent's, as the editor holds them: the
 	// editor knows only the parent's session.
-	s.box.Buffers = parent.box.Buffers
+	s.box.Buffers, s.box.Texts = parent.box.Buffers, parent.box.Texts
 	m.mu.Lock()
 	m.live[s.ID()] = s
 	m.mu.Unlock()
@@ -187,12 +185,16 @@ func (s *Session) runChild(ctx context.Context, t *turn, prompt string) (StopRea
 	return t.run(ctx, []event.Content{{Type: "text", Text: prompt}})
 }
 
-// withChildEdits adds to a task call's changes the edits its subagent
-// made that the scans cannot see: those that went into the editor's
-// buffers, not to disk. The child kept each file's content before (in its
-// own checkpoints); it is kept again among this session's, where the
-// parent's rewind looks.
-func (s *Session) withChildEdits(ctx context.Context, key string, changes []event.FileChange) []event.FileChange {
+// withChildChanges adds to a task call's changes what its subagent did
+// that the call's own recording did not see. With all (the subagent's
+// commands were watched and recorded in its own log, and the task call
+// was not scanned), that is every edit and command of the subagent;
+// otherwise the scans around the call saw what reached the disk, and
+// only the edits that went into the editor's buffers are added. The
+// child kept each file's content before (in its own checkpoints); it is
+// kept again among this session's, where the parent's rewind looks. What
+// the subagent's commands could not record is the call's unscanned too.
+func (s *Session) withChildChanges(ctx context.Context, key string, changes []event.FileChange, unscanned string, all bool) ([]event.FileChange, string) {
 	var child string
 	for _, e := range s.Events() {
 		if st, ok := e.Payload.(event.SubagentStarted); ok && st.Key == key {
@@ -200,12 +202,15 @@ func (s *Session) withChildEdits(ctx context.Context, key string, changes []even
 		}
 	}
 	if child == "" {
-		return changes
+		return changes, unscanned
 	}
 	events, err := s.m.loadEvents(context.WithoutCancel(ctx), child)
 	if err != nil {
-		s.m.log.Warn("a subagent's edits are not known to the rewind", "session", s.row.ID, "child", child, "err", err)
-		return changes
+		s.m.log.Warn("a subagent's changes are not known to the rewind", "session", s.row.ID, "child", child, "err", err)
+		if all && unscanned == "" {
+			unscanned = "the subagent's log could not be read: " + err.Error()
+		}
+		return changes, unscanned
 	}
 	seen := map[string]bool{}
 	for _, c := range changes {
@@ -218,29 +223,49 @@ func (s *Session) withChildEdits(ctx context.Context, key string, changes []even
 		}
 	}
 	index := map[string]int{}
-	for _, e := range events {
-		st, ok := e.Payload.(event.ToolStarted)
-		if !ok || st.Path == "" || st.BeforeHash == "" || !done[st.Key] || seen[st.Path] {
-			continue // new files are on disk, and the scans have them
+	note := func(c event.FileChange) {
+		if i, ok := index[c.Path]; ok {
+			changes[i].After = c.After
+			return
 		}
-		if i, ok := index[st.Path]; ok {
-			changes[i].After = st.AfterHash
-			continue
-		}
-		before := event.NotKept
-		name, ok := blobName(st.BeforeHash)
-		if data, err := os.ReadFile(filepath.Join(s.checkpointDir(child), name)); ok && err == nil && sandbox.Hash(data) == st.BeforeHash {
-			if _, err := s.keep(data); err == nil {
-				before = st.BeforeHash
+		if c.Before != "" && c.Before != event.NotKept {
+			if s.checkpoints().Adopt(child, c.Before) != nil {
+				c.Before, c.Why = event.NotKept, "the subagent's checkpoint of it is gone"
 			}
 		}
-		index[st.Path] = len(changes)
-		c := event.FileChange{Path: st.Path, Before: before, After: st.AfterHash}
-		if before == event.NotKept {
-			c.Why = "the subagent's checkpoint of it is gone"
-		}
+		index[c.Path] = len(changes)
 		changes = append(changes, c)
 	}
+	for _, e := range events {
+		switch v := e.Payload.(type) {
+		case event.ToolStarted:
+			if v.Path == "" || (v.BeforeHash == "" && v.AfterHash == "") || !done[v.Key] || seen[v.Path] {
+				continue
+			}
+			if !all && v.BeforeHash == "" {
+				continue // new files are on disk, and the scans have them
+			}
+			c := event.FileChange{Path: v.Path, Before: v.BeforeHash, After: v.AfterHash}
+			if fi, err := s.root.Lstat(v.Path); err == nil && c.Before != "" {
+				c.Mode = uint32(fi.Mode().Perm()) // an edit leaves it as it was
+			}
+			note(c)
+		case event.ToolResult:
+			if !all {
+				continue
+			}
+			for _, c := range v.Changed {
+				note(c)
+			}
+			if v.Unscanned != "" && unscanned == "" {
+				unscanned = "a command of the subagent: " + v.Unscanned
+			}
+		}
+	}
+	// A file the subagent changed and changed back is no change.
+	changes = slices.DeleteFunc(changes, func(c event.FileChange) bool {
+		return c.Before == c.After && c.Before != event.NotKept
+	})
 	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
-	return changes
+	return changes, unscanned
 }

@@ -1,11 +1,9 @@
 package session
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"sort"
-	"time"
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
@@ -86,7 +84,7 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 		started.Path, started.BeforeHash, started.AfterHash = fe.Path, fe.Before, fe.After
 		plan = &fe
 		if fe.Before != "" {
-			s.keepBefore(fe)
+			s.checkpoints().KeepBefore(fe)
 		}
 	}
 	if _, err := s.commit(ctx, nil, started); err != nil {
@@ -98,21 +96,19 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 		s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(key), Content: output(tail, true)}))
 	}
 	fs := s.files()
-	var before map[string]snapFile
-	var start time.Time
-	var unscanned string
-	if s.snapshots(tool) {
-		before, start, unscanned = s.snapshotBefore(ctx)
-	}
-	res, seen, cached := fs.run(ctx, env, tool, c.Input, plan)
-	s.m.cfg.Fault.toolRan()
+	var res sandbox.Result
+	var seen []event.FileSeen
+	var cached bool
+	changed, unscanned := s.recordChanges(ctx, tool, env, func() string {
+		res, seen, cached = fs.run(ctx, env, tool, c.Input, plan)
+		s.m.cfg.Fault.toolRan()
+		return res.Unwatched
+	})
 	r := resultOf(c.ID, key, c.Name, res, ctx)
 	r.Cached, r.Seen = cached, seen
-	var failed string
-	r.Changed, failed = s.snapshotAfter(ctx, before, start)
-	r.Unscanned = cmp.Or(unscanned, failed)
-	if tool.Name() == "task" && s.parent == nil {
-		r.Changed = s.withChildEdits(ctx, key, r.Changed)
+	r.Changed, r.Unscanned = changed, unscanned
+	if tool.Name() == "task" && s.parent == nil && s.m.cfg.DataDir != "" {
+		r.Changed, r.Unscanned = s.withChildChanges(ctx, key, r.Changed, r.Unscanned, s.recording(tool) == recordNone)
 	}
 	record := t.result
 	if res.Redacted {
@@ -268,7 +264,7 @@ func (t *turn) record(ctx context.Context, key string, r event.ToolResult) error
 			ratio = seed
 		}
 	}
-	r, n := t.s.m.window(info.Cwd).CutOutput(info.Model, r, ratio)
+	r, n := t.s.m.window(info.Cwd).CutOutput(info.Model, r, ratio, func(whole string) string { return t.s.keepOutput(key, whole) })
 	// Held: written with the next commit, in the same transaction as its
 	// idempotency record; in a loop that goes on, that is the next
 	// request's context_assembled, so the iteration costs two commits.

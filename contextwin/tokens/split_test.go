@@ -152,8 +152,9 @@ func TestCountIsTheLibrarys(t *testing.T) {
 
 // BenchmarkMicroCountSourceCode counts vendored Go source (go/parser's
 // parser.go) exactly: "library" with the tokenizer library alone, as
-// bridle did before, "split" as Count does now (its piece cache warm
-// after the first round, as in a session that reads code).
+// bridle did before, "split" as Count does now (its caches warm after the
+// first round: a file read again), "new-lines" with the pieces known but
+// no line (a file read for the first time, in a session that reads code).
 func BenchmarkMicroCountSourceCode(b *testing.B) {
 	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "gosrc", "parser.go"))
 	if err != nil {
@@ -173,6 +174,20 @@ func BenchmarkMicroCountSourceCode(b *testing.B) {
 		c := For(O200kBase)
 		b.SetBytes(int64(len(s)))
 		for b.Loop() {
+			c.Count(s)
+		}
+	})
+	// The same with no line of it counted before: a file read for the
+	// first time (its pieces known, as in a session that reads code).
+	b.Run("new-lines", func(b *testing.B) {
+		c := For(O200kBase).(*exact)
+		c.Count(s)
+		b.SetBytes(int64(len(s)))
+		for b.Loop() {
+			c.mu.Lock()
+			clear(c.lines)
+			c.lineBytes = 0
+			c.mu.Unlock()
 			c.Count(s)
 		}
 	})

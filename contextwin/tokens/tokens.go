@@ -49,7 +49,8 @@ func For(family string) Counter {
 // first files most pieces are a map lookup, and the codec, whose own
 // splitting runs a backtracking regular expression, sees only new ones.
 // A piece alone splits as it did inside the text (split_test.go), so its
-// count is its share of the text's.
+// count is its share of the text's. Whole lines are kept too (lines.go):
+// a line seen before is one lookup.
 type exact struct {
 	name  string
 	make  func() *codec.Codec
@@ -59,6 +60,10 @@ type exact struct {
 
 	mu     sync.Mutex
 	pieces map[string]int32
+	// lines holds the counts of whole lines (lines.go), lineBytes the
+	// bytes of its keys.
+	lines     map[string]int32
+	lineBytes int
 }
 
 // Bounds of the piece cache: a piece longer than maxPiece is counted each
@@ -76,14 +81,23 @@ func (e *exact) Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	e.once.Do(func() { e.codec = e.make(); e.pieces = make(map[string]int32) })
+	e.once.Do(func() {
+		e.codec = e.make()
+		e.pieces, e.lines = make(map[string]int32), make(map[string]int32)
+	})
 	if !utf8.ValidString(s) {
 		// The codec reads invalid bytes as U+FFFD; split cannot.
 		return e.library(s)
 	}
-	n := 0
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.countLines(s)
+}
+
+// countPieces counts s piece by piece through the piece cache, with e.mu
+// locked.
+func (e *exact) countPieces(s string) int {
+	n := 0
 	e.split.split(s, func(p string) {
 		if len(p) == 1 {
 			n++ // every byte is a token of its own in both encodings

@@ -19,6 +19,9 @@ type settingKey struct {
 	value any
 }
 
+// choices are a valid value of each string key that takes one of a set.
+var choices = map[string]string{"checkpoint": "scan"}
+
 // schemaKeys lists every key of t, as encoding/json names its fields,
 // below prefix; nested is the type a json.RawMessage field holds (the
 // sections other packages read).
@@ -39,6 +42,9 @@ func schemaKeys(t reflect.Type, prefix []string, nested map[string]reflect.Type)
 		switch ft.Kind() {
 		case reflect.String:
 			value = "v"
+			if v, ok := choices[name]; ok {
+				value = v // a key with a set of values takes one of them
+			}
 		case reflect.Int:
 			value = 1
 		case reflect.Float64:

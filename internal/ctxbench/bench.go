@@ -133,6 +133,10 @@ func (p plan) scenario() *scripted.Scenario {
 	return sc
 }
 
+// capShare is the per-output cap, as a share of the input budget: the gap
+// between the default drop and compact thresholds.
+const capShare = 0.2
+
 // emit is the benchmark's tool: it prints a deterministic output of about
 // the asked number of tokens, like a test run or a log dump would.
 type emit struct{ pool *pool }
@@ -158,7 +162,19 @@ func (e emit) Run(_ context.Context, env *sandbox.Env, input json.RawMessage) sa
 	if err := json.Unmarshal(input, &in); err != nil {
 		return sandbox.Errorf("emit: %v", err)
 	}
-	out, _ := e.pool.text(rand.New(rand.NewPCG(in.Seed, 1)), in.Tokens)
+	// A third of the outputs are of one kind of line (a log, a file of
+	// code, JSON), as a real file is: an estimate's error on them is not
+	// the session's average.
+	kind := -1
+	if in.Seed%3 == 0 {
+		kind = int(in.Seed / 3 % kinds)
+	}
+	out, _ := e.pool.textOf(rand.New(rand.NewPCG(in.Seed, 1)), in.Tokens, kind)
+	if in.Seed%2 == 1 {
+		// Half the outputs are a file's, as read_file returns them: no
+		// artifact, the log keeps them (read_artifact r<seq>).
+		return sandbox.Result{Output: out}
+	}
 	// Keys are session/seq/index; the artifact is named after the call.
 	k := strings.Split(env.Key, "/")
 	return sandbox.Result{Output: out, Artifact: "art_" + strings.Join(k[max(0, len(k)-2):], "_")}
@@ -183,6 +199,13 @@ type Result struct {
 	Naive              naiveResult
 	// Count errors, (counted − exact)/exact per request.
 	RawErrEstimate, ErrEstimate, ErrExact []float64
+	// Outputs counts the tool outputs the requests showed; OutputShares
+	// is each one's largest exact share of the input budget. Shortened
+	// were dropped to an address or cut, NoAddress of them named no id
+	// read_artifact returns the rest by, CutAfterWhole were shortened
+	// after a request had shown them whole.
+	Outputs, Shortened, NoAddress, CutAfterWhole int
+	OutputShares                                 []float64
 }
 
 // Run plays o.Sessions randomized sessions and returns the measures.
@@ -258,10 +281,28 @@ func (r *Result) add(o Result) {
 	r.RawErrEstimate = append(r.RawErrEstimate, o.RawErrEstimate...)
 	r.ErrEstimate = append(r.ErrEstimate, o.ErrEstimate...)
 	r.ErrExact = append(r.ErrExact, o.ErrExact...)
+	r.Outputs += o.Outputs
+	r.Shortened += o.Shortened
+	r.NoAddress += o.NoAddress
+	r.CutAfterWhole += o.CutAfterWhole
+	r.OutputShares = append(r.OutputShares, o.OutputShares...)
+}
+
+// OverCap counts the outputs that took more than share of the input
+// budget, and returns the largest share.
+func (r Result) OverCap(share float64) (n int, most float64) {
+	for _, s := range r.OutputShares {
+		if s > share {
+			n++
+		}
+		most = max(most, s)
+	}
+	return n, most
 }
 
 func runSession(ctx context.Context, st *store.Store, win *contextwin.Window, pool *pool, tr *truth, p plan, dir string) (Result, error) {
-	obs := &observer{inner: scripted.New(p.scenario()), truth: tr, window: p.profile.model.Window, first: p.first}
+	obs := &observer{inner: scripted.New(p.scenario()), truth: tr, window: p.profile.model.Window,
+		input: win.Limits(p.profile.name).Input, first: p.first}
 	mgr := session.NewManager(session.Config{
 		Store:         st,
 		Client:        quiet{},
@@ -270,6 +311,10 @@ func runSession(ctx context.Context, st *store.Store, win *contextwin.Window, po
 		Tools:         []sandbox.Tool{emit{pool: pool}},
 		Window:        win,
 		MaxIterations: 1_000,
+		// Artifacts are kept there, as bridle keeps them in its data
+		// directory: an output cut with no artifact of its own is kept
+		// whole as one.
+		DataDir: dir,
 	})
 	info, err := mgr.New(ctx, session.NewParams{Cwd: dir})
 	if err != nil {
@@ -406,6 +451,9 @@ func (r Result) Report(seed uint64) string {
 		100*float64(r.CachedTokens)/float64(max(1, r.Tokens)), 100*float64(r.Naive.CachedTokens)/float64(max(1, r.Naive.Tokens)))
 	fmt.Fprintf(&b, "  naive keep-until-full/drop-oldest: overflows %d, first request and every pin in %.2f %%, stable prefix %.2f %%\n",
 		r.Naive.Overflows, pct(r.Naive.Complete, r.Naive.Requests), pct(r.Naive.StablePairs, r.Naive.Pairs))
+	over, largest := r.OverCap(capShare)
+	fmt.Fprintf(&b, "  tool outputs shown: %d; over %.0f %% of the input budget: %d (largest %.1f %%)\n", r.Outputs, 100*capShare, over, 100*largest)
+	fmt.Fprintf(&b, "  dropped or cut: %d, of which without a read_artifact id: %d; cut after they were shown whole: %d\n", r.Shortened, r.NoAddress, r.CutAfterWhole)
 	m, p, w := Summary(r.RawErrEstimate)
 	fmt.Fprintf(&b, "  token count vs exact o200k, estimated sessions, raw:       mean %.1f %%, p95 %.1f %%, max %.1f %% (%d requests)\n", m, p, w, len(r.RawErrEstimate))
 	m, p, w = Summary(r.ErrEstimate)

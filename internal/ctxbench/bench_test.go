@@ -46,6 +46,15 @@ func TestFidelity(t *testing.T) {
 	if *sessions >= 4 && (res.Compactions == 0 || res.DropBatches == 0) {
 		t.Errorf("%d compactions and %d drop batches in %d long sessions: the thresholds never acted", res.Compactions, res.DropBatches, res.Sessions)
 	}
+	// One output never takes more than the gap between the thresholds,
+	// as the model counts it, estimated sessions too; and every output
+	// dropped or cut says how to get the rest exactly as it was.
+	if over, largest := res.OverCap(capShare); over > 0 {
+		t.Errorf("%d outputs took more than %.0f %% of the input budget (largest %.1f %%)", over, 100*capShare, 100*largest)
+	}
+	if res.NoAddress > 0 {
+		t.Errorf("%d of %d dropped or cut outputs named no read_artifact id", res.NoAddress, res.Shortened)
+	}
 	// The truth is OpenAI's own accounting, not contextwin's: an exact
 	// session may count a little more than the model reads (the margin
 	// is on the safe side), never noticeably less.

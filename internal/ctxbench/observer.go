@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -20,7 +21,10 @@ type observer struct {
 	inner  provider.Provider
 	truth  *truth
 	window int
-	first  string
+	// input is the session's input budget (window less the answer's
+	// reserve): the per-output cap is a share of it.
+	input int
+	first string
 
 	mu   sync.Mutex
 	pins []string
@@ -34,7 +38,62 @@ type observer struct {
 	// run counts the summarizer requests since the last agent request:
 	// one compaction's calls.
 	run int
+	// outputs holds, per tool call (its input), how each of its shown forms
+	// fared: the largest share of the input budget it took, and whether
+	// a dropped or cut form said how to get the rest.
+	outputs map[string]*shownOutput
 }
+
+// shownOutput is what the requests showed of one tool output.
+type shownOutput struct {
+	share            float64 // the largest, exactly counted, of the input budget
+	shortened        bool    // dropped to its address or cut, in some request
+	noAddress        bool    // one such form named no read_artifact id
+	shownWhole, then bool    // shown whole, and cut (not dropped) after that
+}
+
+// checkOutputs notes the tool results of an agent request: their exact
+// share of the input budget, and whether a dropped or cut one names the
+// id read_artifact returns it by.
+func (o *observer) checkOutputs(req provider.Request) {
+	if o.outputs == nil {
+		o.outputs = map[string]*shownOutput{}
+	}
+	// A call's input (emit's seed) names its output across requests: the
+	// scripted model reuses call ids.
+	input := map[string]string{}
+	for _, m := range req.Messages {
+		for _, p := range m.Parts {
+			if p.Kind == provider.PartToolUse {
+				input[p.ToolCallID] = string(p.Input)
+			}
+			if p.Kind != provider.PartToolResult || p.IsError {
+				continue
+			}
+			key := input[p.ToolCallID]
+			so := o.outputs[key]
+			if so == nil {
+				so = &shownOutput{}
+				o.outputs[key] = so
+			}
+			so.share = max(so.share, float64(o.truth.count(p.Text))/float64(o.input))
+			short := strings.Contains(p.Text, "dropped to save context") || strings.Contains(p.Text, "cut here to fit the context window")
+			if !short {
+				so.shownWhole = true
+				continue
+			}
+			so.shortened = true
+			so.then = so.then || so.shownWhole && strings.Contains(p.Text, "cut here to fit the context window")
+			if !addressed.MatchString(p.Text) {
+				so.noAddress = true
+			}
+		}
+	}
+}
+
+// addressed finds the id read_artifact returns an output by: an
+// artifact's or a tool result's (r<seq>).
+var addressed = regexp.MustCompile(`read_artifact [A-Za-z0-9_.]+`)
 
 func (o *observer) open(context.Context, string, string) (provider.Provider, error) { return o, nil }
 
@@ -162,6 +221,7 @@ func (o *observer) Stream(ctx context.Context, req provider.Request) iter.Seq2[p
 			o.run = 0
 		}
 		o.res.Requests++
+		o.checkOutputs(req)
 		o.res.Tokens += int64(n)
 		o.res.CachedTokens += int64(o.cached(req, fixed, sizes))
 		o.sizes = append(o.sizes, n)
@@ -234,5 +294,19 @@ func stablePrefix(req provider.Request) []byte {
 func (o *observer) result() Result {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.res
+	res := o.res
+	for _, so := range o.outputs {
+		res.Outputs++
+		res.OutputShares = append(res.OutputShares, so.share)
+		if so.shortened {
+			res.Shortened++
+		}
+		if so.noAddress {
+			res.NoAddress++
+		}
+		if so.then {
+			res.CutAfterWhole++
+		}
+	}
+	return res
 }

@@ -18,7 +18,11 @@ import (
 type pool struct {
 	lines  []string
 	counts []int
+	kinds  []int // each line's kind, 0 to kinds-1
 }
+
+// kinds is how many kinds of line the pool has.
+const kinds = 6
 
 var words = strings.Fields(`the a request file value error context window output session model tool
 result turn write read cache build test module package import return func struct field index
@@ -35,7 +39,9 @@ func newPool(n int) *pool {
 	pick := func(list []string) string { return list[r.IntN(len(list))] }
 	for len(p.lines) < n {
 		var s string
-		switch r.IntN(6) {
+		kind := r.IntN(kinds)
+		p.kinds = append(p.kinds, kind)
+		switch kind {
 		case 0:
 			s = fmt.Sprintf("\tif %s := %s.%s(%s, %s); %s != nil {", pick(idents), pick(idents), pick(idents), pick(idents), pick(idents), pick(idents))
 		case 1:
@@ -66,11 +72,17 @@ func newPool(n int) *pool {
 }
 
 // text returns about n tokens of lines chosen by r, and their exact count.
-func (p *pool) text(r *rand.Rand, n int) (string, int) {
+func (p *pool) text(r *rand.Rand, n int) (string, int) { return p.textOf(r, n, -1) }
+
+// textOf is text of lines of one kind (all kinds if kind < 0).
+func (p *pool) textOf(r *rand.Rand, n, kind int) (string, int) {
 	var b strings.Builder
 	have := 0
 	for have < n {
 		i := r.IntN(len(p.lines))
+		if kind >= 0 && p.kinds[i] != kind {
+			continue
+		}
 		b.WriteString(p.lines[i])
 		have += p.counts[i]
 	}

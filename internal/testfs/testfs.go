@@ -6,6 +6,8 @@ package testfs
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -28,4 +30,21 @@ func WriteTree(t testing.TB, dir string, files map[string]string) {
 	for name, content := range files {
 		Write(t, filepath.Join(dir, filepath.FromSlash(name)), content)
 	}
+}
+
+// GoSource returns the first n lines of go/parser's parser.go, vendored
+// under testdata/gosrc: real code, with the words redaction looks for
+// (key, token, auth), for what reading or counting a file costs.
+func GoSource(tb testing.TB, n int) string {
+	tb.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "gosrc", "parser.go"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if len(lines) < n {
+		tb.Fatalf("parser.go has %d lines, want %d", len(lines), n)
+	}
+	return strings.Join(lines[:n], "")
 }

@@ -53,6 +53,10 @@ type Spec struct {
 	// TmpBytes and ShmBytes size the private $TMPDIR and /dev/shm (tmpfs);
 	// 0: 512 MiB each.
 	TmpBytes, ShmBytes int64
+	// Writes, when set, is told of every file of Writable the command is
+	// about to change, before it changes it (see Writes). Where the box
+	// cannot watch (WatchesWrites), Outcome.Unwatched says why.
+	Writes Writes
 }
 
 // Outcome is how a command ended.
@@ -72,6 +76,9 @@ type Outcome struct {
 	// MemoryLimit and the kernel stopped them.
 	MemoryLimitHit bool
 	MemoryLimit    int64
+	// Unwatched says why Spec.Writes was not told what the command
+	// changed ("" when it was, or when it was not set).
+	Unwatched string
 }
 
 // Summary is a line for the model about how the command ended.
@@ -132,4 +139,7 @@ type machine struct {
 	landlock   int // ABI version, 0 without
 	seccomp    bool
 	nsErr      string
+	// writesErr says why commands' writes cannot be watched (nil when
+	// they can).
+	writesErr error
 }

@@ -21,6 +21,12 @@ type (
 	cgroupBase struct{}
 )
 
+// WatchesWrites says that commands' writes cannot be watched here: that
+// takes Linux's seccomp.
+func (b *Box) WatchesWrites() error {
+	return errors.New("watching what commands write needs Linux (seccomp)")
+}
+
 // Close does nothing: there is no spare helper outside Linux.
 func (b *Box) Close() error { return nil }
 
@@ -51,6 +57,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	out := Outcome{Duration: time.Since(start), Missing: b.layers(Outcome{}, nil).MissingLayers()}
+	if s.Writes != nil {
+		out.Unwatched = b.WatchesWrites().Error()
+	}
 	switch {
 	case ctx.Err() != nil:
 		out.Cancelled = true
@@ -74,6 +83,7 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 		{Name: "process cap", Detail: none, Without: "a fork bomb is stopped only by the timeout"},
 		{Name: "landlock", Detail: none, Without: "commands can write anywhere this user can"},
 		{Name: "seccomp", Detail: none, Without: "commands can reach every Unix socket of the desktop"},
+		{Name: "write watch", Detail: none, Without: "bridle scans the workspace before and after each command to checkpoint what it changes: a copy of every file on a session's first command, and none past 20,000 files or 10,000 directories"},
 	}
 	if runErr != nil {
 		ls = append([]Layer{{Name: "box", Detail: runErr.Error(), Without: "commands cannot run"}}, ls...)

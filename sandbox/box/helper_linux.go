@@ -55,6 +55,10 @@ type helperConfig struct {
 	// namespace.
 	ProxyPort int `json:"proxy_port,omitempty"`
 
+	// WatchWrites asks for the seccomp filter's listener (writes_linux.go),
+	// sent to the parent before the command starts.
+	WatchWrites bool `json:"watch_writes,omitempty"`
+
 	Landlock    bool `json:"landlock,omitempty"`
 	LandlockNet bool `json:"landlock_net,omitempty"`
 	Seccomp     bool `json:"seccomp,omitempty"`
@@ -70,6 +74,10 @@ type helperReport struct {
 	Missing   []string `json:"missing,omitempty"`
 	Error     string   `json:"error,omitempty"`
 	ProxyPort int      `json:"proxy_port,omitempty"`
+	// Writes marks the message that carries the seccomp filter's
+	// listener; Unwatched says why there is none when one was asked for.
+	Writes    bool   `json:"writes,omitempty"`
+	Unwatched string `json:"unwatched,omitempty"`
 }
 
 // MaybeRunHelper runs the box's helper and exits when this process was
@@ -87,6 +95,9 @@ func MaybeRunHelper() {
 	switch stage {
 	case "probe":
 		send(helperReport{Applied: []string{"probe"}}, -1)
+		if len(os.Args) > 4 && os.Args[3] == "writes" {
+			probeWrites(os.Args[4])
+		}
 		os.Exit(0)
 	case "supervise":
 		// Its exec stage, started at once, waits for the command itself.
@@ -263,14 +274,27 @@ func execCommand(cfg helperConfig) {
 		fail(rep, "an environment variable contains a NUL byte")
 	}
 	if cfg.Seccomp {
-		if err := installSeccomp(seccompPolicy{DenyUnix: cfg.DenyUnix, DenyInet: cfg.DenyInet, DenyUserNS: !cfg.AllowUserNS}); err != nil {
+		listener, watchErr, err := installSeccomp(seccompPolicy{DenyUnix: cfg.DenyUnix, DenyInet: cfg.DenyInet, DenyUserNS: !cfg.AllowUserNS,
+			WatchWrites: cfg.WatchWrites})
+		switch {
+		case err != nil:
 			missing("seccomp: " + err.Error())
-		} else {
+			rep.Unwatched = "the seccomp filter could not be loaded: " + err.Error()
+		default:
 			applied("seccomp")
 			if !cfg.AllowUserNS {
 				applied("no new user namespaces")
 			}
 		}
+		switch {
+		case listener >= 0:
+			send(helperReport{Writes: true}, listener)
+			unix.Close(listener)
+		case watchErr != nil:
+			rep.Unwatched = watchErr.Error()
+		}
+	} else if cfg.WatchWrites {
+		rep.Unwatched = "seccomp is off"
 	}
 	send(rep, listenFD)
 	if listenFD >= 0 {
@@ -287,6 +311,25 @@ func execCommand(cfg helperConfig) {
 	// Still here: the exec failed. Lift the cap so reporting can allocate.
 	unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY})
 	fail(helperReport{}, "start /bin/sh: %v", errno)
+}
+
+// probeWrites loads a filter that watches writes, hands its listener to
+// the parent and makes a file in dir, which the parent must be told of.
+func probeWrites(dir string) {
+	listener, watchErr, err := installSeccomp(seccompPolicy{WatchWrites: true})
+	switch {
+	case err != nil:
+		send(helperReport{Unwatched: "the seccomp filter could not be loaded: " + err.Error()}, -1)
+		return
+	case watchErr != nil:
+		send(helperReport{Unwatched: watchErr.Error()}, -1)
+		return
+	}
+	send(helperReport{Writes: true}, listener)
+	unix.Close(listener)
+	if fd, err := unix.Open(dir+"/probe", unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o600); err == nil {
+		unix.Close(fd)
+	}
 }
 
 // cStrings returns a NULL-terminated array of C strings for execve.

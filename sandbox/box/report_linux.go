@@ -8,7 +8,7 @@ import (
 
 // reported are the prefixes of what the layers above say about a run;
 // anything else a run reports missing is listed as it is.
-var reported = []string{"process cap", "private /dev/shm", "namespaces", "landlock", "seccomp", "cgroup",
+var reported = []string{"process cap", "private /dev/shm", "namespaces", "landlock", "seccomp", "cgroup", "write watch",
 	"read-only root", "hidden paths", "own /proc", "private $TMPDIR", "mount namespace"}
 
 func (b *Box) layers(out Outcome, runErr error) Report {
@@ -54,6 +54,16 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	sc := m.seccomp && !b.opts.NoSeccomp
 	ls = append(ls, Layer{Name: "seccomp", OK: sc, Detail: okOr(sc, "keyrings, bpf, io_uring denied; Unix sockets denied unless allowed", "not available"),
 		Without: "commands can reach desktop daemons through Unix sockets (D-Bus, Docker) and the user's kernel keyrings"})
+	ww := m.writesErr == nil && !b.opts.NoSeccomp
+	wwDetail := "the box tells bridle which file a command is about to change, before it changes it (seccomp listener): a rewind's checkpoints cost what a command changes"
+	if !ww {
+		wwDetail = "seccomp is switched off"
+		if m.writesErr != nil {
+			wwDetail = m.writesErr.Error()
+		}
+	}
+	ls = append(ls, Layer{Name: "write watch", OK: ww, Detail: wwDetail,
+		Without: "bridle scans the workspace before and after each command to checkpoint what it changes: a copy of every file on a session's first command, and none past 20,000 files or 10,000 directories (each command's result then says its changes were not recorded)"})
 	cgDetail := m.cgroupErr
 	if m.cgroup != nil {
 		cgDetail = m.cgroup.describe()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -35,21 +36,47 @@ func (b *Box) probeMachine() {
 	} else {
 		m.cgroup, m.cgroupErr = findCgroup()
 	}
+	// Writes are watched through a seccomp listener, which the probe
+	// tries as it tries the namespaces.
+	writes := m.seccomp && !b.opts.NoSeccomp
+	m.writesErr = errors.New("seccomp is not available")
+	if b.opts.NoSeccomp {
+		m.writesErr = errors.New("seccomp is switched off")
+	}
 	if !b.opts.NoNamespaces {
-		err := startProbe(nsFlags|unix.CLONE_NEWUSER, true)
+		err, werr := startProbe(nsFlags|unix.CLONE_NEWUSER, true, writes)
 		switch {
 		case err == nil:
 			m.cloneflags, m.userns = nsFlags|unix.CLONE_NEWUSER, true
-		case os.Getuid() == 0 && startProbe(nsFlags, false) == nil:
-			m.cloneflags = nsFlags
-			m.nsErr = fmt.Sprintf("user namespaces: %v", err)
 		default:
+			if os.Getuid() == 0 {
+				var rootErr error
+				if rootErr, werr = startProbe(nsFlags, false, writes); rootErr == nil {
+					m.cloneflags = nsFlags
+					m.nsErr = fmt.Sprintf("user namespaces: %v", err)
+					break
+				}
+			}
 			m.nsErr = err.Error()
+			_, werr = startProbe(0, false, writes)
+		}
+		if writes {
+			m.writesErr = werr
 		}
 	} else {
 		m.nsErr = "switched off"
+		if writes {
+			_, m.writesErr = startProbe(0, false, true)
+		}
 	}
 	b.caps = m
+}
+
+// WatchesWrites says why this machine's box cannot tell a Spec's Writes
+// what its commands change (nil when it can).
+func (b *Box) WatchesWrites() error {
+	b.once.Do(b.probeMachine)
+	return b.caps.writesErr
 }
 
 // sysProcAttr starts a helper in the given namespaces, mapped to the
@@ -77,13 +104,25 @@ func sysProcAttr(flags uintptr, userns bool) *syscall.SysProcAttr {
 	return a
 }
 
-func startProbe(flags uintptr, userns bool) error {
+// startProbe starts a helper with flags and waits for it. With writes,
+// the helper also tries the watch of writes (probeWrites) and writesErr
+// says why it failed, if it did.
+func startProbe(flags uintptr, userns, writes bool) (err, writesErr error) {
 	ctl, child, err := controlPair()
 	if err != nil {
-		return err
+		return err, err
 	}
 	defer ctl.Close()
-	cmd := exec.Command("/proc/self/exe", helperArg, "probe")
+	args := []string{helperArg, "probe"}
+	var dir string
+	if writes {
+		if dir, err = os.MkdirTemp("", "bridle-probe-"); err != nil {
+			return err, err
+		}
+		defer os.RemoveAll(dir)
+		args = append(args, "writes", dir)
+	}
+	cmd := exec.Command("/proc/self/exe", args...)
 	cmd.Env = []string{}
 	cmd.ExtraFiles = []*os.File{child}
 	cmd.SysProcAttr = sysProcAttr(flags, userns)
@@ -92,12 +131,47 @@ func startProbe(flags uintptr, userns bool) error {
 	err = cmd.Start()
 	child.Close()
 	if err != nil {
-		return fmt.Errorf("start a helper in new namespaces: %w", err)
+		return fmt.Errorf("start a helper in new namespaces: %w", err), nil
 	}
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("helper in new namespaces: %w (is bridle's main calling box.MaybeRunHelper?)", err)
+	seen := &probeSeen{}
+	var wt *watch
+	reports := make(chan helperReport, 1)
+	ctlFD := int(ctl.Fd())
+	go func() {
+		reports <- readReports(ctlFD, nil, func(fd int) { wt = serveWrites(fd, seen, []string{dir}, "") })
+	}()
+	err = cmd.Wait()
+	rep := <-reports // the helper is gone, and its end of the socket with it
+	if wt != nil {
+		wt.stop()
 	}
-	return nil
+	if err != nil {
+		return fmt.Errorf("helper in new namespaces: %w (is bridle's main calling box.MaybeRunHelper?)", err), nil
+	}
+	if !writes {
+		return nil, nil
+	}
+	switch {
+	case rep.Unwatched != "":
+		return nil, errors.New(rep.Unwatched)
+	case wt == nil:
+		return nil, errors.New("no seccomp listener came back from the probe")
+	case seen.path != filepath.Join(dir, "probe"):
+		return nil, fmt.Errorf("the watch did not find the file a probe wrote (%q)", seen.why)
+	}
+	return nil, nil
+}
+
+// probeSeen is the probe's Writes: the file it was told of.
+type probeSeen struct{ path, why string }
+
+func (p *probeSeen) Changing(c Change) {
+	if c.Path != "" {
+		p.path = c.Path
+	}
+	if c.Unknown != "" {
+		p.why = c.Unknown
+	}
 }
 
 func configFile(cfg helperConfig) (*os.File, error) {
@@ -163,6 +237,7 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		// and no UDP or raw sockets (seccomp).
 		LandlockNet: !namespaced,
 		DenyInet:    !namespaced,
+		WatchWrites: s.Writes != nil && m.writesErr == nil && !b.opts.NoSeccomp,
 	}
 	var out Outcome
 	var px *proxy
@@ -232,7 +307,11 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	}()
 	reports := make(chan helperReport, 1)
 	ctlFD := int(h.ctl.Fd())
-	go func() { reports <- readReports(ctlFD, px) }()
+	// The watch starts as its listener arrives, before the command runs:
+	// until it is served, a watched call waits.
+	var wt *watch
+	serve := func(fd int) { wt = serveWrites(fd, s.Writes, cfg.Writable, tmp) }
+	go func() { reports <- readReports(ctlFD, px, serve) }()
 
 	select {
 	case <-h.exited:
@@ -264,6 +343,13 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	// The helper's end closes when it execs or exits; then the reader
 	// returns.
 	rep := <-reports
+	if wt != nil {
+		// Every process of the box is gone: no call is left to be told.
+		wt.stop()
+	}
+	if s.Writes != nil {
+		out.Unwatched = unwatched(b, m, rep, wt != nil)
+	}
 	out.Duration = time.Since(start)
 	out.Applied = append(out.Applied, rep.Applied...)
 	out.Missing = append(append(b.machineMissing(), out.Missing...), rep.Missing...)
@@ -301,6 +387,22 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		return out, fmt.Errorf("box: %w", waitErr)
 	}
 	return out, nil
+}
+
+// unwatched says why a run whose writes were to be watched was not
+// ("" when it was).
+func unwatched(b *Box, m machine, rep helperReport, served bool) string {
+	switch {
+	case served:
+		return ""
+	case b.opts.NoSeccomp:
+		return "seccomp is switched off"
+	case m.writesErr != nil:
+		return m.writesErr.Error()
+	case rep.Unwatched != "":
+		return rep.Unwatched
+	}
+	return "the box did not hand over the seccomp filter's listener"
 }
 
 func nsNames(m machine) string {
@@ -360,8 +462,10 @@ func killSession(sid int) {
 }
 
 // readReports collects what the helper says until it closes the socket:
-// its report and, with a proxy in the box, the listener to serve.
-func readReports(ctl int, px *proxy) helperReport {
+// its report and the descriptors it passes: with a proxy in the box, the
+// listener to serve; when writes are watched, the seccomp filter's
+// listener, given to writes.
+func readReports(ctl int, px *proxy, writes func(fd int)) helperReport {
 	var rep helperReport
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, unix.CmsgSpace(4))
@@ -377,17 +481,34 @@ func readReports(ctl int, px *proxy) helperReport {
 			if r.Error != "" {
 				rep.Error = r.Error
 			}
+			if r.Unwatched != "" {
+				rep.Unwatched = r.Unwatched
+			}
+			rep.Writes = rep.Writes || r.Writes
 		}
-		if oobn > 0 && px != nil {
+		fd := -1
+		if oobn > 0 {
 			if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && len(msgs) > 0 {
 				if fds, err := unix.ParseUnixRights(&msgs[0]); err == nil && len(fds) > 0 {
-					f := os.NewFile(uintptr(fds[0]), "box-proxy")
-					if ln, err := net.FileListener(f); err == nil {
-						px.serve(ln)
+					fd = fds[0]
+					for _, extra := range fds[1:] {
+						unix.Close(extra)
 					}
-					f.Close()
 				}
 			}
+		}
+		switch {
+		case fd < 0:
+		case r.Writes && writes != nil:
+			writes(fd)
+		case !r.Writes && px != nil:
+			f := os.NewFile(uintptr(fd), "box-proxy")
+			if ln, err := net.FileListener(f); err == nil {
+				px.serve(ln)
+			}
+			f.Close()
+		default:
+			unix.Close(fd)
 		}
 	}
 }

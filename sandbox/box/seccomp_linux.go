@@ -16,6 +16,9 @@ type seccompPolicy struct {
 	// every capability again (over its own namespaces), which is how most
 	// kernel exploits reach code that otherwise needs privileges.
 	DenyUserNS bool
+	// WatchWrites hands the calls that can change a file to a listener
+	// (writes_linux.go) before the kernel runs them.
+	WatchWrites bool
 }
 
 // deniedSyscalls are never needed by builds and tests and widen the
@@ -55,17 +58,36 @@ func seccompAvailable() bool {
 
 // installSeccomp loads the filter on the calling thread, which must then
 // execve: the filter is inherited by the program and all its children.
-// no_new_privs must be set.
-func installSeccomp(p seccompPolicy) error {
+// no_new_privs must be set. With p.WatchWrites it returns the filter's
+// listener, or, when the kernel refuses one (before Linux 5.5, or under
+// a filter that has one already: bridle in another supervisor's box),
+// loads the filter without the watch and says why in watchErr.
+func installSeccomp(p seccompPolicy) (listener int, watchErr, err error) {
+	if p.WatchWrites {
+		fd, err := loadSeccomp(p)
+		if err == nil {
+			return fd, nil, nil
+		}
+		watchErr = err
+		p.WatchWrites = false
+	}
+	_, err = loadSeccomp(p)
+	return -1, watchErr, err
+}
+
+// loadSeccomp builds the filter of p and loads it; it returns the
+// listener with p.WatchWrites.
+func loadSeccomp(p seccompPolicy) (int, error) {
 	arch, ok := auditArch()
 	if !ok {
-		return fmt.Errorf("no seccomp filter for %s", runtime.GOARCH)
+		return -1, fmt.Errorf("no seccomp filter for %s", runtime.GOARCH)
 	}
 	const (
 		offNr   = 0
 		offArch = 4
-		offArg0 = 16 // low 32 bits of args[0] (little endian)
-		offArg1 = 24
+		offArgs = 16 // low 32 bits of args[0] (little endian); args[i] at offArgs+8*i
+		offArg0 = offArgs
+		offArg1 = offArgs + 8
 	)
 	errno := func(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
 	var prog []unix.SockFilter
@@ -107,6 +129,32 @@ func installSeccomp(p seccompPolicy) error {
 		stmt(ret, errno(unix.EPERM))
 		stmt(ld, offNr) // the checks below compare the number again
 	}
+	if p.WatchWrites {
+		notify := func(c watchedCall) {
+			switch {
+			case c.kind == callOpen:
+				// Only opens with a write flag: reads go on unwatched.
+				jump(jeq, c.nr, 0, 4)
+				stmt(ld, uint32(offArgs+8*c.flags))
+				jump(uint16(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K), writeFlags, 0, 1)
+				stmt(ret, unix.SECCOMP_RET_USER_NOTIF)
+				stmt(ret, unix.SECCOMP_RET_ALLOW)
+			case c.kind == callRemove && c.flags >= 0:
+				// unlinkat: not for an (empty) directory.
+				jump(jeq, c.nr, 0, 4)
+				stmt(ld, uint32(offArgs+8*c.flags))
+				jump(uint16(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K), unix.AT_REMOVEDIR, 0, 1)
+				stmt(ret, unix.SECCOMP_RET_ALLOW)
+				stmt(ret, unix.SECCOMP_RET_USER_NOTIF)
+			default:
+				jump(jeq, c.nr, 0, 1)
+				stmt(ret, unix.SECCOMP_RET_USER_NOTIF)
+			}
+		}
+		for _, c := range watchedCalls() {
+			notify(c)
+		}
+	}
 	if p.DenyUnix || p.DenyInet {
 		// if nr != socket: allow
 		jump(jeq, unix.SYS_SOCKET, 1, 0)
@@ -132,11 +180,22 @@ func installSeccomp(p seccompPolicy) error {
 
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
+		return -1, fmt.Errorf("no_new_privs: %w", err)
 	}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
-		return fmt.Errorf("seccomp filter: %w", err)
+	var flags uintptr
+	if p.WatchWrites {
+		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
 	}
+	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
 	runtime.KeepAlive(prog)
-	return nil
+	if e != 0 {
+		if p.WatchWrites {
+			return -1, fmt.Errorf("seccomp listener: %w", e)
+		}
+		return -1, fmt.Errorf("seccomp filter: %w", e)
+	}
+	if !p.WatchWrites {
+		return -1, nil
+	}
+	return int(fd), nil
 }

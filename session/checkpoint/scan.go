@@ -1,4 +1,4 @@
-package session
+package checkpoint
 
 import (
 	"cmp"
@@ -43,29 +43,40 @@ import (
 // (ToolResult.Unscanned), and a rewind over them says so.
 
 const (
-	// defaultSnapshotFiles bounds a scan (Config.SnapshotFiles): a larger
+	// DefaultScanFiles bounds a scan (ScanOptions.Files): a larger
 	// workspace's commands are not checkpointed (and the user is told
 	// once).
-	defaultSnapshotFiles = 20000
-	// defaultSnapshotDirs bounds the directories a scan goes into
-	// (Config.SnapshotDirs): a tree of countless empty directories holds
+	DefaultScanFiles = 20000
+	// DefaultScanDirs bounds the directories a scan goes into
+	// (ScanOptions.Dirs): a tree of countless empty directories holds
 	// no file to count, yet every scan would walk it (300,000 cost every
 	// command 5 to 23 s). A workspace under the file bound rarely has a
 	// tenth as many.
-	defaultSnapshotDirs = 10000
-	// snapshotMaxFile bounds one file's kept content.
-	snapshotMaxFile = 8 << 20
-	// clockSlack is how much older than the scan a file's birth or change
+	DefaultScanDirs = 10000
+	// MaxFile bounds one file's kept content.
+	MaxFile = 8 << 20
+	// ClockSlack is how much older than the scan a file's birth or change
 	// time may read and the file still be the call's: those times come
 	// from the kernel's coarse clock, which may lag time.Now by a tick.
-	clockSlack = 20 * time.Millisecond
+	ClockSlack = 20 * time.Millisecond
 	// scanTimeout bounds one scan: a slow disk, or a first scan reading
 	// many large files, takes time the counts do not see.
 	scanTimeout = 30 * time.Second
 )
 
-// snapshot is what the last scan found, per absolute path.
-type snapshot struct {
+// ScanOptions bound the scans around a session's calls (0: the
+// defaults).
+type ScanOptions struct {
+	Files, Dirs int
+}
+
+// Scanner scans a session's workspace around its calls. Its state is
+// what the last scan found, per absolute path.
+type Scanner struct {
+	root  *sandbox.Root
+	store *Store
+	limit ScanOptions
+
 	mu     sync.Mutex
 	files  map[string]snapFile
 	bytes  int64 // kept in the snapshot directory
@@ -86,79 +97,84 @@ type snapFile struct {
 	why  string
 }
 
-func (s *Session) snapshotDir() string {
-	dir := s.checkpointDir(s.row.ID)
+// Scanner returns the scanner of the workspace root, which keeps what
+// the calls it scans changed among s.
+func (s *Store) Scanner(root *sandbox.Root, limit ScanOptions) *Scanner {
+	limit.Files = cmp.Or(limit.Files, DefaultScanFiles)
+	limit.Dirs = cmp.Or(limit.Dirs, DefaultScanDirs)
+	return &Scanner{root: root, store: s, limit: limit}
+}
+
+func (sn *Scanner) dir() string {
+	dir := sn.store.Dir()
 	if dir == "" {
 		return ""
 	}
 	return filepath.Join(dir, "snapshot")
 }
 
-// snapshots reports whether a call of tool is wrapped in scans: commands,
-// and task calls for what their subagent does. A subagent's own calls are
-// not: its parent's task call covers them.
-func (s *Session) snapshots(tool sandbox.Tool) bool {
-	if s.parent != nil || s.m.cfg.DataDir == "" {
-		return false
-	}
-	return tool.Effect() == sandbox.EffectExecute || tool.Name() == "task"
+// Scan is one call's: the tree as it was before the call, and when the
+// scan began.
+type Scan struct {
+	before map[string]snapFile
+	start  time.Time
+	// Unscanned says why the call is not scanned ("" when it is, or when
+	// the call was cancelled meanwhile).
+	Unscanned string
 }
 
-// before scans the workspace ahead of a call, keeping what changed since
-// the last scan. It returns the tree as it was and when the scan began;
-// nil when it was not scanned, with why ("" when the call was cancelled
-// meanwhile). after must follow.
-func (s *Session) snapshotBefore(ctx context.Context) (map[string]snapFile, time.Time, string) {
-	sn := &s.snap
+// Before scans the workspace ahead of a call, keeping what changed since
+// the last scan. After must follow.
+func (sn *Scanner) Before(ctx context.Context) *Scan {
 	sn.mu.Lock()
 	defer sn.mu.Unlock()
-	start := time.Now().Add(-clockSlack)
+	start := time.Now().Add(-ClockSlack)
 	if sn.off != "" {
-		return nil, start, sn.off // a bound was passed: no walk again
+		return &Scan{start: start, Unscanned: sn.off} // a bound was passed: no walk again
 	}
 	ctx, cancel := context.WithTimeout(ctx, scanTimeout)
 	defer cancel()
 	if !sn.ready {
 		sn.ready = true
-		os.RemoveAll(s.snapshotDir()) // copies a killed process left behind
+		os.RemoveAll(sn.dir()) // copies a killed process left behind
 	}
 	if sn.files == nil {
 		// Nothing known yet (or the last scan failed): count the files
 		// first, so that a workspace past the bound costs a walk, not a
 		// read of everything up to it on every command.
-		if err := s.eachFile(ctx, func(confine.Tree, confine.File, string) error { return nil }); err != nil {
-			return nil, start, s.snapshotOff(err)
+		if err := sn.eachFile(ctx, func(confine.Tree, confine.File, string) error { return nil }); err != nil {
+			return &Scan{start: start, Unscanned: sn.turnOff(err)}
 		}
 	}
-	files, err := s.scan(ctx, sn.files)
+	files, err := sn.scan(ctx, sn.files)
 	if err != nil {
-		return nil, start, s.snapshotOff(err)
+		return &Scan{start: start, Unscanned: sn.turnOff(err)}
 	}
 	sn.files = files
 	sn.active++
-	return files, start, ""
+	return &Scan{before: files, start: start}
 }
 
-// snapshotAfter scans again after a call and returns what it changed,
-// and why the scan failed if it did (what the call changed may then be
-// more than it found).
-func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile, start time.Time) ([]event.FileChange, string) {
-	if before == nil {
-		return nil, ""
+// After scans again after a call and returns what it changed, and why
+// the scan failed if it did (what the call changed may then be more than
+// it found).
+func (sn *Scanner) After(ctx context.Context, sc *Scan) ([]event.FileChange, string) {
+	if sc.before == nil {
+		return nil, sc.Unscanned
 	}
-	sn := &s.snap
+	before, start := sc.before, sc.start
 	sn.mu.Lock()
 	defer sn.mu.Unlock()
 	sn.active--
 	// Not cancelled with the call: what it did is recorded all the same.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scanTimeout)
 	defer cancel()
-	after, err := s.scan(sctx, sn.files)
+	after, err := sn.scan(sctx, sn.files)
 	if err != nil {
 		// The call made the workspace too large to scan (or it failed):
 		// what it did to the files known before is still found.
-		changes := s.changedSince(before)
-		return changes, s.snapshotOff(err)
+		changes := sn.changedSince(before)
+		return changes, sn.turnOff(err)
 	}
 	sn.files = after
 	var changes []event.FileChange
@@ -166,10 +182,10 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 		a, ok := after[p]
 		switch {
 		case !ok:
-			changes = append(changes, s.changeOf(p, b, ""))
+			changes = append(changes, sn.changeOf(p, b, ""))
 		case a.stamp.Same(b.stamp), a.hash != "" && a.hash == b.hash:
 		default:
-			changes = append(changes, s.changeOf(p, b, hashOrNotKept(a)))
+			changes = append(changes, sn.changeOf(p, b, hashOrNotKept(a)))
 		}
 	}
 	for p, a := range after {
@@ -193,20 +209,20 @@ func (s *Session) snapshotAfter(ctx context.Context, before map[string]snapFile,
 		sn.stale = true
 	}
 	if sn.active == 0 && sn.stale {
-		s.dropUnused()
+		sn.dropUnused()
 	}
 	return changes, ""
 }
 
 // changedSince finds what a call did to the files before knew, without a
-// scan: each is looked at by its path. The caller holds s.snap.mu.
-func (s *Session) changedSince(before map[string]snapFile) []event.FileChange {
+// scan: each is looked at by its path. The caller holds sn.mu.
+func (sn *Scanner) changedSince(before map[string]snapFile) []event.FileChange {
 	var changes []event.FileChange
 	for p, b := range before {
-		fi, err := s.root.Lstat(p)
+		fi, err := sn.root.Lstat(p)
 		switch {
 		case err != nil && (errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "does not exist")):
-			changes = append(changes, s.changeOf(p, b, ""))
+			changes = append(changes, sn.changeOf(p, b, ""))
 			continue
 		case err != nil:
 			continue // cannot tell; not claimed
@@ -215,11 +231,11 @@ func (s *Session) changedSince(before map[string]snapFile) []event.FileChange {
 			continue
 		}
 		after := event.NotKept
-		if data, err := s.root.ReadFile(p, snapshotMaxFile); err == nil {
+		if data, err := sn.root.ReadFile(p, MaxFile); err == nil {
 			after = sandbox.Hash(data)
 		}
 		if after != b.hash {
-			changes = append(changes, s.changeOf(p, b, after))
+			changes = append(changes, sn.changeOf(p, b, after))
 		}
 	}
 	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
@@ -236,37 +252,36 @@ func hashOrNotKept(f snapFile) string {
 // changeOf is the change of a file the scan before knew as b to after
 // ("" when gone). Its earlier content moves among the checkpoints, where
 // a rewind finds it; when that cannot be, the change says why.
-func (s *Session) changeOf(p string, b snapFile, after string) event.FileChange {
+func (sn *Scanner) changeOf(p string, b snapFile, after string) event.FileChange {
 	c := event.FileChange{Path: p, Before: b.hash, After: after, Mode: b.stamp.Mode}
 	if !b.kept {
 		c.Before, c.Why = event.NotKept, cmp.Or(b.why, "not read")
 		return c
 	}
-	name, _ := blobName(b.hash)
-	data, err := os.ReadFile(filepath.Join(s.snapshotDir(), name))
+	name, _ := BlobName(b.hash)
+	data, err := os.ReadFile(filepath.Join(sn.dir(), name))
 	if err == nil {
-		_, err = s.keep(data)
+		_, err = sn.store.Keep(data)
 	}
 	if err != nil {
-		s.m.log.Warn("no checkpoint before a command", "session", s.row.ID, "path", p, "err", err)
+		sn.store.o.Logger.Warn("no checkpoint before a command", "session", sn.store.o.Session, "path", p, "err", err)
 		c.Before, c.Why = event.NotKept, err.Error()
 	}
 	return c
 }
 
-// snapshotOff stops checkpointing commands after a failed scan: for the
-// rest of the session when the scan passed a bound (files, directories,
+// turnOff stops checkpointing commands after a failed scan: for the rest
+// of the session when the scan passed a bound (files, directories,
 // time), else until a scan succeeds again. It tells the user once and
 // returns why, for the call's result ("" when the call was cancelled).
-// The caller holds s.snap.mu.
-func (s *Session) snapshotOff(err error) string {
+// The caller holds sn.mu.
+func (sn *Scanner) turnOff(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("%w: scanning it took more than %v", errTooLarge, scanTimeout)
 	}
-	sn := &s.snap
 	sn.files, sn.stale = nil, true
 	if sn.active == 0 {
-		s.dropUnused()
+		sn.dropUnused()
 	}
 	if errors.Is(err, context.Canceled) {
 		return ""
@@ -276,26 +291,26 @@ func (s *Session) snapshotOff(err error) string {
 	case errors.Is(err, errTooLarge):
 		if sn.off == "" {
 			sn.off, sn.told = why, true
-			s.notice(fmt.Sprintf("files commands change are not checkpointed for the rest of this session (a rewind cannot put them back): %s. "+
+			sn.store.o.Notice(fmt.Sprintf("files commands change are not checkpointed for the rest of this session (a rewind cannot put them back): %s. "+
 				"bridle stops scanning this workspace around commands; add what makes it large to .gitignore, then open the session again in a new bridle, or after closing it (session/close), to have them checkpointed.", why))
 		}
 	case !sn.told:
 		sn.told = true
-		s.notice(fmt.Sprintf("files commands change are not checkpointed (a rewind cannot put them back): %s", why))
+		sn.store.o.Notice(fmt.Sprintf("files commands change are not checkpointed (a rewind cannot put them back): %s", why))
 	}
 	return why
 }
 
 // scan walks every directory of the workspace; a file whose stamp has not
-// moved since prev is not read again. The caller holds s.snap.mu.
-func (s *Session) scan(ctx context.Context, prev map[string]snapFile) (map[string]snapFile, error) {
-	dir := s.snapshotDir()
+// moved since prev is not read again. The caller holds sn.mu.
+func (sn *Scanner) scan(ctx context.Context, prev map[string]snapFile) (map[string]snapFile, error) {
+	dir := sn.dir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot keep files in %s: %w", dir, err)
 	}
 	out := make(map[string]snapFile, len(prev))
 	found := 0 // of prev's files
-	err := s.eachFile(ctx, func(tree confine.Tree, f confine.File, p string) error {
+	err := sn.eachFile(ctx, func(tree confine.Tree, f confine.File, p string) error {
 		st, err := tree.Stat(f)
 		if err != nil {
 			return nil // gone since it was listed
@@ -309,16 +324,16 @@ func (s *Session) scan(ctx context.Context, prev map[string]snapFile) (map[strin
 			return nil
 		}
 		if had {
-			s.snap.stale = true // its earlier copy may be held by nothing now
+			sn.stale = true // its earlier copy may be held by nothing now
 		}
-		out[p] = s.keepForSnapshot(tree, f, st, dir)
+		out[p] = sn.keep(tree, f, st, dir)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	if found < len(prev) {
-		s.snap.stale = true // files went
+		sn.stale = true // files went
 	}
 	return out, nil
 }
@@ -326,15 +341,14 @@ func (s *Session) scan(ctx context.Context, prev map[string]snapFile) (map[strin
 // eachFile calls fn with every file a scan sees, and its absolute path;
 // past the scan's bounds (files, directories) it stops with an error
 // saying so.
-func (s *Session) eachFile(ctx context.Context, fn func(tree confine.Tree, f confine.File, path string) error) error {
-	limit := cmp.Or(s.m.cfg.SnapshotFiles, defaultSnapshotFiles)
-	dirLimit := cmp.Or(s.m.cfg.SnapshotDirs, defaultSnapshotDirs)
+func (sn *Scanner) eachFile(ctx context.Context, fn func(tree confine.Tree, f confine.File, path string) error) error {
+	limit, dirLimit := sn.limit.Files, sn.limit.Dirs
 	n, dirs := 0, 0
-	for _, top := range s.root.Dirs() {
+	for _, top := range sn.root.Dirs() {
 		if top == "/" {
 			return fmt.Errorf("%w: it is the whole machine (/)", errTooLarge)
 		}
-		tree, err := s.root.OpenTree(top)
+		tree, err := sn.root.OpenTree(top)
 		if err != nil {
 			return err
 		}
@@ -360,19 +374,18 @@ func (s *Session) eachFile(ctx context.Context, fn func(tree confine.Tree, f con
 // errTooLarge is a scan past one of its bounds: the session scans no more.
 var errTooLarge = errors.New("the workspace is too large to scan around each command")
 
-// keepForSnapshot reads one file and keeps its content in the snapshot.
-func (s *Session) keepForSnapshot(tree confine.Tree, f confine.File, st confine.Stamp, dir string) snapFile {
-	sn := &s.snap
+// keep reads one file and keeps its content in the snapshot.
+func (sn *Scanner) keep(tree confine.Tree, f confine.File, st confine.Stamp, dir string) snapFile {
 	out := snapFile{stamp: st}
-	if sn.bytes+st.Size > s.checkpointCap() {
+	if sn.bytes+st.Size > sn.store.o.Bytes {
 		// Not even read: a workspace of large files costs one stat each.
-		out.why = fmt.Sprintf("the session's snapshot is full (%s)", sizeText(s.checkpointCap()))
+		out.why = fmt.Sprintf("the session's snapshot is full (%s)", sizeText(sn.store.o.Bytes))
 		return out
 	}
-	data, err := tree.Read(f, snapshotMaxFile)
+	data, err := tree.Read(f, MaxFile)
 	switch {
 	case errors.Is(err, confine.ErrTooLarge):
-		out.why = fmt.Sprintf("larger than %d MiB", snapshotMaxFile>>20)
+		out.why = fmt.Sprintf("larger than %d MiB", MaxFile>>20)
 		return out
 	case errors.Is(err, confine.ErrLinked):
 		out.why = "it has other hard links"
@@ -382,8 +395,8 @@ func (s *Session) keepForSnapshot(tree confine.Tree, f confine.File, st confine.
 		return out
 	}
 	out.hash = sandbox.Hash(data)
-	name, _ := blobName(out.hash)
-	created, err := storeBlob(dir, name, data)
+	name, _ := BlobName(out.hash)
+	created, err := StoreBlob(dir, name, data)
 	if err != nil {
 		out.why = err.Error()
 		return out
@@ -396,18 +409,17 @@ func (s *Session) keepForSnapshot(tree confine.Tree, f confine.File, st confine.
 }
 
 // dropUnused removes the snapshot's copies no file holds any more. The
-// caller holds s.snap.mu.
-func (s *Session) dropUnused() {
-	sn := &s.snap
+// caller holds sn.mu.
+func (sn *Scanner) dropUnused() {
 	used := map[string]bool{}
 	for _, f := range sn.files {
 		if f.kept {
-			name, _ := blobName(f.hash)
+			name, _ := BlobName(f.hash)
 			used[name] = true
 		}
 	}
 	sn.stale = false
-	dir := s.snapshotDir()
+	dir := sn.dir()
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if used[e.Name()] {
@@ -419,14 +431,13 @@ func (s *Session) dropUnused() {
 	}
 }
 
-// closeSnapshot removes the snapshot: it is a cache of the workspace for
-// this process, not a record.
-func (s *Session) closeSnapshot() {
-	sn := &s.snap
+// Close removes the snapshot: it is a cache of the workspace for this
+// process, not a record.
+func (sn *Scanner) Close() {
 	sn.mu.Lock()
 	defer sn.mu.Unlock()
-	if sn.ready && s.snapshotDir() != "" {
-		os.RemoveAll(s.snapshotDir())
+	if sn.ready && sn.dir() != "" {
+		os.RemoveAll(sn.dir())
 	}
 	sn.files, sn.bytes, sn.ready = nil, 0, false
 }

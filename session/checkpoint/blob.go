@@ -1,4 +1,4 @@
-package session
+package checkpoint
 
 import (
 	"fmt"
@@ -13,9 +13,9 @@ import (
 // named by its hex digest, written whole and renamed so that a reader
 // never finds half of one.
 
-// storeBlob writes data as dir/name unless it is there; created says
+// StoreBlob writes data as dir/name unless it is there; created says
 // whether it wrote it.
-func storeBlob(dir, name string, data []byte) (created bool, err error) {
+func StoreBlob(dir, name string, data []byte) (created bool, err error) {
 	path := filepath.Join(dir, name)
 	if _, err := os.Stat(path); err == nil {
 		return false, nil
@@ -35,15 +35,15 @@ func storeBlob(dir, name string, data []byte) (created bool, err error) {
 	return true, nil
 }
 
-// blobName is a hash as sandbox.Hash writes it ("sha256:HEX") as a blob's
+// BlobName is a hash as sandbox.Hash writes it ("sha256:HEX") as a blob's
 // file name; ok is false for anything else, so that a hash read from the
 // log never walks out of its directory.
-func blobName(hash string) (string, bool) {
+func BlobName(hash string) (string, bool) {
 	name, ok := strings.CutPrefix(hash, "sha256:")
-	return name, ok && isDigest(name)
+	return name, ok && IsDigest(name)
 }
 
-// isDigest says whether name is a sha256 digest in lower-case hex.
-func isDigest(name string) bool {
+// IsDigest says whether name is a sha256 digest in lower-case hex.
+func IsDigest(name string) bool {
 	return len(name) == 64 && strings.Trim(name, "0123456789abcdef") == ""
 }

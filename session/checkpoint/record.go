@@ -1,0 +1,273 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/box"
+	"github.com/bridle-dev/bridle/sandbox/confine"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// A command can change any file of the workspace, and which ones is not
+// known until it runs. Where the box can watch (box.Writes), it says
+// which file a command is about to change before the change happens:
+// a Recorder then keeps what that file holds among the checkpoints (once
+// per file and command), and when the command is done compares each such
+// file with what it holds then. Its cost follows what the command
+// changes, not the size of the workspace: nothing is scanned, and nothing
+// is copied ahead. What it records is what the scans record (Scanner):
+// the files a walk of the workspace finds (not .git, nothing .gitignore
+// ignores, no hidden path, regular files only).
+
+// Recorder records what one command changes.
+type Recorder struct {
+	store *Store
+	root  *sandbox.Root
+
+	mu    sync.Mutex
+	find  *confine.Finder
+	files map[string]*before // nil: not a regular file, nothing to record
+	order []string
+	// unknown are the box's words for calls it could not follow.
+	unknown []string
+	// max bounds files (MaxCommandFiles); overflow says it was reached.
+	max      int
+	overflow bool
+}
+
+// MaxCommandFiles bounds the files one command's record holds, and so
+// the memory it takes; a rewind says the rest were not recorded.
+const MaxCommandFiles = 200_000
+
+// before is a file as it was just before the command first changed it.
+type before struct {
+	exists bool
+	stamp  confine.Stamp
+	// hash is the content's, kept among the checkpoints; event.NotKept
+	// when it could not be (why says so).
+	hash string
+	why  string
+}
+
+// Recorder returns a recorder of one command's changes to the workspace
+// root, which keeps what they replace among s.
+func (s *Store) Recorder(root *sandbox.Root) *Recorder {
+	return &Recorder{store: s, root: root, find: root.Finder(), files: map[string]*before{}, max: MaxCommandFiles}
+}
+
+// Changing is told, before the command changes path, which path; the
+// command waits meanwhile (box.Writes).
+func (r *Recorder) Changing(c box.Change) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case c.Unknown != "":
+		r.unknown = append(r.unknown, c.Unknown)
+	case c.To == "" && c.Path != "":
+		r.touch(c.Path)
+	default:
+		r.rename(c.Path, c.To)
+		if c.Exchange {
+			r.rename(c.To, c.Path)
+		}
+	}
+}
+
+// rename records a rename of from to to: the file, or every file below
+// the directory, leaves from and arrives at to.
+func (r *Recorder) rename(from, to string) {
+	if from == "" {
+		r.touch(to)
+		return
+	}
+	fi, err := r.root.Lstat(from)
+	if err != nil || !fi.IsDir() {
+		r.touch(from)
+		r.touch(to)
+		return
+	}
+	var rels []string
+	if tree, err := r.root.OpenTree(from); err == nil {
+		err = tree.Walk(context.Background(), func(f confine.File) error {
+			rels = append(rels, filepath.FromSlash(f.Rel))
+			return nil
+		})
+		tree.Close()
+		if err != nil {
+			r.unknown = append(r.unknown, fmt.Sprintf("%s (the directory could not be read: %v)", from, err))
+		}
+	}
+	for _, rel := range rels {
+		r.touch(filepath.Join(from, rel))
+		if to != "" {
+			r.touch(filepath.Join(to, rel))
+		}
+	}
+}
+
+// touch keeps what path holds, the first time the command changes it.
+func (r *Recorder) touch(path string) {
+	if path == "" {
+		return
+	}
+	if _, seen := r.files[path]; seen {
+		return
+	}
+	if !r.find.Finds(path, false) {
+		return // not remembered: a build's ignored outputs would fill memory
+	}
+	if len(r.files) >= r.max {
+		r.overflow = true
+		return
+	}
+	if filepath.Base(path) == ".gitignore" {
+		defer r.find.Forget() // the rules change once the command writes it
+	}
+	r.order = append(r.order, path)
+	fi, err := r.root.Lstat(path)
+	switch {
+	case err != nil && notExist(err):
+		r.files[path] = &before{}
+		return
+	case err != nil:
+		r.files[path] = &before{exists: true, hash: event.NotKept, why: err.Error()}
+		return
+	case !fi.Mode().IsRegular():
+		r.files[path] = nil // a link, a directory, a pipe: not a file a walk finds
+		return
+	}
+	st, _ := confine.StampOf(fi)
+	b := &before{exists: true, stamp: st}
+	r.files[path] = b
+	if st.Size > r.store.o.Bytes && st.Size <= MaxFile {
+		b.hash, b.why = event.NotKept, fmt.Sprintf("larger than the session's checkpoints may hold (%s)", sizeText(r.store.o.Bytes))
+		return
+	}
+	data, why := r.read(path, st)
+	if why != "" {
+		b.hash, b.why = event.NotKept, why
+		return
+	}
+	if b.hash, err = r.store.Keep(data); err != nil {
+		r.store.o.Logger.Warn("no checkpoint before a command", "session", r.store.o.Session, "path", path, "err", err)
+		b.hash, b.why = event.NotKept, err.Error()
+	}
+}
+
+// read reads a file as the scans read it: not one over MaxFile, nor one
+// with other hard links; it returns why when it does not.
+func (r *Recorder) read(path string, st confine.Stamp) ([]byte, string) {
+	switch {
+	case st.Size > MaxFile:
+		return nil, fmt.Sprintf("larger than %d MiB", MaxFile>>20)
+	case st.Links > 1:
+		return nil, "it has other hard links"
+	}
+	f, fi, err := r.root.Open(path)
+	if err != nil {
+		if s, ok := fileStat(fi); ok && s.Nlink > 1 {
+			return nil, "it has other hard links"
+		}
+		return nil, err.Error()
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFile+1))
+	switch {
+	case err != nil:
+		return nil, err.Error()
+	case len(data) > MaxFile:
+		return nil, fmt.Sprintf("larger than %d MiB", MaxFile>>20)
+	}
+	return data, ""
+}
+
+func fileStat(fi fs.FileInfo) (*syscall.Stat_t, bool) {
+	if fi == nil {
+		return nil, false
+	}
+	s, ok := fi.Sys().(*syscall.Stat_t)
+	return s, ok
+}
+
+func notExist(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "does not exist")
+}
+
+// Finish is called once the command is done: it returns what the
+// command changed, and why that may be incomplete ("" when it is not).
+// unwatched is the box's word when it could not watch the command.
+func (r *Recorder) Finish(unwatched string) ([]event.FileChange, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var changes []event.FileChange
+	for _, p := range r.order {
+		b := r.files[p]
+		if b == nil {
+			continue
+		}
+		after, changed := r.after(p, b)
+		if !changed {
+			continue
+		}
+		c := event.FileChange{Path: p, After: after}
+		if b.exists {
+			c.Before, c.Mode, c.Why = b.hash, b.stamp.Mode, b.why
+		}
+		changes = append(changes, c)
+	}
+	slices.SortFunc(changes, func(a, b event.FileChange) int { return strings.Compare(a.Path, b.Path) })
+	return changes, r.why(unwatched)
+}
+
+// after is what p holds now ("" when it is gone, NotKept when it cannot
+// be read), and whether that is a change from b.
+func (r *Recorder) after(p string, b *before) (string, bool) {
+	fi, err := r.root.Lstat(p)
+	switch {
+	case err != nil && notExist(err), err == nil && !fi.Mode().IsRegular():
+		return "", b.exists // gone, or no longer a file a walk finds
+	case err != nil:
+		return "", false // cannot tell; not claimed
+	}
+	st, _ := confine.StampOf(fi)
+	if b.exists && st.Same(b.stamp) {
+		return "", false
+	}
+	data, why := r.read(p, st)
+	if why != "" {
+		return event.NotKept, true
+	}
+	hash := sandbox.Hash(data)
+	return hash, !b.exists || hash != b.hash
+}
+
+// why says what the recording may lack: the calls the box could not
+// follow, the files past the bound, or why it could not watch at all.
+func (r *Recorder) why(unwatched string) string {
+	if unwatched != "" {
+		return "the box could not watch what the command changed: " + unwatched
+	}
+	var parts []string
+	if r.overflow {
+		parts = append(parts, fmt.Sprintf("the command changed more than %d files; those past them are not recorded", r.max))
+	}
+	if len(r.unknown) > 0 {
+		shown := r.unknown[:min(len(r.unknown), 3)]
+		more := ""
+		if n := len(r.unknown) - len(shown); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		parts = append(parts, "bridle could not tell which files some of the command's calls changed: "+strings.Join(shown, "; ")+more)
+	}
+	return strings.Join(parts, "; ")
+}

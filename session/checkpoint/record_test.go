@@ -1,0 +1,165 @@
+package checkpoint
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/box"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// TestRecorder: told of each change before it happens, as the box tells
+// it, a Recorder keeps what each file held and, once the command is
+// done, records what changed; the same files a scan would (not ignored,
+// not .git), with no workspace walked.
+func TestRecorder(t *testing.T) {
+	type step struct {
+		change box.Change // paths relative to the workspace
+		do     func(ws string)
+	}
+	write := func(name, body string) func(string) {
+		return func(ws string) { testfs.Write(t, filepath.Join(ws, name), body) }
+	}
+	remove := func(name string) func(string) {
+		return func(ws string) { os.Remove(filepath.Join(ws, name)) }
+	}
+	rename := func(from, to string) func(string) {
+		return func(ws string) { os.Rename(filepath.Join(ws, from), filepath.Join(ws, to)) }
+	}
+	files := map[string]string{"a": "a\n", "b": "b\n", "d/x": "x\n", "d/y.log": "y\n", ".gitignore": "*.log\n", "same": "s\n"}
+	for _, c := range []struct {
+		name  string
+		steps []step
+		want  []event.FileChange
+		why   string
+	}{
+		{"create change remove", []step{
+			{box.Change{Path: "new"}, write("new", "n")},
+			{box.Change{Path: "a"}, write("a", "A\n")},
+			{box.Change{Path: "a"}, write("a", "AA\n")},
+			{box.Change{Path: "b"}, remove("b")},
+		}, []event.FileChange{{Path: "a", Before: hashOf("a\n"), After: hashOf("AA\n"), Mode: 0o644}, {Path: "b", Before: hashOf("b\n"), Mode: 0o644},
+			{Path: "new", After: hashOf("n")}}, ""},
+		{"opened to write, left as it was", []step{{box.Change{Path: "same"}, write("same", "s\n")}}, nil, ""},
+		{"made and removed", []step{{box.Change{Path: "tmp"}, write("tmp", "t")}, {box.Change{Path: "tmp"}, remove("tmp")}}, nil, ""},
+		{"ignored", []step{{box.Change{Path: "z.log"}, write("z.log", "z")}, {box.Change{Path: "d/y.log"}, remove("d/y.log")}}, nil, ""},
+		{"a file renamed", []step{{box.Change{Path: "a", To: "c"}, rename("a", "c")}},
+			[]event.FileChange{{Path: "a", Before: hashOf("a\n"), Mode: 0o644}, {Path: "c", After: hashOf("a\n")}}, ""},
+		{"a directory renamed", []step{{box.Change{Path: "d", To: "e"}, rename("d", "e")}},
+			[]event.FileChange{{Path: "d/x", Before: hashOf("x\n"), Mode: 0o644}, {Path: "e/x", After: hashOf("x\n")}}, ""},
+		{"exchanged", []step{{box.Change{Path: "a", To: "b", Exchange: true}, func(ws string) {
+			rename("a", "t")(ws)
+			rename("b", "a")(ws)
+			rename("t", "b")(ws)
+		}}}, []event.FileChange{{Path: "a", Before: hashOf("a\n"), After: hashOf("b\n"), Mode: 0o644}, {Path: "b", Before: hashOf("b\n"), After: hashOf("a\n"), Mode: 0o644}}, ""},
+		{".gitignore changed first", []step{
+			{box.Change{Path: ".gitignore"}, write(".gitignore", "")},
+			{box.Change{Path: "z.log"}, write("z.log", "z")},
+		}, []event.FileChange{{Path: ".gitignore", Before: hashOf("*.log\n"), After: hashOf(""), Mode: 0o644}, {Path: "z.log", After: hashOf("z")}}, ""},
+		{"a call the box could not follow", []step{{box.Change{Unknown: "/proc/1/fd/3 (a link the box cannot follow)"}, func(string) {}}},
+			nil, "bridle could not tell which files some of the command's calls changed: /proc/1/fd/3 (a link the box cannot follow)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := t.TempDir()
+			testfs.WriteTree(t, ws, files)
+			root, err := sandbox.OpenRoot(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			s := New(Options{DataDir: t.TempDir(), Session: "s"})
+			rec := s.Recorder(root)
+			abs := func(p string) string {
+				if p == "" {
+					return ""
+				}
+				return filepath.Join(ws, p)
+			}
+			for _, st := range c.steps {
+				ch := st.change
+				ch.Path, ch.To = abs(ch.Path), abs(ch.To)
+				rec.Changing(ch)
+				st.do(ws)
+			}
+			got, why := rec.Finish("")
+			for i := range got {
+				got[i].Path, _ = filepath.Rel(ws, got[i].Path)
+			}
+			if !slices.Equal(got, c.want) || why != c.why {
+				t.Fatalf("changed (why %q):\n got %+v\nwant %+v (why %q)", why, got, c.want, c.why)
+			}
+			for _, f := range got {
+				if f.Before != "" && f.Before != event.NotKept {
+					if _, err := s.Get(f.Before); err != nil {
+						t.Errorf("%s: what it held before is not kept: %v", f.Path, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRecorderBounds: a file over MaxFile or the session's bound, or with
+// other hard links, is recorded as not kept, with why; a run the box
+// could not watch says so.
+func TestRecorderBounds(t *testing.T) {
+	ws := t.TempDir()
+	testfs.WriteTree(t, ws, map[string]string{"big": strings.Repeat("x", MaxFile+1), "mid": "more than ten bytes", "h": "h"})
+	if err := os.Link(filepath.Join(ws, "h"), filepath.Join(ws, "h2")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := sandbox.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	rec := New(Options{DataDir: t.TempDir(), Session: "s", Bytes: 10}).Recorder(root)
+	for _, name := range []string{"big", "mid", "h"} {
+		rec.Changing(box.Change{Path: filepath.Join(ws, name)})
+		os.Remove(filepath.Join(ws, name))
+	}
+	got, why := rec.Finish("seccomp is off")
+	want := []event.FileChange{
+		{Path: filepath.Join(ws, "big"), Before: event.NotKept, Mode: 0o644, Why: "larger than 8 MiB"},
+		{Path: filepath.Join(ws, "h"), Before: event.NotKept, Mode: 0o644, Why: "it has other hard links"},
+		{Path: filepath.Join(ws, "mid"), Before: event.NotKept, Mode: 0o644, Why: "larger than the session's checkpoints may hold (10 bytes)"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("changed:\n got %+v\nwant %+v", got, want)
+	}
+	if why != "the box could not watch what the command changed: seccomp is off" {
+		t.Errorf("why %q", why)
+	}
+}
+
+// TestRecorderBoundsItsMemory: past the files one command's record may
+// hold, the rest are not recorded and the record says so; ignored files
+// are not held at all.
+func TestRecorderBoundsItsMemory(t *testing.T) {
+	ws := t.TempDir()
+	testfs.WriteTree(t, ws, map[string]string{".gitignore": "*.o\n"})
+	root, err := sandbox.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	rec := New(Options{DataDir: t.TempDir(), Session: "s"}).Recorder(root)
+	rec.max = 3
+	for i := range 10 {
+		for _, ext := range []string{".o", ".go"} {
+			p := filepath.Join(ws, fmt.Sprintf("f%d%s", i, ext))
+			rec.Changing(box.Change{Path: p})
+			testfs.Write(t, p, "x")
+		}
+	}
+	got, why := rec.Finish("")
+	if len(got) != 3 || len(rec.files) != 3 || why != "the command changed more than 3 files; those past them are not recorded" {
+		t.Errorf("recorded %d, held %d, why %q", len(got), len(rec.files), why)
+	}
+}

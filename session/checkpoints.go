@@ -1,0 +1,109 @@
+package session
+
+import (
+	"context"
+
+	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/session/checkpoint"
+	"github.com/bridle-dev/bridle/session/event"
+)
+
+// checkpoints is the session's checkpoint store (package checkpoint),
+// made on first use.
+func (s *Session) checkpoints() *checkpoint.Store {
+	s.ckptOnce.Do(func() {
+		s.ckpt = checkpoint.New(checkpoint.Options{
+			DataDir: s.m.cfg.DataDir,
+			Session: s.row.ID,
+			Bytes:   s.m.cfg.CheckpointBytes,
+			ForkOf: func(ctx context.Context, id string) (string, error) {
+				row, err := s.m.cfg.Store.Session(ctx, id)
+				return row.ForkOf, err
+			},
+			Notice: s.notice,
+			Logger: s.m.log,
+		})
+		s.snap = s.ckpt.Scanner(s.root, checkpoint.ScanOptions{Files: s.m.cfg.SnapshotFiles, Dirs: s.m.cfg.SnapshotDirs})
+	})
+	return s.ckpt
+}
+
+// scanner scans the session's workspace around the calls that may
+// change any file of it.
+func (s *Session) scanner() *checkpoint.Scanner {
+	s.checkpoints()
+	return s.snap
+}
+
+// closeSnapshot removes the scans' snapshot of the workspace: a cache
+// for this process, not a record.
+func (s *Session) closeSnapshot() { s.scanner().Close() }
+
+// How a call's changes to the workspace are recorded, for a rewind to
+// put back.
+type recording int
+
+const (
+	recordNone  recording = iota // not recorded here
+	recordWatch                  // the box tells which files it changes
+	recordScan                   // scans before and after the call
+)
+
+// recording says how a call of tool is recorded: commands through the
+// box's watch where it can (checkpoint.Recorder), by scans where it
+// cannot (checkpoint.Scanner). A task call's subagent records its own
+// commands where they are watched, and the call's changes are then
+// gathered from its log (withChildChanges); where they are not, the task
+// call is scanned, and its subagent's calls are not.
+func (s *Session) recording(tool sandbox.Tool) recording {
+	switch {
+	case s.m.cfg.DataDir == "":
+		return recordNone
+	case tool.Name() == "task":
+		if s.parent != nil || s.commandsWatched() {
+			return recordNone
+		}
+		return recordScan
+	case tool.Effect() != sandbox.EffectExecute:
+		return recordNone // asked first: what follows may probe the box
+	}
+	if w, ok := tool.(sandbox.WritesWatcher); ok && w.WatchesWrites() == nil {
+		return recordWatch
+	}
+	if s.parent == nil || s.commandsWatched() {
+		return recordScan
+	}
+	return recordNone
+}
+
+// commandsWatched says whether the session's commands are recorded by
+// the box's watch.
+func (s *Session) commandsWatched() bool {
+	for _, t := range s.m.cfg.Tools {
+		if w, ok := t.(sandbox.WritesWatcher); ok && t.Name() == "run_command" {
+			return w.WatchesWrites() == nil
+		}
+	}
+	return false
+}
+
+// recordChanges runs call, a call of tool with env, and returns what it
+// changed in the workspace (for a rewind to put back) and why that may
+// be incomplete ("" when it is not). call returns the box's word when it
+// could not watch the command (sandbox.Result.Unwatched).
+func (s *Session) recordChanges(ctx context.Context, tool sandbox.Tool, env *sandbox.Env, call func() (unwatched string)) ([]event.FileChange, string) {
+	switch s.recording(tool) {
+	case recordWatch:
+		rec := s.checkpoints().Recorder(s.root)
+		env.Writes = rec
+		unwatched := call()
+		env.Writes = nil
+		return rec.Finish(unwatched)
+	case recordScan:
+		sc := s.scanner().Before(ctx)
+		call()
+		return s.scanner().After(ctx, sc)
+	}
+	call()
+	return nil, ""
+}
