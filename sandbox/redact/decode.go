@@ -17,9 +17,11 @@ import (
 // is part of, or next to (it makes them start or end where they do),
 // are taken from the decoded text, and only those no longer than
 // maxDecoded as written: the others are found in the text as it is.
-// What a decoded byte is depends only on the few bytes of its escape, so
-// a Chat, which decodes the end of what it passed on, finds what Redact
-// of the whole answer finds there.
+// What a decoded byte is depends only on the few bytes of its escape, and
+// what is taken only on the text around it, so a Chat, which decodes the
+// end of what it passed on, finds what Redact of the whole answer finds
+// there, and only the text near an escape need be decoded
+// (escapeRegions).
 
 // decodeHints are where a decoding may start; they share the anchor
 // table with the patterns' hints (index len(patterns())). "=" alone is
@@ -32,7 +34,8 @@ var decodeHints = []string{"%", `\u`, `\x`, "&#", "=3d", "=\n", "=\r\n",
 // and all): a pattern's bound is in decoded bytes, and an escape is up to
 // 12 bytes long, so a match of the longest patterns (a JWT, a bearer
 // token) may reach further than a Chat holds. A longer one is not taken.
-const maxDecoded = maxHold - 512
+// A token written with an escape for each of its characters fits.
+const maxDecoded = 4096
 
 // maxDecodeDepth bounds how often a decoded text is decoded again (a
 // doubly percent-encoded key, %2567hp_…).
@@ -52,46 +55,95 @@ func (d decoding) escaped(from, to int) bool {
 	return d[hi]-d[lo] != hi-lo && d[to]-d[from] <= maxDecoded
 }
 
+// escapes returns where, in the decoded text, an escape is, in order: a
+// byte that came from one, or the first after one that decoded to none.
+func (d decoding) escapes() []int {
+	var out []int
+	for k := 0; k+1 < len(d); k++ {
+		if d[k+1]-d[k] != 1 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // at returns where byte i of the text decoded to d is in the decoded
-// text: the first decoded byte that comes from i or after.
+// text: the first decoded byte that comes from i or after (its end, if
+// none does).
 func (d decoding) at(i int) int {
 	k, _ := slices.BinarySearch(d, i)
-	return k
+	return min(k, len(d)-1)
 }
 
 // decodedHits returns the secrets decoding s shows (sc is its scan, and
 // known the known values found in it).
 func (r *Redactor) decodedHits(s string, triggers []anchor, sc scanned, known []hit, prompt bool, depth int) []hit {
-	if depth >= maxDecodeDepth || !slices.ContainsFunc(triggers, func(a anchor) bool { return escapeLen(s, a.at) > 0 }) {
+	if depth >= maxDecodeDepth {
 		return nil
 	}
-	dec, ds := r.decoded(s, sc, known)
 	var hs []hit
-	for _, h := range r.stagedHits(dec, ds, prompt, depth+1) {
-		offs := ds.dec
-		hs = append(hs, hit{start: offs[h.start], end: offs[h.end], from: offs[h.from], to: offs[h.to], kind: h.kind, stage: decodedStage, inner: h.stage})
+	for _, reg := range escapeRegions(s, triggers) {
+		dec, ds := r.decoded(s, sc, known, reg[0], reg[1])
+		for _, h := range r.stagedHits(dec, ds, prompt, depth+1) {
+			offs := ds.dec
+			hs = append(hs, hit{start: offs[h.start], end: offs[h.end], from: offs[h.from], to: offs[h.to], kind: h.kind, stage: decodedStage, inner: h.stage})
+		}
 	}
 	return hs
 }
 
-// decoded decodes s, scanned as sc, and scans the decoded text. The
-// known values found in s (known) and before (sc.prior) are masked in
-// it as the known values it shows are, and what was found decoded before
-// (a Chat's context) as it was.
-func (r *Redactor) decoded(s string, sc scanned, known []hit) (string, scanned) {
-	r.meter().add(len(s))
-	dec, offs := decode(s)
+// regionReach is how far around an escape the text is decoded: past the
+// longest secret taken decoded (maxDecoded, which must have the escape in
+// it or next to it) and what a pattern looks at before its match (a
+// name of 128 characters, each written with up to 12 bytes).
+const regionReach = maxDecoded + 2*1024
+
+// escapeRegions returns the stretches of s decoded: regionReach on each
+// side of every escape, joined where they meet. What is found decoded is
+// what decoding the whole of s would find (nothing away from an escape
+// is taken), at the cost of decoding only around the escapes.
+func escapeRegions(s string, triggers []anchor) [][2]int {
+	sortAnchors(triggers)
+	var out [][2]int
+	for _, a := range triggers {
+		if escapeLen(s, a.at) == 0 {
+			continue
+		}
+		from, to := max(0, a.at-regionReach), min(len(s), a.at+regionReach)
+		if n := len(out); n > 0 && from <= out[n-1][1] {
+			out[n-1][1] = to
+			continue
+		}
+		out = append(out, [2]int{from, to})
+	}
+	return out
+}
+
+// decoded decodes s[from:to], s scanned as sc, and scans the decoded
+// text. The known values found in s (known) and before (sc.prior) are
+// masked in it as the known values it shows are, and what was found
+// decoded before (a Chat's context) as it was.
+func (r *Redactor) decoded(s string, sc scanned, known []hit, from, to int) (string, scanned) {
+	r.meter().add(to - from)
+	dec, offs := decode(s[from:to])
+	for i := range offs {
+		offs[i] += from
+	}
 	ds := r.scan(dec)
 	d := decoding(offs)
-	ds.dec, ds.fixed = d, d.at(sc.fixed)
+	ds.dec, ds.fixed, ds.escapes = d, d.at(sc.fixed), d.escapes()
 	in := func(h hit, stage int) hit {
 		return hit{start: d.at(h.start), end: d.at(h.end), from: d.at(h.from), to: d.at(h.to), kind: h.kind, stage: stage}
 	}
 	for _, h := range slices.Concat(known, stageOf(sc.prior, literalStage)) {
-		ds.prior = append(ds.prior, in(h, literalStage))
+		if h.end > from && h.start < to {
+			ds.prior = append(ds.prior, in(h, literalStage))
+		}
 	}
 	for _, h := range stageOf(sc.prior, decodedStage) {
-		ds.prior = append(ds.prior, in(h, h.inner))
+		if h.end > from && h.start < to {
+			ds.prior = append(ds.prior, in(h, h.inner))
+		}
 	}
 	return dec, ds
 }
@@ -103,6 +155,18 @@ func decode(s string) (string, []int) {
 	b.Grow(len(s))
 	offs := make([]int, 0, len(s)+1)
 	for i := 0; i < len(s); {
+		// Copy up to where an escape may start.
+		j := i
+		for j < len(s) && !escapeStarts[s[j]] {
+			j++
+		}
+		b.WriteString(s[i:j])
+		for k := i; k < j; k++ {
+			offs = append(offs, k)
+		}
+		if i = j; i == len(s) {
+			break
+		}
 		n, out := escapeAt(s, i)
 		if n == 0 {
 			b.WriteByte(s[i])
@@ -118,6 +182,18 @@ func decode(s string) (string, []int) {
 	}
 	return b.String(), append(offs, len(s))
 }
+
+// escapeStarts are the bytes an escape starts with (escapeAt): its
+// first, or a zero-width character's.
+var escapeStarts = func() (t [256]bool) {
+	for _, c := range []byte(`%\&=`) {
+		t[c] = true
+	}
+	for _, z := range zeroWidth {
+		t[z[0]] = true
+	}
+	return t
+}()
 
 // escapeLen is the length of the escape at s[i:], 0 if none starts there.
 func escapeLen(s string, i int) int {

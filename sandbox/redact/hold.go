@@ -471,7 +471,7 @@ func (r *Redactor) decodedComing(s string, sc scanned, depth int, escaped bool) 
 			}
 		}
 	}
-	dec, ds := r.decoded(s, sc, known)
+	dec, ds := r.decoded(s, sc, known, 0, len(s))
 	q, _ := r.unsettled(dec, ds, r.stagedHits(dec, ds, false, depth+1), depth+1, nil)
 	if q == len(dec) {
 		return len(s)

@@ -561,6 +561,11 @@ func (p *pattern) find(t *text, found []anchor, hs []hit, next int) []hit {
 		if a.at < next || !live(a) {
 			continue
 		}
+		// In a decoded text, a match is taken only with an escape in it
+		// or next to it: a hint with none within reach is passed over.
+		if t.sc != nil && p.window >= 0 && !t.sc.escapeNear(a.at-2*maxNameSide-2, a.at+a.len+p.window+1) {
+			continue
+		}
 		var m []int
 		if p.match != nil {
 			if m = p.match(t, a); m == nil || m[0] < next || m[0] == tried {

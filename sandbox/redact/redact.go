@@ -329,7 +329,9 @@ type scanned struct {
 	fixed int
 	// dec, for a decoded text, maps it to the text it came from
 	// (decoded): only what an escape makes a secret is taken from it.
-	dec decoding
+	// escapes are where its escapes are (decoding.escapes).
+	dec     decoding
+	escapes []int
 	// found lists where each pattern's hints, the escapes (at
 	// len(patterns())) and each seed (after) occur.
 	found [][]anchor
@@ -363,6 +365,17 @@ func (r *Redactor) meter() *meter {
 // that s is the start of: what a Chat knows of the text before it.
 func (sc *scanned) within(outer scanned) {
 	sc.prior, sc.midLine, sc.fixed = outer.prior, outer.midLine, outer.fixed
+}
+
+// escapeNear reports whether, in a decoded text, an escape is between
+// from and to: elsewhere, nothing found is taken (takes), and a pattern
+// need not look.
+func (sc *scanned) escapeNear(from, to int) bool {
+	if sc.dec == nil {
+		return true
+	}
+	k, _ := slices.BinarySearch(sc.escapes, from)
+	return k < len(sc.escapes) && sc.escapes[k] <= to
 }
 
 // takes reports whether a hit from from to to, replacing from start, is
