@@ -219,6 +219,7 @@ func TestChatEqualsRedactAfterLongText(t *testing.T) {
 		{"a value a long known value ends", "api_key = " + rep("a1", 2020) + "&#103;hp_" + corpusToken[4:] + splitLong + " end"},
 		{"a name after a known value, escaped", rep("a b\n", 500) + "=3D" + splitLong[:600] + "password%3Dabc123def456" + "YWJ" + " end"},
 		{"a stripe key's end, a name decoded", "sk_live_" + rep("4eC39", 5) + "password%3Dabc123def456-----END" + strings.ReplaceAll(percentAll(corpusToken), "%", "%25") + "postgres://x"},
+		{"a key block's end beside an escape", "x " + awsKey + rep("=", 30) + "-----BEGIN RSA " + "PRIVATE KEY-----\n" + rep("MIIEowIBAAKCAQEA1234abcd/+==\n", 400) + pemKey + "\u200b"},
 		{"quoted-printable's other escapes", "Bearer" + rep(" ", 44) + "abcdefghijklmnop123456" + rep("a.b-", 1400) + rep("=", 34) + hex.EncodeToString([]byte(corpusValue)) + splitLong + " and %3D"},
 	} {
 		want := r.Redact(c.text)
