@@ -59,14 +59,13 @@ type Chat struct {
 // on: what continues it is swallowed (only its line breaks are passed on,
 // as a marker keeps the lines of what it replaces) until it ends.
 type span struct {
+	r     *Redactor
 	tails []tail
-	// last is the end of the key block swallowed so far, where its end
-	// line may have begun.
-	last string
-	// tail is the end of what was swallowed, and stage the secret's (see
-	// hit): what follows the secret is looked at after it, as in the
-	// whole answer, where the patterns before the secret's see it and
-	// those after it see it masked.
+	// tail is the end of what was swallowed (maxHold at most), and stage
+	// the secret's (see hit): what follows the secret is looked at after
+	// it, as in the whole answer, where the patterns before the secret's
+	// see it and those after it see it masked; a key block's end line is
+	// looked for in it.
 	tail  string
 	stage int
 }
@@ -88,12 +87,10 @@ func (sp *span) follow(s string) (int, bool) {
 	var left []tail
 	for _, t := range sp.tails {
 		if t.block {
-			text := sp.last + s
-			if m := keyEndRE().FindStringIndex(text); m != nil && m[1] > len(sp.last) {
-				n = max(n, m[1]-len(sp.last))
+			if e := sp.blockEnd(s); e >= 0 {
+				n = max(n, e)
 				continue
 			}
-			sp.last = text[max(0, len(text)-keyEndWindow):]
 		} else {
 			k := commonPrefix(s, t.value[t.off:], t.fold)
 			if k < len(s) || t.off+k == len(t.value) {
@@ -113,10 +110,39 @@ func (sp *span) follow(s string) (int, bool) {
 	return n, true
 }
 
+// blockEnd returns where in s the key block swallowed ends (the end of
+// its end line), or -1. An end line that a known value or a secret found
+// decoded covers is none: the block's pattern sees it masked, as in the
+// whole answer (a secret decoded reaches no further back than tail).
+func (sp *span) blockEnd(s string) int {
+	text := sp.tail + s
+	var hs []hit
+	looked := false
+	for off := max(0, len(sp.tail)-keyEndWindow); off < len(text); {
+		m := keyEndRE().FindStringIndex(text[off:])
+		if m == nil {
+			return -1
+		}
+		from, to := off+m[0], off+m[1]
+		if to <= len(sp.tail) {
+			off = from + 1
+			continue
+		}
+		if !looked {
+			hs, looked = sp.r.stagedHits(text, sp.r.scan(text), false, 0), true
+		}
+		if !slices.ContainsFunc(hs, func(h hit) bool { return h.stage < sp.stage && h.start < to && h.end > from }) {
+			return to - len(sp.tail)
+		}
+		off = from + 1
+	}
+	return -1
+}
+
 // swallowed keeps the end of what was swallowed, with s.
 func (sp *span) swallowed(s string) {
 	sp.tail += s
-	if n := len(sp.tail) - 2*chatContext; n > 0 {
+	if n := len(sp.tail) - maxHold; n > 0 {
 		for n < len(sp.tail) && !utf8.RuneStart(sp.tail[n]) {
 			n++
 		}
@@ -124,8 +150,8 @@ func (sp *span) swallowed(s string) {
 	}
 }
 
-// keyEndWindow is how much of a swallowed key block a Chat keeps to find
-// an end line that began in an earlier piece: more than the longest.
+// keyEndWindow is how much of what a Chat swallowed it looks back at
+// for an end line that began in an earlier piece: more than the longest.
 const keyEndWindow = 128
 
 // NewChat returns a Chat that redacts with r.
@@ -157,8 +183,15 @@ func (c *Chat) pass(final bool) string {
 		if ended {
 			// What follows the secret is looked at with the secret's end
 			// before it, as in the whole answer.
-			n := len(c.open.tail)
-			c.ctx, c.prior, c.midLine = c.open.tail, []hit{{end: n, to: n, kind: "span", stage: c.open.stage}}, true
+			ctx := c.open.tail
+			if k := len(ctx) - 2*chatContext; k > 0 {
+				for k < len(ctx) && !utf8.RuneStart(ctx[k]) {
+					k++
+				}
+				ctx = ctx[k:]
+			}
+			n := len(ctx)
+			c.ctx, c.prior, c.midLine = ctx, []hit{{end: n, to: n, kind: "span", stage: c.open.stage}}, true
 			c.open = nil
 		}
 	}
@@ -205,7 +238,7 @@ func (c *Chat) redact(final bool) string {
 		if slices.ContainsFunc(open.tails, func(t tail) bool { return t.block }) {
 			stage = patterns()[privateKey].stage
 		}
-		c.open = &span{tails: open.tails, last: text[max(0, len(text)-keyEndWindow):], stage: stage}
+		c.open = &span{r: c.r, tails: open.tails, stage: stage}
 		c.open.swallowed(text)
 		c.ctx, c.pending, c.prior, c.midLine = "", "", nil, true
 		c.memo.off += len(text)

@@ -53,7 +53,7 @@ func (r *Redactor) unsettled(s string, sc scanned, hs []hit, depth int, m *memo)
 			// decoded, its end may be a secret's beginning that the
 			// text as it is hides (by a match there that, decoded, is
 			// no longer one).
-			fresh = min(fresh, r.decodedComing(x, xs, depth, true))
+			fresh = min(fresh, r.decodedComing(x, xs, depth, true, len(x)))
 		}
 		q = min(i, settle(fresh, x, xh))
 	} else {
@@ -191,7 +191,9 @@ func (r *Redactor) coming(s string, sc scanned, hs []hit, depth int, m *memo) in
 						if same {
 							m.bury(k, a.at, len(s))
 						}
-					} else if !os[k].word || wordStarts(ms, hs, sc.prior, st) {
+					} else {
+						// The name starts at a word's boundary (nameAround)
+						// in the text as the pattern sees it.
 						if depth > 0 {
 							val = st // as below: the name is held with its value
 						}
@@ -232,13 +234,38 @@ func (r *Redactor) coming(s string, sc scanned, hs []hit, depth int, m *memo) in
 	if depth == 0 {
 		q = min(q, orphanComing(s, hs, sc.midLine))
 	}
+	known := len(s) // where a known value's form still to come may start
 	if r != nil {
-		q = min(q, r.formComing(s, sc, q))
+		known = min(r.formComing(s, sc, len(s)), r.seedBegun(s, sc))
+		q = min(q, known)
 	}
 	if depth < maxDecodeDepth {
-		q = min(q, r.decodedComing(s, sc, depth, false))
+		q = min(q, r.decodedComing(s, sc, depth, false, len(s)))
+		if known < len(s) {
+			// The form, once found, is masked before the text is decoded
+			// and looked at, which may end a match there.
+			q = min(q, r.decodedComing(s, sc, depth, false, known))
+		}
 	}
 	return maskedEnd(s, sc, q)
+}
+
+// seedBegun returns where the longest end of s that begins a known
+// value's form starts (opening's, for the seeds alone); len(s) if none.
+func (r *Redactor) seedBegun(s string, sc scanned) int {
+	t, ps := sc.t.anchors, patterns()
+	for st := sc.state; st != 0; st = int(t.fail[st]) {
+		i := len(s) - int(t.depth[st])
+		for _, k := range t.open[st] {
+			if k > len(ps) {
+				sd := sc.t.seeds[k-len(ps)-1]
+				if l := r.literals[sd.literal]; !sd.end && (!l.word || wordEdge(s, i)) && commonPrefix(s[i:], l.value, l.fold) == len(s)-i {
+					return i
+				}
+			}
+		}
+	}
+	return len(s)
 }
 
 // maskedEnd moves q back to the start of every candidate of a pattern
@@ -455,10 +482,11 @@ func pieceComing(s string, l *literal, q int, w *meter) int {
 }
 
 // decodedComing looks at s decoded, if it holds an escape (or, escaped,
-// is to have one after it): a secret may still come in the decoded text, which is looked at as decodedHits looks
-// at it, with the known values found (now and before) masked. It returns
-// where in s the decoded text that may change starts; len(s) if none.
-func (r *Redactor) decodedComing(s string, sc scanned, depth int, escaped bool) int {
+// is to have one after it): a secret may still come in the decoded text,
+// which is looked at as decodedHits looks at it, with the known values
+// found (now and before, and from maskFrom on) masked. It returns where
+// in s the decoded text that may change starts; len(s) if none.
+func (r *Redactor) decodedComing(s string, sc scanned, depth int, escaped bool, maskFrom int) int {
 	triggers := sc.found[len(patterns())]
 	if !escaped && !slices.ContainsFunc(triggers, func(a anchor) bool { return escapeLen(s, a.at) > 0 }) {
 		return len(s)
@@ -470,6 +498,9 @@ func (r *Redactor) decodedComing(s string, sc scanned, depth int, escaped bool) 
 				known = append(known, h)
 			}
 		}
+	}
+	if maskFrom < len(s) {
+		known = append(known, hit{start: maskFrom, end: len(s), from: maskFrom, to: len(s), stage: literalStage})
 	}
 	dec, ds := r.decoded(s, sc, known, 0, len(s))
 	q, _ := r.unsettled(dec, ds, r.stagedHits(dec, ds, false, depth+1), depth+1, nil)

@@ -535,7 +535,7 @@ func (p *pattern) matchAt(s []byte, st int, w *meter) []int {
 func (p *pattern) find(t *text, found []anchor, hs []hit, next int) []hit {
 	s := t.s
 	live := func(a anchor) bool { return bytes.IndexByte(s[a.at:a.at+a.len], '[') < 0 }
-	if p.start == nil && p.match == nil {
+	if p.start == nil && p.match == nil && (t.sc == nil || t.sc.dec == nil) {
 		if !slices.ContainsFunc(found, live) {
 			return hs
 		}
@@ -567,12 +567,25 @@ func (p *pattern) find(t *text, found []anchor, hs []hit, next int) []hit {
 			continue
 		}
 		var m []int
-		if p.match != nil {
+		switch {
+		case p.start == nil && p.match == nil:
+			// A key block in a decoded text: tried from each begin line,
+			// up to what can be taken (maxDecoded), as only one taken
+			// hides what is inside it: which text around an escape is
+			// decoded must not change what is found in it.
+			if a.at == tried {
+				continue
+			}
+			tried = a.at
+			if m = p.matchAt(s[:min(len(s), a.at+maxDecoded+1)], a.at, t.work); m == nil {
+				continue
+			}
+		case p.match != nil:
 			if m = p.match(t, a); m == nil || m[0] < next || m[0] == tried {
 				continue
 			}
 			tried = m[0]
-		} else {
+		default:
 			st := p.start(t, a)
 			if st < 0 || st < next || st == tried {
 				continue

@@ -528,7 +528,9 @@ func render(s string, hs []hit) string {
 // most of the time redaction took on long texts with several secrets.
 func mask(b []byte, hs []hit) {
 	for _, h := range hs {
-		for i := h.start; i < h.end; i++ {
+		// A hit of a longer text (a Chat's, of the text before an escape
+		// begun) is masked as far as b goes.
+		for i := max(h.start, 0); i < min(h.end, len(b)); i++ {
 			b[i] = '['
 		}
 	}
