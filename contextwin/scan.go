@@ -26,7 +26,8 @@ type logState struct {
 	// address.
 	dropped map[int64]bool
 	// ratio corrects estimated counts: reported usage over estimate,
-	// smoothed; 0 until a provider reported usage. measured says one did.
+	// smoothed over the latest RatioCalls model calls; 0 while none of
+	// them reported usage. measured says one did.
 	ratio    float64
 	measured bool
 	// calls maps a tool result (by seq) to the call it answers, to
@@ -83,6 +84,11 @@ type scanner struct {
 	st      logState
 	showed  map[string][]int64 // file → results that showed it
 	lastRaw int
+	// samples holds the latest RatioCalls model calls' reported input
+	// over the raw count of the request before them (0: none reported),
+	// in a ring; calls counts every call.
+	samples [RatioCalls]float64
+	calls   int
 	asked   []event.ToolCall // the latest model message's calls
 	// forgot is the seq through which forget dropped what the scanner
 	// knew of tool results.
@@ -171,19 +177,35 @@ func (sc *scanner) add(e *event.Event) {
 	}
 }
 
+// RatioCalls is how many of the latest model calls the usage correction
+// follows. Each call weighs half the next, so the 64th back weighs 2^-64
+// of the latest and those before it would change nothing a float64 holds:
+// they are left out, and a session loaded from the store reads the usage
+// of these calls alone, not of every call in its log.
+const RatioCalls = 64
+
 // usage reads a model call's reported input against the raw count of the
-// request before it into the usage correction.
+// request before it into the usage correction: the latest RatioCalls
+// calls' samples, each weighing half the next.
 func (sc *scanner) usage(reported int) {
-	st := &sc.st
+	var sample float64
 	if reported > 0 && sc.lastRaw > 0 {
-		sample := float64(reported) / float64(sc.lastRaw)
-		if st.ratio == 0 {
-			st.ratio = sample
-		} else {
-			st.ratio = 0.5*st.ratio + 0.5*sample
-		}
+		sample = float64(reported) / float64(sc.lastRaw)
 	}
 	sc.lastRaw = 0
+	sc.samples[sc.calls%RatioCalls] = sample
+	sc.calls++
+	ratio := 0.0
+	for i := max(0, sc.calls-RatioCalls); i < sc.calls; i++ {
+		switch s := sc.samples[i%RatioCalls]; {
+		case s == 0:
+		case ratio == 0:
+			ratio = s
+		default:
+			ratio = 0.5*ratio + 0.5*s
+		}
+	}
+	sc.st.ratio = ratio
 }
 
 // forget drops what the scanner knows of the tool results through seq

@@ -151,3 +151,80 @@ func TestTheScanReadsStubsAsTheEvents(t *testing.T) {
 			stubs.ratio, stubs.first.Seq, stubs.pins, whole.ratio, whole.first.Seq, whole.pins)
 	}
 }
+
+// The usage correction follows the latest RatioCalls model calls, and
+// only them: a session loaded from the store reads no older call's
+// usage, and must correct its counts exactly as the live session did.
+func TestTheCorrectionFollowsTheLatestCalls(t *testing.T) {
+	// log makes 100 model calls, the request before call i of raw
+	// count 1,000 and its reported input reported(i).
+	log := func(reported func(i int) int) []event.Event {
+		var events []event.Event
+		add := func(p event.Payload) {
+			events = append(events, event.Event{Seq: int64(len(events) + 1), Payload: p})
+		}
+		for i := range 100 {
+			add(event.ContextAssembled{Raw: 1_000})
+			add(event.AssistantMessage{Text: "ok", Usage: event.Usage{InputTokens: reported(i)}})
+		}
+		return events
+	}
+	varied := func(i int) int { return 1_000 + 7*i + (i%5)*40 }
+	whole := scan(log(varied)).ratio
+	cases := []struct {
+		name     string
+		reported func(i int) int
+		same     bool
+	}{
+		{"the older calls' usage unread (0), as a loaded session reads it", func(i int) int {
+			if i < 100-RatioCalls {
+				return 0
+			}
+			return varied(i)
+		}, true},
+		{"the older calls reporting wildly", func(i int) int {
+			if i < 100-RatioCalls {
+				return 9_000
+			}
+			return varied(i)
+		}, true},
+		{"a recent call reporting otherwise", func(i int) int {
+			if i == 90 {
+				return 2_900
+			}
+			return varied(i)
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := scan(log(c.reported)).ratio; (got == whole) != c.same {
+				t.Fatalf("ratio %v, the whole log's %v: same = %v, want %v", got, whole, got == whole, c.same)
+			}
+		})
+	}
+	// Where the calls followed begin: the only call reporting usage is
+	// the oldest followed, or the one before it.
+	only := func(at int) func(int) int {
+		return func(i int) int {
+			if i == at {
+				return 1_500
+			}
+			return 0
+		}
+	}
+	if st := scan(log(only(100 - RatioCalls))); !st.measured || st.ratio != 1.5 {
+		t.Fatalf("the oldest call followed alone reported: measured %v ratio %v, want 1.5", st.measured, st.ratio)
+	}
+	if st := scan(log(only(100 - RatioCalls - 1))); st.measured || st.ratio != 1 {
+		t.Fatalf("a call before those followed alone reported: measured %v ratio %v, want none (1)", st.measured, st.ratio)
+	}
+	// The stubs a compaction leaves are read as the events were.
+	events := log(varied)
+	for i := range events[:100] {
+		s := event.StubOf(events[i].Payload)
+		events[i].Payload = &s
+	}
+	if got := scan(events).ratio; got != whole {
+		t.Fatalf("ratio read through stubs %v, whole %v", got, whole)
+	}
+}
