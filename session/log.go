@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -14,9 +13,10 @@ import (
 
 // A live session holds its log as its window needs it. The events before
 // the window's start (the latest compaction's Through, the session's
-// cut) are stubs (event.Stub): their kind and seq, and the two numbers
-// the window's scan of the whole log reads (a stub's time and count are
-// not read when the session is loaded, but for the prompts'). The model
+// cut) are stubs (event.Stub): their kind and seq, and for the latest
+// model calls the two numbers the usage correction reads (a stub's time
+// and count are not read when the session is loaded, but for the
+// prompts' and those calls'; stubs.go reads them). The model
 // never sees them again, and a long session would otherwise hold every
 // output it ever read. Kinds something reads from the whole log (the
 // pins, standing answers, rewinds: event.Facts.Kept) and the first prompt
@@ -81,12 +81,9 @@ const (
 // loadJob is one batch of records on its way to decoded events.
 type loadJob struct {
 	recs []store.Record
-	// whole says which records are decoded whole; the others become
-	// stubs. Nil: all are whole.
-	whole []bool
-	out   []event.Event
-	err   error
-	done  chan struct{}
+	out  []event.Event
+	err  error
+	done chan struct{}
 }
 
 // stream reads the events of links with seq in (r.After, r.Through] of
@@ -94,9 +91,7 @@ type loadJob struct {
 // long log from SQLite takes about a third of the time and decoding the
 // rest, so one goroutine reads while the others decode batches, and each
 // raw record is dropped once decoded: nothing is held once fn returns.
-// stub, if not nil, is asked in log order whether a record becomes a
-// stub rather than a whole event.
-func (m *Manager) stream(ctx context.Context, links []link, r store.Range, stub func(store.Record) bool, fn func([]event.Event) error) error {
+func (m *Manager) stream(ctx context.Context, links []link, r store.Range, fn func([]event.Event) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// ordered carries every job in log order to the collector below;
@@ -121,9 +116,6 @@ func (m *Manager) stream(ctx context.Context, links []link, r store.Range, stub 
 		size := 0
 		add := func(rec store.Record) error {
 			j.recs = append(j.recs, rec)
-			if stub != nil {
-				j.whole = append(j.whole, !stub(rec))
-			}
 			if size += len(rec.Payload); len(j.recs) < loadBatch && size < batchBytes {
 				return nil
 			}
@@ -170,39 +162,15 @@ func (m *Manager) stream(ctx context.Context, links []link, r store.Range, stub 
 	return fnErr
 }
 
-// decode makes the job's events: whole, or stubs (which share one
-// allocation per batch).
+// decode makes the job's events.
 func (j *loadJob) decode() {
 	j.out = make([]event.Event, len(j.recs))
-	var stubs slab
 	for i, r := range j.recs {
-		if j.whole == nil || j.whole[i] {
-			if j.out[i], j.err = decodeRecord(r); j.err != nil {
-				break
-			}
-			continue
-		}
-		j.out[i] = event.Event{Seq: r.Seq, Tokens: r.Tokens}
-		if r.CreatedAt != 0 { // 0: read bare (stubRange)
-			j.out[i].Time = msTime(r.CreatedAt)
-		}
-		if !event.StubRead(event.Kind(r.Kind)) {
-			b, err := event.BareStub(event.Kind(r.Kind))
-			if err != nil {
-				j.err = fmt.Errorf("event %d: %w", r.Seq, err)
-				break
-			}
-			j.out[i].Payload = b
-			continue
-		}
-		s, err := event.ReadStub(event.Kind(r.Kind), r.Payload)
-		if err != nil {
-			j.err = fmt.Errorf("event %d: %w", r.Seq, err)
+		if j.out[i], j.err = decodeRecord(r); j.err != nil {
 			break
 		}
-		j.out[i].Payload = stubs.add(s)
 	}
-	j.recs, j.whole = nil, nil
+	j.recs = nil
 }
 
 // eachStored calls fn with each stored record of the session's log in r
@@ -269,20 +237,19 @@ func (m *Manager) readLog(ctx context.Context, id string, stubs bool) (loaded, e
 			}
 		}
 	}
+	if l.cut > 0 {
+		if l.events, err = m.readStubbed(ctx, links, l.cut); err != nil {
+			return loaded{}, fmt.Errorf("session %s: %w", id, err)
+		}
+		return l, nil
+	}
 	// Seqs start at 1 and have no gaps: the last is the count.
 	last, err := m.cfg.Store.LastSeq(ctx, id)
 	if err != nil {
 		return loaded{}, err
 	}
-	var stub func(store.Record) bool
-	var r store.Range
-	if l.cut > 0 {
-		keep := &stubbable{}
-		stub = func(r store.Record) bool { return r.Seq <= l.cut && keep.record(r) }
-		r = stubRange(l.cut)
-	}
 	l.events = make([]event.Event, 0, withRoom(int(last)))
-	err = m.stream(ctx, links, r, stub, func(b []event.Event) error {
+	err = m.stream(ctx, links, store.Range{}, func(b []event.Event) error {
 		l.events = append(l.events, b...)
 		return nil
 	})
@@ -290,21 +257,6 @@ func (m *Manager) readLog(ctx context.Context, id string, stubs bool) (loaded, e
 		return loaded{}, fmt.Errorf("session %s: %w", id, err)
 	}
 	return l, nil
-}
-
-// stubRange reads a log whose events through cut become stubs with only
-// the seq and kind of those nothing reads more of (a stub's time and
-// count are not read; the prompts, which a rewind dates, are read whole):
-// all but those of the kinds kept whole, the prompts and those a stub
-// keeps something of.
-func stubRange(cut int64) store.Range {
-	r := store.Range{Bare: cut}
-	for _, k := range event.Kinds() {
-		if k.Facts().Kept || k == event.KindUserMessage || event.StubRead(k) {
-			r.Need = append(r.Need, string(k))
-		}
-	}
-	return r
 }
 
 // windowStart is where the window of the log links make up starts: the
@@ -344,82 +296,6 @@ func (m *Manager) windowStart(ctx context.Context, links []link) (int64, error) 
 		}
 	}
 	return cut, nil
-}
-
-// stubbable says, in log order, which events before the window's start
-// become stubs: all but the kinds Kept and the first prompt the model
-// sees (every request shows it). A rewind that went back over that prompt
-// makes the next prompt the first: it is kept too (should the rewind be
-// undone, the first one is first again, and was kept).
-type stubbable struct {
-	prompt int64 // the seq of the prompt kept last
-	next   bool  // the next prompt is kept
-	begun  bool
-}
-
-func (k *stubbable) event(kind event.Kind, seq int64, rewound func() (event.Rewound, bool)) bool {
-	if !k.begun {
-		k.begun, k.next = true, true
-	}
-	switch {
-	case kind == event.KindRewound:
-		if r, ok := rewound(); ok && r.Undoes == 0 && r.From <= k.prompt {
-			k.next = true
-		}
-		return false
-	case kind.Facts().Kept:
-		return false
-	case kind == event.KindUserMessage && k.next:
-		k.next, k.prompt = false, seq
-		return false
-	}
-	return true
-}
-
-// record is event for a stored record.
-func (k *stubbable) record(r store.Record) bool {
-	return k.event(event.Kind(r.Kind), r.Seq, func() (event.Rewound, bool) {
-		var v event.Rewound
-		return v, json.Unmarshal(r.Payload, &v) == nil
-	})
-}
-
-// stubbed returns the log with its events through cut made stubs, but
-// for those stubbable keeps. The log is copied: a view may hold it.
-func stubbed(events []event.Event, cut int64) []event.Event {
-	out := append(make([]event.Event, 0, withRoom(len(events))), events...)
-	var stubs slab
-	keep := &stubbable{}
-	for i, e := range out {
-		if e.Seq > cut {
-			break
-		}
-		stub := keep.event(e.Kind(), e.Seq, func() (event.Rewound, bool) {
-			r, ok := e.Payload.(event.Rewound)
-			return r, ok
-		})
-		if _, already := e.Payload.(*event.Stub); !stub || already {
-			continue
-		}
-		if !event.StubRead(e.Kind()) {
-			out[i].Payload, _ = event.BareStub(e.Kind())
-			continue
-		}
-		out[i].Payload = stubs.add(event.StubOf(e.Payload))
-	}
-	return out
-}
-
-// slab allocates stubs a few hundred at a time: one allocation each
-// would cost more than the stub.
-type slab []event.Stub
-
-func (b *slab) add(s event.Stub) *event.Stub {
-	if len(*b) == cap(*b) {
-		*b = make([]event.Stub, 0, 256)
-	}
-	*b = append(*b, s)
-	return &(*b)[len(*b)-1]
 }
 
 // withRoom is the capacity a log of n events is given, so that the
@@ -481,7 +357,7 @@ func (s *Session) eachWhole(ctx context.Context, events []event.Event, after, th
 			names[k] = string(kind)
 		}
 		r := store.Range{After: events[first].Seq - 1, Through: events[last].Seq, Kinds: names}
-		err = s.m.stream(ctx, links, r, nil, func(b []event.Event) error {
+		err = s.m.stream(ctx, links, r, func(b []event.Event) error {
 			for _, e := range b {
 				if err := hand(e.Seq, false); err != nil {
 					return err

@@ -30,6 +30,8 @@ type planModel struct {
 	reqs []provider.Request
 	// address is the first address of a dropped output a request showed.
 	address string
+	// usage makes each planned call report an input of its own.
+	usage bool
 }
 
 func (m *planModel) Name() string { return "plan" }
@@ -47,6 +49,13 @@ func (m *planModel) Stream(ctx context.Context, req provider.Request) iter.Seq2[
 		call = scripted.Call{Text: scripted.Chunks{"(the plan is over)"}}
 		if m.n < len(m.plan) {
 			call = m.plan[m.n](req)
+		}
+		if m.usage {
+			// About the request's size, off by a share that moves from
+			// call to call: the correction stays within its bounds, and
+			// every call moves it.
+			b, _ := json.Marshal(req.Messages)
+			call.Usage = &provider.Usage{InputTokens: len(b) / 4 * (100 + m.n*7%30) / 100}
 		}
 		m.n++
 	}
@@ -80,7 +89,7 @@ var addressRE = regexp.MustCompile(`read_artifact (r\d+)`)
 // window dropped long before (by the first address it showed), a rewind
 // to a prompt the window had compacted away, a fork, and a restart in
 // between.
-func (m *planModel) stubPlan() []func(provider.Request) scripted.Call {
+func (m *planModel) stubPlan(prompts int) []func(provider.Request) scripted.Call {
 	read := func(i int) func(provider.Request) scripted.Call {
 		return func(provider.Request) scripted.Call {
 			c := toolCall("read_file", fmt.Sprintf(`{"path":"f%02d.txt"}`, i))
@@ -95,23 +104,37 @@ func (m *planModel) stubPlan() []func(provider.Request) scripted.Call {
 		return toolCall("read_artifact", fmt.Sprintf(`{"id":%q}`, m.address)) // m.mu is held
 	}
 	var plan []func(provider.Request) scripted.Call
-	for p := range 4 {
+	for p := range prompts {
 		for i := range 6 {
-			plan = append(plan, read(p*6+i))
+			plan = append(plan, read((p*6+i)%30))
 		}
 		plan = append(plan, say(fmt.Sprintf("prompt %d done", p+1)))
 	}
-	plan = append(plan, readAddress, say("address read"))           // prompt 5
-	plan = append(plan, read(1), read(2), say("after the restart")) // prompt 6
-	plan = append(plan, read(3), say("after the rewind"))           // prompt 8 (7 is /rewind)
+	plan = append(plan, readAddress, say("address read"))           // prompt prompts+1
+	plan = append(plan, read(1), read(2), say("after the restart")) // prompts+2
+	plan = append(plan, read(3), say("after the rewind"))           // prompts+4 (+3 is /rewind)
 	plan = append(plan, read(4), say("in the fork"))                // the fork's prompt
 	return plan
 }
 
+// stubCase is how stubRun plays stubPlan: the plan's prompts of reads,
+// the model's tokenizer, and whether its calls report usage (the usage
+// correction then applies to estimated counts).
+type stubCase struct {
+	name      string
+	prompts   int
+	tokenizer string
+	usage     bool
+}
+
 // stubRun plays stubPlan in ws, keeping every event whole (the reference)
-// or not, and returns the model's requests, what the editor was sent and
-// the replays of both sessions, all as JSON.
-func stubRun(t *testing.T, ws string, whole bool) (requests, updates, replays []string, stubs int) {
+// or not, and returns the model's requests, what the editor was sent,
+// the replays of both sessions, all as JSON, and the usage correction
+// each of their requests applied; and how many events a
+// session opened from the store held as stubs, and how many of those
+// were model messages read without their usage (older than the calls the
+// usage correction follows).
+func stubRun(t *testing.T, ws string, c stubCase, whole bool) (requests, updates, replays, ratios []string, stubs, bareCalls int) {
 	t.Helper()
 	for i := range 30 {
 		var b strings.Builder
@@ -122,10 +145,10 @@ func stubRun(t *testing.T, ws string, whole bool) (requests, updates, replays []
 			t.Fatal(err)
 		}
 	}
-	model := &planModel{}
-	model.plan = model.stubPlan()
+	model := &planModel{usage: c.usage}
+	model.plan = model.stubPlan(c.prompts)
 	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
-		return contextwin.Model{Window: 10_000, MaxOutput: 1_000, Tokenizer: "o200k_base"}
+		return contextwin.Model{Window: 10_000, MaxOutput: 1_000, Tokenizer: c.tokenizer}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +164,7 @@ func stubRun(t *testing.T, ws string, whole bool) (requests, updates, replays []
 			t.Fatalf("%s: stop %s, err %v", text, stop, err)
 		}
 	}
-	for p := range 5 {
+	for p := range c.prompts + 1 {
 		run(s, fmt.Sprintf("PROMPT-%d", p+1))
 	}
 	var seq int64
@@ -158,10 +181,13 @@ func stubRun(t *testing.T, ws string, whole bool) (requests, updates, replays []
 	}
 	s = reopenLike(t, m, s.ID())
 	m = s.m
-	run(s, "PROMPT-6")
+	run(s, fmt.Sprintf("PROMPT-%d", c.prompts+2))
 	for _, e := range s.Events() {
-		if _, ok := e.Payload.(*event.Stub); ok {
+		if st, ok := e.Payload.(*event.Stub); ok {
 			stubs++
+			if st.Of == event.KindAssistantMessage && st.Reported == 0 {
+				bareCalls++
+			}
 		}
 	}
 	// The plan reaches what it tests: an output read back by its address
@@ -183,7 +209,7 @@ func stubRun(t *testing.T, ws string, whole bool) (requests, updates, replays []
 		t.Fatalf("the plan read back a dropped output: %v; noted the change of a file read before the window's start: %v", artifact, note)
 	}
 	run(s, "/rewind 2")
-	run(s, "PROMPT-8")
+	run(s, fmt.Sprintf("PROMPT-%d", c.prompts+4))
 	fork, err := m.Fork(ctx, s.ID(), 3)
 	if err != nil {
 		t.Fatal(err)
@@ -214,8 +240,17 @@ func stubRun(t *testing.T, ws string, whole bool) (requests, updates, replays []
 		rec.updates = nil
 		rec.mu.Unlock()
 		replays = append(replays, sameIDs(string(b), ids...))
+		log, err := r.Log(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range log {
+			if a, ok := e.Payload.(event.ContextAssembled); ok {
+				ratios = append(ratios, fmt.Sprintf("%d: %v", e.Seq, a.Ratio))
+			}
+		}
 	}
-	return model.requests(ids...), updates, replays, stubs
+	return model.requests(ids...), updates, replays, ratios, stubs, bareCalls
 }
 
 // A session that holds the events before its window's start as stubs
@@ -223,12 +258,29 @@ func stubRun(t *testing.T, ws string, whole bool) (requests, updates, replays []
 // them whole does: through compactions, dropped outputs read back by
 // their address, a file read before the window's start changing, a
 // restart, a rewind over compacted prompts, a fork, and replays.
+//
+// With estimated counts and usage reported, the session outgrows the
+// calls the usage correction follows: a session opened from the store
+// reads the usage of those calls alone, and corrects its counts as the
+// session that saw every call did.
 func TestStubsChangeNothingTheModelOrTheEditorSees(t *testing.T) {
+	for _, c := range []stubCase{
+		{name: "exact counts", prompts: 4, tokenizer: "o200k_base"},
+		{name: "estimated counts corrected by usage", prompts: 14, tokenizer: "claude", usage: true},
+	} {
+		t.Run(c.name, func(t *testing.T) { testStubsChangeNothing(t, c) })
+	}
+}
+
+func testStubsChangeNothing(t *testing.T, c stubCase) {
 	ws := t.TempDir()
-	wantReqs, wantUpdates, wantReplays, wholeStubs := stubRun(t, ws, true)
-	reqs, updates, replays, stubs := stubRun(t, ws, false)
+	wantReqs, wantUpdates, wantReplays, wantRatios, wholeStubs, _ := stubRun(t, ws, c, true)
+	reqs, updates, replays, ratios, stubs, bareCalls := stubRun(t, ws, c, false)
 	if wholeStubs != 0 || stubs == 0 {
 		t.Fatalf("%d stubs held (whole: %d): the session never outgrew its window, or the reference has stubs", stubs, wholeStubs)
+	}
+	if c.usage && bareCalls == 0 {
+		t.Fatalf("no model message before the window's start was left unread: the session did not outgrow the %d calls the usage correction follows", contextwin.RatioCalls)
 	}
 	compare := func(what string, got, want []string) {
 		t.Helper()
@@ -245,6 +297,7 @@ func TestStubsChangeNothingTheModelOrTheEditorSees(t *testing.T) {
 	compare("request", reqs, wantReqs)
 	compare("update", updates, wantUpdates)
 	compare("replay", replays, wantReplays)
+	compare("usage correction", ratios, wantRatios)
 	joined := strings.Join(reqs, "\n")
 	for _, want := range []string{"f01.txt", "changed"} {
 		if !strings.Contains(joined, want) {

@@ -8,6 +8,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"embed"
@@ -296,12 +297,6 @@ type Range struct {
 	After, Through int64
 	Kinds          []string
 	Backwards      bool
-	// Bare reads only the seq and kind of the events with seq <= Bare
-	// that are not of the kinds Need (their payload is nil, their count
-	// and time 0): a long output spills to pages of its own, which SQLite
-	// reads to reach the columns after it.
-	Bare int64
-	Need []string
 	// From hands fn only the part of each payload from the first
 	// occurrence of From on (nil when it has none): a reader that wants
 	// one member of long payloads is not handed the rest (SQLite cuts
@@ -315,24 +310,18 @@ type Range struct {
 func (s *Store) EachEventIn(ctx context.Context, sessionID string, r Range, fn func(Record) error) error {
 	// The payload column's expression, and its arguments in the order of
 	// the query's text.
-	cols, args := `payload, tokens, created_at`, []any{}
+	cols, args := `payload`, []any{}
 	if r.From != nil {
-		cols, args = `CASE WHEN instr(payload, ?) > 0 THEN substr(payload, instr(payload, ?)) END, tokens, created_at`, []any{r.From, r.From}
+		cols, args = `CASE WHEN instr(payload, ?) > 0 THEN substr(payload, instr(payload, ?)) END`, []any{r.From, r.From}
 	}
-	if r.Bare > 0 {
-		need := `seq > ?`
-		if len(r.Need) > 0 {
-			need += ` OR kind IN (?` + strings.Repeat(`, ?`, len(r.Need)-1) + `)`
-		}
-		needArgs := []any{r.Bare}
-		for _, k := range r.Need {
-			needArgs = append(needArgs, k)
-		}
-		payload, _, _ := strings.Cut(cols, `, tokens, created_at`)
-		cols = `CASE WHEN ` + need + ` THEN ` + payload + ` END, CASE WHEN ` + need + ` THEN tokens ELSE 0 END, CASE WHEN ` + need + ` THEN created_at ELSE 0 END`
-		args = slices.Concat(needArgs, args, needArgs, needArgs)
+	// Of some kinds: through the index of kinds, which SQLite's planner
+	// (with no statistics) passes over for the primary key's order, and
+	// then walks every row of the session, payloads and all.
+	from := `events`
+	if len(r.Kinds) > 0 {
+		from = `events INDEXED BY events_by_kind`
 	}
-	q := `SELECT seq, kind, ` + cols + ` FROM events WHERE session_id = ? AND seq > ?`
+	q := `SELECT seq, kind, ` + cols + `, tokens, created_at FROM ` + from + ` WHERE session_id = ? AND seq > ?`
 	args = append(args, sessionID, r.After)
 	if r.Through > 0 {
 		q += ` AND seq <= ?`
@@ -373,6 +362,49 @@ func (s *Store) EachEventIn(ctx context.Context, sessionID string, r Range, fn f
 // ErrStop, returned by the function EachEventIn calls, stops the reading
 // without an error.
 var ErrStop = errors.New("stop reading")
+
+// SeqsByKind returns the seqs of a session's events with seq in (after,
+// through] (through 0: to the end), by kind, each kind's in order. It
+// reads the index of kinds alone, never the events: a long log's kinds
+// are a few megabytes there and its whole size in the table. Each kind
+// comes as one row (the driver's cost is per row: 100,000 rows of two
+// columns cost twice what 10 long ones do).
+func (s *Store) SeqsByKind(ctx context.Context, sessionID string, after, through int64) (map[string][]int64, error) {
+	q, args := `SELECT kind, group_concat(seq) FROM events INDEXED BY events_by_kind WHERE session_id = ? AND seq > ?`, []any{sessionID, after}
+	if through > 0 {
+		q += ` AND seq <= ?`
+		args = append(args, through)
+	}
+	rows, err := s.read.QueryContext(ctx, q+` GROUP BY kind`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the kinds of %s's events: %w", sessionID, err)
+	}
+	defer rows.Close()
+	out := map[string][]int64{}
+	for rows.Next() {
+		var kind string
+		var list []byte
+		if err := rows.Scan(&kind, &list); err != nil {
+			return nil, fmt.Errorf("read the kinds of %s's events: %w", sessionID, err)
+		}
+		seqs := make([]int64, 0, bytes.Count(list, []byte(","))+1)
+		for f := range bytes.SplitSeq(list, []byte(",")) {
+			n, err := strconv.ParseInt(string(f), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("read the kinds of %s's events: seq %q: %w", sessionID, f, err)
+			}
+			seqs = append(seqs, n)
+		}
+		// group_concat's order is the index's (kind, seq) walk, which
+		// SQLite does not promise.
+		slices.Sort(seqs)
+		out[kind] = seqs
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the kinds of %s's events: %w", sessionID, err)
+	}
+	return out, nil
+}
 
 // LatestOfModel returns the payload of the latest event of kind in the
 // most recently used sessions (but except) pinned to model, or nil when

@@ -239,6 +239,33 @@ func TestNewerSchemaIsRefusedAndOlderMigrated(t *testing.T) {
 	}
 	defer s2.Close()
 	newSession(t, s2, "fresh")
+
+	// A database of the schema before the index of kinds, with events,
+	// gets the index.
+	v3 := filepath.Join(t.TempDir(), "v3.db")
+	s3, err := Open(ctx, v3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newSession(t, s3, "older")
+	if _, err := s3.Append(ctx, "older", Record{Kind: "user_message", Payload: []byte(`{"v":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s3.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DROP INDEX events_by_kind; UPDATE schema_version SET version = 3`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s3.Close()
+	if s3, err = Open(ctx, v3); err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	kinds, err := s3.SeqsByKind(ctx, "older", 0, 0)
+	if err != nil || fmt.Sprint(kinds) != "map[session_started:[1] user_message:[2]]" {
+		t.Fatalf("the kinds of a migrated database's events: %v, %v", kinds, err)
+	}
 }
 
 // BenchmarkAppend measures what the session pays for one commit: one

@@ -54,33 +54,24 @@ func StubOf(p Payload) Stub {
 	return s
 }
 
-// StubRead says whether ReadStub reads anything of a payload of kind: the
-// others can be made stubs from their kind alone (BareStub), and a reader
-// need not read their payloads.
-func StubRead(kind Kind) bool { return kind == KindAssistantMessage || kind == KindContextAssembled }
-
-// BareStub is the stub of an event of kind whose payload was not read: a
-// kind StubRead says nothing is read of. Its payload is checked when
-// something reads it whole. Such stubs hold nothing but their kind: every
-// stub of a kind is the same one, shared (a stub is never changed).
+// BareStub is the stub of an event of kind whose payload was not read:
+// its numbers are 0 (a session reads those of its latest model calls
+// only, which the usage correction follows). Its payload is checked when
+// something reads it whole. Every bare stub of a kind is the same one,
+// shared (a stub is never changed).
 func BareStub(kind Kind) (*Stub, error) {
 	of, ok := known[kind]
-	switch {
-	case !ok:
+	if !ok {
 		return nil, fmt.Errorf("unknown event kind %q (written by a newer bridle?)", kind)
-	case StubRead(of):
-		return nil, fmt.Errorf("a stub of a %s event is read from its payload", kind)
 	}
 	return bare[of], nil
 }
 
-// bare holds the stub of each kind StubRead reads nothing of.
+// bare holds the bare stub of each kind.
 var bare = func() map[Kind]*Stub {
 	m := map[Kind]*Stub{}
 	for k := range decoders {
-		if !StubRead(k) {
-			m[k] = &Stub{Of: k}
-		}
+		m[k] = &Stub{Of: k}
 	}
 	return m
 }()
