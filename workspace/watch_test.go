@@ -22,9 +22,17 @@ type recorder struct {
 	batches [][]string
 	all     map[string]bool
 	resets  int
+	// changed is signalled after each delivery.
+	changed chan struct{}
 }
 
 func (r *recorder) onChange(paths []string) {
+	defer func() {
+		select {
+		case r.changed <- struct{}{}:
+		default:
+		}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if paths == nil {
@@ -40,7 +48,7 @@ func (r *recorder) onChange(paths []string) {
 // waitFor waits until every path in want was reported.
 func (r *recorder) waitFor(t *testing.T, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.After(10 * time.Second)
 	for {
 		r.mu.Lock()
 		missing := slices.DeleteFunc(slices.Clone(want), func(p string) bool { return r.all[p] })
@@ -48,10 +56,21 @@ func (r *recorder) waitFor(t *testing.T, want ...string) {
 		if len(missing) == 0 {
 			return
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-r.changed:
+		case <-deadline:
 			t.Fatalf("no change reported for %v", missing)
 		}
-		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// synced waits until the watcher has noted every change made so far.
+func synced(t *testing.T, w *Watcher) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.Sync(ctx); err != nil {
+		t.Fatalf("sync the watcher: %v", err)
 	}
 }
 
@@ -63,7 +82,7 @@ func (r *recorder) seen(p string) bool {
 
 func startWatch(t *testing.T, opts WatchOptions, roots ...string) (*Watcher, *recorder) {
 	t.Helper()
-	r := &recorder{all: map[string]bool{}}
+	r := &recorder{all: map[string]bool{}, changed: make(chan struct{}, 1)}
 	opts.OnChange = r.onChange
 	w, err := Watch(roots, opts)
 	if err != nil {
@@ -115,7 +134,7 @@ func TestWatcherReportsChanges(t *testing.T) {
 			[]string{filepath.Join(src, "c.go"), filepath.Join(src, "d.go")}},
 		{"new directory with a file, then a file in it", func() {
 			testfs.Write(t, filepath.Join(root, "pkg", "x", "x.go"), "package x\n")
-			time.Sleep(100 * time.Millisecond) // the watch on pkg/x is in place
+			synced(t, w) // the watch on pkg/x is in place
 			testfs.Write(t, filepath.Join(root, "pkg", "x", "y.go"), "package x\n")
 		}, []string{filepath.Join(root, "pkg", "x", "x.go"), filepath.Join(root, "pkg", "x", "y.go")}},
 	}
@@ -128,8 +147,9 @@ func TestWatcherReportsChanges(t *testing.T) {
 
 	// Inside ignored directories and outside the roots nothing is
 	// watched: a marker change after them is reported, and they never
-	// are. An ignored file in a watched directory is reported (a listing
-	// shows it).
+	// are (the watcher reports in order: what it had noted before the
+	// marker is delivered by then). An ignored file in a watched
+	// directory is reported (a listing shows it).
 	testfs.Write(t, filepath.Join(root, "build", "out.bin"), "changed")
 	testfs.Write(t, filepath.Join(root, "build", "new.bin"), "new")
 	testfs.Write(t, filepath.Join(root, "node_modules", "m", "i.js"), "2")
@@ -140,7 +160,6 @@ func TestWatcherReportsChanges(t *testing.T) {
 	marker := filepath.Join(root, "docs", "guide", "intro.md")
 	testfs.Write(t, marker, "# intro, edited\n")
 	r.waitFor(t, marker, log)
-	time.Sleep(100 * time.Millisecond)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for p := range r.all {
@@ -173,13 +192,13 @@ func TestWatcherFollowsRenamesAndGitignore(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.waitFor(t, filepath.Join(root, "lib"))
-	time.Sleep(100 * time.Millisecond)
+	synced(t, w)
 	moved := filepath.Join(root, "lib", "sub", "x.go")
 	testfs.Write(t, moved, "package sub // edited after the rename\n")
 	r.waitFor(t, moved)
 	newDir := filepath.Join(root, "lib", "sub", "deeper")
 	testfs.Write(t, filepath.Join(newDir, "y.go"), "package deeper\n")
-	time.Sleep(100 * time.Millisecond)
+	synced(t, w)
 	testfs.Write(t, filepath.Join(newDir, "z.go"), "package deeper\n")
 	r.waitFor(t, filepath.Join(newDir, "z.go"))
 	if r.seen(filepath.Join(root, "pkg", "sub", "x.go")) {
@@ -188,12 +207,10 @@ func TestWatcherFollowsRenamesAndGitignore(t *testing.T) {
 
 	// build/ stops being ignored: it is watched after the rescan.
 	testfs.Write(t, filepath.Join(root, ".gitignore"), "*.log\n")
-	deadline := time.Now().Add(10 * time.Second)
-	for !w.Sees(filepath.Join(root, "build")) {
-		if time.Now().After(deadline) {
-			t.Fatal("build/ was not watched after .gitignore stopped ignoring it")
-		}
-		time.Sleep(10 * time.Millisecond)
+	synced(t, w)                                    // the rescan the change asks for is done
+	r.waitFor(t, filepath.Join(root, ".gitignore")) // and the change is delivered
+	if !w.Sees(filepath.Join(root, "build")) {
+		t.Fatal("build/ was not watched after .gitignore stopped ignoring it")
 	}
 	out := filepath.Join(root, "build", "out.bin")
 	testfs.Write(t, out, "rebuilt")
@@ -298,9 +315,21 @@ func TestCache(t *testing.T) {
 		t.Error("a read of a file modified during it was kept")
 	}
 
-	// A change in an ignored directory invalidates nothing.
+	// A change in an ignored directory invalidates nothing: whatever the
+	// watcher reported after b's change, up to a marker written after it.
+	r.waitFor(t, b)
+	r.mu.Lock()
+	before := len(r.batches)
+	r.mu.Unlock()
 	testfs.Write(t, filepath.Join(root, "build", "out.bin"), "rebuilt")
-	time.Sleep(150 * time.Millisecond)
+	mark := filepath.Join(root, "marker.txt")
+	testfs.Write(t, mark, "after build/\n")
+	r.waitFor(t, mark)
+	r.mu.Lock()
+	for _, b := range r.batches[before:] {
+		c.Invalidate(b)
+	}
+	r.mu.Unlock()
 	if c.Len() != 3 {
 		t.Errorf("a change in build/ (ignored) dropped entries: %d left", c.Len())
 	}

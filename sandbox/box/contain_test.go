@@ -3,6 +3,7 @@
 package box
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -50,34 +51,49 @@ func marked(t *testing.T, b *Box, ctx context.Context, command string, tweak fun
 	return o, out.String()
 }
 
-// survivors lists live processes whose environment holds mark.
+// survivors lists live processes whose environment holds mark, once
+// those found have had a second to exit: the kernel may still be tearing
+// down a namespace when Run returns. It waits on each process's pidfd,
+// which becomes readable when the process exits.
 func survivors(mark string) []string {
+	deadline := time.Now().Add(time.Second)
 	var left []string
-	// Give the kernel a moment to finish tearing down a namespace.
-	for range 50 {
-		left = left[:0]
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			if _, err := strconv.Atoi(e.Name()); err != nil {
-				continue
-			}
-			env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-			if err != nil || !bytes.Contains(env, []byte(mark)) {
-				continue
-			}
-			stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
-				continue
-			}
-			cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-			left = append(left, e.Name()+":"+strings.ReplaceAll(string(cmd), "\x00", " "))
+	for _, pid := range markedProcs(mark) {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			continue // gone already
 		}
-		if len(left) == 0 {
-			return nil
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, int(max(0, time.Until(deadline).Milliseconds())))
+			if err == unix.EINTR {
+				continue
+			}
+			if n == 0 && err == nil {
+				cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+				left = append(left, strconv.Itoa(pid)+":"+strings.ReplaceAll(string(cmd), "\x00", " "))
+			}
+			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		unix.Close(fd)
 	}
 	return left
+}
+
+// markedProcs lists the processes (zombies too) whose environment holds mark.
+func markedProcs(mark string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if env, err := os.ReadFile("/proc/" + e.Name() + "/environ"); err == nil && bytes.Contains(env, []byte(mark)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // capped keeps the first max bytes and counts the rest.
@@ -333,17 +349,23 @@ func hasTool(name string) bool {
 // of the helper's session, job-control groups included.
 func TestKillSessionCatchesOtherGroups(t *testing.T) {
 	mark := fmt.Sprintf("BRIDLE_TEST_MARK=session-%d", time.Now().UnixNano())
-	cmd := exec.Command("/bin/sh", "-c", "set -m; sleep 100 & sleep 100 & sleep 100")
+	// Three job-control groups, then a line once the shell has forked
+	// them all.
+	cmd := exec.Command("/bin/sh", "-c", "set -m; sleep 100 & sleep 100 & sleep 100 & echo started; wait")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", mark}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for range 100 {
-		if len(survivors(mark)) >= 4 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "started\n" {
+		t.Fatalf("the shell said %q, %v, not that it started its jobs", line, err)
+	}
+	if n := len(markedProcs(mark)); n < 4 {
+		t.Fatalf("%d processes of the session, want the shell and its 3 jobs", n)
 	}
 	killSession(cmd.Process.Pid)
 	cmd.Wait()
