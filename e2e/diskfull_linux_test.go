@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bridle-dev/bridle/internal/acptest"
 	"golang.org/x/sys/unix"
+
+	"github.com/bridle-dev/bridle/internal/acptest"
 )
 
 // TestFullTmpfsClosesTheTurn fills, with a command, a real 4 MB tmpfs that

@@ -3,9 +3,9 @@ package rpc
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/bridle-dev/bridle/acp"
 	"testing"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/session"
 )

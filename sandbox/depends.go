@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-
 	"encoding/json"
 
 	"github.com/bridle-dev/bridle/workspace"

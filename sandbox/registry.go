@@ -8,8 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bridle-dev/bridle/permission"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/bridle-dev/bridle/permission"
 )
 
 // Mode names a tool registry; the policy is the permission package's.

@@ -12,9 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/sandbox/redact"
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // RunCommand runs a shell command in the workspace, inside the box.

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bridle-dev/bridle/sandbox/fslock"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/bridle-dev/bridle/sandbox/fslock"
 )
 
 // WriteFile creates or overwrites a file of the workspace.

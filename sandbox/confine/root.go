@@ -3,7 +3,6 @@ package confine
 import (
 	"errors"
 	"fmt"
-	"github.com/bridle-dev/bridle/workspace"
 	"io"
 	"io/fs"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bridle-dev/bridle/workspace"
 )
 
 // Root confines file access to the workspace: the session's directory and

@@ -8,8 +8,9 @@ import (
 	"path"
 	"unsafe"
 
-	"github.com/bridle-dev/bridle/workspace"
 	"golang.org/x/sys/unix"
+
+	"github.com/bridle-dev/bridle/workspace"
 )
 
 // fastTree walks with directory file descriptors: each directory is
