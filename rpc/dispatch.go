@@ -81,30 +81,41 @@ func (s *Server) cancellable(h handler) handler {
 	}
 }
 
+// bridle's own methods, beyond ACP's (named in initialize's _meta).
+const (
+	MethodEvents        = "_bridle/events"
+	MethodPrompts       = "_bridle/prompts"
+	MethodFork          = "_bridle/fork"
+	MethodRewindPreview = "_bridle/rewind_preview"
+	// methodLSPCancel is LSP's spelling of $/cancel_request, which some
+	// clients send.
+	methodLSPCancel = "$/cancelRequest"
+)
+
 // handlers is the table of requests bridle answers.
 func (s *Server) handlers() map[string]handler {
 	return map[string]handler{
-		"initialize":                typed(checkInitialize, s.initialize),
-		"authenticate":              typed(checkAuthenticate, s.authenticate),
-		"session/new":               typed(checkNew, s.newSession),
-		"session/load":              typed(checkLoad, s.loadSession),
-		"session/resume":            typed(checkResume, s.resumeSession),
-		"session/list":              typed(nil, s.listSessions),
-		"session/close":             typed(checkClose, s.closeSession),
-		"session/delete":            typed(checkDelete, s.deleteSession),
-		"session/set_mode":          typed(checkSetMode, s.setMode),
-		"session/set_config_option": typed(checkSetConfigOption, s.setConfigOption),
-		"session/prompt":            s.cancellable(typed(checkPrompt, s.prompt)),
-		"_bridle/events": typed(checkEvents, func(ctx context.Context, p *EventsRequest) (any, error) {
+		acp.MethodInitialize:             typed(checkInitialize, s.initialize),
+		acp.MethodAuthenticate:           typed(checkAuthenticate, s.authenticate),
+		acp.MethodSessionNew:             typed(checkNew, s.newSession),
+		acp.MethodSessionLoad:            typed(checkLoad, s.loadSession),
+		acp.MethodSessionResume:          typed(checkResume, s.resumeSession),
+		acp.MethodSessionList:            typed(nil, s.listSessions),
+		acp.MethodSessionClose:           typed(checkClose, s.closeSession),
+		acp.MethodSessionDelete:          typed(checkDelete, s.deleteSession),
+		acp.MethodSessionSetMode:         typed(checkSetMode, s.setMode),
+		acp.MethodSessionSetConfigOption: typed(checkSetConfigOption, s.setConfigOption),
+		acp.MethodSessionPrompt:          s.cancellable(typed(checkPrompt, s.prompt)),
+		MethodEvents: typed(checkEvents, func(ctx context.Context, p *EventsRequest) (any, error) {
 			return s.events(ctx, *p)
 		}),
-		"_bridle/prompts": typed(func(p *PromptsRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *PromptsRequest) (any, error) {
+		MethodPrompts: typed(func(p *PromptsRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *PromptsRequest) (any, error) {
 			return s.prompts(ctx, *p)
 		}),
-		"_bridle/fork": typed(func(p *ForkRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *ForkRequest) (any, error) {
+		MethodFork: typed(func(p *ForkRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *ForkRequest) (any, error) {
 			return s.fork(ctx, *p)
 		}),
-		"_bridle/rewind_preview": s.cancellable(typed(func(p *RewindPreviewRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *RewindPreviewRequest) (any, error) {
+		MethodRewindPreview: s.cancellable(typed(func(p *RewindPreviewRequest) error { return needSession(p.SessionID) }, func(ctx context.Context, p *RewindPreviewRequest) (any, error) {
 			// Hashing the files may ask the editor for its buffers, which
 			// it can only answer once this loop reads on: answered later,
 			// and cancellable, since an editor that does not answer costs
@@ -114,9 +125,9 @@ func (s *Server) handlers() map[string]handler {
 		"shutdown": s.shutdownRequest,
 		// Notifications sent with an id by mistake: cancel all the same,
 		// and answer (null), since the client waits for an answer.
-		"session/cancel":   s.asRequest(s.cancelSession),
-		"$/cancel_request": s.asRequest(s.cancelRequestACP),
-		"$/cancelRequest":  s.asRequest(s.cancelRequestLSP),
+		acp.MethodSessionCancel: s.asRequest(s.cancelSession),
+		acp.MethodCancelRequest: s.asRequest(s.cancelRequestACP),
+		methodLSPCancel:         s.asRequest(s.cancelRequestLSP),
 	}
 }
 
@@ -124,9 +135,9 @@ func (s *Server) handlers() map[string]handler {
 // are ignored, as JSON-RPC says.
 func (s *Server) notifications() map[string]func(params json.RawMessage) error {
 	return map[string]func(json.RawMessage) error{
-		"session/cancel":   s.cancelSession,
-		"$/cancel_request": s.cancelRequestACP,
-		"$/cancelRequest":  s.cancelRequestLSP,
+		acp.MethodSessionCancel: s.cancelSession,
+		acp.MethodCancelRequest: s.cancelRequestACP,
+		methodLSPCancel:         s.cancelRequestLSP,
 		"exit": func(json.RawMessage) error {
 			s.exitOnce.Do(func() { close(s.exited) })
 			return nil

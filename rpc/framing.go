@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/bridle-dev/bridle/acp"
 )
 
 // Framing is how messages are delimited on the wire.
@@ -411,7 +413,7 @@ func (s *Stream) readLine() ([]byte, error) {
 		chunk, err := s.r.ReadSlice('\n')
 		if skipped == 0 && size+len(chunk) > MaxPrompt && prompt == nil && len(pieces) > 0 {
 			// The first piece is the line's first 64 KiB (the buffer's size).
-			if method, id := frameHead(pieces[0]); method == "session/prompt" {
+			if method, id := frameHead(pieces[0]); method == acp.MethodSessionPrompt {
 				prompt = promptTooLarge(id, 0)
 				skipped, pieces, size = size, nil, 0
 			}
@@ -660,7 +662,7 @@ func indexHeader(b []byte) int {
 func (s *Stream) readBody(n int) ([]byte, error) {
 	if n > MaxPrompt {
 		if head, _ := s.r.Peek(min(n, headProbe)); len(head) > 0 {
-			if method, id := frameHead(head); method == "session/prompt" {
+			if method, id := frameHead(head); method == acp.MethodSessionPrompt {
 				return nil, s.skipBody(n, promptTooLarge(id, n))
 			}
 		}

@@ -214,7 +214,7 @@ func (s *Server) initialize(_ context.Context, p *initializeParams) (any, error)
 }
 
 func (s *Server) initializeResponse() acp.InitializeResponse {
-	meta := map[string]any{"version": s.opts.Version, "events": "_bridle/events", "prompts": "_bridle/prompts", "rewindPreview": "_bridle/rewind_preview", "fork": "_bridle/fork"}
+	meta := map[string]any{"version": s.opts.Version, "events": MethodEvents, "prompts": MethodPrompts, "rewindPreview": MethodRewindPreview, "fork": MethodFork}
 	for k, v := range s.opts.Meta {
 		meta[k] = v
 	}

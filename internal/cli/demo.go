@@ -48,11 +48,11 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 	var sid string
 	err = func() error {
 		var initResp acp.InitializeResponse
-		if err := conn.Call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "bridle-demo", "version": g.build.Version}}, &initResp, demoTimeout); err != nil {
+		if err := conn.Call(acp.MethodInitialize, map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "bridle-demo", "version": g.build.Version}}, &initResp, demoTimeout); err != nil {
 			return err
 		}
 		var newResp acp.NewSessionResponse
-		if err := conn.Call("session/new", map[string]any{"cwd": workspace, "mcpServers": []any{}}, &newResp, demoTimeout); err != nil {
+		if err := conn.Call(acp.MethodSessionNew, map[string]any{"cwd": workspace, "mcpServers": []any{}}, &newResp, demoTimeout); err != nil {
 			return err
 		}
 		sid = newResp.SessionID
@@ -60,7 +60,7 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 		for _, text := range []string{"What does this project do?", "Thanks, that's all I needed."} {
 			view.prompt(text)
 			var resp acp.PromptResponse
-			if err := conn.Call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": text}}}, &resp, demoTimeout); err != nil {
+			if err := conn.Call(acp.MethodSessionPrompt, map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": text}}}, &resp, demoTimeout); err != nil {
 				return err
 			}
 			view.stopped(string(resp.StopReason))
@@ -123,7 +123,7 @@ func (v *editorView) stopped(reason string) {
 
 // note renders a session/update notification.
 func (v *editorView) note(m acpclient.Msg) {
-	if m.Method != "session/update" {
+	if m.Method != acp.MethodSessionUpdate {
 		return
 	}
 	var n struct {
@@ -136,7 +136,7 @@ func (v *editorView) note(m acpclient.Msg) {
 
 // permission shows a permission question and answers "allow once".
 func (v *editorView) permission(m acpclient.Msg) (any, *acpclient.RPCError) {
-	if m.Method != "session/request_permission" {
+	if m.Method != acp.MethodSessionRequestPermission {
 		return nil, &acpclient.RPCError{Code: -32601, Message: "the demo client does not handle " + m.Method}
 	}
 	var p acp.RequestPermissionRequest
