@@ -177,3 +177,38 @@ func TestDotEnvMadeLaterThroughTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// sameMessageScenario: one assistant message whose first call makes a
+// .env file with a command (its value is not in the command) and whose
+// next calls print it and read it.
+const sameMessageScenario = `{"turns": [{"calls": [
+  {"tool_calls": [
+    {"name": "run_command", "input": {"command": "printf 'MADE_SETTING=%s%s\\n' same-message- value-Qx71Wk2P > .env"}},
+    {"name": "run_command", "input": {"command": "cat .env"}},
+    {"name": "read_file", "input": {"path": ".env"}}
+  ]},
+  {"text": "Made it."}
+]}]}`
+
+// TestDotEnvMadeInTheSameMessageThroughTheBinary: a .env file made by a
+// call counts for the calls after it in the same message, although their
+// cards were shown (and their Envs made) when the message came, before
+// the file existed.
+func TestDotEnvMadeInTheSameMessageThroughTheBinary(t *testing.T) {
+	values := map[string]string{"the value of the .env the first call made": "same-message-" + "value-Qx71Wk2P"}
+	ws := acptest.Workspace(t, map[string]string{"README.md": "# app\n"})
+	requests := filepath.Join(t.TempDir(), "requests.jsonl")
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, sameMessageScenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if stop := a.Prompt(sid, "make the settings"); stop != "end_turn" {
+		t.Fatalf("stopReason = %q", stop)
+	}
+	for _, l := range leaks(t, a, sid, requests, values) {
+		t.Errorf("leaked: %s", l)
+	}
+	log, _ := a.Call("_bridle/events", map[string]any{"sessionId": sid})
+	if n := strings.Count(string(log), "[REDACTED:.env:MADE_SETTING]"); n < 2 {
+		t.Errorf("the log holds the .env's marker %d times, want it in the command's output and in the read", n)
+	}
+}
