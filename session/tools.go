@@ -60,7 +60,7 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	if err != nil || !granted {
 		return err
 	}
-	return t.execute(ctx, key, c, tool, env)
+	return t.execute(ctx, key, c, tool)
 }
 
 // execute records tool_started (with the file hashes an edit will change,
@@ -68,9 +68,20 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 // result together with the call's idempotency record. The caller passes
 // the tool it checked: an MCP server's tools can vanish meanwhile, and
 // the call then still reaches the tool, which says its server is gone.
-// env is the call's (Session.callEnv), shared with its Preview.
-func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool sandbox.Tool, env *sandbox.Env) error {
+//
+// The .env files are synced again first: the user may take minutes to
+// approve the call, and a recovered call is asked, or run, long after
+// its turn began. The call's Env (Session.callEnv), shared with its
+// Preview, is then the one with the redactor that knows them.
+func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool sandbox.Tool) error {
 	s := t.s
+	if err := s.syncSecrets(ctx); ctx.Err() != nil {
+		t.cancelCall(key, c)
+		return nil
+	} else if err != nil {
+		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: "Not run: " + err.Error()})
+	}
+	env := s.callEnv(key)
 	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name}
 	started.Input, started.Redacted = s.recordedInput(key, c)
 	var plan *sandbox.FileEdit
