@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
@@ -56,13 +55,7 @@ func TestDotEnvWrittenWhileAskedThroughTheBinary(t *testing.T) {
 			if stop := a.Prompt(sid, "print the settings"); stop != "end_turn" {
 				t.Fatalf("stopReason = %q", stop)
 			}
-			for _, l := range leaks(t, a, sid, requests, values) {
-				t.Errorf("leaked: %s", l)
-			}
-			log, _ := a.Call("_bridle/events", map[string]any{"sessionId": sid})
-			if !strings.Contains(string(log), "[REDACTED:.env:ASKED_SETTING]") {
-				t.Errorf("the command's output in the log has no marker for the .env: %s", log)
-			}
+			wantRedacted(t, a, sid, requests, values, 1, "[REDACTED:.env:ASKED_SETTING]")
 		})
 	}
 }
@@ -110,11 +103,5 @@ func TestDotEnvWrittenWhileAskedAgainThroughTheBinary(t *testing.T) {
 	if stop := b.Prompt(sid, "go on"); stop != "end_turn" {
 		t.Fatalf("stopReason = %q", stop)
 	}
-	for _, l := range leaks(t, b, sid, requests, values) {
-		t.Errorf("leaked: %s", l)
-	}
-	log, _ := b.Call("_bridle/events", map[string]any{"sessionId": sid})
-	if !strings.Contains(string(log), "[REDACTED:.env:ASKED_SETTING]") {
-		t.Errorf("the command's output in the log has no marker for the .env: %s", log)
-	}
+	wantRedacted(t, b, sid, requests, values, 1, "[REDACTED:.env:ASKED_SETTING]")
 }
