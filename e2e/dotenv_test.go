@@ -39,6 +39,25 @@ func leaks(t *testing.T, a *acptest.Agent, sid, requests string, values map[stri
 	return out
 }
 
+// wantRedacted fails t for each of values seen outside its markers
+// (leaks), and for each of markers the session's log holds fewer than
+// min times (once per read or command that showed the file).
+func wantRedacted(t *testing.T, a *acptest.Agent, sid, requests string, values map[string]string, min int, markers ...string) {
+	t.Helper()
+	for _, l := range leaks(t, a, sid, requests, values) {
+		t.Errorf("leaked: %s", l)
+	}
+	log, rerr := a.Call("_bridle/events", map[string]any{"sessionId": sid})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	for _, m := range markers {
+		if n := strings.Count(string(log), m); n < min {
+			t.Errorf("the log holds %s %d times, want it at least %d times", m, n, min)
+		}
+	}
+}
+
 // beyondScenario reads, then prints with a command, three .env files the
 // walk per session never reached: twelve directories down, after 5,100
 // directories, and the 111th .env file.
@@ -167,13 +186,34 @@ func TestDotEnvMadeLaterThroughTheBinary(t *testing.T) {
 	if stop := a.Prompt(sid, "read the user's settings"); stop != "end_turn" {
 		t.Fatalf("second stopReason = %q", stop)
 	}
-	for _, l := range leaks(t, a, sid, requests, values) {
-		t.Errorf("leaked: %s", l)
+	wantRedacted(t, a, sid, requests, values, 2, "[REDACTED:a/b/c/d/e/f/g/h/i/j/.env:MADE_SETTING]", "[REDACTED:svc/api/.env.local:USER_SETTING]")
+}
+
+// sameMessageScenario: one assistant message whose first call makes a
+// .env file with a command (its value is not in the command) and whose
+// next calls print it and read it.
+const sameMessageScenario = `{"turns": [{"calls": [
+  {"tool_calls": [
+    {"name": "run_command", "input": {"command": "printf 'MADE_SETTING=%s%s\\n' same-message- value-Qx71Wk2P > .env"}},
+    {"name": "run_command", "input": {"command": "cat .env"}},
+    {"name": "read_file", "input": {"path": ".env"}}
+  ]},
+  {"text": "Made it."}
+]}]}`
+
+// TestDotEnvMadeInTheSameMessageThroughTheBinary: a .env file made by a
+// call counts for the calls after it in the same message, although their
+// cards were shown (and their Envs made) when the message came, before
+// the file existed.
+func TestDotEnvMadeInTheSameMessageThroughTheBinary(t *testing.T) {
+	values := map[string]string{"the value of the .env the first call made": "same-message-" + "value-Qx71Wk2P"}
+	ws := acptest.Workspace(t, map[string]string{"README.md": "# app\n"})
+	requests := filepath.Join(t.TempDir(), "requests.jsonl")
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, sameMessageScenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if stop := a.Prompt(sid, "make the settings"); stop != "end_turn" {
+		t.Fatalf("stopReason = %q", stop)
 	}
-	log, _ := a.Call("_bridle/events", map[string]any{"sessionId": sid})
-	for _, marker := range []string{"[REDACTED:a/b/c/d/e/f/g/h/i/j/.env:MADE_SETTING]", "[REDACTED:svc/api/.env.local:USER_SETTING]"} {
-		if n := strings.Count(string(log), marker); n < 2 {
-			t.Errorf("the log holds %s %d times, want it in the read and in the command's output", marker, n)
-		}
-	}
+	wantRedacted(t, a, sid, requests, values, 2, "[REDACTED:.env:MADE_SETTING]")
 }

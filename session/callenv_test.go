@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -107,5 +108,35 @@ func TestCallSharesOneEnv(t *testing.T) {
 	defer s.callsMu.Unlock()
 	if len(s.calls) != 0 {
 		t.Errorf("%d call Envs kept after the turn", len(s.calls))
+	}
+}
+
+// TestCallEnvFollowsTheRedactor: a call's Env is kept while the session's
+// redactor stands; once a new one takes its place (a .env file made by an
+// earlier call, or while the call waited for approval), the call gets a
+// new Env with it, which keeps the call's hooks.
+func TestCallEnvFollowsTheRedactor(t *testing.T) {
+	s := toolSession(t, &scripted.Scenario{}, t.TempDir())
+	first := s.callEnv("k")
+	first.Waiting = func(string) {}
+	if again := s.callEnv("k"); again != first {
+		t.Fatal("the same call got another Env while the redactor stood")
+	}
+	s.addSecrets([][2]string{{"value-Vn38Qp2L", "test"}})
+	next := s.callEnv("k")
+	if next == first {
+		t.Fatal("the call kept the Env of the former redactor")
+	}
+	if next.Redactor != s.redactor() {
+		t.Error("the call's new Env does not have the session's redactor")
+	}
+	if next.Waiting == nil {
+		t.Error("the call's new Env lost its Waiting hook")
+	}
+	if got := next.Redactor.Redact("x value-Vn38Qp2L"); strings.Contains(got, "value-Vn38Qp2L") {
+		t.Errorf("the new Env's redactor does not know the value added: %q", got)
+	}
+	if s.callEnv("k") != next {
+		t.Error("the new Env is not kept")
 	}
 }

@@ -204,7 +204,7 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 				}
 				continue
 			}
-			if err := t.execute(ctx, cs.key, toProviderCall(cs.call), tool, s.callEnv(cs.key)); err != nil {
+			if err := t.execute(ctx, cs.key, toProviderCall(cs.call), tool); err != nil {
 				return err
 			}
 		case cs.asked && !cs.answered && s.Info().ParentID == "":
@@ -379,7 +379,7 @@ func (s *Session) AskPending(ctx context.Context) {
 				return
 			}
 			if ok {
-				if err := t.execute(ctx, cs.key, c, tool, env); err != nil {
+				if err := t.execute(ctx, cs.key, c, tool); err != nil {
 					s.m.log.Error("recovering a call failed", "session", s.row.ID, "err", err)
 					return
 				}
@@ -429,7 +429,7 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut) err
 		return t.result(ctx, cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "unavailable",
 			Output: fmt.Sprintf(why.approvedGone, c.Name)})
 	}
-	return t.execute(ctx, cs.key, c, tool, s.callEnv(cs.key))
+	return t.execute(ctx, cs.key, c, tool)
 }
 
 // redactedInput is r as the result of a call that recovery would run

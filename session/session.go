@@ -226,16 +226,29 @@ func (s *Session) env(key string) *sandbox.Env {
 // decoded once and an edit planned once (the plan is read, hashed,
 // diffed and redacted: 4–5 plans per edit of a 2,000-line file cost
 // 160–770 ms). endCalls forgets them when the turn ends.
+//
+// An Env is kept only while its redactor is the session's: a call's card
+// is shown (and its Env made) when the model's message comes, and a .env
+// file an earlier call of that message makes, or the user writes while
+// the call waits for approval, swaps in a new redactor (syncSecrets). The
+// Env that replaces it drops what the old one decoded and planned (a plan
+// is redacted) but keeps the call's hooks.
 func (s *Session) callEnv(key string) *sandbox.Env {
+	r := s.redactor()
 	s.callsMu.Lock()
 	defer s.callsMu.Unlock()
-	if e, ok := s.calls[key]; ok {
-		return e
+	old, ok := s.calls[key]
+	if ok && old.Redactor == r {
+		return old
 	}
 	if s.calls == nil {
 		s.calls = map[string]*sandbox.Env{}
 	}
 	e := s.env(key).ForCall(key)
+	e.Redactor = r
+	if ok {
+		e.Live, e.Waiting = old.Live, old.Waiting
+	}
 	s.calls[key] = e
 	return e
 }

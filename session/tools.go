@@ -28,13 +28,10 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 		}
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "unavailable", Output: msg})
 	}
-	// The call's output is redacted with every .env file made before it
-	// starts; it is not run while their list is not known.
-	if err := s.syncSecrets(ctx); ctx.Err() != nil {
-		t.cancelCall(key, c)
-		return nil
-	} else if err != nil {
-		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: "Not run: " + err.Error()})
+	// The preview the user may be shown is redacted with every .env
+	// file made before the call; execute looks again before it runs.
+	if settled, err := t.syncForCall(ctx, key, c); settled {
+		return err
 	}
 	// Arguments that do not match the schema are the model's to fix: an
 	// error result it can read, never a crash.
@@ -60,7 +57,7 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 	if err != nil || !granted {
 		return err
 	}
-	return t.execute(ctx, key, c, tool, env)
+	return t.execute(ctx, key, c, tool)
 }
 
 // execute records tool_started (with the file hashes an edit will change,
@@ -68,9 +65,17 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 // result together with the call's idempotency record. The caller passes
 // the tool it checked: an MCP server's tools can vanish meanwhile, and
 // the call then still reaches the tool, which says its server is gone.
-// env is the call's (Session.callEnv), shared with its Preview.
-func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool sandbox.Tool, env *sandbox.Env) error {
+//
+// The .env files are synced again first: the user may take minutes to
+// approve the call, and a recovered call is asked, or run, long after
+// its turn began. The call's Env (Session.callEnv), shared with its
+// Preview, is then the one with the redactor that knows them.
+func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool sandbox.Tool) error {
 	s := t.s
+	if settled, err := t.syncForCall(ctx, key, c); settled {
+		return err
+	}
+	env := s.callEnv(key)
 	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name}
 	started.Input, started.Redacted = s.recordedInput(key, c)
 	var plan *sandbox.FileEdit
@@ -231,6 +236,20 @@ func summaryOf(p sandbox.Preview) string {
 		return p.Command
 	}
 	return p.Title
+}
+
+// syncForCall brings the session's redactor up to date with the .env
+// files before call c goes on (syncSecrets). A call is not run while
+// their list is not known: then it is settled, cancelled or with a result
+// saying why, and settled is true.
+func (t *turn) syncForCall(ctx context.Context, key string, c provider.ToolCall) (settled bool, err error) {
+	if err := t.s.syncSecrets(ctx); ctx.Err() != nil {
+		t.cancelCall(key, c)
+		return true, nil
+	} else if err != nil {
+		return true, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: "Not run: " + err.Error()})
+	}
+	return false, nil
 }
 
 // cancelCall closes a call that will not run because the turn was

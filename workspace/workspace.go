@@ -62,9 +62,17 @@ var InstructionFiles = []string{"AGENTS.md"}
 
 // ReadFunc reads the file name (a relative path) below the directory dir
 // for bridle: confine.ProjectFiles.Read, which refuses links that lead out
-// of dir and hidden paths. A file that does not exist is an error
-// satisfying errors.Is(err, fs.ErrNotExist).
+// of dir, hidden paths and .env files. A file that does not exist is an
+// error satisfying errors.Is(err, fs.ErrNotExist); one that is a .env
+// file under another name (a link to it), ErrDotEnv.
 type ReadFunc func(dir, name string) ([]byte, error)
+
+// ErrDotEnv is why a file the repository provides for bridle was not
+// read: it leads to a .env file, whose values are the user's secrets. A
+// repository can commit AGENTS.md as a link to .env, which each user
+// fills in, often in a directory above the session's, whose .env files
+// the session's redactor does not know.
+var ErrDotEnv = errors.New("bridle keeps the values of .env files from the model")
 
 // Instructions returns the project's instruction files that apply to the
 // session's directory: AGENTS.md in the repository's top directory (the
@@ -105,6 +113,10 @@ func (w *Workspace) Instructions(read ReadFunc) (docs []Doc, skipped []error) {
 			p := filepath.Join(dirs[i], name)
 			if err != nil {
 				skipped = append(skipped, fmt.Errorf("%s not read: %w", p, err))
+				if errors.Is(err, ErrDotEnv) {
+					// Said in its place, so the model does not look for it.
+					docs = append(docs, Doc{Path: p, Text: "[left out: " + err.Error() + "]"})
+				}
 				continue
 			}
 			text := string(data)

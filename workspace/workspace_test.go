@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +31,34 @@ func TestInstructionsNearestLast(t *testing.T) {
 	}
 	if r := Render(docs); !strings.Contains(r, "Instructions from "+filepath.Join(sub, "AGENTS.md")) {
 		t.Fatalf("render lacks the path: %s", r)
+	}
+}
+
+// TestInstructionsSayWhatWasLeftOut: an instruction file the reader
+// refused as a .env file is skipped and named in the instructions, so the
+// model is told it is missing; one refused for another reason is skipped
+// only.
+func TestInstructionsSayWhatWasLeftOut(t *testing.T) {
+	top := t.TempDir()
+	sub := filepath.Join(top, "sub")
+	must(t, os.MkdirAll(sub, 0o755))
+	must(t, os.Mkdir(filepath.Join(top, ".git"), 0o755))
+	must(t, os.WriteFile(filepath.Join(top, "AGENTS.md"), nil, 0o644))
+	must(t, os.WriteFile(filepath.Join(sub, "AGENTS.md"), nil, 0o644))
+	read := func(dir, name string) ([]byte, error) {
+		if dir == top {
+			return nil, fmt.Errorf("%s is a link to the .env file %s: %w", filepath.Join(dir, name), filepath.Join(top, ".env"), ErrDotEnv)
+		}
+		return nil, errors.New("a link out of the directory")
+	}
+	w, err := Open(sub, nil)
+	must(t, err)
+	docs, skipped := w.Instructions(read)
+	if len(skipped) != 2 {
+		t.Fatalf("skipped = %v, want both files", skipped)
+	}
+	if len(docs) != 1 || docs[0].Path != filepath.Join(top, "AGENTS.md") || !strings.Contains(docs[0].Text, "left out") || !strings.Contains(docs[0].Text, ErrDotEnv.Error()) {
+		t.Fatalf("docs = %+v, want a note for the top's AGENTS.md only", docs)
 	}
 }
 

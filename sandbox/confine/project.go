@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 
+	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/workspace"
 )
 
@@ -24,8 +26,8 @@ type ProjectFiles struct {
 // Read reads name (a path relative to dir) below the directory dir
 // through a Root at dir: no "..", no symbolic link that leads out of dir
 // (as the file or as any directory on the way), not a hidden path nor in
-// one, a regular file (opened without waiting) with no other hard link.
-// It reads at most workspace.MaxProjectFile bytes. A file that does not
+// one, a regular file (opened without waiting) with no other hard link,
+// and not a .env file under another name (workspace.ErrDotEnv). It reads at most workspace.MaxProjectFile bytes. A file that does not
 // exist is an error satisfying errors.Is(err, fs.ErrNotExist); any other
 // error says why the file was not read.
 func (p ProjectFiles) Read(dir, name string) ([]byte, error) {
@@ -46,5 +48,21 @@ func (p ProjectFiles) Read(dir, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if target := targetOf(f, filepath.Join(dir, name)); redact.DotEnvName(filepath.Base(target)) {
+		return nil, fmt.Errorf("%s is a link to the .env file %s: %w", filepath.Join(dir, name), target, workspace.ErrDotEnv)
+	}
 	return io.ReadAll(io.LimitReader(f, workspace.MaxProjectFile))
+}
+
+// targetOf returns where the file open as f, opened by path, is: through
+// every link on the way. Read from the open file where the OS says, so a
+// link swapped after the open cannot pass for another file.
+func targetOf(f *os.File, path string) string {
+	if p, ok := fdPath(f); ok {
+		return p
+	}
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	return path
 }

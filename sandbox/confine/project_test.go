@@ -12,12 +12,14 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/testfs"
+	"github.com/bridle-dev/bridle/workspace"
 )
 
 // TestProjectFilesRead: a file a repository provides for bridle is read
 // only if the file tools would read it: a link within the directory is
 // followed, one leading out of it (as the file or as a directory on the
-// way), to a hidden path, or a file with another hard link is not.
+// way), to a hidden path, to a .env file, or a file with another hard
+// link is not.
 func TestProjectFilesRead(t *testing.T) {
 	base := t.TempDir()
 	home := filepath.Join(base, "home")
@@ -29,6 +31,9 @@ func TestProjectFilesRead(t *testing.T) {
 		".local/share/bridle/bridle.db": "DB-SECRET",
 		"repo/docs/agents.md":           "shared rules\n",
 		"repo/.ssh/config":              "REPO-SSH-SECRET\n",
+		"repo/.env":                     "SETTING=DOTENV-SECRET\n",
+		"repo/svc/.env.production":      "SETTING=DOTENV-PROD-SECRET\n",
+		"repo/.env.example":             "SETTING=changeme\n",
 	})
 	files := ProjectFiles{
 		Hidden: []string{filepath.Join(home, ".ssh"), filepath.Join(home, ".netrc"), filepath.Join(repo, ".ssh")},
@@ -51,6 +56,12 @@ func TestProjectFilesRead(t *testing.T) {
 	// A hard link to a file no list hides: only its link count tells.
 	must(t, os.Link(filepath.Join(home, ".pgpass"), filepath.Join(repo, "hard.md")))
 	must(t, syscall.Mkfifo(filepath.Join(repo, "fifo.md"), 0o644))
+	// The .env files each user fills in: a link to one, however reached.
+	link(".env", "dotenv.md")
+	link("svc/.env.production", "dotenv-deep.md")
+	link("dotenv.md", "dotenv-chain.md")
+	link("svc", "svcdir")
+	link(".env.example", "example.md")
 
 	tests := []struct {
 		name string
@@ -70,6 +81,12 @@ func TestProjectFilesRead(t *testing.T) {
 		{"hard.md", "", "hard links"},
 		{"fifo.md", "", "named pipe"},
 		{"../.pgpass", "", "outside"},
+		{"dotenv.md", "", "a link to the .env file"},
+		{"dotenv-deep.md", "", "a link to the .env file"},
+		{"dotenv-chain.md", "", "a link to the .env file"},
+		{"svcdir/.env.production", "", "a link to the .env file"},
+		{".env.example", "SETTING=changeme\n", ""},
+		{"example.md", "SETTING=changeme\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +102,9 @@ func TestProjectFilesRead(t *testing.T) {
 			}
 			if errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), tt.says) {
 				t.Errorf("error %q does not say %q (or says the file does not exist)", err, tt.says)
+			}
+			if strings.Contains(tt.says, ".env") && !errors.Is(err, workspace.ErrDotEnv) {
+				t.Errorf("error %q is not workspace.ErrDotEnv", err)
 			}
 		})
 	}
