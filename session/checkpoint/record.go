@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/box"
@@ -38,16 +39,31 @@ type Recorder struct {
 	find  *confine.Finder
 	files map[string]*before // nil: not a regular file, nothing to record
 	order []string
-	// unknown are the box's words for calls it could not follow.
-	unknown []string
-	// max bounds files (MaxCommandFiles); overflow says it was reached.
-	max      int
-	overflow bool
+	// unknown are the box's words for the first calls it could not
+	// follow (shownUnknown, each cut to unknownText bytes); moreUnknown
+	// counts the rest. A command can make such calls as fast as it likes.
+	unknown     []string
+	moreUnknown int
+	// max and maxPaths bound the files and the bytes of their paths
+	// (MaxCommandFiles, MaxCommandPaths); paths is the latter so far, and
+	// overflow says a bound was reached.
+	max, maxPaths int
+	paths         int
+	overflow      bool
 }
 
-// MaxCommandFiles bounds the files one command's record holds, and so
-// the memory it takes; a rewind says the rest were not recorded.
-const MaxCommandFiles = 200_000
+const (
+	// MaxCommandFiles and MaxCommandPaths bound the files one command's
+	// record holds and the bytes of their paths (a path may be 4 KiB), and
+	// so the memory it takes: about 100 MB at most. A rewind says the rest
+	// were not recorded.
+	MaxCommandFiles = 200_000
+	MaxCommandPaths = 32 << 20
+	// shownUnknown is how many of the calls the box could not follow a
+	// record names, each in at most unknownText bytes.
+	shownUnknown = 3
+	unknownText  = 200
+)
 
 // before is a file as it was just before the command first changed it.
 type before struct {
@@ -62,7 +78,8 @@ type before struct {
 // Recorder returns a recorder of one command's changes to the workspace
 // root, which keeps what they replace among s.
 func (s *Store) Recorder(root *sandbox.Root) *Recorder {
-	return &Recorder{store: s, root: root, find: root.Finder(), files: map[string]*before{}, max: MaxCommandFiles}
+	return &Recorder{store: s, root: root, find: root.Finder(), files: map[string]*before{},
+		max: MaxCommandFiles, maxPaths: MaxCommandPaths}
 }
 
 // Changing is told, before the command changes path, which path; the
@@ -72,7 +89,7 @@ func (r *Recorder) Changing(c box.Change) {
 	defer r.mu.Unlock()
 	switch {
 	case c.Unknown != "":
-		r.unknown = append(r.unknown, c.Unknown)
+		r.unknownCall(c.Unknown)
 	case c.To == "" && c.Path != "":
 		r.touch(c.Path)
 	default:
@@ -96,23 +113,54 @@ func (r *Recorder) rename(from, to string) {
 		r.touch(to)
 		return
 	}
-	var rels []string
-	if tree, err := r.root.OpenTree(from); err == nil {
-		err = tree.Walk(context.Background(), func(f confine.File) error {
-			rels = append(rels, filepath.FromSlash(f.Rel))
-			return nil
-		})
-		tree.Close()
-		if err != nil {
-			r.unknown = append(r.unknown, fmt.Sprintf("%s (the directory could not be read: %v)", from, err))
-		}
+	tree, err := r.root.OpenTree(from)
+	if err != nil {
+		return
 	}
-	for _, rel := range rels {
+	defer tree.Close()
+	err = tree.Walk(context.Background(), func(f confine.File) error {
+		if r.overflow {
+			return errFull // the rest would not be recorded: not walked
+		}
+		rel := filepath.FromSlash(f.Rel)
 		r.touch(filepath.Join(from, rel))
 		if to != "" {
 			r.touch(filepath.Join(to, rel))
 		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFull) {
+		r.unknownCall(fmt.Sprintf("%s (the directory could not be read: %v)", from, err))
 	}
+}
+
+// errFull stops a walk once the record holds all it may.
+var errFull = errors.New("the command's record is full")
+
+// unknownCall notes a call the box could not follow: its words for the
+// first few, a count of the rest.
+func (r *Recorder) unknownCall(why string) {
+	if len(r.unknown) >= shownUnknown {
+		r.moreUnknown++
+		return
+	}
+	r.unknown = append(r.unknown, shorten(why, unknownText))
+}
+
+// shorten cuts s to about n bytes, keeping its start and its end (where
+// the box says why), not splitting a character.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n*2/3, len(s)-n/3
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + "…" + s[tail:]
 }
 
 // touch keeps what path holds, the first time the command changes it.
@@ -126,10 +174,11 @@ func (r *Recorder) touch(path string) {
 	if !r.find.Finds(path, false) {
 		return // not remembered: a build's ignored outputs would fill memory
 	}
-	if len(r.files) >= r.max {
+	if len(r.files) >= r.max || r.paths+len(path) > r.maxPaths {
 		r.overflow = true
 		return
 	}
+	r.paths += len(path)
 	if filepath.Base(path) == ".gitignore" {
 		defer r.find.Forget() // the rules change once the command writes it
 	}
@@ -259,15 +308,15 @@ func (r *Recorder) why(unwatched string) string {
 	}
 	var parts []string
 	if r.overflow {
-		parts = append(parts, fmt.Sprintf("the command changed more than %d files; those past them are not recorded", r.max))
+		parts = append(parts, fmt.Sprintf("the command changed more files than one command's record holds (%d, or %s of paths); those past them are not recorded",
+			r.max, sizeText(int64(r.maxPaths))))
 	}
 	if len(r.unknown) > 0 {
-		shown := r.unknown[:min(len(r.unknown), 3)]
 		more := ""
-		if n := len(r.unknown) - len(shown); n > 0 {
-			more = fmt.Sprintf(" and %d more", n)
+		if r.moreUnknown > 0 {
+			more = fmt.Sprintf(" and %d more", r.moreUnknown)
 		}
-		parts = append(parts, "bridle could not tell which files some of the command's calls changed: "+strings.Join(shown, "; ")+more)
+		parts = append(parts, "bridle could not tell which files some of the command's calls changed: "+strings.Join(r.unknown, "; ")+more)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -138,28 +138,57 @@ func TestRecorderBounds(t *testing.T) {
 	}
 }
 
-// TestRecorderBoundsItsMemory: past the files one command's record may
-// hold, the rest are not recorded and the record says so; ignored files
-// are not held at all.
+// TestRecorderBoundsItsMemory: past the files, or the bytes of paths,
+// one command's record may hold, the rest are not recorded and the record
+// says so; ignored files are not held at all; of the calls the box could
+// not follow, the first few are named, cut short, and the rest counted.
 func TestRecorderBoundsItsMemory(t *testing.T) {
-	ws := t.TempDir()
-	testfs.WriteTree(t, ws, map[string]string{".gitignore": "*.o\n"})
-	root, err := sandbox.OpenRoot(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	rec := New(Options{DataDir: t.TempDir(), Session: "s"}).Recorder(root)
-	rec.max = 3
-	for i := range 10 {
-		for _, ext := range []string{".o", ".go"} {
-			p := filepath.Join(ws, fmt.Sprintf("f%d%s", i, ext))
-			rec.Changing(box.Change{Path: p})
-			testfs.Write(t, p, "x")
-		}
-	}
-	got, why := rec.Finish("")
-	if len(got) != 3 || len(rec.files) != 3 || why != "the command changed more than 3 files; those past them are not recorded" {
-		t.Errorf("recorded %d, held %d, why %q", len(got), len(rec.files), why)
+	long := strings.Repeat("x", 200)
+	// What the box says of a 4 KB path through a link loop, cut to 200
+	// bytes: its start and its end.
+	shortLoop := "loop/" + strings.Repeat("x", 128) + "…" + strings.Repeat("x", 35) + " (a link the box cannot follow)"
+	for _, c := range []struct {
+		name       string
+		max, paths int
+		file       string // a file's name, %d its number
+		unknown    int    // calls the box could not follow
+		recorded   int
+		why        string
+	}{
+		{"files", 3, MaxCommandPaths, "f%d.go", 0, 3,
+			"the command changed more files than one command's record holds (3, or 32 MB of paths); those past them are not recorded"},
+		{"bytes of paths", 100, 1000, long + "%d.go", 0, 3,
+			"the command changed more files than one command's record holds (100, or 1000 bytes of paths); those past them are not recorded"},
+		{"calls not followed", 100, MaxCommandPaths, "", 100_000, 0,
+			"bridle could not tell which files some of the command's calls changed: " + shortLoop + "; " + shortLoop + "; " + shortLoop + " and 99997 more"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := t.TempDir()
+			testfs.WriteTree(t, ws, map[string]string{".gitignore": "*.o\n"})
+			root, err := sandbox.OpenRoot(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			rec := New(Options{DataDir: t.TempDir(), Session: "s"}).Recorder(root)
+			rec.max, rec.maxPaths = c.max, c.paths
+			for i := range 10 {
+				if c.file == "" {
+					break
+				}
+				for _, name := range []string{fmt.Sprintf("f%d.o", i), fmt.Sprintf(c.file, i)} {
+					p := filepath.Join(ws, name)
+					rec.Changing(box.Change{Path: p})
+					testfs.Write(t, p, "x")
+				}
+			}
+			for range c.unknown {
+				rec.Changing(box.Change{Unknown: "loop/" + strings.Repeat("x", 4000) + " (a link the box cannot follow)"})
+			}
+			got, why := rec.Finish("")
+			if len(got) != c.recorded || len(rec.files) != c.recorded || why != c.why || len(rec.unknown) > shownUnknown {
+				t.Errorf("recorded %d, held %d and %d calls' words, why %q", len(got), len(rec.files), len(rec.unknown), why)
+			}
+		})
 	}
 }
