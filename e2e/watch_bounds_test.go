@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
 )
@@ -66,5 +70,67 @@ func TestWatchFloodOfUnfollowedCalls(t *testing.T) {
 	}
 	if hwm > 150<<20 {
 		t.Errorf("bridle's peak RSS %d MiB: the record held every call's path", hwm>>20)
+	}
+}
+
+// TestWatchRenamedDirectoryBounded: a directory of 200 files of 8 MiB
+// (sparse: cheap to make), made while .gitignore ignored it, renamed
+// once the rule is gone: bridle kept every file below it (1.6 GB read,
+// hashed and written, then pruned from the checkpoints, while the
+// command waited, past its timeout and a cancel). It reads no more than
+// the session's checkpoints hold (256 MB); the files past that are not
+// kept and the result says why.
+func TestWatchRenamedDirectoryBounded(t *testing.T) {
+	ws := acptest.Workspace(t, map[string]string{".gitignore": "big/\n"})
+	sparseFiles(t, filepath.Join(ws, "big"), 200)
+	start := time.Now()
+	a, sid := watchedRun(t, ws, ": > .gitignore; mv big big2 && echo moved")
+	t.Logf("the prompt took %v", time.Since(start))
+	notKept, kept := 0, 0
+	var why string
+	for _, r := range results(t, a.DB, sid) {
+		why, _ = r["unscanned"].(string)
+		changed, _ := r["changed"].([]any)
+		for _, c := range changed {
+			c, _ := c.(map[string]any)
+			switch p, _ := c["path"].(string); {
+			case !strings.Contains("/"+p, "/big/"):
+			case c["before"] == "not-kept" && strings.Contains(fmt.Sprint(c["why"]), "more than this session's checkpoints hold"):
+				notKept++
+			case c["before"] != nil:
+				kept++
+			}
+		}
+	}
+	t.Logf("%d files kept before, %d not kept; the result says %q", kept, notKept, why)
+	if fileIn(ws, "big2/0") == "<none>" {
+		t.Fatalf("the command did not run as written")
+	}
+	if !strings.Contains(why, "the command changed more than this session's checkpoints hold (256 MB)") || kept > 32 || kept+notKept != 200 {
+		t.Errorf("bridle kept what %d files held (%d not, past the checkpoints' bound), the result says %q", kept, notKept, why)
+	}
+}
+
+// sparseFiles makes n files of 8 MiB less a byte (bridle's largest kept)
+// in dir, each with its own first bytes, none taking space on disk.
+func sparseFiles(t *testing.T, dir string, n int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprint(i)))
+		if err == nil {
+			_, err = fmt.Fprintf(f, "%08d", i)
+		}
+		if err == nil {
+			err = f.Truncate(8<<20 - 1)
+		}
+		if err == nil {
+			err = f.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package box
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -88,14 +89,20 @@ type watch struct {
 	root     int
 	stopping atomic.Bool
 	done     chan struct{}
+	// ctx is Changing's: cancel ends it when the watch stops, so that a
+	// Writes busy with a call (keeping a renamed directory's files) does
+	// not hold the command's end.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type writableDir struct{ given, real string }
 
 // serveWrites starts telling w of the changes the command whose listener
-// is fd is about to make; stop ends it. It cannot fail: a listener no one
-// serves would fail every watched call of the command (ENOSYS).
-func serveWrites(fd int, w Writes, writable []string, tmp string) *watch {
+// is fd is about to make, with ctx (the command's run: its timeout and
+// cancel end what w does); stop ends it. It cannot fail: a listener no
+// one serves would fail every watched call of the command (ENOSYS).
+func serveWrites(ctx context.Context, fd int, w Writes, writable []string, tmp string) *watch {
 	// Without an eventfd (no descriptor left), the loop wakes up every
 	// few milliseconds to see whether it is to stop.
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
@@ -106,6 +113,7 @@ func serveWrites(fd int, w Writes, writable []string, tmp string) *watch {
 	// switches to bridle's thread at once, and back, on the same CPU.
 	unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	wt := &watch{fd: fd, wake: wake, w: w, calls: map[int32]watchedCall{}, tmp: tmp, done: make(chan struct{})}
+	wt.ctx, wt.cancel = context.WithCancel(ctx)
 	for _, c := range watchedCalls() {
 		wt.calls[int32(c.nr)] = c
 	}
@@ -124,9 +132,10 @@ func serveWrites(fd int, w Writes, writable []string, tmp string) *watch {
 }
 
 // stop waits, once every process of the box is gone, for the last call
-// to be told, and closes the listener.
+// to be told (ending what w still does for it), and closes the listener.
 func (wt *watch) stop() {
 	wt.stopping.Store(true)
+	wt.cancel()
 	if wt.wake >= 0 {
 		one := [8]byte{1} // an eventfd counts in a native uint64
 		unix.Write(wt.wake, one[:])
@@ -175,7 +184,7 @@ func (wt *watch) next() {
 	}
 	if c, ok := wt.calls[n.Nr]; ok {
 		for _, ch := range wt.changes(&n, c) {
-			wt.w.Changing(ch)
+			wt.w.Changing(wt.ctx, ch)
 		}
 	}
 	resp := seccompResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}

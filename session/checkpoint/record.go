@@ -50,6 +50,13 @@ type Recorder struct {
 	max, maxPaths int
 	paths         int
 	overflow      bool
+	// left is what the record may still read of the files the command
+	// changes, the session's checkpoints' bound at first (Store.Bytes):
+	// more would be pruned from them anyway, and reading it takes time the
+	// command's timeout does not see. pastLeft counts the files not kept
+	// for want of it.
+	left     int64
+	pastLeft int
 }
 
 const (
@@ -79,38 +86,39 @@ type before struct {
 // root, which keeps what they replace among s.
 func (s *Store) Recorder(root *sandbox.Root) *Recorder {
 	return &Recorder{store: s, root: root, find: root.Finder(), files: map[string]*before{},
-		max: MaxCommandFiles, maxPaths: MaxCommandPaths}
+		max: MaxCommandFiles, maxPaths: MaxCommandPaths, left: s.Bytes()}
 }
 
 // Changing is told, before the command changes path, which path; the
-// command waits meanwhile (box.Writes).
-func (r *Recorder) Changing(c box.Change) {
+// command waits meanwhile (box.Writes). Once ctx ends (the command was
+// stopped), what files held is no longer kept.
+func (r *Recorder) Changing(ctx context.Context, c box.Change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
 	case c.Unknown != "":
 		r.unknownCall(c.Unknown)
 	case c.To == "" && c.Path != "":
-		r.touch(c.Path)
+		r.touch(ctx, c.Path)
 	default:
-		r.rename(c.Path, c.To)
+		r.rename(ctx, c.Path, c.To)
 		if c.Exchange {
-			r.rename(c.To, c.Path)
+			r.rename(ctx, c.To, c.Path)
 		}
 	}
 }
 
 // rename records a rename of from to to: the file, or every file below
 // the directory, leaves from and arrives at to.
-func (r *Recorder) rename(from, to string) {
+func (r *Recorder) rename(ctx context.Context, from, to string) {
 	if from == "" {
-		r.touch(to)
+		r.touch(ctx, to)
 		return
 	}
 	fi, err := r.root.Lstat(from)
 	if err != nil || !fi.IsDir() {
-		r.touch(from)
-		r.touch(to)
+		r.touch(ctx, from)
+		r.touch(ctx, to)
 		return
 	}
 	tree, err := r.root.OpenTree(from)
@@ -118,20 +126,36 @@ func (r *Recorder) rename(from, to string) {
 		return
 	}
 	defer tree.Close()
-	err = tree.Walk(context.Background(), func(f confine.File) error {
+	err = tree.Walk(ctx, func(f confine.File) error {
 		if r.overflow {
 			return errFull // the rest would not be recorded: not walked
 		}
 		rel := filepath.FromSlash(f.Rel)
-		r.touch(filepath.Join(from, rel))
+		r.touch(ctx, filepath.Join(from, rel))
 		if to != "" {
-			r.touch(filepath.Join(to, rel))
+			r.touch(ctx, filepath.Join(to, rel))
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errFull) {
+	switch {
+	case err == nil, errors.Is(err, errFull):
+	case ctx.Err() != nil:
+		r.unknownCall(fmt.Sprintf("%s (a directory renamed: the command was stopped before bridle had read it)", from))
+	default:
 		r.unknownCall(fmt.Sprintf("%s (the directory could not be read: %v)", from, err))
 	}
+}
+
+// pastLeftWhy says why a file was not read: the record read all it may.
+func (r *Recorder) pastLeftWhy() string {
+	return fmt.Sprintf("the command changed more than this session's checkpoints hold (%s)", sizeText(r.store.o.Bytes))
+}
+
+func filesText(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }
 
 // errFull stops a walk once the record holds all it may.
@@ -164,7 +188,7 @@ func shorten(s string, n int) string {
 }
 
 // touch keeps what path holds, the first time the command changes it.
-func (r *Recorder) touch(path string) {
+func (r *Recorder) touch(ctx context.Context, path string) {
 	if path == "" {
 		return
 	}
@@ -198,8 +222,16 @@ func (r *Recorder) touch(path string) {
 	st, _ := confine.StampOf(fi)
 	b := &before{exists: true, stamp: st}
 	r.files[path] = b
-	if st.Size > r.store.o.Bytes && st.Size <= MaxFile {
+	switch {
+	case st.Size > r.store.o.Bytes && st.Size <= MaxFile:
 		b.hash, b.why = event.NotKept, fmt.Sprintf("larger than the session's checkpoints may hold (%s)", sizeText(r.store.o.Bytes))
+		return
+	case ctx.Err() != nil:
+		b.hash, b.why = event.NotKept, "the command was stopped (its timeout, or a cancel) before bridle kept it"
+		return
+	case st.Size > r.left && st.Size <= MaxFile:
+		r.pastLeft++
+		b.hash, b.why = event.NotKept, r.pastLeftWhy()
 		return
 	}
 	data, why := r.read(path, st)
@@ -207,6 +239,7 @@ func (r *Recorder) touch(path string) {
 		b.hash, b.why = event.NotKept, why
 		return
 	}
+	r.left -= int64(len(data))
 	if b.hash, err = r.store.Keep(data); err != nil {
 		r.store.o.Logger.Warn("no checkpoint before a command", "session", r.store.o.Session, "path", path, "err", err)
 		b.hash, b.why = event.NotKept, err.Error()
@@ -310,6 +343,9 @@ func (r *Recorder) why(unwatched string) string {
 	if r.overflow {
 		parts = append(parts, fmt.Sprintf("the command changed more files than one command's record holds (%d, or %s of paths); those past them are not recorded",
 			r.max, sizeText(int64(r.maxPaths))))
+	}
+	if r.pastLeft > 0 {
+		parts = append(parts, fmt.Sprintf("%s: what %s held before is not kept", r.pastLeftWhy(), filesText(r.pastLeft)))
 	}
 	if len(r.unknown) > 0 {
 		more := ""

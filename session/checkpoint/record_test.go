@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ func TestRecorder(t *testing.T) {
 			for _, st := range c.steps {
 				ch := st.change
 				ch.Path, ch.To = abs(ch.Path), abs(ch.To)
-				rec.Changing(ch)
+				rec.Changing(t.Context(), ch)
 				st.do(ws)
 			}
 			got, why := rec.Finish("")
@@ -121,7 +122,7 @@ func TestRecorderBounds(t *testing.T) {
 	defer root.Close()
 	rec := New(Options{DataDir: t.TempDir(), Session: "s", Bytes: 10}).Recorder(root)
 	for _, name := range []string{"big", "mid", "h"} {
-		rec.Changing(box.Change{Path: filepath.Join(ws, name)})
+		rec.Changing(t.Context(), box.Change{Path: filepath.Join(ws, name)})
 		os.Remove(filepath.Join(ws, name))
 	}
 	got, why := rec.Finish("seccomp is off")
@@ -178,16 +179,81 @@ func TestRecorderBoundsItsMemory(t *testing.T) {
 				}
 				for _, name := range []string{fmt.Sprintf("f%d.o", i), fmt.Sprintf(c.file, i)} {
 					p := filepath.Join(ws, name)
-					rec.Changing(box.Change{Path: p})
+					rec.Changing(t.Context(), box.Change{Path: p})
 					testfs.Write(t, p, "x")
 				}
 			}
 			for range c.unknown {
-				rec.Changing(box.Change{Unknown: "loop/" + strings.Repeat("x", 4000) + " (a link the box cannot follow)"})
+				rec.Changing(t.Context(), box.Change{Unknown: "loop/" + strings.Repeat("x", 4000) + " (a link the box cannot follow)"})
 			}
 			got, why := rec.Finish("")
 			if len(got) != c.recorded || len(rec.files) != c.recorded || why != c.why || len(rec.unknown) > shownUnknown {
 				t.Errorf("recorded %d, held %d and %d calls' words, why %q", len(got), len(rec.files), len(rec.unknown), why)
+			}
+		})
+	}
+}
+
+// TestRecorderStops: what one command's record reads is bounded by what
+// the session's checkpoints hold, and once the command is stopped (ctx)
+// nothing more is read; the files not kept say why, and so does the
+// record.
+func TestRecorderStops(t *testing.T) {
+	body := strings.Repeat("x", 40)
+	files := map[string]string{"d/1": body, "d/2": body, "d/3": body, "d/4": body, "e": body}
+	stopped := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx
+	}
+	for _, c := range []struct {
+		name    string
+		ctx     context.Context
+		changes []box.Change
+		kept    int    // of the files before
+		notKept string // why the others were not
+		why     string
+	}{
+		{"past what the checkpoints hold", t.Context(), []box.Change{{Path: "d", To: "f"}, {Path: "e"}}, 2,
+			"the command changed more than this session's checkpoints hold (100 bytes)",
+			"the command changed more than this session's checkpoints hold (100 bytes): what 3 files held before is not kept"},
+		{"a file, stopped", stopped(), []box.Change{{Path: "e"}}, 0, "the command was stopped (its timeout, or a cancel) before bridle kept it", ""},
+		{"a directory renamed, stopped", stopped(), []box.Change{{Path: "d", To: "f"}}, 0, "",
+			"bridle could not tell which files some of the command's calls changed: d (a directory renamed: the command was stopped before bridle had read it)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := t.TempDir()
+			testfs.WriteTree(t, ws, files)
+			root, err := sandbox.OpenRoot(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			rec := New(Options{DataDir: t.TempDir(), Session: "s", Bytes: 100}).Recorder(root)
+			for _, ch := range c.changes {
+				ch.Path = filepath.Join(ws, ch.Path)
+				if ch.To != "" {
+					ch.To = filepath.Join(ws, ch.To)
+				}
+				rec.Changing(c.ctx, ch)
+				if ch.To != "" {
+					os.Rename(ch.Path, ch.To)
+				} else {
+					testfs.Write(t, ch.Path, "changed")
+				}
+			}
+			got, why := rec.Finish("")
+			kept, whys := 0, map[string]bool{}
+			for _, ch := range got {
+				switch {
+				case ch.Before == event.NotKept:
+					whys[ch.Why] = true
+				case ch.Before != "":
+					kept++
+				}
+			}
+			if kept != c.kept || len(whys) > 1 || c.notKept != "" && !whys[c.notKept] || strings.ReplaceAll(why, ws+"/", "") != c.why {
+				t.Errorf("kept %d before, want %d; why %q; the files' whys %v", kept, c.kept, why, whys)
 			}
 		})
 	}
