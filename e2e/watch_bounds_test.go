@@ -134,3 +134,42 @@ func sparseFiles(t *testing.T, dir string, n int) {
 		}
 	}
 }
+
+// sparseScript makes 300 files of 8 MiB less a byte, sparse: cheap for
+// the command, 2.4 GB for whoever reads them.
+const sparseScript = `for i in range(300):
+    with open("s%d" % i, "wb") as f:
+        f.write(b"%08d" % i)
+        f.truncate(8 << 20 - 1)
+print("made", flush=True)
+`
+
+// TestWatchFinishBounded: after a command that made 300 sparse 8 MiB
+// files, bridle read and hashed every one of them, holding the turn (a
+// cancel sent meanwhile was answered only once all were read: 21.9 s for
+// 1,500). It reads no more than the session's checkpoints hold, stops at
+// a cancel, and the result says what it did not read.
+func TestWatchFinishBounded(t *testing.T) {
+	ws := acptest.Workspace(t, map[string]string{"sparse.py": sparseScript})
+	scenario := `{"turns": [{"calls": [
+		{"tool_calls": [{"name": "run_command", "input": {"command": "python3 sparse.py"}}]},
+		{"text": "done"}]}]}`
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	start := time.Now()
+	_, answer := a.Request("session/prompt", acptest.PromptParams(sid, "run"))
+	a.WaitNote(func(m acptest.Msg) bool { return strings.Contains(string(m.Params), "made") })
+	a.Notify("session/cancel", map[string]string{"sessionId": sid})
+	res, rerr := a.Wait(answer)
+	t.Logf("the prompt, cancelled once the command's output was seen, was answered after %v: %s %v", time.Since(start), res, rerr)
+	var why string
+	for _, r := range results(t, a.DB, sid) {
+		why, _ = r["unscanned"].(string)
+	}
+	t.Logf("the result says %q", why)
+	if !strings.Contains(why, "bridle did not read") || !strings.Contains(why, "so a rewind asks before putting them back") {
+		t.Errorf("the result does not say bridle left files unread: %q", why)
+	}
+}

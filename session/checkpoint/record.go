@@ -57,6 +57,10 @@ type Recorder struct {
 	// for want of it.
 	left     int64
 	pastLeft int
+	// unread counts the files Finish did not read, for want of left or
+	// of time (stopped says why).
+	unread, unreadPastLeft int
+	stopped                error
 }
 
 const (
@@ -287,8 +291,15 @@ func notExist(err error) bool {
 
 // Finish is called once the command is done: it returns what the
 // command changed, and why that may be incomplete ("" when it is not).
-// unwatched is the box's word when it could not watch the command.
-func (r *Recorder) Finish(unwatched string) ([]event.FileChange, string) {
+// unwatched is the box's word when it could not watch the command. It
+// reads what each changed file holds now, until ctx ends (the turn is
+// cancelled), for at most the scans' time (scanTimeout), and no more than
+// what the record may still read: a file it does not read is recorded as
+// changed to what bridle does not know (a rewind asks before putting it
+// back).
+func (r *Recorder) Finish(ctx context.Context, unwatched string) ([]event.FileChange, string) {
+	ctx, cancel := context.WithTimeout(ctx, scanTimeout)
+	defer cancel()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var changes []event.FileChange
@@ -297,7 +308,7 @@ func (r *Recorder) Finish(unwatched string) ([]event.FileChange, string) {
 		if b == nil {
 			continue
 		}
-		after, changed := r.after(p, b)
+		after, changed := r.after(ctx, p, b)
 		if !changed {
 			continue
 		}
@@ -312,8 +323,9 @@ func (r *Recorder) Finish(unwatched string) ([]event.FileChange, string) {
 }
 
 // after is what p holds now ("" when it is gone, NotKept when it cannot
-// be read), and whether that is a change from b.
-func (r *Recorder) after(p string, b *before) (string, bool) {
+// be read, or is not, past ctx or what the record may read), and whether
+// that is a change from b.
+func (r *Recorder) after(ctx context.Context, p string, b *before) (string, bool) {
 	fi, err := r.root.Lstat(p)
 	switch {
 	case err != nil && notExist(err), err == nil && !fi.Mode().IsRegular():
@@ -325,7 +337,18 @@ func (r *Recorder) after(p string, b *before) (string, bool) {
 	if b.exists && st.Same(b.stamp) {
 		return "", false
 	}
+	if st.Size <= MaxFile && st.Links <= 1 { // else read reads nothing
+		switch {
+		case ctx.Err() != nil:
+			r.unread, r.stopped = r.unread+1, ctx.Err()
+			return event.NotKept, true
+		case st.Size > r.left:
+			r.unreadPastLeft++
+			return event.NotKept, true
+		}
+	}
 	data, why := r.read(p, st)
+	r.left -= int64(len(data))
 	if why != "" {
 		return event.NotKept, true
 	}
@@ -343,6 +366,16 @@ func (r *Recorder) why(unwatched string) string {
 	if r.overflow {
 		parts = append(parts, fmt.Sprintf("the command changed more files than one command's record holds (%d, or %s of paths); those past them are not recorded",
 			r.max, sizeText(int64(r.maxPaths))))
+	}
+	if r.unread > 0 {
+		stopped := "the turn was cancelled before bridle had read them"
+		if errors.Is(r.stopped, context.DeadlineExceeded) {
+			stopped = fmt.Sprintf("reading them took more than %v", scanTimeout)
+		}
+		parts = append(parts, fmt.Sprintf("bridle did not read %s after the command (%s), so a rewind asks before putting them back", filesText(r.unread), stopped))
+	}
+	if r.unreadPastLeft > 0 {
+		parts = append(parts, fmt.Sprintf("bridle did not read %s after the command (%s), so a rewind asks before putting them back", filesText(r.unreadPastLeft), r.pastLeftWhy()))
 	}
 	if r.pastLeft > 0 {
 		parts = append(parts, fmt.Sprintf("%s: what %s held before is not kept", r.pastLeftWhy(), filesText(r.pastLeft)))

@@ -88,7 +88,7 @@ func TestRecorder(t *testing.T) {
 				rec.Changing(t.Context(), ch)
 				st.do(ws)
 			}
-			got, why := rec.Finish("")
+			got, why := rec.Finish(t.Context(), "")
 			for i := range got {
 				got[i].Path, _ = filepath.Rel(ws, got[i].Path)
 			}
@@ -125,7 +125,7 @@ func TestRecorderBounds(t *testing.T) {
 		rec.Changing(t.Context(), box.Change{Path: filepath.Join(ws, name)})
 		os.Remove(filepath.Join(ws, name))
 	}
-	got, why := rec.Finish("seccomp is off")
+	got, why := rec.Finish(t.Context(), "seccomp is off")
 	want := []event.FileChange{
 		{Path: filepath.Join(ws, "big"), Before: event.NotKept, Mode: 0o644, Why: "larger than 8 MiB"},
 		{Path: filepath.Join(ws, "h"), Before: event.NotKept, Mode: 0o644, Why: "it has other hard links"},
@@ -186,7 +186,7 @@ func TestRecorderBoundsItsMemory(t *testing.T) {
 			for range c.unknown {
 				rec.Changing(t.Context(), box.Change{Unknown: "loop/" + strings.Repeat("x", 4000) + " (a link the box cannot follow)"})
 			}
-			got, why := rec.Finish("")
+			got, why := rec.Finish(t.Context(), "")
 			if len(got) != c.recorded || len(rec.files) != c.recorded || why != c.why || len(rec.unknown) > shownUnknown {
 				t.Errorf("recorded %d, held %d and %d calls' words, why %q", len(got), len(rec.files), len(rec.unknown), why)
 			}
@@ -216,7 +216,8 @@ func TestRecorderStops(t *testing.T) {
 	}{
 		{"past what the checkpoints hold", t.Context(), []box.Change{{Path: "d", To: "f"}, {Path: "e"}}, 2,
 			"the command changed more than this session's checkpoints hold (100 bytes)",
-			"the command changed more than this session's checkpoints hold (100 bytes): what 3 files held before is not kept"},
+			"bridle did not read 4 files after the command (the command changed more than this session's checkpoints hold (100 bytes)), so a rewind asks before putting them back; " +
+				"the command changed more than this session's checkpoints hold (100 bytes): what 3 files held before is not kept"},
 		{"a file, stopped", stopped(), []box.Change{{Path: "e"}}, 0, "the command was stopped (its timeout, or a cancel) before bridle kept it", ""},
 		{"a directory renamed, stopped", stopped(), []box.Change{{Path: "d", To: "f"}}, 0, "",
 			"bridle could not tell which files some of the command's calls changed: d (a directory renamed: the command was stopped before bridle had read it)"},
@@ -242,7 +243,7 @@ func TestRecorderStops(t *testing.T) {
 					testfs.Write(t, ch.Path, "changed")
 				}
 			}
-			got, why := rec.Finish("")
+			got, why := rec.Finish(t.Context(), "")
 			kept, whys := 0, map[string]bool{}
 			for _, ch := range got {
 				switch {
@@ -256,5 +257,35 @@ func TestRecorderStops(t *testing.T) {
 				t.Errorf("kept %d before, want %d; why %q; the files' whys %v", kept, c.kept, why, whys)
 			}
 		})
+	}
+}
+
+// TestRecorderFinishStops: once the turn is cancelled, Finish reads
+// nothing more: a file the command changed is recorded as changed to
+// what bridle does not know, and the record says why.
+func TestRecorderFinishStops(t *testing.T) {
+	ws := t.TempDir()
+	testfs.WriteTree(t, ws, map[string]string{"a": "a\n", "b": "b\n"})
+	root, err := sandbox.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	rec := New(Options{DataDir: t.TempDir(), Session: "s"}).Recorder(root)
+	for _, name := range []string{"a", "b", "new"} {
+		p := filepath.Join(ws, name)
+		rec.Changing(t.Context(), box.Change{Path: p})
+		testfs.Write(t, p, "changed\n")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	got, why := rec.Finish(ctx, "")
+	want := []event.FileChange{{Path: "a", Before: hashOf("a\n"), After: event.NotKept, Mode: 0o644},
+		{Path: "b", Before: hashOf("b\n"), After: event.NotKept, Mode: 0o644}, {Path: "new", After: event.NotKept}}
+	for i := range got {
+		got[i].Path = strings.TrimPrefix(got[i].Path, ws+"/")
+	}
+	if !slices.Equal(got, want) || why != "bridle did not read 3 files after the command (the turn was cancelled before bridle had read them), so a rewind asks before putting them back" {
+		t.Errorf("recorded %+v, why %q", got, why)
 	}
 }
