@@ -173,3 +173,34 @@ func TestWatchFinishBounded(t *testing.T) {
 		t.Errorf("the result does not say bridle left files unread: %q", why)
 	}
 }
+
+// TestWatchRenameOfAStandIn: a command renaming a hidden path's
+// stand-in inside the workspace (the kernel refuses: it is a mount
+// point) was said to move a directory in from outside the workspace.
+func TestWatchRenameOfAStandIn(t *testing.T) {
+	ws := acptest.Workspace(t, map[string]string{"secret/s": "secret\n", "a": "a\n"})
+	home := acptest.Workspace(t, map[string]string{
+		".config/bridle/settings.json": `{"sandbox": {"command": {"hidden_paths": ["` + filepath.Join(ws, "secret") + `"]}}}`,
+	})
+	quoted, _ := json.Marshal("mv secret secret2; echo $?")
+	scenario := `{"turns": [{"calls": [
+		{"tool_calls": [{"name": "run_command", "input": {"command": ` + string(quoted) + `}}]},
+		{"text": "done"}]}]}`
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Home: home})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := a.Prompt(sid, "run"); stop != "end_turn" {
+		t.Fatalf("the prompt ended %s", stop)
+	}
+	var why string
+	for _, r := range results(t, a.DB, sid) {
+		why, _ = r["unscanned"].(string)
+	}
+	if fileIn(ws, "secret/s") != "secret\n" {
+		t.Fatalf("the hidden directory moved")
+	}
+	if strings.Contains(why, "outside the workspace") || !strings.Contains(why, "secret (a directory the command sees in place of the workspace's, such as a hidden path's stand-in)") {
+		t.Errorf("the result says %q", why)
+	}
+}

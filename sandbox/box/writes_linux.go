@@ -285,7 +285,13 @@ func (wt *watch) changes(n *seccompNotif, c watchedCall) []Change {
 	if from.path == "" && to.path == "" {
 		return nil
 	}
-	if from.path == "" && from.dir {
+	switch {
+	case from.path == "" && from.dir && from.inside:
+		// Below a writable directory, but not bridle's directory of that
+		// name: a hidden path's stand-in (a mount point, which the kernel
+		// will not rename).
+		return []Change{{Unknown: fmt.Sprintf("%s (a directory the command sees in place of the workspace's, such as a hidden path's stand-in)", path)}}
+	case from.path == "" && from.dir:
 		// A directory coming in from elsewhere (only where the box has
 		// no mount namespace: a rename between mounts fails): its files
 		// are not named one by one.
@@ -336,7 +342,10 @@ type place struct {
 	// path is the file as bridle names it, "" when it is not one of the
 	// writable directories' (outside them, in the box's own temp dir, or
 	// a hidden path's stand-in).
-	path             string
+	path string
+	// inside says the name is below a writable directory, whether or
+	// not bridle finds the same file there.
+	inside           bool
 	exists, dir, reg bool
 	// links and dev of an existing file: a file with other hard links
 	// on a workspace's device may be a workspace file under another name.
@@ -350,9 +359,14 @@ type resolver struct {
 	pid uint32
 }
 
-// rootOf is the box's root as process pid sees it. Every process of a
-// box has the same (none may change its root or mount namespace: that
-// takes capabilities it does not have), so it is opened once.
+// rootOf is the box's root as process pid sees it, opened once: every
+// process of a box has the same, since changing its root or mount
+// namespace takes capabilities it does not have. Not so with
+// Spec.AllowUserNamespaces: a process in a user namespace of its own can
+// make a mount namespace and mount over the workspace's names there
+// (bind one file over another), and then bridle, looking through the
+// box's root, names a file other than the one it changes; durability.md
+// lists it with the seccomp path race.
 func (wt *watch) rootOf(pid uint32) (int, error) {
 	if wt.root > 0 {
 		return wt.root, nil
@@ -497,6 +511,7 @@ func (r *resolver) placeOf(fd int, base string, st *unix.Stat_t) (place, error) 
 	if !ok {
 		return pl, nil
 	}
+	pl.inside = true
 	// Bridle's own file at that name must be the one the process sees:
 	// the file itself, or the directory a new one is made in.
 	var here unix.Stat_t

@@ -171,3 +171,24 @@ func (u *untilStopped) Changing(ctx context.Context, _ Change) {
 	<-ctx.Done()
 	u.stopped = true
 }
+
+// TestWatchedRenameOfAStandIn: renaming a hidden path's stand-in inside
+// the workspace is named as what it is, not as a directory moved in from
+// outside the workspace.
+func TestWatchedRenameOfAStandIn(t *testing.T) {
+	ws := t.TempDir()
+	testfs.WriteTree(t, ws, map[string]string{"hid/s": "secret\n"})
+	var w told
+	o, out := run(t, New(Options{}), ws, "mv hid hid2; echo $?", func(s *Spec) {
+		s.Writes = &w
+		s.Hidden = []string{filepath.Join(ws, "hid")}
+	})
+	var unknown []string
+	for _, c := range w.changes {
+		unknown = append(unknown, c.Unknown)
+	}
+	want := []string{"hid (a directory the command sees in place of the workspace's, such as a hidden path's stand-in)"}
+	if o.Unwatched != "" || !slices.Equal(unknown, want) {
+		t.Fatalf("told %q, want %q (unwatched %q, output %q)", unknown, want, o.Unwatched, out)
+	}
+}
