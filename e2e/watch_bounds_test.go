@@ -21,17 +21,26 @@ import (
 // bridle and the session.
 func watchedRun(t *testing.T, ws, command string) (*acptest.Agent, string) {
 	t.Helper()
+	a, sid := watchedSession(t, ws, "", command)
+	if stop := a.Prompt(sid, "run"); stop != "end_turn" {
+		t.Fatalf("the prompt ended %s", stop)
+	}
+	return a, sid
+}
+
+// watchedSession starts bridle (with $HOME at home, unless "") and a
+// session in ws, in full-auto mode, whose model runs command when
+// prompted.
+func watchedSession(t *testing.T, ws, home, command string) (*acptest.Agent, string) {
+	t.Helper()
 	quoted, _ := json.Marshal(command)
 	scenario := `{"turns": [{"calls": [
 		{"tool_calls": [{"name": "run_command", "input": {"command": ` + string(quoted) + `}}]},
 		{"text": "done"}]}]}`
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Home: home})
 	a.Initialize()
 	sid := a.NewSession(ws)
 	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
-	if stop := a.Prompt(sid, "run"); stop != "end_turn" {
-		t.Fatalf("the prompt ended %s", stop)
-	}
 	return a, sid
 }
 
@@ -151,13 +160,7 @@ print("made", flush=True)
 // a cancel, and the result says what it did not read.
 func TestWatchFinishBounded(t *testing.T) {
 	ws := acptest.Workspace(t, map[string]string{"sparse.py": sparseScript})
-	scenario := `{"turns": [{"calls": [
-		{"tool_calls": [{"name": "run_command", "input": {"command": "python3 sparse.py"}}]},
-		{"text": "done"}]}]}`
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	a, sid := watchedSession(t, ws, "", "python3 sparse.py")
 	start := time.Now()
 	_, answer := a.Request("session/prompt", acptest.PromptParams(sid, "run"))
 	a.WaitNote(func(m acptest.Msg) bool { return strings.Contains(string(m.Params), "made") })
@@ -182,14 +185,7 @@ func TestWatchRenameOfAStandIn(t *testing.T) {
 	home := acptest.Workspace(t, map[string]string{
 		".config/bridle/settings.json": `{"sandbox": {"command": {"hidden_paths": ["` + filepath.Join(ws, "secret") + `"]}}}`,
 	})
-	quoted, _ := json.Marshal("mv secret secret2; echo $?")
-	scenario := `{"turns": [{"calls": [
-		{"tool_calls": [{"name": "run_command", "input": {"command": ` + string(quoted) + `}}]},
-		{"text": "done"}]}]}`
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Home: home})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	a, sid := watchedSession(t, ws, home, "mv secret secret2; echo $?")
 	if stop := a.Prompt(sid, "run"); stop != "end_turn" {
 		t.Fatalf("the prompt ended %s", stop)
 	}

@@ -164,14 +164,7 @@ func TestRecorderBoundsItsMemory(t *testing.T) {
 			"bridle could not tell which files some of the command's calls changed: " + shortLoop + "; " + shortLoop + "; " + shortLoop + " and 99997 more"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ws := t.TempDir()
-			testfs.WriteTree(t, ws, map[string]string{".gitignore": "*.o\n"})
-			root, err := sandbox.OpenRoot(ws)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer root.Close()
-			rec := New(Options{DataDir: t.TempDir(), Session: "s"}).Recorder(root)
+			rec, ws := recorderOn(t, map[string]string{".gitignore": "*.o\n"}, Options{})
 			rec.max, rec.maxPaths = c.max, c.paths
 			for i := range 10 {
 				if c.file == "" {
@@ -223,14 +216,7 @@ func TestRecorderStops(t *testing.T) {
 			"bridle could not tell which files some of the command's calls changed: d (a directory renamed: the command was stopped before bridle had read it)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ws := t.TempDir()
-			testfs.WriteTree(t, ws, files)
-			root, err := sandbox.OpenRoot(ws)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer root.Close()
-			rec := New(Options{DataDir: t.TempDir(), Session: "s", Bytes: 100}).Recorder(root)
+			rec, ws := recorderOn(t, files, Options{Bytes: 100})
 			for _, ch := range c.changes {
 				ch.Path = filepath.Join(ws, ch.Path)
 				if ch.To != "" {
@@ -264,14 +250,7 @@ func TestRecorderStops(t *testing.T) {
 // nothing more: a file the command changed is recorded as changed to
 // what bridle does not know, and the record says why.
 func TestRecorderFinishStops(t *testing.T) {
-	ws := t.TempDir()
-	testfs.WriteTree(t, ws, map[string]string{"a": "a\n", "b": "b\n"})
-	root, err := sandbox.OpenRoot(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	rec := New(Options{DataDir: t.TempDir(), Session: "s"}).Recorder(root)
+	rec, ws := recorderOn(t, map[string]string{"a": "a\n", "b": "b\n"}, Options{})
 	for _, name := range []string{"a", "b", "new"} {
 		p := filepath.Join(ws, name)
 		rec.Changing(t.Context(), box.Change{Path: p})
@@ -288,4 +267,19 @@ func TestRecorderFinishStops(t *testing.T) {
 	if !slices.Equal(got, want) || why != "bridle did not read 3 files after the command (the turn was cancelled before bridle had read them), so a rewind asks before putting them back" {
 		t.Errorf("recorded %+v, why %q", got, why)
 	}
+}
+
+// recorderOn is a recorder of a workspace holding files, which it
+// returns, keeping among checkpoints with o (in a temp data directory).
+func recorderOn(t *testing.T, files map[string]string, o Options) (*Recorder, string) {
+	t.Helper()
+	ws := t.TempDir()
+	testfs.WriteTree(t, ws, files)
+	root, err := sandbox.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	o.DataDir, o.Session = t.TempDir(), "s"
+	return New(o).Recorder(root), ws
 }
