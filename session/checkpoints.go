@@ -98,7 +98,7 @@ func (s *Session) recordChanges(ctx context.Context, tool sandbox.Tool, env *san
 		env.Writes = rec
 		unwatched := call()
 		env.Writes = nil
-		return rec.Finish(unwatched)
+		return rec.Finish(ctx, unwatched)
 	case recordScan:
 		sc := s.scanner().Before(ctx)
 		call()

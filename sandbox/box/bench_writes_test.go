@@ -59,7 +59,7 @@ func BenchmarkWatchedWrites(b *testing.B) {
 // counter is a Writes that counts what it is told.
 type counter struct{ n atomic.Int64 }
 
-func (c *counter) Changing(Change) { c.n.Add(1) }
+func (c *counter) Changing(context.Context, Change) { c.n.Add(1) }
 
 func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)

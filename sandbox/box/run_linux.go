@@ -138,7 +138,7 @@ func startProbe(flags uintptr, userns, writes bool) (err, writesErr error) {
 	reports := make(chan helperReport, 1)
 	ctlFD := int(ctl.Fd())
 	go func() {
-		reports <- readReports(ctlFD, nil, func(fd int) { wt = serveWrites(fd, seen, []string{dir}, "") })
+		reports <- readReports(ctlFD, nil, func(fd int) { wt = serveWrites(context.Background(), fd, seen, []string{dir}, "") })
 	}()
 	err = cmd.Wait()
 	rep := <-reports // the helper is gone, and its end of the socket with it
@@ -165,7 +165,7 @@ func startProbe(flags uintptr, userns, writes bool) (err, writesErr error) {
 // probeSeen is the probe's Writes: the file it was told of.
 type probeSeen struct{ path, why string }
 
-func (p *probeSeen) Changing(c Change) {
+func (p *probeSeen) Changing(_ context.Context, c Change) {
 	if c.Path != "" {
 		p.path = c.Path
 	}
@@ -310,7 +310,7 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	// The watch starts as its listener arrives, before the command runs:
 	// until it is served, a watched call waits.
 	var wt *watch
-	serve := func(fd int) { wt = serveWrites(fd, s.Writes, cfg.Writable, tmp) }
+	serve := func(fd int) { wt = serveWrites(runCtx, fd, s.Writes, cfg.Writable, tmp) }
 	go func() { reports <- readReports(ctlFD, px, serve) }()
 
 	select {

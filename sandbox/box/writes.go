@@ -1,12 +1,16 @@
 package box
 
+import "context"
+
 // Writes is told, before a command changes a file of its writable
 // directories, which file: until Changing returns the command waits, and
 // the file still holds what it held before the command changed it (what
 // a checkpoint keeps). Changing is called from one goroutine at a time,
-// never after Run has returned.
+// never after Run has returned. ctx ends when the command is stopped (its
+// timeout, a cancel) or done: Changing should then return at once, since
+// Run waits for it, leaving undone what it could not do.
 type Writes interface {
-	Changing(Change)
+	Changing(ctx context.Context, c Change)
 }
 
 // Change is a file a command is about to change: open to write,

@@ -2,6 +2,7 @@ package box
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -88,14 +89,20 @@ type watch struct {
 	root     int
 	stopping atomic.Bool
 	done     chan struct{}
+	// ctx is Changing's: cancel ends it when the watch stops, so that a
+	// Writes busy with a call (keeping a renamed directory's files) does
+	// not hold the command's end.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type writableDir struct{ given, real string }
 
 // serveWrites starts telling w of the changes the command whose listener
-// is fd is about to make; stop ends it. It cannot fail: a listener no one
-// serves would fail every watched call of the command (ENOSYS).
-func serveWrites(fd int, w Writes, writable []string, tmp string) *watch {
+// is fd is about to make, with ctx (the command's run: its timeout and
+// cancel end what w does); stop ends it. It cannot fail: a listener no
+// one serves would fail every watched call of the command (ENOSYS).
+func serveWrites(ctx context.Context, fd int, w Writes, writable []string, tmp string) *watch {
 	// Without an eventfd (no descriptor left), the loop wakes up every
 	// few milliseconds to see whether it is to stop.
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
@@ -106,6 +113,7 @@ func serveWrites(fd int, w Writes, writable []string, tmp string) *watch {
 	// switches to bridle's thread at once, and back, on the same CPU.
 	unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	wt := &watch{fd: fd, wake: wake, w: w, calls: map[int32]watchedCall{}, tmp: tmp, done: make(chan struct{})}
+	wt.ctx, wt.cancel = context.WithCancel(ctx)
 	for _, c := range watchedCalls() {
 		wt.calls[int32(c.nr)] = c
 	}
@@ -124,9 +132,10 @@ func serveWrites(fd int, w Writes, writable []string, tmp string) *watch {
 }
 
 // stop waits, once every process of the box is gone, for the last call
-// to be told, and closes the listener.
+// to be told (ending what w still does for it), and closes the listener.
 func (wt *watch) stop() {
 	wt.stopping.Store(true)
+	wt.cancel()
 	if wt.wake >= 0 {
 		one := [8]byte{1} // an eventfd counts in a native uint64
 		unix.Write(wt.wake, one[:])
@@ -175,7 +184,7 @@ func (wt *watch) next() {
 	}
 	if c, ok := wt.calls[n.Nr]; ok {
 		for _, ch := range wt.changes(&n, c) {
-			wt.w.Changing(ch)
+			wt.w.Changing(wt.ctx, ch)
 		}
 	}
 	resp := seccompResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
@@ -276,7 +285,13 @@ func (wt *watch) changes(n *seccompNotif, c watchedCall) []Change {
 	if from.path == "" && to.path == "" {
 		return nil
 	}
-	if from.path == "" && from.dir {
+	switch {
+	case from.path == "" && from.dir && from.inside:
+		// Below a writable directory, but not bridle's directory of that
+		// name: a hidden path's stand-in (a mount point, which the kernel
+		// will not rename).
+		return []Change{{Unknown: fmt.Sprintf("%s (a directory the command sees in place of the workspace's, such as a hidden path's stand-in)", path)}}
+	case from.path == "" && from.dir:
 		// A directory coming in from elsewhere (only where the box has
 		// no mount namespace: a rename between mounts fails): its files
 		// are not named one by one.
@@ -327,7 +342,10 @@ type place struct {
 	// path is the file as bridle names it, "" when it is not one of the
 	// writable directories' (outside them, in the box's own temp dir, or
 	// a hidden path's stand-in).
-	path             string
+	path string
+	// inside says the name is below a writable directory, whether or
+	// not bridle finds the same file there.
+	inside           bool
 	exists, dir, reg bool
 	// links and dev of an existing file: a file with other hard links
 	// on a workspace's device may be a workspace file under another name.
@@ -341,9 +359,14 @@ type resolver struct {
 	pid uint32
 }
 
-// rootOf is the box's root as process pid sees it. Every process of a
-// box has the same (none may change its root or mount namespace: that
-// takes capabilities it does not have), so it is opened once.
+// rootOf is the box's root as process pid sees it, opened once: every
+// process of a box has the same, since changing its root or mount
+// namespace takes capabilities it does not have. Not so with
+// Spec.AllowUserNamespaces: a process in a user namespace of its own can
+// make a mount namespace and mount over the workspace's names there
+// (bind one file over another), and then bridle, looking through the
+// box's root, names a file other than the one it changes; durability.md
+// lists it with the seccomp path race.
 func (wt *watch) rootOf(pid uint32) (int, error) {
 	if wt.root > 0 {
 		return wt.root, nil
@@ -488,6 +511,7 @@ func (r *resolver) placeOf(fd int, base string, st *unix.Stat_t) (place, error) 
 	if !ok {
 		return pl, nil
 	}
+	pl.inside = true
 	// Bridle's own file at that name must be the one the process sees:
 	// the file itself, or the directory a new one is made in.
 	var here unix.Stat_t

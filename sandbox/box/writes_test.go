@@ -3,12 +3,14 @@
 package box
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bridle-dev/bridle/internal/testfs"
 )
@@ -19,7 +21,7 @@ type told struct {
 	changes []Change
 }
 
-func (t *told) Changing(c Change) {
+func (t *told) Changing(_ context.Context, c Change) {
 	t.mu.Lock()
 	t.changes = append(t.changes, c)
 	t.mu.Unlock()
@@ -106,7 +108,7 @@ func TestWatchedWriteKeepsTheContentBefore(t *testing.T) {
 
 type seenBefore struct{ held []string }
 
-func (s *seenBefore) Changing(c Change) {
+func (s *seenBefore) Changing(_ context.Context, c Change) {
 	b, _ := os.ReadFile(c.Path)
 	s.held = append(s.held, string(b))
 }
@@ -118,5 +120,75 @@ func TestUnwatched(t *testing.T) {
 	o, _ := run(t, New(Options{NoSeccomp: true}), t.TempDir(), "echo x > a", func(s *Spec) { s.Writes = &w })
 	if o.Unwatched == "" || len(w.changes) != 0 {
 		t.Fatalf("unwatched %q, told %+v", o.Unwatched, w.changes)
+	}
+}
+
+// TestWatchStopsWithTheCommand: a Writes still busy with a call when the
+// command's timeout or cancel comes (keeping a large renamed directory)
+// is told to stop, and the run ends then, not when it is done.
+func TestWatchStopsWithTheCommand(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		timeout time.Duration
+		cancel  bool
+	}{
+		{"timeout", 500 * time.Millisecond, false},
+		{"cancel", 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &untilStopped{told: make(chan struct{})}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if c.cancel {
+				go func() {
+					<-w.told
+					cancel()
+				}()
+			}
+			dir := t.TempDir()
+			var out syncBuffer
+			o, err := New(Options{}).Run(ctx, Spec{Command: "echo x > a", Dir: dir, Writable: []string{dir}, Output: &out, Timeout: c.timeout,
+				MemoryBytes: 1 << 30, Processes: 512, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + dir}, Writes: w})
+			if err != nil || o.Unwatched != "" || o.TimedOut != !c.cancel || o.Cancelled != c.cancel || !w.stopped {
+				t.Fatalf("run: %v, %+v; the Writes was stopped: %v", err, o, w.stopped)
+			}
+		})
+	}
+}
+
+// untilStopped is a Writes that, told of a change, works until it is
+// told to stop.
+type untilStopped struct {
+	told    chan struct{}
+	stopped bool
+}
+
+func (u *untilStopped) Changing(ctx context.Context, _ Change) {
+	if u.stopped {
+		return
+	}
+	close(u.told)
+	<-ctx.Done()
+	u.stopped = true
+}
+
+// TestWatchedRenameOfAStandIn: renaming a hidden path's stand-in inside
+// the workspace is named as what it is, not as a directory moved in from
+// outside the workspace.
+func TestWatchedRenameOfAStandIn(t *testing.T) {
+	ws := t.TempDir()
+	testfs.WriteTree(t, ws, map[string]string{"hid/s": "secret\n"})
+	var w told
+	o, out := run(t, New(Options{}), ws, "mv hid hid2; echo $?", func(s *Spec) {
+		s.Writes = &w
+		s.Hidden = []string{filepath.Join(ws, "hid")}
+	})
+	var unknown []string
+	for _, c := range w.changes {
+		unknown = append(unknown, c.Unknown)
+	}
+	want := []string{"hid (a directory the command sees in place of the workspace's, such as a hidden path's stand-in)"}
+	if o.Unwatched != "" || !slices.Equal(unknown, want) {
+		t.Fatalf("told %q, want %q (unwatched %q, output %q)", unknown, want, o.Unwatched, out)
 	}
 }

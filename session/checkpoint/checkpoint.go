@@ -6,6 +6,8 @@
 package checkpoint
 
 import (
+	"cmp"
+	"container/list"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bridle-dev/bridle/sandbox"
 )
@@ -48,14 +51,15 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Store is one session's checkpoints: what its directory holds, oldest
-// first, read from the directory on first use.
+// Store is one session's checkpoints: what its directory holds, least
+// recently kept first, read from the directory on first use.
 type Store struct {
 	o Options
 
 	mu     sync.Mutex
 	loaded bool
-	files  []stored
+	files  *list.List               // of stored, least recently kept first
+	index  map[string]*list.Element // by name
 	total  int64
 	told   bool
 }
@@ -77,7 +81,7 @@ func New(o Options) *Store {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Store{o: o}
+	return &Store{o: o, files: list.New(), index: map[string]*list.Element{}}
 }
 
 // Dir is where session id's checkpoints live under dataDir ("" when
@@ -105,7 +109,10 @@ func (s *Store) Dir() string { return Dir(s.o.DataDir, s.o.Session) }
 func (s *Store) Bytes() int64 { return s.o.Bytes }
 
 // Keep stores content under its hash (sandbox.Hash), unless it is there,
-// and prunes the oldest checkpoints past the session's bound.
+// and prunes the least recently kept checkpoints past the session's
+// bound. Content already there is kept again: it becomes the most recent
+// (its modification time too, which orders them when the directory is
+// read again), since the record that keeps it now needs it.
 func (s *Store) Keep(content []byte) (string, error) {
 	hash := sandbox.Hash(content)
 	dir := s.Dir()
@@ -116,22 +123,30 @@ func (s *Store) Keep(content []byte) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.load(dir)
+	if e, ok := s.index[name]; ok {
+		now := time.Now()
+		if err := os.Chtimes(filepath.Join(dir, name), now, now); err == nil {
+			s.files.MoveToBack(e)
+			return hash, nil
+		}
+		s.remove(e) // gone from the directory: written again below
+	}
 	created, err := StoreBlob(dir, name, content)
 	if err != nil {
 		return hash, fmt.Errorf("keep a checkpoint: %w", err)
 	}
 	if !created {
-		return hash, nil
+		now := time.Now()
+		os.Chtimes(filepath.Join(dir, name), now, now)
 	}
-	s.files = append(s.files, stored{name: name, size: int64(len(content))})
-	s.total += int64(len(content))
+	s.add(stored{name: name, size: int64(len(content))})
 	pruned := 0
-	for s.total > s.o.Bytes && len(s.files) > 1 {
-		old := s.files[0]
-		if err := os.Remove(filepath.Join(dir, old.name)); err != nil && !os.IsNotExist(err) {
+	for s.total > s.o.Bytes && s.files.Len() > 1 {
+		old := s.files.Front()
+		if err := os.Remove(filepath.Join(dir, old.Value.(stored).name)); err != nil && !os.IsNotExist(err) {
 			break
 		}
-		s.files, s.total = s.files[1:], s.total-old.size
+		s.remove(old)
 		pruned++
 	}
 	if pruned > 0 && !s.told {
@@ -159,11 +174,23 @@ func (s *Store) load(dir string) {
 			all = append(all, dated{stored{e.Name(), fi.Size()}, fi.ModTime().UnixNano()})
 		}
 	}
-	slices.SortFunc(all, func(a, b dated) int { return int(a.mod - b.mod) })
+	slices.SortFunc(all, func(a, b dated) int { return cmp.Compare(a.mod, b.mod) })
 	for _, d := range all {
-		s.files = append(s.files, d.stored)
-		s.total += d.size
+		s.add(d.stored)
 	}
+}
+
+// add puts f last, the most recently kept. The caller holds s.mu.
+func (s *Store) add(f stored) {
+	s.index[f.name] = s.files.PushBack(f)
+	s.total += f.size
+}
+
+// remove forgets e. The caller holds s.mu.
+func (s *Store) remove(e *list.Element) {
+	f := s.files.Remove(e).(stored)
+	delete(s.index, f.name)
+	s.total -= f.size
 }
 
 // Get returns the content kept under hash: in this session's checkpoints,

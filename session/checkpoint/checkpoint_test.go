@@ -103,6 +103,45 @@ func TestKeepStaysWithinTheBound(t *testing.T) {
 	}
 }
 
+// TestKeepAgainIsRecent: content kept again (a new record needs it) is
+// the most recent, in this store and in one opened again: past the bound
+// what no record kept since goes first.
+func TestKeepAgainIsRecent(t *testing.T) {
+	a, b, c, d := strings.Repeat("a", 10), strings.Repeat("b", 10), strings.Repeat("c", 10), strings.Repeat("d", 10)
+	for _, reopen := range []bool{false, true} {
+		t.Run(map[bool]string{false: "same store", true: "opened again"}[reopen], func(t *testing.T) {
+			s := New(Options{DataDir: t.TempDir(), Session: "s", Bytes: 30})
+			for _, body := range []string{a, b, c} {
+				if _, err := s.Keep([]byte(body)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Kept an hour ago: the clock that dates files is coarse.
+			hourAgo := time.Now().Add(-time.Hour)
+			for _, body := range []string{a, b, c} {
+				name, _ := BlobName(hashOf(body))
+				if err := os.Chtimes(filepath.Join(s.Dir(), name), hourAgo, hourAgo); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Keep([]byte(a)); err != nil {
+				t.Fatal(err)
+			}
+			if reopen {
+				s = New(Options{DataDir: s.o.DataDir, Session: "s", Bytes: 30})
+			}
+			if _, err := s.Keep([]byte(d)); err != nil {
+				t.Fatal(err)
+			}
+			for body, want := range map[string]bool{a: true, b: false, c: true, d: true} {
+				if _, err := s.Get(hashOf(body)); (err == nil) != want {
+					t.Errorf("%.1s… kept: %v, want %v", body, err == nil, want)
+				}
+			}
+		})
+	}
+}
+
 // TestGetThroughForks: a fork finds what its parent kept; Adopt copies a
 // child's checkpoint, only if it holds what its name says.
 func TestGetThroughForks(t *testing.T) {

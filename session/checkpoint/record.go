@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/box"
@@ -38,16 +39,42 @@ type Recorder struct {
 	find  *confine.Finder
 	files map[string]*before // nil: not a regular file, nothing to record
 	order []string
-	// unknown are the box's words for calls it could not follow.
-	unknown []string
-	// max bounds files (MaxCommandFiles); overflow says it was reached.
-	max      int
-	overflow bool
+	// unknown are the box's words for the first calls it could not
+	// follow (shownUnknown, each cut to unknownText bytes); moreUnknown
+	// counts the rest. A command can make such calls as fast as it likes.
+	unknown     []string
+	moreUnknown int
+	// max and maxPaths bound the files and the bytes of their paths
+	// (MaxCommandFiles, MaxCommandPaths); paths is the latter so far, and
+	// overflow says a bound was reached.
+	max, maxPaths int
+	paths         int
+	overflow      bool
+	// left is what the record may still read of the files the command
+	// changes, the session's checkpoints' bound at first (Store.Bytes):
+	// more would be pruned from them anyway, and reading it takes time the
+	// command's timeout does not see. pastLeft counts the files not kept
+	// for want of it.
+	left     int64
+	pastLeft int
+	// unread counts the files Finish did not read, for want of left or
+	// of time (stopped says why).
+	unread, unreadPastLeft int
+	stopped                error
 }
 
-// MaxCommandFiles bounds the files one command's record holds, and so
-// the memory it takes; a rewind says the rest were not recorded.
-const MaxCommandFiles = 200_000
+const (
+	// MaxCommandFiles and MaxCommandPaths bound the files one command's
+	// record holds and the bytes of their paths (a path may be 4 KiB), and
+	// so the memory it takes: about 100 MB at most. A rewind says the rest
+	// were not recorded.
+	MaxCommandFiles = 200_000
+	MaxCommandPaths = 32 << 20
+	// shownUnknown is how many of the calls the box could not follow a
+	// record names, each in at most unknownText bytes.
+	shownUnknown = 3
+	unknownText  = 200
+)
 
 // before is a file as it was just before the command first changed it.
 type before struct {
@@ -62,61 +89,110 @@ type before struct {
 // Recorder returns a recorder of one command's changes to the workspace
 // root, which keeps what they replace among s.
 func (s *Store) Recorder(root *sandbox.Root) *Recorder {
-	return &Recorder{store: s, root: root, find: root.Finder(), files: map[string]*before{}, max: MaxCommandFiles}
+	return &Recorder{store: s, root: root, find: root.Finder(), files: map[string]*before{},
+		max: MaxCommandFiles, maxPaths: MaxCommandPaths, left: s.Bytes()}
 }
 
 // Changing is told, before the command changes path, which path; the
-// command waits meanwhile (box.Writes).
-func (r *Recorder) Changing(c box.Change) {
+// command waits meanwhile (box.Writes). Once ctx ends (the command was
+// stopped), what files held is no longer kept.
+func (r *Recorder) Changing(ctx context.Context, c box.Change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
 	case c.Unknown != "":
-		r.unknown = append(r.unknown, c.Unknown)
+		r.unknownCall(c.Unknown)
 	case c.To == "" && c.Path != "":
-		r.touch(c.Path)
+		r.touch(ctx, c.Path)
 	default:
-		r.rename(c.Path, c.To)
+		r.rename(ctx, c.Path, c.To)
 		if c.Exchange {
-			r.rename(c.To, c.Path)
+			r.rename(ctx, c.To, c.Path)
 		}
 	}
 }
 
 // rename records a rename of from to to: the file, or every file below
 // the directory, leaves from and arrives at to.
-func (r *Recorder) rename(from, to string) {
+func (r *Recorder) rename(ctx context.Context, from, to string) {
 	if from == "" {
-		r.touch(to)
+		r.touch(ctx, to)
 		return
 	}
 	fi, err := r.root.Lstat(from)
 	if err != nil || !fi.IsDir() {
-		r.touch(from)
-		r.touch(to)
+		r.touch(ctx, from)
+		r.touch(ctx, to)
 		return
 	}
-	var rels []string
-	if tree, err := r.root.OpenTree(from); err == nil {
-		err = tree.Walk(context.Background(), func(f confine.File) error {
-			rels = append(rels, filepath.FromSlash(f.Rel))
-			return nil
-		})
-		tree.Close()
-		if err != nil {
-			r.unknown = append(r.unknown, fmt.Sprintf("%s (the directory could not be read: %v)", from, err))
-		}
+	tree, err := r.root.OpenTree(from)
+	if err != nil {
+		return
 	}
-	for _, rel := range rels {
-		r.touch(filepath.Join(from, rel))
-		if to != "" {
-			r.touch(filepath.Join(to, rel))
+	defer tree.Close()
+	err = tree.Walk(ctx, func(f confine.File) error {
+		if r.overflow {
+			return errFull // the rest would not be recorded: not walked
 		}
+		rel := filepath.FromSlash(f.Rel)
+		r.touch(ctx, filepath.Join(from, rel))
+		if to != "" {
+			r.touch(ctx, filepath.Join(to, rel))
+		}
+		return nil
+	})
+	switch {
+	case err == nil, errors.Is(err, errFull):
+	case ctx.Err() != nil:
+		r.unknownCall(fmt.Sprintf("%s (a directory renamed: the command was stopped before bridle had read it)", from))
+	default:
+		r.unknownCall(fmt.Sprintf("%s (the directory could not be read: %v)", from, err))
 	}
 }
 
+// pastLeftWhy says why a file was not read: the record read all it may.
+func (r *Recorder) pastLeftWhy() string {
+	return fmt.Sprintf("the command changed more than this session's checkpoints hold (%s)", sizeText(r.store.o.Bytes))
+}
+
+func filesText(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
+}
+
+// errFull stops a walk once the record holds all it may.
+var errFull = errors.New("the command's record is full")
+
+// unknownCall notes a call the box could not follow: its words for the
+// first few, a count of the rest.
+func (r *Recorder) unknownCall(why string) {
+	if len(r.unknown) >= shownUnknown {
+		r.moreUnknown++
+		return
+	}
+	r.unknown = append(r.unknown, shorten(why, unknownText))
+}
+
+// shorten cuts s to about n bytes, keeping its start and its end (where
+// the box says why), not splitting a character.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n*2/3, len(s)-n/3
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + "…" + s[tail:]
+}
+
 // touch keeps what path holds, the first time the command changes it.
-func (r *Recorder) touch(path string) {
+func (r *Recorder) touch(ctx context.Context, path string) {
 	if path == "" {
 		return
 	}
@@ -126,10 +202,11 @@ func (r *Recorder) touch(path string) {
 	if !r.find.Finds(path, false) {
 		return // not remembered: a build's ignored outputs would fill memory
 	}
-	if len(r.files) >= r.max {
+	if len(r.files) >= r.max || r.paths+len(path) > r.maxPaths {
 		r.overflow = true
 		return
 	}
+	r.paths += len(path)
 	if filepath.Base(path) == ".gitignore" {
 		defer r.find.Forget() // the rules change once the command writes it
 	}
@@ -149,8 +226,16 @@ func (r *Recorder) touch(path string) {
 	st, _ := confine.StampOf(fi)
 	b := &before{exists: true, stamp: st}
 	r.files[path] = b
-	if st.Size > r.store.o.Bytes && st.Size <= MaxFile {
+	switch {
+	case st.Size > r.store.o.Bytes && st.Size <= MaxFile:
 		b.hash, b.why = event.NotKept, fmt.Sprintf("larger than the session's checkpoints may hold (%s)", sizeText(r.store.o.Bytes))
+		return
+	case ctx.Err() != nil:
+		b.hash, b.why = event.NotKept, "the command was stopped (its timeout, or a cancel) before bridle kept it"
+		return
+	case st.Size > r.left && st.Size <= MaxFile:
+		r.pastLeft++
+		b.hash, b.why = event.NotKept, r.pastLeftWhy()
 		return
 	}
 	data, why := r.read(path, st)
@@ -158,6 +243,7 @@ func (r *Recorder) touch(path string) {
 		b.hash, b.why = event.NotKept, why
 		return
 	}
+	r.left -= int64(len(data))
 	if b.hash, err = r.store.Keep(data); err != nil {
 		r.store.o.Logger.Warn("no checkpoint before a command", "session", r.store.o.Session, "path", path, "err", err)
 		b.hash, b.why = event.NotKept, err.Error()
@@ -205,8 +291,15 @@ func notExist(err error) bool {
 
 // Finish is called once the command is done: it returns what the
 // command changed, and why that may be incomplete ("" when it is not).
-// unwatched is the box's word when it could not watch the command.
-func (r *Recorder) Finish(unwatched string) ([]event.FileChange, string) {
+// unwatched is the box's word when it could not watch the command. It
+// reads what each changed file holds now, until ctx ends (the turn is
+// cancelled), for at most the scans' time (scanTimeout), and no more than
+// what the record may still read: a file it does not read is recorded as
+// changed to what bridle does not know (a rewind asks before putting it
+// back).
+func (r *Recorder) Finish(ctx context.Context, unwatched string) ([]event.FileChange, string) {
+	ctx, cancel := context.WithTimeout(ctx, scanTimeout)
+	defer cancel()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var changes []event.FileChange
@@ -215,7 +308,7 @@ func (r *Recorder) Finish(unwatched string) ([]event.FileChange, string) {
 		if b == nil {
 			continue
 		}
-		after, changed := r.after(p, b)
+		after, changed := r.after(ctx, p, b)
 		if !changed {
 			continue
 		}
@@ -230,8 +323,9 @@ func (r *Recorder) Finish(unwatched string) ([]event.FileChange, string) {
 }
 
 // after is what p holds now ("" when it is gone, NotKept when it cannot
-// be read), and whether that is a change from b.
-func (r *Recorder) after(p string, b *before) (string, bool) {
+// be read, or is not, past ctx or what the record may read), and whether
+// that is a change from b.
+func (r *Recorder) after(ctx context.Context, p string, b *before) (string, bool) {
 	fi, err := r.root.Lstat(p)
 	switch {
 	case err != nil && notExist(err), err == nil && !fi.Mode().IsRegular():
@@ -243,7 +337,18 @@ func (r *Recorder) after(p string, b *before) (string, bool) {
 	if b.exists && st.Same(b.stamp) {
 		return "", false
 	}
+	if st.Size <= MaxFile && st.Links <= 1 { // else read reads nothing
+		switch {
+		case ctx.Err() != nil:
+			r.unread, r.stopped = r.unread+1, ctx.Err()
+			return event.NotKept, true
+		case st.Size > r.left:
+			r.unreadPastLeft++
+			return event.NotKept, true
+		}
+	}
 	data, why := r.read(p, st)
+	r.left -= int64(len(data))
 	if why != "" {
 		return event.NotKept, true
 	}
@@ -259,15 +364,28 @@ func (r *Recorder) why(unwatched string) string {
 	}
 	var parts []string
 	if r.overflow {
-		parts = append(parts, fmt.Sprintf("the command changed more than %d files; those past them are not recorded", r.max))
+		parts = append(parts, fmt.Sprintf("the command changed more files than one command's record holds (%d, or %s of paths); those past them are not recorded",
+			r.max, sizeText(int64(r.maxPaths))))
+	}
+	if r.unread > 0 {
+		stopped := "the turn was cancelled before bridle had read them"
+		if errors.Is(r.stopped, context.DeadlineExceeded) {
+			stopped = fmt.Sprintf("reading them took more than %v", scanTimeout)
+		}
+		parts = append(parts, fmt.Sprintf("bridle did not read %s after the command (%s), so a rewind asks before putting them back", filesText(r.unread), stopped))
+	}
+	if r.unreadPastLeft > 0 {
+		parts = append(parts, fmt.Sprintf("bridle did not read %s after the command (%s), so a rewind asks before putting them back", filesText(r.unreadPastLeft), r.pastLeftWhy()))
+	}
+	if r.pastLeft > 0 {
+		parts = append(parts, fmt.Sprintf("%s: what %s held before is not kept", r.pastLeftWhy(), filesText(r.pastLeft)))
 	}
 	if len(r.unknown) > 0 {
-		shown := r.unknown[:min(len(r.unknown), 3)]
 		more := ""
-		if n := len(r.unknown) - len(shown); n > 0 {
-			more = fmt.Sprintf(" and %d more", n)
+		if r.moreUnknown > 0 {
+			more = fmt.Sprintf(" and %d more", r.moreUnknown)
 		}
-		parts = append(parts, "bridle could not tell which files some of the command's calls changed: "+strings.Join(shown, "; ")+more)
+		parts = append(parts, "bridle could not tell which files some of the command's calls changed: "+strings.Join(r.unknown, "; ")+more)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,10 +85,10 @@ func TestRecorder(t *testing.T) {
 			for _, st := range c.steps {
 				ch := st.change
 				ch.Path, ch.To = abs(ch.Path), abs(ch.To)
-				rec.Changing(ch)
+				rec.Changing(t.Context(), ch)
 				st.do(ws)
 			}
-			got, why := rec.Finish("")
+			got, why := rec.Finish(t.Context(), "")
 			for i := range got {
 				got[i].Path, _ = filepath.Rel(ws, got[i].Path)
 			}
@@ -121,10 +122,10 @@ func TestRecorderBounds(t *testing.T) {
 	defer root.Close()
 	rec := New(Options{DataDir: t.TempDir(), Session: "s", Bytes: 10}).Recorder(root)
 	for _, name := range []string{"big", "mid", "h"} {
-		rec.Changing(box.Change{Path: filepath.Join(ws, name)})
+		rec.Changing(t.Context(), box.Change{Path: filepath.Join(ws, name)})
 		os.Remove(filepath.Join(ws, name))
 	}
-	got, why := rec.Finish("seccomp is off")
+	got, why := rec.Finish(t.Context(), "seccomp is off")
 	want := []event.FileChange{
 		{Path: filepath.Join(ws, "big"), Before: event.NotKept, Mode: 0o644, Why: "larger than 8 MiB"},
 		{Path: filepath.Join(ws, "h"), Before: event.NotKept, Mode: 0o644, Why: "it has other hard links"},
@@ -138,28 +139,147 @@ func TestRecorderBounds(t *testing.T) {
 	}
 }
 
-// TestRecorderBoundsItsMemory: past the files one command's record may
-// hold, the rest are not recorded and the record says so; ignored files
-// are not held at all.
+// TestRecorderBoundsItsMemory: past the files, or the bytes of paths,
+// one command's record may hold, the rest are not recorded and the record
+// says so; ignored files are not held at all; of the calls the box could
+// not follow, the first few are named, cut short, and the rest counted.
 func TestRecorderBoundsItsMemory(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	// What the box says of a 4 KB path through a link loop, cut to 200
+	// bytes: its start and its end.
+	shortLoop := "loop/" + strings.Repeat("x", 128) + "…" + strings.Repeat("x", 35) + " (a link the box cannot follow)"
+	for _, c := range []struct {
+		name       string
+		max, paths int
+		file       string // a file's name, %d its number
+		unknown    int    // calls the box could not follow
+		recorded   int
+		why        string
+	}{
+		{"files", 3, MaxCommandPaths, "f%d.go", 0, 3,
+			"the command changed more files than one command's record holds (3, or 32 MB of paths); those past them are not recorded"},
+		{"bytes of paths", 100, 1000, long + "%d.go", 0, 3,
+			"the command changed more files than one command's record holds (100, or 1000 bytes of paths); those past them are not recorded"},
+		{"calls not followed", 100, MaxCommandPaths, "", 100_000, 0,
+			"bridle could not tell which files some of the command's calls changed: " + shortLoop + "; " + shortLoop + "; " + shortLoop + " and 99997 more"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec, ws := recorderOn(t, map[string]string{".gitignore": "*.o\n"}, Options{})
+			rec.max, rec.maxPaths = c.max, c.paths
+			for i := range 10 {
+				if c.file == "" {
+					break
+				}
+				for _, name := range []string{fmt.Sprintf("f%d.o", i), fmt.Sprintf(c.file, i)} {
+					p := filepath.Join(ws, name)
+					rec.Changing(t.Context(), box.Change{Path: p})
+					testfs.Write(t, p, "x")
+				}
+			}
+			for range c.unknown {
+				rec.Changing(t.Context(), box.Change{Unknown: "loop/" + strings.Repeat("x", 4000) + " (a link the box cannot follow)"})
+			}
+			got, why := rec.Finish(t.Context(), "")
+			if len(got) != c.recorded || len(rec.files) != c.recorded || why != c.why || len(rec.unknown) > shownUnknown {
+				t.Errorf("recorded %d, held %d and %d calls' words, why %q", len(got), len(rec.files), len(rec.unknown), why)
+			}
+		})
+	}
+}
+
+// TestRecorderStops: what one command's record reads is bounded by what
+// the session's checkpoints hold, and once the command is stopped (ctx)
+// nothing more is read; the files not kept say why, and so does the
+// record.
+func TestRecorderStops(t *testing.T) {
+	body := strings.Repeat("x", 40)
+	files := map[string]string{"d/1": body, "d/2": body, "d/3": body, "d/4": body, "e": body}
+	stopped := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx
+	}
+	for _, c := range []struct {
+		name    string
+		ctx     context.Context
+		changes []box.Change
+		kept    int    // of the files before
+		notKept string // why the others were not
+		why     string
+	}{
+		{"past what the checkpoints hold", t.Context(), []box.Change{{Path: "d", To: "f"}, {Path: "e"}}, 2,
+			"the command changed more than this session's checkpoints hold (100 bytes)",
+			"bridle did not read 4 files after the command (the command changed more than this session's checkpoints hold (100 bytes)), so a rewind asks before putting them back; " +
+				"the command changed more than this session's checkpoints hold (100 bytes): what 3 files held before is not kept"},
+		{"a file, stopped", stopped(), []box.Change{{Path: "e"}}, 0, "the command was stopped (its timeout, or a cancel) before bridle kept it", ""},
+		{"a directory renamed, stopped", stopped(), []box.Change{{Path: "d", To: "f"}}, 0, "",
+			"bridle could not tell which files some of the command's calls changed: d (a directory renamed: the command was stopped before bridle had read it)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec, ws := recorderOn(t, files, Options{Bytes: 100})
+			for _, ch := range c.changes {
+				ch.Path = filepath.Join(ws, ch.Path)
+				if ch.To != "" {
+					ch.To = filepath.Join(ws, ch.To)
+				}
+				rec.Changing(c.ctx, ch)
+				if ch.To != "" {
+					os.Rename(ch.Path, ch.To)
+				} else {
+					testfs.Write(t, ch.Path, "changed")
+				}
+			}
+			got, why := rec.Finish(t.Context(), "")
+			kept, whys := 0, map[string]bool{}
+			for _, ch := range got {
+				switch {
+				case ch.Before == event.NotKept:
+					whys[ch.Why] = true
+				case ch.Before != "":
+					kept++
+				}
+			}
+			if kept != c.kept || len(whys) > 1 || c.notKept != "" && !whys[c.notKept] || strings.ReplaceAll(why, ws+"/", "") != c.why {
+				t.Errorf("kept %d before, want %d; why %q; the files' whys %v", kept, c.kept, why, whys)
+			}
+		})
+	}
+}
+
+// TestRecorderFinishStops: once the turn is cancelled, Finish reads
+// nothing more: a file the command changed is recorded as changed to
+// what bridle does not know, and the record says why.
+func TestRecorderFinishStops(t *testing.T) {
+	rec, ws := recorderOn(t, map[string]string{"a": "a\n", "b": "b\n"}, Options{})
+	for _, name := range []string{"a", "b", "new"} {
+		p := filepath.Join(ws, name)
+		rec.Changing(t.Context(), box.Change{Path: p})
+		testfs.Write(t, p, "changed\n")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	got, why := rec.Finish(ctx, "")
+	want := []event.FileChange{{Path: "a", Before: hashOf("a\n"), After: event.NotKept, Mode: 0o644},
+		{Path: "b", Before: hashOf("b\n"), After: event.NotKept, Mode: 0o644}, {Path: "new", After: event.NotKept}}
+	for i := range got {
+		got[i].Path = strings.TrimPrefix(got[i].Path, ws+"/")
+	}
+	if !slices.Equal(got, want) || why != "bridle did not read 3 files after the command (the turn was cancelled before bridle had read them), so a rewind asks before putting them back" {
+		t.Errorf("recorded %+v, why %q", got, why)
+	}
+}
+
+// recorderOn is a recorder of a workspace holding files, which it
+// returns, keeping among checkpoints with o (in a temp data directory).
+func recorderOn(t *testing.T, files map[string]string, o Options) (*Recorder, string) {
+	t.Helper()
 	ws := t.TempDir()
-	testfs.WriteTree(t, ws, map[string]string{".gitignore": "*.o\n"})
+	testfs.WriteTree(t, ws, files)
 	root, err := sandbox.OpenRoot(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
-	rec := New(Options{DataDir: t.TempDir(), Session: "s"}).Recorder(root)
-	rec.max = 3
-	for i := range 10 {
-		for _, ext := range []string{".o", ".go"} {
-			p := filepath.Join(ws, fmt.Sprintf("f%d%s", i, ext))
-			rec.Changing(box.Change{Path: p})
-			testfs.Write(t, p, "x")
-		}
-	}
-	got, why := rec.Finish("")
-	if len(got) != 3 || len(rec.files) != 3 || why != "the command changed more than 3 files; those past them are not recorded" {
-		t.Errorf("recorded %d, held %d, why %q", len(got), len(rec.files), why)
-	}
+	t.Cleanup(func() { root.Close() })
+	o.DataDir, o.Session = t.TempDir(), "s"
+	return New(o).Recorder(root), ws
 }
