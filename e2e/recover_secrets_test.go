@@ -65,17 +65,7 @@ func TestRecoveryDoesNotHoldTheLoadForTheDotEnvList(t *testing.T) {
 		t.Errorf("the read run again after the load is not redacted with the .env file: %s", note.Params)
 	}
 
-	var evs []loggedEvent
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		evs = events(t, b, sid)
-		if evs[len(evs)-1].Kind == "turn_finished" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the recovered turn never closed: %v", kinds(evs))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	evs := recovered(t, b, sid)
 	results := 0
 	for _, e := range evs {
 		if e.Kind != "tool_result" {
@@ -92,4 +82,22 @@ func TestRecoveryDoesNotHoldTheLoadForTheDotEnvList(t *testing.T) {
 		t.Errorf("%d results recorded for the one read: %v", results, kinds(evs))
 	}
 	b.AssertValid(t)
+}
+
+// recovered waits until the turn a crash cut short is closed, and returns
+// the session's log then. A call whose recovery runs a tool is settled
+// after session/load (or resume) is answered unless the workspace's .env
+// list was known already, which in a process just started it is not.
+func recovered(t *testing.T, a *acptest.Agent, sid string) []loggedEvent {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		evs := events(t, a, sid)
+		if len(evs) > 0 && evs[len(evs)-1].Kind == "turn_finished" {
+			return evs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the recovered turn never closed: %v", kinds(evs))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -196,7 +196,8 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 		switch {
 		case cs.result:
 		case cs.started != nil:
-			if deferFiles && s.needsFiles(cs.started.Name) || wait && s.showsFiles(cs.started.Name) {
+			// A call whose input was redacted is not run again (redactedInput).
+			if deferFiles && s.needsFiles(cs.started.Name) || wait && !cs.started.Redacted && s.showsFiles(cs.started.Name) {
 				pending = true
 				continue
 			}
@@ -440,10 +441,15 @@ func (s *Session) needsFiles(tool string) bool {
 	return t != nil && (t.Effect() == sandbox.EffectRead || t.Effect() == sandbox.EffectEdit)
 }
 
+// rerunWithdrawn is the result of a read, cut short, whose run again was
+// withdrawn (by a prompt, or bridle shutting down) before it ran.
+const rerunWithdrawn = "not run again: it was cut short, and a new prompt (or bridle's shutdown) came before it could run again; make the call again if it is still needed"
+
 // recoverDeferred settles a call recoverCut left for the editor: a
 // started one as recovery would have, an approved one by running it. A
 // prompt that withdraws the recovery (ctx cancelled) leaves the editor
-// unasked: a started edit's outcome is then unknown, never applied twice.
+// unasked: a started edit's outcome is then unknown, never applied twice,
+// and a started read is not run again.
 // secErr is resolveStarted's.
 func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut, secErr error) error {
 	s := t.s
@@ -452,6 +458,11 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut, sec
 		if cs.started == nil {
 			t.cancelCall(cs.key, c)
 			return nil
+		}
+		if tool := s.tool(c.Name); tool != nil && tool.Effect() <= sandbox.EffectRead && c.Name != subagent.Name {
+			// A read has no effect to be unsure of.
+			return t.result(context.WithoutCancel(ctx), cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true,
+				Status: "cancelled", Output: rerunWithdrawn})
 		}
 		return t.result(context.WithoutCancel(ctx), cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true,
 			Status: "unknown", Output: why.unknown})
