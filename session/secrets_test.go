@@ -23,18 +23,7 @@ func TestSessionsOnAWorkspaceShareItsSpace(t *testing.T) {
 	dir, other := t.TempDir(), t.TempDir()
 	m, _ := newTestManager(t, &scripted.Scenario{})
 	m.spaceGrace = time.Hour // the test, not a timer, says when it ends
-	open := func(cwd string) *Session {
-		info, err := m.New(context.Background(), NewParams{Cwd: cwd})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := m.Get(context.Background(), info.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Ready(context.Background()) // the editor has it: the watcher starts
-		return s
-	}
+	open := func(cwd string) *Session { return openReady(t, m, cwd) }
 	info, err := m.New(context.Background(), NewParams{Cwd: other})
 	if err != nil {
 		t.Fatal(err)
@@ -99,19 +88,7 @@ func TestSpaceStopsAfterItsGrace(t *testing.T) {
 		}
 	}
 	m.spaceGrace = time.Millisecond
-	open := func() *Session {
-		info, err := m.New(context.Background(), NewParams{Cwd: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := m.Get(context.Background(), info.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Ready(context.Background())
-		return s
-	}
-	a := open()
+	a := openReady(t, m, dir)
 	w := a.space.w
 	if err := m.Close(context.Background(), a.ID()); err != nil {
 		t.Fatal(err)
@@ -122,9 +99,25 @@ func TestSpaceStopsAfterItsGrace(t *testing.T) {
 	if err := w.Sync(ctx); !errors.Is(err, workspace.ErrClosed) {
 		t.Errorf("the watcher runs on after the grace: %v", err)
 	}
-	if b := open(); b.space == a.space || b.space.w == w {
+	if b := openReady(t, m, dir); b.space == a.space || b.space.w == w {
 		t.Error("a session opened after the grace got the stopped space")
 	}
+}
+
+// openReady starts a session in cwd that the editor has: its watcher
+// starts.
+func openReady(t *testing.T, m *Manager, cwd string) *Session {
+	t.Helper()
+	info, err := m.New(context.Background(), NewParams{Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Get(context.Background(), info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Ready(context.Background())
+	return s
 }
 
 // TestDotEnvMadeMidTurnIsRedacted: a .env file made during a turn, twelve
