@@ -261,6 +261,7 @@ func TestRecoveredEditOverAChangedFileIsAConflict(t *testing.T) {
 	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
 	b.Initialize()
 	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	recovered(t, b, sid)
 	if got := readFile(t, ws, "f.txt"); got != "one, changed by the user\n" {
 		t.Fatalf("recovery wrote over the user's change: %q", got)
 	}

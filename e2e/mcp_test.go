@@ -326,6 +326,7 @@ func TestMCPCallsAfterACrash(t *testing.T) {
 			b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
 			b.Initialize()
 			b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{stdioServer(t, "files", id, metaLog)}}, nil)
+			recovered(t, b, sid)
 			res := toolResults(t, b.DB, sid)
 			if len(res) != 1 || res[0]["status"] != tt.status || !strings.Contains(res[0]["output"].(string), tt.output) {
 				t.Fatalf("after the restart: %v", res)

@@ -335,6 +335,7 @@ func TestCrashDuringASubagent(t *testing.T) {
 	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
 	b.Initialize()
 	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	recovered(t, b, sid)
 	log := acptest.Log(t, b.DB, sid)
 	child := childOf(t, log)
 	r := toolResults(t, b.DB, sid)
@@ -396,6 +397,7 @@ func TestCrashAfterASubagentFinished(t *testing.T) {
 	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
 	b.Initialize()
 	b.MustCall("session/resume", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	recovered(t, b, sid)
 	r := toolResults(t, b.DB, sid)
 	if len(r) != 1 || r[0]["status"] != "completed" || r[0]["output"] != "The answer is 42." {
 		t.Errorf("recovered result = %v", r)

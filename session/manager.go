@@ -132,6 +132,8 @@ type Manager struct {
 	spaces spaces
 	// secretsWait, if set, replaces secretsWait (tests).
 	secretsWait time.Duration
+	// spaceGrace, if set, replaces spaceGrace (tests).
+	spaceGrace time.Duration
 	// watchWarned says the watcher's fallback was logged: once per process.
 	watchWarned sync.Once
 	// decoding holds the one prompt image being decoded whole at a time:
@@ -512,6 +514,8 @@ func (m *Manager) Shutdown() {
 		s.close()
 		m.release(s.ID())
 	}
+	// The spaces kept for a session opened again go now.
+	m.closeSpaces()
 }
 
 // shutdownGrace bounds how long Shutdown waits for running turns.

@@ -166,10 +166,24 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 		return nil
 	}
 	s.m.log.Info("recovering a turn cut short", "session", s.row.ID, "reason", why.reason)
-	// Reads run again: their outputs are redacted with the workspace's
-	// .env files, as a turn's are.
-	if err := s.syncSecrets(ctx); err != nil {
-		return err
+	top := s.Info().ParentID == ""
+	// A call settled by running a tool (a read run again, an edit applied,
+	// a subagent's reads) shows the model text redacted with the
+	// workspace's .env files, as a turn's calls do. A session being
+	// opened is recovered on the connection's read loop, before
+	// session/load is answered: it does not wait for their list. Unless
+	// the watcher has it already, those calls wait for AskPending, which
+	// waits for it as a turn does. A subagent's session recovered by its
+	// parent's call (s.parent) waits: that call runs where the list was
+	// found, or in AskPending. Without the list, its calls are not run.
+	var wait bool
+	var secErr error
+	if s.parent == nil {
+		wait = !s.secretsKnown(ctx)
+	} else if err := s.syncSecrets(ctx); ctx.Err() != nil {
+		return ctx.Err()
+	} else {
+		secErr = err
 	}
 	t := &turn{s: s}
 	pending := false
@@ -177,24 +191,29 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 	// while it waits for the session (this runs before session/load is
 	// answered, on the connection's read loop): calls that need files
 	// wait for AskPending, as questions do.
-	deferFiles := s.buffered() && s.Info().ParentID == ""
+	deferFiles := s.buffered() && top
 	for _, cs := range calls {
 		switch {
 		case cs.result:
 		case cs.started != nil:
-			if deferFiles && s.needsFiles(cs.started.Name) {
+			// A call whose input was redacted is not run again (redactedInput).
+			if deferFiles && s.needsFiles(cs.started.Name) || wait && !cs.started.Redacted && s.showsFiles(cs.started.Name) {
 				pending = true
 				continue
 			}
-			if err := t.result(ctx, cs.key, s.resolveStarted(ctx, cs, why)); err != nil {
+			if err := t.result(ctx, cs.key, s.resolveStarted(ctx, cs, why, secErr)); err != nil {
 				return err
 			}
 		case cs.granted && cs.call.Redacted:
 			if err := t.result(ctx, cs.key, redactedInput(event.ToolResult{CallID: cs.call.ID, Name: cs.call.Name}, "cancelled", "not run")); err != nil {
 				return err
 			}
-		case cs.granted && deferFiles:
+		case cs.granted && (deferFiles || wait):
 			pending = true
+		case cs.granted && secErr != nil:
+			if err := t.result(ctx, cs.key, notRun(cs.key, cs.call.ID, cs.call.Name, secErr)); err != nil {
+				return err
+			}
 		case cs.granted:
 			tool := s.tool(cs.call.Name)
 			if tool == nil {
@@ -207,7 +226,7 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 			if err := t.execute(ctx, cs.key, toProviderCall(cs.call), tool); err != nil {
 				return err
 			}
-		case cs.asked && !cs.answered && s.Info().ParentID == "":
+		case cs.asked && !cs.answered && top:
 			pending = true
 		default:
 			out := why.notRun
@@ -232,7 +251,9 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 
 // resolveStarted decides the result of a call that started but whose
 // result was never recorded.
-func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) event.ToolResult {
+// secErr, if not nil, says the workspace's .env files are not known: a
+// call that would show the model what a tool read is not run.
+func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut, secErr error) event.ToolResult {
 	st := cs.started
 	if st.Name == subagent.Name && s.task != nil {
 		return subagent.Resolve(ctx, asParent{s}, st.CallID, cs.key)
@@ -249,6 +270,9 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) e
 	case sandbox.EffectNone, sandbox.EffectRead:
 		if st.Redacted {
 			return redactedInput(r, "failed", "not run")
+		}
+		if secErr != nil {
+			return notRun(cs.key, st.CallID, st.Name, secErr)
 		}
 		res := runTool(ctx, tool, env, st.Input)
 		r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
@@ -269,6 +293,8 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut) e
 			r.Locations = []string{st.Path}
 		case now == st.BeforeHash && st.Redacted:
 			r = redactedInput(r, "failed", "not applied")
+		case now == st.BeforeHash && secErr != nil:
+			r = notRun(cs.key, st.CallID, st.Name, secErr)
 		case now == st.BeforeHash:
 			res := runTool(ctx, tool, env, st.Input)
 			r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
@@ -326,14 +352,22 @@ func (s *Session) AskPending(ctx context.Context) {
 			return
 		}
 		t := &turn{s: s}
+		// The calls run here show the model what tools read: they wait
+		// for the workspace's .env files, as a turn's calls do, and are
+		// not run without them. A prompt meanwhile withdraws the wait.
+		secErr := s.syncSecrets(ctx)
+		if ctx.Err() != nil {
+			secErr = nil // each call below records its withdrawal
+		}
 		calls, _ := unfinished(s.row.ID, s.Events())
 		for _, cs := range calls {
 			if cs.result {
 				continue
 			}
 			if cs.started != nil || cs.granted {
-				// Deferred by recoverCut: its files are the editor's.
-				if err := t.recoverDeferred(ctx, cs, why); err != nil {
+				// Deferred by recoverCut: its files are the editor's, or
+				// the .env files were not known yet.
+				if err := t.recoverDeferred(ctx, cs, why, secErr); err != nil {
 					s.m.log.Error("recovering a call failed", "session", s.row.ID, "err", err)
 					return
 				}
@@ -355,6 +389,10 @@ func (s *Session) AskPending(ctx context.Context) {
 			if tool == nil {
 				t.tail = append(t.tail, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "unavailable",
 					Output: fmt.Sprintf("tool %q is no longer offered", c.Name)})
+				continue
+			}
+			if secErr != nil {
+				t.tail = append(t.tail, notRun(cs.key, c.ID, c.Name, secErr))
 				continue
 			}
 			env := s.callEnv(cs.key)
@@ -403,11 +441,17 @@ func (s *Session) needsFiles(tool string) bool {
 	return t != nil && (t.Effect() == sandbox.EffectRead || t.Effect() == sandbox.EffectEdit)
 }
 
+// rerunWithdrawn is the result of a read, cut short, whose run again was
+// withdrawn (by a prompt, or bridle shutting down) before it ran.
+const rerunWithdrawn = "not run again: it was cut short, and a new prompt (or bridle's shutdown) came before it could run again; make the call again if it is still needed"
+
 // recoverDeferred settles a call recoverCut left for the editor: a
 // started one as recovery would have, an approved one by running it. A
 // prompt that withdraws the recovery (ctx cancelled) leaves the editor
-// unasked: a started edit's outcome is then unknown, never applied twice.
-func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut) error {
+// unasked: a started edit's outcome is then unknown, never applied twice,
+// and a started read is not run again.
+// secErr is resolveStarted's.
+func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut, secErr error) error {
 	s := t.s
 	c := toProviderCall(cs.call)
 	if ctx.Err() != nil {
@@ -415,11 +459,16 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut) err
 			t.cancelCall(cs.key, c)
 			return nil
 		}
+		if tool := s.tool(c.Name); tool != nil && tool.Effect() <= sandbox.EffectRead && c.Name != subagent.Name {
+			// A read has no effect to be unsure of.
+			return t.result(context.WithoutCancel(ctx), cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true,
+				Status: "cancelled", Output: rerunWithdrawn})
+		}
 		return t.result(context.WithoutCancel(ctx), cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true,
 			Status: "unknown", Output: why.unknown})
 	}
 	if cs.started != nil {
-		return t.result(ctx, cs.key, s.resolveStarted(ctx, cs, why))
+		return t.result(ctx, cs.key, s.resolveStarted(ctx, cs, why, secErr))
 	}
 	if cs.call.Redacted {
 		return t.result(ctx, cs.key, redactedInput(event.ToolResult{CallID: c.ID, Name: c.Name}, "cancelled", "not run"))
@@ -429,7 +478,25 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut) err
 		return t.result(ctx, cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true, Status: "unavailable",
 			Output: fmt.Sprintf(why.approvedGone, c.Name)})
 	}
+	if secErr != nil {
+		return t.result(ctx, cs.key, notRun(cs.key, c.ID, c.Name, secErr))
+	}
 	return t.execute(ctx, cs.key, c, tool)
+}
+
+// showsFiles says whether settling a started call of tool may show the
+// model what is in the workspace: a read or a subagent run again, an
+// edit's diff. A command's outcome is unknown; its settling runs nothing.
+func (s *Session) showsFiles(tool string) bool {
+	t := s.tool(tool)
+	return t != nil && t.Effect() != sandbox.EffectExecute
+}
+
+// notRun is the result of a call not run because the workspace's .env
+// files are not known (secErr, from syncSecrets), in the words runCall
+// uses: the model can make the call again.
+func notRun(key, callID, name string, secErr error) event.ToolResult {
+	return event.ToolResult{CallID: callID, Key: key, Name: name, IsError: true, Status: "failed", Output: "Not run: " + secErr.Error()}
 }
 
 // redactedInput is r as the result of a call that recovery would run

@@ -18,6 +18,10 @@ import (
 // opened, may still run.
 const secretsWait = 30 * time.Second
 
+// knownSecretsWait bounds secretsKnown: the watcher has the list, and
+// syncing it is a round trip through the watcher's events.
+const knownSecretsWait = time.Second
+
 // errSecretsPending is why a call waited for the .env files in vain.
 var errSecretsPending = errors.New("bridle is still looking for the workspace's .env files, whose values it must redact from what the model is shown")
 
@@ -109,4 +113,19 @@ func (s *Session) syncSecrets(ctx context.Context) error {
 		s.notice("not every .env value of the workspace is redacted: " + set.Left)
 	}
 	return nil
+}
+
+// secretsKnown brings the redactor up to date, as syncSecrets does, if the
+// workspace's watcher has the list of its .env files already; it waits for
+// no walk. It is false when the watcher has not started, is still walking,
+// cannot see every directory (the list is then a walk of the tree), or
+// was slow to sync.
+func (s *Session) secretsKnown(ctx context.Context) bool {
+	w := s.space.watcher()
+	if w == nil || !w.Ready() || w.Degraded() != "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, knownSecretsWait)
+	defer cancel()
+	return s.syncSecrets(ctx) == nil
 }

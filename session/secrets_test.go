@@ -18,22 +18,12 @@ import (
 // TestSessionsOnAWorkspaceShareItsSpace: two sessions on one workspace
 // use one watcher and one list of .env files; another workspace has its
 // own; the watcher starts once the editor has a session, not with it,
-// and the last session to close stops it.
+// and outlives the last session by a grace (not at shutdown).
 func TestSessionsOnAWorkspaceShareItsSpace(t *testing.T) {
 	dir, other := t.TempDir(), t.TempDir()
 	m, _ := newTestManager(t, &scripted.Scenario{})
-	open := func(cwd string) *Session {
-		info, err := m.New(context.Background(), NewParams{Cwd: cwd})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := m.Get(context.Background(), info.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Ready(context.Background()) // the editor has it: the watcher starts
-		return s
-	}
+	m.spaceGrace = time.Hour // the test, not a timer, says when it ends
+	open := func(cwd string) *Session { return openReady(t, m, cwd) }
 	info, err := m.New(context.Background(), NewParams{Cwd: other})
 	if err != nil {
 		t.Fatal(err)
@@ -60,15 +50,74 @@ func TestSessionsOnAWorkspaceShareItsSpace(t *testing.T) {
 	if err := m.Close(context.Background(), b.ID()); err != nil {
 		t.Fatal(err)
 	}
+	// Opened again within the grace, the space has its walk still.
+	if err := w.Sync(ctx); err != nil {
+		t.Fatalf("the watcher stopped as soon as the last session closed: %v", err)
+	}
+	if d := open(dir); d.space != a.space || d.space.w != w {
+		t.Fatal("a session opened again within the grace got a new space")
+	} else if err := m.Close(context.Background(), d.ID()); err != nil {
+		t.Fatal(err)
+	}
+	// Shutdown does not wait for the grace.
+	m.Shutdown()
 	if err := w.Sync(ctx); !errors.Is(err, workspace.ErrClosed) {
-		t.Errorf("the watcher runs on after the last session closed: %v", err)
+		t.Errorf("the watcher runs on after shutdown: %v", err)
+	}
+	if err := c.space.w.Sync(ctx); !errors.Is(err, workspace.ErrClosed) {
+		t.Errorf("the other workspace's watcher runs on after shutdown: %v", err)
 	}
 	m.spaces.mu.Lock()
 	n := len(m.spaces.by)
 	m.spaces.mu.Unlock()
-	if n != 1 {
-		t.Errorf("%d spaces open, want 1 (the other workspace's)", n)
+	if n != 0 {
+		t.Errorf("%d spaces open after shutdown, want 0", n)
 	}
+}
+
+// TestSpaceStopsAfterItsGrace: the last session closed, the space's
+// watcher stops once the grace is over, and a session opened after that
+// gets a new one.
+func TestSpaceStopsAfterItsGrace(t *testing.T) {
+	dir := t.TempDir()
+	m, _ := newTestManager(t, &scripted.Scenario{})
+	stopped := make(chan struct{}, 1)
+	m.testHook = func(point string) {
+		if point == "space stopped" {
+			stopped <- struct{}{}
+		}
+	}
+	m.spaceGrace = time.Millisecond
+	a := openReady(t, m, dir)
+	w := a.space.w
+	if err := m.Close(context.Background(), a.ID()); err != nil {
+		t.Fatal(err)
+	}
+	<-stopped
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.Sync(ctx); !errors.Is(err, workspace.ErrClosed) {
+		t.Errorf("the watcher runs on after the grace: %v", err)
+	}
+	if b := openReady(t, m, dir); b.space == a.space || b.space.w == w {
+		t.Error("a session opened after the grace got the stopped space")
+	}
+}
+
+// openReady starts a session in cwd that the editor has: its watcher
+// starts.
+func openReady(t *testing.T, m *Manager, cwd string) *Session {
+	t.Helper()
+	info, err := m.New(context.Background(), NewParams{Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Get(context.Background(), info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Ready(context.Background())
+	return s
 }
 
 // TestDotEnvMadeMidTurnIsRedacted: a .env file made during a turn, twelve

@@ -1,10 +1,12 @@
 package session
 
 import (
+	"cmp"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/workspace"
@@ -16,29 +18,40 @@ import (
 // and its events keep current. Session start never walks the tree: the
 // watcher starts once the editor has the first session (Ready), or at the
 // session's first use of it, whichever comes first, and its walk goes on
-// in the background; the last session to close stops it.
+// in the background. It stops spaceGrace after the last session closes:
+// a session opened again meanwhile (the editor retrying a load, a session
+// closed and reopened) finds the walk done or under way, not started over.
 type space struct {
 	key  string
 	dirs []string
-	refs int // guarded by the Manager's spaces.mu
+	// refs and idle are guarded by the Manager's spaces.mu; idle stops the
+	// space once no session has had it for spaceGrace.
+	refs int
+	idle *time.Timer
 	envs *redact.DotEnvs
 
 	started sync.Once
-	// w is set by start; nil when the workspace is not watched (the whole
-	// file system, or the OS gave no watcher): envs then walks the tree
-	// itself.
-	w *workspace.Watcher
 
 	mu sync.Mutex
+	// w is set by start; nil when the workspace is not watched (the whole
+	// file system, or the OS gave no watcher): envs then walks the tree
+	// itself. Also nil before start.
+	w *workspace.Watcher
 	// subs receive the watcher's batches (files.onChange), by id.
 	subs map[int]func(paths []string)
 	next int
 }
 
+// spaceGrace is how long a space outlives its last session.
+const spaceGrace = 5 * time.Second
+
 // spaces are the Manager's open spaces, by their directories.
 type spaces struct {
 	mu sync.Mutex
 	by map[string]*space
+	// shut says the Manager shut down: a space stops with its last
+	// session, without grace.
+	shut bool
 }
 
 // openSpace returns the space of dirs, started if no session has it open;
@@ -49,6 +62,12 @@ func (m *Manager) openSpace(dirs []string) *space {
 	defer m.spaces.mu.Unlock()
 	if sp := m.spaces.by[key]; sp != nil {
 		sp.refs++
+		if sp.idle != nil {
+			// Should it have fired already, it finds refs > 0 and
+			// leaves the space be.
+			sp.idle.Stop()
+			sp.idle = nil
+		}
 		return sp
 	}
 	sp := &space{key: key, dirs: dirs, refs: 1, envs: redact.NewDotEnvs(dirs), subs: map[int]func([]string){}}
@@ -62,17 +81,65 @@ func (m *Manager) openSpace(dirs []string) *space {
 func (m *Manager) closeSpace(sp *space) {
 	m.spaces.mu.Lock()
 	sp.refs--
-	last := sp.refs == 0
-	if last {
-		delete(m.spaces.by, sp.key)
+	if sp.refs > 0 {
+		m.spaces.mu.Unlock()
+		return
 	}
+	if m.spaces.shut {
+		delete(m.spaces.by, sp.key)
+		m.spaces.mu.Unlock()
+		sp.stop()
+		return
+	}
+	sp.idle = time.AfterFunc(cmp.Or(m.spaceGrace, spaceGrace), func() {
+		m.spaces.mu.Lock()
+		if sp.refs > 0 || m.spaces.by[sp.key] != sp {
+			m.spaces.mu.Unlock()
+			return // opened again meanwhile, or stopped by Shutdown
+		}
+		delete(m.spaces.by, sp.key)
+		m.spaces.mu.Unlock()
+		sp.stop()
+		m.hook("space stopped")
+	})
 	m.spaces.mu.Unlock()
-	if last {
-		sp.started.Do(func() {}) // no watcher starts after this
-		if sp.w != nil {
-			sp.w.Close()
+}
+
+// closeSpaces stops, at once, the spaces no session has (Shutdown); the
+// others stop with their last session.
+func (m *Manager) closeSpaces() {
+	m.spaces.mu.Lock()
+	m.spaces.shut = true
+	var idle []*space
+	for key, sp := range m.spaces.by {
+		if sp.refs == 0 {
+			if sp.idle != nil {
+				sp.idle.Stop()
+			}
+			delete(m.spaces.by, key)
+			idle = append(idle, sp)
 		}
 	}
+	m.spaces.mu.Unlock()
+	for _, sp := range idle {
+		sp.stop()
+	}
+}
+
+// stop stops the space's watcher, and any from starting.
+func (sp *space) stop() {
+	sp.started.Do(func() {})
+	if w := sp.watcher(); w != nil {
+		w.Close()
+	}
+}
+
+// watcher returns the space's watcher: nil before it started, or when the
+// workspace is not watched.
+func (sp *space) watcher() *workspace.Watcher {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.w
 }
 
 // start starts watching the space's directories, once; it does not wait
@@ -93,7 +160,9 @@ func (sp *space) start(m *Manager) {
 			m.watchProblem(err.Error())
 			return
 		}
+		sp.mu.Lock()
 		sp.w = w
+		sp.mu.Unlock()
 		sp.envs.Watch(w)
 	})
 }
