@@ -493,8 +493,8 @@ func (s *Session) showsFiles(tool string) bool {
 }
 
 // notRun is the result of a call not run because the workspace's .env
-// files are not known (secErr, from syncSecrets), in the words runCall
-// uses: the model can make the call again.
+// files are not known (secErr, from syncSecrets): the model can make the
+// call again.
 func notRun(key, callID, name string, secErr error) event.ToolResult {
 	return event.ToolResult{CallID: callID, Key: key, Name: name, IsError: true, Status: "failed", Output: "Not run: " + secErr.Error()}
 }

@@ -247,7 +247,7 @@ func (t *turn) syncForCall(ctx context.Context, key string, c provider.ToolCall)
 		t.cancelCall(key, c)
 		return true, nil
 	} else if err != nil {
-		return true, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: "Not run: " + err.Error()})
+		return true, t.result(ctx, key, notRun(key, c.ID, c.Name, err))
 	}
 	return false, nil
 }
