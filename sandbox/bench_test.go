@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/testfs"
-	"github.com/bridle-dev/bridle/sandbox/redact"
+	"github.com/bridle-dev/bridle/redact"
 )
 
 // bigTree builds a tree of 100,000 small source files in 1,000

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bridle-dev/bridle/sandbox/redact"
+	"github.com/bridle-dev/bridle/redact"
 )
 
 func TestTailOf(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox/box"
-	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
 // RunCommand runs a shell command in the workspace, inside the box.

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/testfs"
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox/box"
-	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
 // Planted secrets, assembled at run time so that scanners do not flag the

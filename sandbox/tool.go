@@ -2,7 +2,7 @@
 // tools each mode allows, output caps with spill to artifacts, and
 // redaction of what tools return. Path confinement to the workspace (the
 // Root, its hidden paths, the walks) is in sandbox/confine, confined
-// processes in sandbox/box, secret redaction in sandbox/redact.
+// processes in sandbox/box, secret redaction in redact.
 package sandbox
 
 import (
@@ -11,10 +11,10 @@ import (
 	"fmt"
 
 	"github.com/bridle-dev/bridle/permission"
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/sandbox/fslock"
-	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
 // Root is the workspace the file tools are confined to (sandbox/confine);

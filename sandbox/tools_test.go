@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox/box"
-	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
 func TestMain(m *testing.M) {

@@ -3,8 +3,8 @@ package session
 import (
 	"testing"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 func TestScopeAndStandingAnswers(t *testing.T) {

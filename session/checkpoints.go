@@ -3,9 +3,9 @@ package session
 import (
 	"context"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/checkpoint"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // checkpoints is the session's checkpoint store (package checkpoint),

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
 	"github.com/bridle-dev/bridle/workspace"
 )

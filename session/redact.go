@@ -4,9 +4,9 @@ import (
 	"context"
 	"slices"
 
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/redact"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // Every text an event holds is redacted before the event is stored,

@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/display"
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/redact"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // InterruptedMark is shown after the partial text of an interrupted

@@ -9,11 +9,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/redact"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
 )
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/internal/mcptest"
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/redact"
 )
 
 // notes collects what a Set reports.

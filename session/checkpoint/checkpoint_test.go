@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 func hashOf(s string) string { return sandbox.Hash([]byte(s)) }

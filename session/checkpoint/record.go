@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/sandbox/confine"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // A command can change any file of the workspace, and which ones is not

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/box"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // TestRecorder: told of each change before it happens, as the box tells

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // Restore puts files back from the checkpoints, through env (the editor's

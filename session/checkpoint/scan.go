@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/confine"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // A command can change any file of the workspace, and which ones is not

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // scanRig is a workspace holding files and the scanner of it, keeping

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // The stop reasons a child's turn ends with: ACP's, as session.StopReason

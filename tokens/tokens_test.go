@@ -38,7 +38,7 @@ func TestExactCounts(t *testing.T) {
 // TestEstimateTracksO200k checks the estimate against the exact encoder on
 // real text of several kinds: this repository's Go sources and docs.
 func TestEstimateTracksO200k(t *testing.T) {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..")
 	var corpus []string
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git") {
@@ -75,7 +75,7 @@ func TestEstimateTracksO200k(t *testing.T) {
 // heldOut are kinds of text the estimate was not calibrated on (it was
 // fitted on Go, Markdown and JSON), from the repository and generated.
 func heldOut() map[string][]string {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..")
 	files := func(dir string, exts ...string) []string {
 		var out []string
 		filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {

@@ -15,18 +15,18 @@ func sourceFiles(tb testing.TB) map[string]string {
 	tb.Helper()
 	out := map[string]string{}
 	for _, name := range []string{"parser.go", "server.go"} {
-		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "gosrc", name))
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "gosrc", name))
 		if err != nil {
 			tb.Fatal(err)
 		}
 		out[name] = string(data)
 	}
 	var repo strings.Builder
-	err := filepath.WalkDir(filepath.Join("..", ".."), func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(".."), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != filepath.Join("..", "..") {
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != filepath.Join("..") {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && strings.HasSuffix(path, ".go") {

@@ -245,7 +245,7 @@ func longestShared(s, secret string) int {
 func BenchmarkChatStreamedAnswer(b *testing.B) {
 	r := New([]string{"ANTHROPIC_API_KEY=" + anthropic + strings.Repeat("Zq4", 26), "GITHUB_TOKEN=" + ghToken})
 	r.AddDotEnv(".env", []byte("DB_PASSWORD=dotenv-pw-"+"K3j8Hq1Vb6\nSTRIPE_KEY="+corpusValue+"\n"))
-	prose, err := os.ReadFile(filepath.Join("..", "..", "docs", "sandbox.md"))
+	prose, err := os.ReadFile(filepath.Join("..", "docs", "sandbox.md"))
 	if err != nil {
 		b.Fatal(err)
 	}
