@@ -8,19 +8,17 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/confine"
 )
 
 // EditFile replaces an exact string in a file of the workspace.
-type EditFile struct{}
+type EditFile struct{ declared[EditFile] }
 
-var (
-	editFileDoc    = loadDoc("edit_file.md")
-	editFileSchema = sync.OnceValue(deriveSchema[editFileInput])
-)
+func (EditFile) spec() *toolSpec { return &editFileSpec }
+
+var editFileSpec = toolSpec{name: "edit_file", kind: KindEdit, effect: permission.EffectEdit, doc: loadDoc("edit_file.md"),
+	schema: sync.OnceValue(deriveSchema[editFileInput])}
 
 type editFileInput struct {
 	Path       string `json:"path" jsonschema:"file path, relative to the workspace or absolute inside it" check:"minLength=1"`
@@ -29,20 +27,9 @@ type editFileInput struct {
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence instead of exactly one"`
 }
 
-func (EditFile) Name() string { return "edit_file" }
-
-func (EditFile) Description() string { return editFileDoc.render(nil) }
-
-func (EditFile) Schema() json.RawMessage { return editFileSchema().raw }
-
-func (EditFile) compiled() *jsonschema.Resolved { return editFileSchema().resolved }
-
-func (EditFile) Kind() Kind                { return KindEdit }
-func (EditFile) Effect() permission.Effect { return permission.EffectEdit }
-
 // Plan computes the edit without applying it.
 func (t EditFile) Plan(ctx context.Context, env *Env, input json.RawMessage) (FileEdit, error) {
-	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema(), input)
+	in, err := parseInput[editFileInput](env, t.Name(), editFileSpec.schema(), input)
 	if err != nil {
 		return FileEdit{}, err
 	}
@@ -156,7 +143,7 @@ func occurrenceLines(text, sub string, max int) string {
 }
 
 func (t EditFile) Preview(ctx context.Context, env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema(), input)
+	in, err := parseInput[editFileInput](env, t.Name(), editFileSpec.schema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -175,7 +162,7 @@ func (t EditFile) Preview(ctx context.Context, env *Env, input json.RawMessage) 
 }
 
 func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[editFileInput](env, t.Name(), editFileSchema(), input)
+	in, err := parseInput[editFileInput](env, t.Name(), editFileSpec.schema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/confine"
@@ -18,14 +17,15 @@ import (
 
 // Glob finds files by name pattern, skipping what .gitignore ignores.
 type Glob struct {
+	declared[Glob]
 	// MaxResults caps one call; the result says how to see more.
 	MaxResults int
 }
 
-var (
-	globDoc    = loadDoc("glob.md")
-	globSchema = sync.OnceValue(deriveSchema[globInput])
-)
+func (Glob) spec() *toolSpec { return &globSpec }
+
+var globSpec = toolSpec{name: "glob", kind: KindSearch, effect: permission.EffectRead, doc: loadDoc("glob.md"),
+	schema: sync.OnceValue(deriveSchema[globInput])}
 
 type globInput struct {
 	Pattern string `json:"pattern" jsonschema:"glob pattern, matched against paths relative to path" check:"minLength=1"`
@@ -33,23 +33,14 @@ type globInput struct {
 	Offset  int    `json:"offset,omitempty" jsonschema:"first result to show, 1-based" check:"minimum=1"`
 }
 
-func (Glob) Name() string { return "glob" }
-
 func (t Glob) Description() string {
-	return globDoc.render(struct{ Max int }{t.max()})
+	return globSpec.doc.render(struct{ Max int }{t.max()})
 }
-
-func (Glob) Schema() json.RawMessage { return globSchema().raw }
-
-func (Glob) compiled() *jsonschema.Resolved { return globSchema().resolved }
-
-func (Glob) Kind() Kind                { return KindSearch }
-func (Glob) Effect() permission.Effect { return permission.EffectRead }
 
 func (t Glob) max() int { return orDefault(t.MaxResults, 500) }
 
 func (t Glob) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[globInput](env, t.Name(), globSchema(), input)
+	in, err := parseInput[globInput](env, t.Name(), globSpec.schema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -60,7 +51,7 @@ func (t Glob) Preview(_ context.Context, env *Env, input json.RawMessage) (Previ
 }
 
 func (t Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[globInput](env, t.Name(), globSchema(), input)
+	in, err := parseInput[globInput](env, t.Name(), globSpec.schema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/confine"
@@ -23,6 +22,7 @@ import (
 // Grep searches file contents with a regular expression, skipping what
 // .gitignore ignores, binary files and very large files.
 type Grep struct {
+	declared[Grep]
 	// MaxMatches caps the matches shown; all of them go to an artifact.
 	MaxMatches int
 	// MaxLineLen cuts long matching lines.
@@ -31,10 +31,10 @@ type Grep struct {
 	MaxFileBytes int64
 }
 
-var (
-	grepDoc    = loadDoc("grep.md")
-	grepSchema = sync.OnceValue(deriveSchema[grepInput])
-)
+func (Grep) spec() *toolSpec { return &grepSpec }
+
+var grepSpec = toolSpec{name: "grep", kind: KindSearch, effect: permission.EffectRead, doc: loadDoc("grep.md"),
+	schema: sync.OnceValue(deriveSchema[grepInput])}
 
 type grepInput struct {
 	Pattern    string `json:"pattern" jsonschema:"regular expression (RE2 syntax)" check:"minLength=1"`
@@ -44,18 +44,9 @@ type grepInput struct {
 	FilesOnly  bool   `json:"files_only,omitempty" jsonschema:"list matching files with their match counts instead of lines"`
 }
 
-func (Grep) Name() string { return "grep" }
-
 func (t Grep) Description() string {
-	return grepDoc.render(struct{ MaxMatches int }{t.maxMatches()})
+	return grepSpec.doc.render(struct{ MaxMatches int }{t.maxMatches()})
 }
-
-func (Grep) Schema() json.RawMessage { return grepSchema().raw }
-
-func (Grep) compiled() *jsonschema.Resolved { return grepSchema().resolved }
-
-func (Grep) Kind() Kind                { return KindSearch }
-func (Grep) Effect() permission.Effect { return permission.EffectRead }
 
 func (t Grep) maxMatches() int     { return orDefault(t.MaxMatches, 200) }
 func (t Grep) maxLineLen() int     { return orDefault(t.MaxLineLen, 300) }
@@ -77,7 +68,7 @@ func (t Grep) compile(in grepInput) (*regexp.Regexp, error) {
 }
 
 func (t Grep) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[grepInput](env, t.Name(), grepSchema(), input)
+	in, err := parseInput[grepInput](env, t.Name(), grepSpec.schema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -100,7 +91,7 @@ type grepStats struct {
 }
 
 func (t Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[grepInput](env, t.Name(), grepSchema(), input)
+	in, err := parseInput[grepInput](env, t.Name(), grepSpec.schema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

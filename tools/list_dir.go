@@ -9,44 +9,34 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/bridle-dev/bridle/permission"
 )
 
 // ListDir lists one directory of the workspace.
 type ListDir struct {
+	declared[ListDir]
 	// MaxEntries caps one call; the result says how to list on.
 	MaxEntries int
 }
 
-var (
-	listDirDoc    = loadDoc("list_dir.md")
-	listDirSchema = sync.OnceValue(deriveSchema[listDirInput])
-)
+func (ListDir) spec() *toolSpec { return &listDirSpec }
+
+var listDirSpec = toolSpec{name: "list_dir", kind: KindRead, effect: permission.EffectRead, doc: loadDoc("list_dir.md"),
+	schema: sync.OnceValue(deriveSchema[listDirInput])}
 
 type listDirInput struct {
 	Path   string `json:"path,omitempty" jsonschema:"directory, relative to the workspace or absolute inside it (default: the workspace)"`
 	Offset int    `json:"offset,omitempty" jsonschema:"first entry to show, 1-based" check:"minimum=1"`
 }
 
-func (ListDir) Name() string { return "list_dir" }
-
 func (t ListDir) Description() string {
-	return listDirDoc.render(struct{ Max int }{t.max()})
+	return listDirSpec.doc.render(struct{ Max int }{t.max()})
 }
-
-func (ListDir) Schema() json.RawMessage { return listDirSchema().raw }
-
-func (ListDir) compiled() *jsonschema.Resolved { return listDirSchema().resolved }
-
-func (ListDir) Kind() Kind                { return KindRead }
-func (ListDir) Effect() permission.Effect { return permission.EffectRead }
 
 func (t ListDir) max() int { return orDefault(t.MaxEntries, 500) }
 
 func (t ListDir) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[listDirInput](env, t.Name(), listDirSchema(), input)
+	in, err := parseInput[listDirInput](env, t.Name(), listDirSpec.schema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -62,7 +52,7 @@ func orDot(p string) string {
 }
 
 func (t ListDir) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[listDirInput](env, t.Name(), listDirSchema(), input)
+	in, err := parseInput[listDirInput](env, t.Name(), listDirSpec.schema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

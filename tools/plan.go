@@ -15,7 +15,7 @@ import (
 // Plan sets the session's plan: the steps of the work and how far each
 // is. The session records it as a plan_updated event, shows it in the
 // editor and keeps the latest in every request.
-type Plan struct{}
+type Plan struct{ declared[Plan] }
 
 // PlanStep is one step of a plan.
 type PlanStep struct {
@@ -36,9 +36,10 @@ const (
 // planStatuses are a step's statuses, as ACP names them.
 var planStatuses = []string{"pending", "in_progress", "completed"}
 
-var (
-	planDoc    = loadDoc("plan.md")
-	planSchema = sync.OnceValue(func() *inputSchema {
+func (Plan) spec() *toolSpec { return &planSpec }
+
+var planSpec = toolSpec{name: "plan", kind: KindThink, effect: permission.EffectNone, doc: loadDoc("plan.md"),
+	schema: sync.OnceValue(func() *inputSchema {
 		return deriveSchemaWith[planInput](func(s *jsonschema.Schema) {
 			entries := s.Properties["entries"]
 			entries.Type, entries.Types = "array", nil // a list, never null
@@ -50,22 +51,10 @@ var (
 				step.Properties["status"].Enum = append(step.Properties["status"].Enum, st)
 			}
 		})
-	})
-)
-
-func (Plan) Name() string { return "plan" }
-
-func (Plan) Description() string { return planDoc.render(nil) }
-
-func (Plan) Schema() json.RawMessage { return planSchema().raw }
-
-func (Plan) compiled() *jsonschema.Resolved { return planSchema().resolved }
-
-func (Plan) Kind() Kind                { return KindThink }
-func (Plan) Effect() permission.Effect { return permission.EffectNone }
+	})}
 
 func (t Plan) parse(env *Env, input json.RawMessage) (planInput, error) {
-	in, err := parseInput[planInput](env, t.Name(), planSchema(), input)
+	in, err := parseInput[planInput](env, t.Name(), planSpec.schema(), input)
 	if err != nil {
 		return in, err
 	}

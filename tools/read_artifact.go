@@ -9,22 +9,21 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/bridle-dev/bridle/permission"
 )
 
 // ReadArtifact pages through the whole output of an earlier call whose
 // result was capped.
 type ReadArtifact struct {
+	declared[ReadArtifact]
 	MaxLines int
 	MaxBytes int
 }
 
-var (
-	readArtifactDoc    = loadDoc("read_artifact.md")
-	readArtifactSchema = sync.OnceValue(deriveSchema[readArtifactInput])
-)
+func (ReadArtifact) spec() *toolSpec { return &readArtifactSpec }
+
+var readArtifactSpec = toolSpec{name: "read_artifact", kind: KindRead, effect: permission.EffectNone, doc: loadDoc("read_artifact.md"),
+	schema: sync.OnceValue(deriveSchema[readArtifactInput])}
 
 type readArtifactInput struct {
 	ID      string `json:"id" jsonschema:"artifact id, as a capped result named it" check:"minLength=1"`
@@ -33,18 +32,9 @@ type readArtifactInput struct {
 	Pattern string `json:"pattern,omitempty" jsonschema:"only lines matching this regular expression (RE2)"`
 }
 
-func (ReadArtifact) Name() string { return "read_artifact" }
-
 func (t ReadArtifact) Description() string {
-	return readArtifactDoc.render(struct{ MaxLines, MaxBytes int }{t.maxLines(), t.maxBytes()})
+	return readArtifactSpec.doc.render(struct{ MaxLines, MaxBytes int }{t.maxLines(), t.maxBytes()})
 }
-
-func (ReadArtifact) Schema() json.RawMessage { return readArtifactSchema().raw }
-
-func (ReadArtifact) compiled() *jsonschema.Resolved { return readArtifactSchema().resolved }
-
-func (ReadArtifact) Kind() Kind                { return KindRead }
-func (ReadArtifact) Effect() permission.Effect { return permission.EffectNone }
 
 // resultSeq reads a result id, "r<seq>" (contextwin.ResultID).
 func resultSeq(id string) (int64, bool) {
@@ -60,7 +50,7 @@ func (t ReadArtifact) maxLines() int { return orDefault(t.MaxLines, 1000) }
 func (t ReadArtifact) maxBytes() int { return orDefault(t.MaxBytes, 48<<10) }
 
 func (t ReadArtifact) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSchema(), input)
+	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSpec.schema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -68,7 +58,7 @@ func (t ReadArtifact) Preview(_ context.Context, env *Env, input json.RawMessage
 }
 
 func (t ReadArtifact) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSchema(), input)
+	in, err := parseInput[readArtifactInput](env, t.Name(), readArtifactSpec.schema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

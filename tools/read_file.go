@@ -13,13 +13,12 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/bridle-dev/bridle/permission"
 )
 
 // ReadFile reads a text file in the workspace, a range of lines at a time.
 type ReadFile struct {
+	declared[ReadFile]
 	// MaxLines and MaxBytes cap one read; the result says how to read on.
 	MaxLines int
 	MaxBytes int
@@ -27,10 +26,10 @@ type ReadFile struct {
 	MaxLineLen int
 }
 
-var (
-	readFileDoc    = loadDoc("read_file.md")
-	readFileSchema = sync.OnceValue(deriveSchema[readFileInput])
-)
+func (ReadFile) spec() *toolSpec { return &readFileSpec }
+
+var readFileSpec = toolSpec{name: "read_file", kind: KindRead, effect: permission.EffectRead, doc: loadDoc("read_file.md"),
+	schema: sync.OnceValue(deriveSchema[readFileInput])}
 
 type readFileInput struct {
 	Path   string `json:"path" jsonschema:"file path, relative to the workspace or absolute inside it" check:"minLength=1"`
@@ -38,18 +37,9 @@ type readFileInput struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"how many lines to read" check:"minimum=1"`
 }
 
-func (ReadFile) Name() string { return "read_file" }
-
 func (t ReadFile) Description() string {
-	return readFileDoc.render(struct{ MaxLines, MaxBytes, MaxLineLen int }{t.maxLines(), t.maxBytes(), t.maxLineLen()})
+	return readFileSpec.doc.render(struct{ MaxLines, MaxBytes, MaxLineLen int }{t.maxLines(), t.maxBytes(), t.maxLineLen()})
 }
-
-func (ReadFile) Schema() json.RawMessage { return readFileSchema().raw }
-
-func (ReadFile) compiled() *jsonschema.Resolved { return readFileSchema().resolved }
-
-func (ReadFile) Kind() Kind                { return KindRead }
-func (ReadFile) Effect() permission.Effect { return permission.EffectRead }
 
 func (t ReadFile) maxLines() int   { return orDefault(t.MaxLines, 2000) }
 func (t ReadFile) maxBytes() int   { return orDefault(t.MaxBytes, 64<<10) }
@@ -63,7 +53,7 @@ func orDefault(v, def int) int {
 }
 
 func (t ReadFile) Preview(_ context.Context, env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[readFileInput](env, t.Name(), readFileSchema(), input)
+	in, err := parseInput[readFileInput](env, t.Name(), readFileSpec.schema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -71,7 +61,7 @@ func (t ReadFile) Preview(_ context.Context, env *Env, input json.RawMessage) (P
 }
 
 func (t ReadFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[readFileInput](env, t.Name(), readFileSchema(), input)
+	in, err := parseInput[readFileInput](env, t.Name(), readFileSpec.schema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}

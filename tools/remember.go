@@ -7,19 +7,17 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/bridle-dev/bridle/permission"
 )
 
 // Remember pins a constraint or a decision so that it survives compaction
 // and is repeated to the model every turn.
-type Remember struct{}
+type Remember struct{ declared[Remember] }
 
-var (
-	rememberDoc    = loadDoc("remember.md")
-	rememberSchema = sync.OnceValue(deriveSchema[rememberInput])
-)
+func (Remember) spec() *toolSpec { return &rememberSpec }
+
+var rememberSpec = toolSpec{name: "remember", kind: KindThink, effect: permission.EffectNone, doc: loadDoc("remember.md"),
+	schema: sync.OnceValue(deriveSchema[rememberInput])}
 
 type rememberInput struct {
 	Kind string `json:"kind" jsonschema:"constraint or decision" check:"enum=constraint|decision"`
@@ -29,19 +27,8 @@ type rememberInput struct {
 // MaxPinLen bounds one pin: pins are sent with every request.
 const MaxPinLen = 500 // also the schema's maxLength (in characters; this is bytes)
 
-func (Remember) Name() string { return "remember" }
-
-func (Remember) Description() string { return rememberDoc.render(nil) }
-
-func (Remember) Schema() json.RawMessage { return rememberSchema().raw }
-
-func (Remember) compiled() *jsonschema.Resolved { return rememberSchema().resolved }
-
-func (Remember) Kind() Kind                { return KindThink }
-func (Remember) Effect() permission.Effect { return permission.EffectNone }
-
 func (t Remember) parse(env *Env, input json.RawMessage) (rememberInput, error) {
-	in, err := parseInput[rememberInput](env, t.Name(), rememberSchema(), input)
+	in, err := parseInput[rememberInput](env, t.Name(), rememberSpec.schema(), input)
 	if err != nil {
 		return in, err
 	}

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/redact"
@@ -22,6 +20,7 @@ import (
 
 // RunCommand runs a shell command in the workspace, inside the box.
 type RunCommand struct {
+	declared[*RunCommand]
 	Box      *box.Box
 	Settings config.CommandSettings
 	Caps     Caps
@@ -29,10 +28,10 @@ type RunCommand struct {
 	Environ []string
 }
 
-var (
-	runCommandDoc    = loadDoc("run_command.md")
-	runCommandSchema = sync.OnceValue(deriveSchema[runCommandInput])
-)
+func (*RunCommand) spec() *toolSpec { return &runCommandSpec }
+
+var runCommandSpec = toolSpec{name: "run_command", kind: KindExecute, effect: permission.EffectExecute, doc: loadDoc("run_command.md"),
+	schema: sync.OnceValue(deriveSchema[runCommandInput])}
 
 type runCommandInput struct {
 	Command        string `json:"command" jsonschema:"shell command line" check:"minLength=1"`
@@ -41,25 +40,16 @@ type runCommandInput struct {
 	Description    string `json:"description,omitempty" jsonschema:"a few words saying what the command does, shown to the user"`
 }
 
-func (*RunCommand) Name() string { return "run_command" }
-
 func (t *RunCommand) Description() string {
-	return runCommandDoc.render(struct {
+	return runCommandSpec.doc.render(struct {
 		AllowHosts          string
 		Timeout, MaxTimeout int
 		Lines               int
 	}{strings.Join(t.Settings.AllowHosts, ", "), int(t.Settings.Timeout().Seconds()), int(t.Settings.MaxTimeout().Seconds()), t.Caps.HeadLines + t.Caps.TailLines})
 }
 
-func (*RunCommand) Schema() json.RawMessage { return runCommandSchema().raw }
-
-func (*RunCommand) compiled() *jsonschema.Resolved { return runCommandSchema().resolved }
-
-func (*RunCommand) Kind() Kind                { return KindExecute }
-func (*RunCommand) Effect() permission.Effect { return permission.EffectExecute }
-
 func (t *RunCommand) parse(env *Env, input json.RawMessage) (runCommandInput, string, time.Duration, error) {
-	in, err := parseInput[runCommandInput](env, t.Name(), runCommandSchema(), input)
+	in, err := parseInput[runCommandInput](env, t.Name(), runCommandSpec.schema(), input)
 	if err != nil {
 		return in, "", 0, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -183,3 +184,32 @@ func (d doc) render(data any) string {
 		}
 	}
 }
+
+// toolSpec is what every tool states the same way: its name, how an
+// editor shows its calls, what it can do, its description (an embedded
+// .md) and its input's schema, derived from the input's Go type once.
+type toolSpec struct {
+	name   string
+	kind   Kind
+	effect permission.Effect
+	doc    doc
+	schema func() *inputSchema
+}
+
+// declared gives a tool the methods of Tool its spec answers. A tool
+// embeds it with its own type (Glob embeds declared[Glob]) and has a
+// spec method; one whose description shows its settings has its own
+// Description.
+type declared[T interface{ spec() *toolSpec }] struct{}
+
+func (declared[T]) of() *toolSpec {
+	var t T
+	return t.spec()
+}
+
+func (d declared[T]) Name() string                   { return d.of().name }
+func (d declared[T]) Description() string            { return d.of().doc.render(nil) }
+func (d declared[T]) Schema() json.RawMessage        { return d.of().schema().raw }
+func (d declared[T]) compiled() *jsonschema.Resolved { return d.of().schema().resolved }
+func (d declared[T]) Kind() Kind                     { return d.of().kind }
+func (d declared[T]) Effect() permission.Effect      { return d.of().effect }

@@ -8,39 +8,26 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/fslock"
 )
 
 // WriteFile creates or overwrites a file of the workspace.
-type WriteFile struct{}
+type WriteFile struct{ declared[WriteFile] }
 
-var (
-	writeFileDoc    = loadDoc("write_file.md")
-	writeFileSchema = sync.OnceValue(deriveSchema[writeFileInput])
-)
+func (WriteFile) spec() *toolSpec { return &writeFileSpec }
+
+var writeFileSpec = toolSpec{name: "write_file", kind: KindEdit, effect: permission.EffectEdit, doc: loadDoc("write_file.md"),
+	schema: sync.OnceValue(deriveSchema[writeFileInput])}
 
 type writeFileInput struct {
 	Path    string `json:"path" jsonschema:"file path, relative to the workspace or absolute inside it" check:"minLength=1"`
 	Content string `json:"content" jsonschema:"the file's whole new content"`
 }
 
-func (WriteFile) Name() string { return "write_file" }
-
-func (WriteFile) Description() string { return writeFileDoc.render(nil) }
-
-func (WriteFile) Schema() json.RawMessage { return writeFileSchema().raw }
-
-func (WriteFile) compiled() *jsonschema.Resolved { return writeFileSchema().resolved }
-
-func (WriteFile) Kind() Kind                { return KindEdit }
-func (WriteFile) Effect() permission.Effect { return permission.EffectEdit }
-
 // Plan computes the write without doing it.
 func (t WriteFile) Plan(ctx context.Context, env *Env, input json.RawMessage) (FileEdit, error) {
-	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema(), input)
+	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSpec.schema(), input)
 	if err != nil {
 		return FileEdit{}, err
 	}
@@ -92,7 +79,7 @@ func (t WriteFile) plan(ctx context.Context, env *Env, in writeFileInput, hint b
 }
 
 func (t WriteFile) Preview(ctx context.Context, env *Env, input json.RawMessage) (Preview, error) {
-	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema(), input)
+	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSpec.schema(), input)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -111,7 +98,7 @@ func (t WriteFile) Preview(ctx context.Context, env *Env, input json.RawMessage)
 }
 
 func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSchema(), input)
+	in, err := parseInput[writeFileInput](env, t.Name(), writeFileSpec.schema(), input)
 	if err != nil {
 		return Errorf("%v", err)
 	}
