@@ -11,7 +11,7 @@ import (
 
 	"github.com/bridle-dev/bridle/internal/cli"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/sandbox/box"
 )
 
 // The release's version is the VERSION file; make dist (internal/dist)
@@ -28,7 +28,7 @@ var (
 func main() {
 	// bridle re-executes itself as the sandbox's first process; that
 	// process must do nothing else.
-	sandbox.MaybeRunHelper()
+	box.MaybeRunHelper()
 	os.Exit(cli.Main(context.Background(), cli.Build{Version: strings.TrimSpace(version), Commit: commit, Date: date,
 		Scenarios: scripted.Scenarios(), DemoWorkspace: scripted.DemoWorkspace()}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/bridle-dev/bridle/internal/strictjson"
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox/confine"
-	"github.com/bridle-dev/bridle/sandbox/redact"
 	"github.com/bridle-dev/bridle/workspace"
 )
 

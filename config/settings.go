@@ -47,7 +47,7 @@ type Settings struct {
 	// set it: a project cannot vouch for itself.
 	TrustedProjects []string `json:"trusted_projects,omitempty"`
 
-	// Sandbox is the "sandbox" object (sandbox.ParseSettings reads it). Only
+	// Sandbox is the "sandbox" object (ParseSandbox reads it). Only
 	// the user's file may set it: a project's file is the repository
 	// author's, and must not loosen the box the user runs it in.
 	Sandbox json.RawMessage `json:"sandbox,omitempty"`

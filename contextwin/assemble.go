@@ -9,9 +9,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // Actions an assembly records in context_assembled.

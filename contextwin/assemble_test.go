@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // small is a model whose window fills in a few calls: 7,000 tokens of

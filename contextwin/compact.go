@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // SummaryMarker starts the system prompt of every summary request, so a

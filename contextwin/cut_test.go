@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 )
 
 // An output without an artifact, cut before it is recorded, is kept whole

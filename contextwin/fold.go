@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bridle-dev/bridle/contextwin/tokens"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // planFold is what a compaction's plan reads of the log before the kept

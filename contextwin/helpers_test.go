@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // sessionLog builds a session's log as the session would: each event is

@@ -3,8 +3,8 @@ package contextwin
 import (
 	"math"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // ImageTokens is what an image of w×h pixels costs in a request, by the

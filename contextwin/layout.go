@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // layout is a session's window before any decision: the blocks in order

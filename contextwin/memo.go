@@ -3,9 +3,9 @@ package contextwin
 import (
 	"sync"
 
-	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // Memo carries what one assembly of a session's log learned to the next,

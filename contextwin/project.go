@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // CancelledResult is the result the projection gives a tool call that never

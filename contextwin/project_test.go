@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 func ev(seq int64, p event.Payload) event.Event { return event.Event{Seq: seq, Payload: p} }

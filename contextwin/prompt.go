@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 )
 
 // ErrPromptTooBig is wrapped by CheckPrompt's refusal: the prompt cannot

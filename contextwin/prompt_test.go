@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 )
 
 func userMessage(text string) event.UserMessage {

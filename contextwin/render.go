@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bridle-dev/bridle/contextwin/tokens"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // PinsText renders the pinned constraints and decisions, placed right

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 )
 
 // logState is what the log says about the window, read afresh for every

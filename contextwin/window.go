@@ -8,9 +8,9 @@ import (
 	"sync"
 
 	"github.com/bridle-dev/bridle/config"
-	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // Model is what the window must know of a session's model: its window,

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bridle-dev/bridle/contextwin/tokens"
 	"github.com/bridle-dev/bridle/internal/acptest"
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // capModel is a model bridle estimates counts for (tokenizer "claude"),

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/acptest"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // sentPaths returns, per tool call id, the paths bridle gave the editor

@@ -9,8 +9,8 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // Update implements session.Client: a session/update notification. It is
@@ -94,7 +94,7 @@ func (s *Server) RequestPermission(ctx context.Context, req acp.RequestPermissio
 
 // Buffers implements session's buffer client: the editor's buffers for
 // one session, as far as initialize said the client offers them.
-func (s *Server) Buffers(sessionID string) sandbox.Buffers {
+func (s *Server) Buffers(sessionID string) tools.Buffers {
 	return buffers{s: s, sessionID: sessionID}
 }
 

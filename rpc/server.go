@@ -19,9 +19,9 @@ import (
 	lsp "go.lsp.dev/protocol"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/mcp"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/session"
+	"github.com/bridle-dev/bridle/tools/mcp"
 )
 
 // Options configure a Server.
@@ -457,7 +457,7 @@ func (s *Server) setConfigOption(ctx context.Context, p *acp.SetSessionConfigOpt
 
 func modeState(current string) *acp.SessionModeState {
 	st := &acp.SessionModeState{CurrentModeID: current}
-	for _, m := range sandbox.Modes() {
+	for _, m := range permission.Modes() {
 		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: string(m.ID), Name: m.Name, Description: optional(m.Description)})
 	}
 	return st
@@ -474,7 +474,7 @@ func optional(s string) *string {
 func (s *Server) configOptions(info session.Info) []acp.SessionConfigOption {
 	category := func(c acp.SessionConfigOptionCategory) *acp.SessionConfigOptionCategory { return &c }
 	var modes []acp.SessionConfigSelectOption
-	for _, m := range sandbox.Modes() {
+	for _, m := range permission.Modes() {
 		modes = append(modes, acp.SessionConfigSelectOption{Value: string(m.ID), Name: m.Name, Description: optional(m.Description)})
 	}
 	opts := []acp.SessionConfigOption{{ID: "mode", Name: "Mode", Category: category(acp.SessionConfigOptionCategoryMode),

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // A dropped output that has no artifact is addressed by its seq, and
@@ -49,7 +49,7 @@ func TestDroppedOutputsHaveAnAddress(t *testing.T) {
 	if addr := contextwin.Address(r, seq, event.ToolCall{Name: "read_file"}, 100); !strings.Contains(addr, fmt.Sprintf("read_artifact r%d", seq)) {
 		t.Fatalf("address %q does not name r%d", addr, seq)
 	}
-	res := sandbox.ReadArtifact{}.Run(context.Background(), s.env("k"), json.RawMessage(fmt.Sprintf(`{"id":"r%d"}`, seq)))
+	res := tools.ReadArtifact{}.Run(context.Background(), s.env("k"), json.RawMessage(fmt.Sprintf(`{"id":"r%d"}`, seq)))
 	var got []string
 	for _, line := range strings.Split(strings.TrimRight(res.Output, "\n"), "\n") {
 		if _, text, ok := strings.Cut(line, "\t"); ok {
@@ -59,7 +59,7 @@ func TestDroppedOutputsHaveAnAddress(t *testing.T) {
 	if res.IsError || strings.Join(got, "\n") != strings.TrimRight(outputs[seq], "\n") {
 		t.Fatalf("read_artifact r%d returned %q (error %v), want the output as logged", seq, res.Output, res.IsError)
 	}
-	if res := (sandbox.ReadArtifact{}).Run(context.Background(), s.env("k"), json.RawMessage(`{"id":"r1"}`)); !res.IsError || !strings.Contains(res.Output, "names no tool result") {
+	if res := (tools.ReadArtifact{}).Run(context.Background(), s.env("k"), json.RawMessage(`{"id":"r1"}`)); !res.IsError || !strings.Contains(res.Output, "names no tool result") {
 		t.Fatalf("read_artifact of a seq that is no result: %q", res.Output)
 	}
 }

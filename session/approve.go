@@ -6,11 +6,11 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // Approvals are a state machine in the log, not a sentence in a prompt:
@@ -32,7 +32,7 @@ const (
 )
 
 // scopeOf derives the scope a session-wide answer would have for a call.
-func (s *Session) scopeOf(p sandbox.Preview) permission.Scope {
+func (s *Session) scopeOf(p tools.Preview) permission.Scope {
 	paths := make([]string, len(p.Locations))
 	for i, l := range p.Locations {
 		paths[i] = l.Path
@@ -67,7 +67,7 @@ func standing(events []event.Event, tool string, call permission.Scope) string {
 // approve settles whether a call may run: by the mode, from a standing
 // answer in the log, or by asking the user. A denial is recorded as the
 // call's result. It returns an error only when the log cannot be written.
-func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, effect permission.Effect, p sandbox.Preview) (bool, error) {
+func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, effect permission.Effect, p tools.Preview) (bool, error) {
 	mode := t.reg.Mode()
 	if permission.ForMode(mode, effect) == permission.Allow {
 		if effect == permission.EffectExecute && t.s.m.cfg.Unconfined != nil {
@@ -108,7 +108,7 @@ const unconfinedLabel = "every command (without the sandbox)"
 // call. The question offers a session-wide answer for every command, so
 // the user is asked once per session; a standing answer for the exact
 // command also settles it.
-func (t *turn) approveUnconfined(ctx context.Context, key string, c provider.ToolCall, p sandbox.Preview, why string) (bool, error) {
+func (t *turn) approveUnconfined(ctx context.Context, key string, c provider.ToolCall, p tools.Preview, why string) (bool, error) {
 	s := t.s
 	sc := permission.Scope{Pattern: "*", Label: unconfinedLabel, Command: p.Command}
 	switch permission.Standing(answers(s.approvals()), c.Name, sc) {
@@ -127,7 +127,7 @@ func (t *turn) approveUnconfined(ctx context.Context, key string, c provider.Too
 }
 
 // ask puts a recorded approval request to the user and records the answer.
-func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p sandbox.Preview, sc permission.Scope, summary string) (bool, error) {
+func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools.Preview, sc permission.Scope, summary string) (bool, error) {
 	s := t.s
 	// The scope's label holds the model's command or paths: redacted like
 	// its card, and shown as a label, like the card's title.

@@ -3,21 +3,22 @@ package session
 import (
 	"testing"
 
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/sandbox/confine"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 func TestScopeAndStandingAnswers(t *testing.T) {
-	root, err := sandbox.OpenRoot(t.TempDir())
+	root, err := confine.OpenRoot(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer root.Close()
 	s := &Session{root: root}
-	loc := func(paths ...string) sandbox.Preview {
-		var p sandbox.Preview
+	loc := func(paths ...string) tools.Preview {
+		var p tools.Preview
 		for _, x := range paths {
-			p.Locations = append(p.Locations, sandbox.Location{Path: x})
+			p.Locations = append(p.Locations, tools.Location{Path: x})
 		}
 		return p
 	}
@@ -25,8 +26,8 @@ func TestScopeAndStandingAnswers(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		granted sandbox.Preview // the call a session grant was given for
-		call    sandbox.Preview // a later call
+		granted tools.Preview // the call a session grant was given for
+		call    tools.Preview // a later call
 		want    bool
 		pattern string
 	}{
@@ -38,9 +39,9 @@ func TestScopeAndStandingAnswers(t *testing.T) {
 		{"top level file covers the workspace", loc("README.md"), loc("deep/er/file"), true, "**"},
 		{"workspace grant never covers outside paths", loc("README.md"), loc("/etc/passwd"), false, "**"},
 		{"one path outside fails the whole call", loc("src/a.go"), loc("src/b.go", "/etc/passwd"), false, "src/**"},
-		{"exact command", sandbox.Preview{Command: "go test ./..."}, sandbox.Preview{Command: "go test ./..."}, true, "go test ./..."},
-		{"another command", sandbox.Preview{Command: "go test ./..."}, sandbox.Preview{Command: "go test ./... && rm -rf /"}, false, "go test ./..."},
-		{"no target covers every call", sandbox.Preview{}, loc("x"), true, "*"},
+		{"exact command", tools.Preview{Command: "go test ./..."}, tools.Preview{Command: "go test ./..."}, true, "go test ./..."},
+		{"another command", tools.Preview{Command: "go test ./..."}, tools.Preview{Command: "go test ./... && rm -rf /"}, false, "go test ./..."},
+		{"no target covers every call", tools.Preview{}, loc("x"), true, "*"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/internal/testfs"
-	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/box"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // BenchmarkCommandCheckpoint measures what recording a command's changes
@@ -38,11 +39,11 @@ func BenchmarkCommandCheckpoint(b *testing.B) {
 	modes := []string{"unrecorded", "watched", "scanned"}
 	bx := box.New(box.Options{})
 	defer bx.Close()
-	tools := map[string][]sandbox.Tool{
-		"watched": sandbox.NewTools(sandbox.Settings{}, bx),
-		"scanned": sandbox.NewTools(sandbox.Settings{Command: sandbox.CommandSettings{Checkpoint: "scan"}}, bx),
+	toolsOf := map[string][]tools.Tool{
+		"watched": tools.NewTools(config.Sandbox{}, bx),
+		"scanned": tools.NewTools(config.Sandbox{Command: config.CommandSettings{Checkpoint: "scan"}}, bx),
 	}
-	tools["unrecorded"] = tools["watched"]
+	toolsOf["unrecorded"] = toolsOf["watched"]
 	for _, tree := range trees {
 		if only := os.Getenv("BRIDLE_BENCH_TREES"); only != "" && !strings.Contains(only, tree.name) {
 			continue
@@ -56,7 +57,7 @@ func BenchmarkCommandCheckpoint(b *testing.B) {
 						return s
 					}
 					s := benchSession(b, nil, ws, &stopwatch{})
-					s.m.cfg.Tools = tools[mode]
+					s.m.cfg.Tools = toolsOf[mode]
 					if mode != "unrecorded" {
 						s.m.cfg.DataDir = b.TempDir()
 					}

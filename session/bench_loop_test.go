@@ -19,10 +19,11 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // loopModel is a model that asks for a read (the stamp tool, or what call
@@ -108,19 +109,19 @@ func (*stamp) Description() string { return "Read a part of the project." }
 func (*stamp) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"part":{"type":"integer"}}}`)
 }
-func (*stamp) Kind() sandbox.Kind     { return sandbox.KindRead }
-func (*stamp) Effect() sandbox.Effect { return sandbox.EffectRead }
-func (*stamp) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
-	return sandbox.Preview{Title: "stamp"}, nil
+func (*stamp) Kind() tools.Kind          { return tools.KindRead }
+func (*stamp) Effect() permission.Effect { return permission.EffectRead }
+func (*stamp) Preview(context.Context, *tools.Env, json.RawMessage) (tools.Preview, error) {
+	return tools.Preview{Title: "stamp"}, nil
 }
-func (s *stamp) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbox.Result {
+func (s *stamp) Run(_ context.Context, _ *tools.Env, input json.RawMessage) tools.Result {
 	var in struct{ Part int }
 	json.Unmarshal(input, &in)
 	out := fmt.Sprintf("func part%d() {\n\treturn compute(%d, \"status=ok\")\n}\n", in.Part, in.Part*7919%1000)
 	s.mu.Lock()
 	s.done = append(s.done, time.Now())
 	s.mu.Unlock()
-	return sandbox.Result{Output: out}
+	return tools.Result{Output: out}
 }
 
 // loopRig is a Manager on a database on disk (synchronous=FULL) with the
@@ -171,7 +172,7 @@ func openLoop(tb testing.TB, dbPath string, l loop) *loopRig {
 	model := &loopModel{stamp: tool}
 	m := NewManager(Config{
 		Store: st, Client: &recorder{}, DefaultModel: func(string) string { return "loop/test" },
-		Tools: []sandbox.Tool{tool}, Window: win, MaxIterations: 1 << 30,
+		Tools: []tools.Tool{tool}, Window: win, MaxIterations: 1 << 30,
 		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return model, nil },
 	})
 	r := &loopRig{m: m, st: st, model: model, tool: tool}

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/config"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // readFiles is how many files readLoop's model reads in turn.
@@ -36,8 +37,8 @@ var readLoop = loop{
 	},
 	rig: func(r *loopRig) {
 		home, _ := os.UserHomeDir()
-		r.m.cfg.Tools = sandbox.DefaultTools()
-		r.m.cfg.Hidden = sandbox.HiddenPaths(sandbox.CommandSettings{}, home, nil)
+		r.m.cfg.Tools = tools.DefaultTools()
+		r.m.cfg.Hidden = tools.HiddenPaths(config.CommandSettings{}, home, nil)
 		r.m.cfg.Own = []string{r.st.Path()}
 		r.model.call = func(n int) (string, string) {
 			return "read_file", fmt.Sprintf(`{"path":"src/f%02d.go"}`, n%readFiles)

@@ -13,10 +13,11 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/testfs"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // stopwatch is the editor's side of a benchmarked session: it notes when
@@ -59,7 +60,7 @@ func (w *stopwatch) lap() (time.Duration, bool) {
 func benchSession(b *testing.B, sc *scripted.Scenario, dir string, w *stopwatch) *Session {
 	b.Helper()
 	m, _ := newTestManager(b, sc)
-	m.cfg.Tools = sandbox.DefaultTools()
+	m.cfg.Tools = tools.DefaultTools()
 	m.cfg.Client = w
 	// A model's window as the providers' are (the tests' 10k window
 	// would cut every read of the file, which a real session does not).
@@ -215,7 +216,7 @@ func BenchmarkRunCommandInSession(b *testing.B) {
 			if name == "checkpoints" {
 				s.m.cfg.DataDir = b.TempDir()
 			}
-			if err := s.SetMode(context.Background(), string(sandbox.ModeFullAuto)); err != nil {
+			if err := s.SetMode(context.Background(), string(permission.ModeFullAuto)); err != nil {
 				b.Fatal(err)
 			}
 			toolTimes(b, s, w, func() {})

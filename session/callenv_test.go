@@ -8,15 +8,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // envSpy is an edit tool that notes the Env of each of its uses.
 type envSpy struct {
 	mu   *sync.Mutex
 	seen *[]string
-	envs *[]*sandbox.Env
+	envs *[]*tools.Env
 }
 
 func (envSpy) Name() string        { return "spy_edit" }
@@ -24,25 +25,25 @@ func (envSpy) Description() string { return "Edits nothing." }
 func (envSpy) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object"}`)
 }
-func (envSpy) Kind() sandbox.Kind     { return sandbox.KindEdit }
-func (envSpy) Effect() sandbox.Effect { return sandbox.EffectNone }
-func (s envSpy) note(use string, env *sandbox.Env) {
+func (envSpy) Kind() tools.Kind          { return tools.KindEdit }
+func (envSpy) Effect() permission.Effect { return permission.EffectNone }
+func (s envSpy) note(use string, env *tools.Env) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	*s.seen = append(*s.seen, use)
 	*s.envs = append(*s.envs, env)
 }
-func (s envSpy) Preview(_ context.Context, env *sandbox.Env, _ json.RawMessage) (sandbox.Preview, error) {
+func (s envSpy) Preview(_ context.Context, env *tools.Env, _ json.RawMessage) (tools.Preview, error) {
 	s.note("preview", env)
-	return sandbox.Preview{Title: "spy"}, nil
+	return tools.Preview{Title: "spy"}, nil
 }
-func (s envSpy) Plan(_ context.Context, env *sandbox.Env, _ json.RawMessage) (sandbox.FileEdit, error) {
+func (s envSpy) Plan(_ context.Context, env *tools.Env, _ json.RawMessage) (tools.FileEdit, error) {
 	s.note("plan", env)
-	return sandbox.FileEdit{}, nil
+	return tools.FileEdit{}, nil
 }
-func (s envSpy) Run(_ context.Context, env *sandbox.Env, _ json.RawMessage) sandbox.Result {
+func (s envSpy) Run(_ context.Context, env *tools.Env, _ json.RawMessage) tools.Result {
 	s.note("run", env)
-	return sandbox.Result{Output: "done"}
+	return tools.Result{Output: "done"}
 }
 
 // TestCallSharesOneEnv: the live card of a call, its preview, its plan and
@@ -52,7 +53,7 @@ func TestCallSharesOneEnv(t *testing.T) {
 	var (
 		mu   sync.Mutex
 		seen []string
-		envs []*sandbox.Env
+		envs []*tools.Env
 	)
 	spy := envSpy{mu: &mu, seen: &seen, envs: &envs}
 	sc := &scripted.Scenario{Turns: []scripted.Turn{{Match: "go", Calls: []scripted.Call{
@@ -85,7 +86,7 @@ func TestCallSharesOneEnv(t *testing.T) {
 		// The card's preview gets a copy that does not wait for commands
 		// (Env.WithoutWaiting, which shares the call's memo: sandbox's
 		// TestWithoutWaitingSharesThePlan); every other use the Env itself.
-		var own *sandbox.Env
+		var own *tools.Env
 		for i, use := range seen[c*len(want) : (c+1)*len(want)] {
 			env := envs[c*len(want)+i]
 			if use != "preview" {

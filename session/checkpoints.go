@@ -3,9 +3,10 @@ package session
 import (
 	"context"
 
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/session/checkpoint"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // checkpoints is the session's checkpoint store (package checkpoint),
@@ -55,7 +56,7 @@ const (
 // commands where they are watched, and the call's changes are then
 // gathered from its log (withChildChanges); where they are not, the task
 // call is scanned, and its subagent's calls are not.
-func (s *Session) recording(tool sandbox.Tool) recording {
+func (s *Session) recording(tool tools.Tool) recording {
 	switch {
 	case s.m.cfg.DataDir == "":
 		return recordNone
@@ -64,10 +65,10 @@ func (s *Session) recording(tool sandbox.Tool) recording {
 			return recordNone
 		}
 		return recordScan
-	case tool.Effect() != sandbox.EffectExecute:
+	case tool.Effect() != permission.EffectExecute:
 		return recordNone // asked first: what follows may probe the box
 	}
-	if w, ok := tool.(sandbox.WritesWatcher); ok && w.WatchesWrites() == nil {
+	if w, ok := tool.(tools.WritesWatcher); ok && w.WatchesWrites() == nil {
 		return recordWatch
 	}
 	if s.parent == nil || s.commandsWatched() {
@@ -80,7 +81,7 @@ func (s *Session) recording(tool sandbox.Tool) recording {
 // the box's watch.
 func (s *Session) commandsWatched() bool {
 	for _, t := range s.m.cfg.Tools {
-		if w, ok := t.(sandbox.WritesWatcher); ok && t.Name() == "run_command" {
+		if w, ok := t.(tools.WritesWatcher); ok && t.Name() == "run_command" {
 			return w.WatchesWrites() == nil
 		}
 	}
@@ -90,8 +91,8 @@ func (s *Session) commandsWatched() bool {
 // recordChanges runs call, a call of tool with env, and returns what it
 // changed in the workspace (for a rewind to put back) and why that may
 // be incomplete ("" when it is not). call returns the box's word when it
-// could not watch the command (sandbox.Result.Unwatched).
-func (s *Session) recordChanges(ctx context.Context, tool sandbox.Tool, env *sandbox.Env, call func() (unwatched string)) ([]event.FileChange, string) {
+// could not watch the command (tools.Result.Unwatched).
+func (s *Session) recordChanges(ctx context.Context, tool tools.Tool, env *tools.Env, call func() (unwatched string)) ([]event.FileChange, string) {
 	switch s.recording(tool) {
 	case recordWatch:
 		rec := s.checkpoints().Recorder(s.root)

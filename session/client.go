@@ -5,7 +5,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/internal/display"
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // Client is the editor as the session sees it, in ACP's vocabulary: rpc
@@ -25,7 +25,7 @@ type Client interface {
 // editor (ACP fs); rpc's server is one. A session's file tools use its
 // buffers, as far as the editor offers them.
 type bufferClient interface {
-	Buffers(sessionID string) sandbox.Buffers
+	Buffers(sessionID string) tools.Buffers
 }
 
 // text is a text content block, made safe to show (display.Text): an

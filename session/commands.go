@@ -7,7 +7,7 @@ import (
 	"unicode"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 )
 
 // Commands lists the slash commands every session offers.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox/redact"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/redact"
 )
 
 // assemble builds the next request from the log. Past the compaction

@@ -11,11 +11,12 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // recorder is an editor that keeps the updates it is sent.
@@ -43,19 +44,19 @@ func (dump) Description() string { return "Print lines." }
 func (dump) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"lines":{"type":"integer"}}}`)
 }
-func (dump) Kind() sandbox.Kind     { return sandbox.KindRead }
-func (dump) Effect() sandbox.Effect { return sandbox.EffectRead }
-func (dump) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
-	return sandbox.Preview{Title: "dump"}, nil
+func (dump) Kind() tools.Kind          { return tools.KindRead }
+func (dump) Effect() permission.Effect { return permission.EffectRead }
+func (dump) Preview(context.Context, *tools.Env, json.RawMessage) (tools.Preview, error) {
+	return tools.Preview{Title: "dump"}, nil
 }
-func (dump) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbox.Result {
+func (dump) Run(_ context.Context, _ *tools.Env, input json.RawMessage) tools.Result {
 	var in struct{ Lines int }
 	json.Unmarshal(input, &in)
 	var b strings.Builder
 	for i := range in.Lines {
 		fmt.Fprintf(&b, "row %d: status=ok value=%d owner=team-%d\n", i, i*7919%1000, i%9)
 	}
-	return sandbox.Result{Output: b.String(), Artifact: fmt.Sprintf("dump-%d", in.Lines)}
+	return tools.Result{Output: b.String(), Artifact: fmt.Sprintf("dump-%d", in.Lines)}
 }
 
 // newTestManager runs sessions on sc with a 10,000-token window.
@@ -71,7 +72,7 @@ func newTestManager(t testing.TB, sc *scripted.Scenario) (*Manager, *recorder) {
 	p := scripted.New(sc)
 	rec := &recorder{}
 	m := NewManager(Config{
-		Store: st, Client: rec, DefaultModel: func(string) string { return "scripted/test" }, Tools: []sandbox.Tool{dump{}}, Window: win,
+		Store: st, Client: rec, DefaultModel: func(string) string { return "scripted/test" }, Tools: []tools.Tool{dump{}}, Window: win,
 		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil },
 	})
 	t.Cleanup(m.Shutdown)

@@ -10,9 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 	"github.com/bridle-dev/bridle/workspace"
 )
 
@@ -25,7 +26,7 @@ type files struct {
 	// reaching onChange.
 	w           *workspace.Watcher
 	unsubscribe func()
-	cache       *workspace.Cache[sandbox.Result]
+	cache       *workspace.Cache[tools.Result]
 
 	mu sync.Mutex
 	// changed holds what the watcher reported since the last check;
@@ -152,8 +153,8 @@ const cacheBytes = 32 << 20
 // and no listing or search is cached.
 func unwatched() *files {
 	f := &files{known: map[string]*seenFile{}}
-	f.cache = workspace.NewCache[sandbox.Result](f.sees)
-	f.cache.Bound(cacheBytes, func(r sandbox.Result) int { return len(r.Output) })
+	f.cache = workspace.NewCache[tools.Result](f.sees)
+	f.cache.Bound(cacheBytes, func(r tools.Result) int { return len(r.Output) })
 	return f
 }
 
@@ -200,11 +201,11 @@ func (s *Session) files() *files {
 // run runs tool, serving a cacheable one from the cache when what it
 // depends on has not changed. It returns the result, the files the model
 // now knows, and whether the result came from the cache.
-func (f *files) run(ctx context.Context, env *sandbox.Env, tool sandbox.Tool, input json.RawMessage, plan *sandbox.FileEdit) (sandbox.Result, []event.FileSeen, bool) {
-	ct, cacheable := tool.(sandbox.Cacheable)
+func (f *files) run(ctx context.Context, env *tools.Env, tool tools.Tool, input json.RawMessage, plan *tools.FileEdit) (tools.Result, []event.FileSeen, bool) {
+	ct, cacheable := tool.(tools.Cacheable)
 	if !cacheable {
 		res := runTool(ctx, tool, env, input)
-		if tool.Effect() >= sandbox.EffectEdit {
+		if tool.Effect() >= permission.EffectEdit {
 			// A listing or a search may be stale before the watcher says so.
 			f.cache.DropTrees()
 		}
@@ -221,7 +222,7 @@ func (f *files) run(ctx context.Context, env *sandbox.Env, tool sandbox.Tool, in
 			seen = append(seen, event.FileSeen{Path: d.Path, Version: workspace.FileVersion(d.Path)})
 		}
 	}
-	if v, ok := tool.(sandbox.Volatile); ok && v.Volatile(env) {
+	if v, ok := tool.(tools.Volatile); ok && v.Volatile(env) {
 		res := runTool(ctx, tool, env, input)
 		if res.IsError || ctx.Err() != nil {
 			return res, nil, false

@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // userEdit stands for the user editing a file in their editor while the
@@ -24,28 +25,28 @@ func (userEdit) Description() string { return "The user edits a file." }
 func (userEdit) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)
 }
-func (userEdit) Kind() sandbox.Kind     { return sandbox.KindOther }
-func (userEdit) Effect() sandbox.Effect { return sandbox.EffectNone }
-func (userEdit) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
-	return sandbox.Preview{Title: "the user edits"}, nil
+func (userEdit) Kind() tools.Kind          { return tools.KindOther }
+func (userEdit) Effect() permission.Effect { return permission.EffectNone }
+func (userEdit) Preview(context.Context, *tools.Env, json.RawMessage) (tools.Preview, error) {
+	return tools.Preview{Title: "the user edits"}, nil
 }
-func (u userEdit) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbox.Result {
+func (u userEdit) Run(_ context.Context, _ *tools.Env, input json.RawMessage) tools.Result {
 	var in struct{ Text string }
 	json.Unmarshal(input, &in)
 	if in.Text == "" {
 		os.Remove(u.path)
-		return sandbox.Result{Output: "deleted"}
+		return tools.Result{Output: "deleted"}
 	}
 	os.WriteFile(u.path, []byte(in.Text), 0o644)
-	return sandbox.Result{Output: "edited"}
+	return tools.Result{Output: "edited"}
 }
 
 // toolSession is a live session in dir with the built-in tools and
 // extra, playing sc.
-func toolSession(t *testing.T, sc *scripted.Scenario, dir string, extra ...sandbox.Tool) *Session {
+func toolSession(t *testing.T, sc *scripted.Scenario, dir string, extra ...tools.Tool) *Session {
 	t.Helper()
 	m, _ := newTestManager(t, sc)
-	m.cfg.Tools = append(sandbox.DefaultTools(), extra...)
+	m.cfg.Tools = append(tools.DefaultTools(), extra...)
 	info, err := m.New(context.Background(), NewParams{Cwd: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +90,7 @@ func TestFilesCacheAndChangeNotes(t *testing.T) {
 		}},
 	}}
 	s := toolSession(t, sc, dir, userEdit{path: a})
-	if err := s.SetMode(context.Background(), string(sandbox.ModeAutoEdit)); err != nil {
+	if err := s.SetMode(context.Background(), string(permission.ModeAutoEdit)); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"first", "second"} {

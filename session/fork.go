@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/store"
 )
 

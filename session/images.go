@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session/checkpoint"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/session/imagecheck"
 	"github.com/bridle-dev/bridle/store"
 )

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/imagetest"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 func TestImageNames(t *testing.T) {

@@ -1,6 +1,6 @@
 package session
 
-import "github.com/bridle-dev/bridle/sandbox"
+import "github.com/bridle-dev/bridle/tools"
 
 // keepOutput keeps the whole output of call key, which made no artifact,
 // as an artifact before the context window cuts it: the cut names it, so
@@ -11,7 +11,7 @@ func (s *Session) keepOutput(key, whole string) string {
 	if s.box.Artifacts == nil {
 		return ""
 	}
-	id := sandbox.ArtifactID(key)
+	id := tools.ArtifactID(key)
 	if err := s.box.Artifacts.Keep(id, whole); err != nil {
 		s.m.log.Warn("a cut output was not kept whole", "session", s.row.ID, "artifact", id, "err", err)
 		return ""

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/store"
 )
 

@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // planModel plays one call per request from a plan, in order, whatever
@@ -154,7 +154,7 @@ func stubRun(t *testing.T, ws string, c stubCase, whole bool) (requests, updates
 		t.Fatal(err)
 	}
 	ed := &recorder{}
-	m := dataManager(t, model, Config{Client: ed, Window: win, Tools: []sandbox.Tool{sandbox.ReadFile{}, sandbox.ReadArtifact{}}})
+	m := dataManager(t, model, Config{Client: ed, Window: win, Tools: []tools.Tool{tools.ReadFile{}, tools.ReadArtifact{}}})
 	m.keepWhole = whole
 	s := openSession(t, m, ws, "")
 	ctx := context.Background()

@@ -18,13 +18,14 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/display"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/fslock"
-	"github.com/bridle-dev/bridle/sandbox/mcp"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
+	"github.com/bridle-dev/bridle/tools/mcp"
 )
 
 // ErrNotFound is returned for an unknown session id.
@@ -61,10 +62,10 @@ type Config struct {
 	// is logged as a provider_error event.
 	Retry provider.RetryPolicy
 	// Tools are the built-in tools; each mode offers a subset.
-	Tools []sandbox.Tool
+	Tools []tools.Tool
 	// Hidden are paths no tool may read or write and commands do not
 	// see: bridle's own files and the user's credential stores
-	// (sandbox.HiddenPaths).
+	// (tools.HiddenPaths).
 	Hidden []string
 	// Own are bridle's own files among them (its settings, database,
 	// artifacts, cache): the file tools' refusals say that no setting
@@ -177,7 +178,7 @@ func NewManager(cfg Config) *Manager {
 		cfg.Window, _ = contextwin.New(contextwin.DefaultConfig, nil)
 	}
 	if cfg.Tools == nil {
-		cfg.Tools = sandbox.DefaultTools()
+		cfg.Tools = tools.DefaultTools()
 	}
 	if cfg.System == "" {
 		cfg.System = defaultSystem
@@ -251,12 +252,12 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	started := event.SessionStarted{V: event.Version, Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirs, Model: model, Mode: string(sandbox.DefaultMode)}
+	started := event.SessionStarted{V: event.Version, Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirs, Model: model, Mode: string(permission.DefaultMode)}
 	rec, err := m.record(p.Cwd, model, started, -1)
 	if err != nil {
 		return Info{}, err
 	}
-	row := store.Session{ID: id, Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirs, Model: model, Mode: string(sandbox.DefaultMode)}
+	row := store.Session{ID: id, Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirs, Model: model, Mode: string(permission.DefaultMode)}
 	recs, err := m.cfg.Store.CreateSession(ctx, row, rec)
 	if err != nil {
 		return Info{}, fmt.Errorf("create session: %w", err)

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bridle-dev/bridle/sandbox/mcp"
-	"github.com/bridle-dev/bridle/sandbox/redact"
+	"github.com/bridle-dev/bridle/redact"
+	"github.com/bridle-dev/bridle/tools/mcp"
 )
 
 // MCP servers belong to the live session: the editor names them when it

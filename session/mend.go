@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // A commit can fail while the process lives on: the disk that holds the
@@ -47,7 +47,7 @@ func (t *turn) stopped(ctx context.Context, err error) error {
 			}
 			tool, ok := r.tools[cs.call.Name]
 			s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(cs.key), Status: status(acp.ToolCallStatusFailed),
-				Content: output(out, ok && tool.Kind() == sandbox.KindExecute)}))
+				Content: output(out, ok && tool.Kind() == tools.KindExecute)}))
 		}
 	}
 	s.m.log.Error("a commit failed; the turn stopped", "session", s.row.ID, "err", err)

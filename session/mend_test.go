@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // failAt runs sc's first prompt cleanly in one manager to learn where the
@@ -20,7 +20,7 @@ func failAt(t *testing.T, sc *scripted.Scenario, first string, kind event.Kind) 
 	t.Helper()
 	ctx := context.Background()
 	clean, _ := newTestManager(t, sc)
-	clean.cfg.Tools = []sandbox.Tool{dump{}, poke{}}
+	clean.cfg.Tools = []tools.Tool{dump{}, poke{}}
 	info, _ := clean.New(ctx, NewParams{Cwd: t.TempDir()})
 	s, _ := clean.Get(ctx, info.ID)
 	if _, err := prompt(t, s, first); err != nil {
@@ -37,7 +37,7 @@ func failAt(t *testing.T, sc *scripted.Scenario, first string, kind event.Kind) 
 		t.Fatalf("the clean run has no %s", kind)
 	}
 	m, rec := newTestManager(t, sc)
-	m.cfg.Tools = []sandbox.Tool{dump{}, poke{}}
+	m.cfg.Tools = []tools.Tool{dump{}, poke{}}
 	m.cfg.Store.FailAppendAt(int64(n))
 	info, _ = m.New(ctx, NewParams{Cwd: t.TempDir()})
 	s, _ = m.Get(ctx, info.ID)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bridle-dev/bridle/contextwin"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 )
 
 // ErrPromptTooLarge is wrapped by the refusal of a prompt the session's

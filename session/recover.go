@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/session/subagent"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // A process can die anywhere in a turn. When a session is next opened, its
@@ -267,7 +267,7 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut, s
 	}
 	env := s.env(cs.key)
 	switch tool.Effect() {
-	case sandbox.EffectNone, sandbox.EffectRead:
+	case permission.EffectNone, permission.EffectRead:
 		if st.Redacted {
 			return redactedInput(r, "failed", "not run")
 		}
@@ -278,11 +278,11 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut, s
 		r = resultOf(st.CallID, cs.key, st.Name, res, ctx)
 		r.Output = why.rerun + r.Output
 		return r
-	case sandbox.EffectEdit:
+	case permission.EffectEdit:
 		if st.AfterHash == "" && st.BeforeHash == "" {
 			break
 		}
-		now, err := sandbox.HashFile(ctx, env, st.Path)
+		now, err := tools.HashFile(ctx, env, st.Path)
 		switch {
 		case err != nil:
 			r.IsError, r.Status = true, "unknown"
@@ -438,7 +438,7 @@ func (s *Session) buffered() bool { return s.box.UsesEditor() }
 // a read is run again, an edit's file is hashed.
 func (s *Session) needsFiles(tool string) bool {
 	t := s.tool(tool)
-	return t != nil && (t.Effect() == sandbox.EffectRead || t.Effect() == sandbox.EffectEdit)
+	return t != nil && (t.Effect() == permission.EffectRead || t.Effect() == permission.EffectEdit)
 }
 
 // rerunWithdrawn is the result of a read, cut short, whose run again was
@@ -459,7 +459,7 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut, sec
 			t.cancelCall(cs.key, c)
 			return nil
 		}
-		if tool := s.tool(c.Name); tool != nil && tool.Effect() <= sandbox.EffectRead && c.Name != subagent.Name {
+		if tool := s.tool(c.Name); tool != nil && tool.Effect() <= permission.EffectRead && c.Name != subagent.Name {
 			// A read has no effect to be unsure of.
 			return t.result(context.WithoutCancel(ctx), cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true,
 				Status: "cancelled", Output: rerunWithdrawn})
@@ -489,7 +489,7 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut, sec
 // edit's diff. A command's outcome is unknown; its settling runs nothing.
 func (s *Session) showsFiles(tool string) bool {
 	t := s.tool(tool)
-	return t != nil && t.Effect() != sandbox.EffectExecute
+	return t != nil && t.Effect() != permission.EffectExecute
 }
 
 // notRun is the result of a call not run because the workspace's .env

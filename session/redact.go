@@ -4,9 +4,9 @@ import (
 	"context"
 	"slices"
 
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/redact"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/redact"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // Every text an event holds is redacted before the event is stored,
@@ -15,11 +15,11 @@ import (
 //   - the model's answer and thinking as they stream (redact.Chat, in
 //     turn.call: what it passed on is the answer as recorded, and a
 //     thinking block it changed loses its signature);
-//   - a tool's output by the tool (sandbox.Result.Redacted), pins and
+//   - a tool's output by the tool (tools.Result.Redacted), pins and
 //     plans the model set by the remember and plan tools, the editor's
 //     errors as they come back (redactedBuffers);
 //   - a result's error text that no tool redacted (the session's own,
-//     which quote the call's input, and sandbox.Errorf's) by turn.result;
+//     which quote the call's input, and tools.Errorf's) by turn.result;
 //   - the rest by redactEvent, as recordsCounted records the event: the
 //     model's tool-call inputs (redact.RedactJSON), approval summaries and
 //     patterns, a compaction's summary, a subagent's task and answer,
@@ -97,7 +97,7 @@ func redactAll(r *redact.Redactor, l []string) []string {
 // why), the log and the editor's card. The error wrapped is kept for
 // errors.Is.
 type redactedBuffers struct {
-	sandbox.Buffers
+	tools.Buffers
 	// r is the session's redactor now (Session.redactor).
 	r func() *redact.Redactor
 }

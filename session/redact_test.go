@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // TestPromptSecretsRedactedBeforeTheyAreStored: the values of bridle's
@@ -126,24 +127,24 @@ func (vouch) Description() string { return "Fail, quoting the note." }
 func (vouch) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"vouched":{"type":"boolean"},"note":{"type":"string"}}}`)
 }
-func (vouch) Kind() sandbox.Kind     { return sandbox.KindRead }
-func (vouch) Effect() sandbox.Effect { return sandbox.EffectRead }
-func (vouch) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
-	return sandbox.Preview{Title: "vouch"}, nil
+func (vouch) Kind() tools.Kind          { return tools.KindRead }
+func (vouch) Effect() permission.Effect { return permission.EffectRead }
+func (vouch) Preview(context.Context, *tools.Env, json.RawMessage) (tools.Preview, error) {
+	return tools.Preview{Title: "vouch"}, nil
 }
-func (vouch) Run(_ context.Context, _ *sandbox.Env, input json.RawMessage) sandbox.Result {
+func (vouch) Run(_ context.Context, _ *tools.Env, input json.RawMessage) tools.Result {
 	var in struct {
 		Vouched bool
 		Note    string
 	}
 	json.Unmarshal(input, &in)
-	return sandbox.Result{Output: "failed on " + in.Note, IsError: true, Redacted: in.Vouched}
+	return tools.Result{Output: "failed on " + in.Note, IsError: true, Redacted: in.Vouched}
 }
 
 // TestCallTextsAreRedactedOnce: a call's input is redacted once, as its
 // assistant message is recorded, and tool_started and the live card take
 // it from there; an error result is redacted by the session unless the
-// tool says it did (sandbox.Result.Redacted), in which case it is
+// tool says it did (tools.Result.Redacted), in which case it is
 // recorded as the tool made it.
 func TestCallTextsAreRedactedOnce(t *testing.T) {
 	token := "ghp_" + strings.Repeat("Vc7", 12)
@@ -153,7 +154,7 @@ func TestCallTextsAreRedactedOnce(t *testing.T) {
 		{Text: scripted.Chunks{"Done."}},
 	}}}}
 	m, rec := newTestManager(t, sc)
-	m.cfg.Tools = []sandbox.Tool{vouch{}}
+	m.cfg.Tools = []tools.Tool{vouch{}}
 	info, err := m.New(context.Background(), NewParams{Cwd: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

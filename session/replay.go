@@ -9,10 +9,11 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/display"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/redact"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/redact"
+	"github.com/bridle-dev/bridle/sandbox/confine"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // InterruptedMark is shown after the partial text of an interrupted
@@ -31,12 +32,12 @@ func toolCallID(key string) string { return event.ToolCallID(key) }
 // streamed fragment, so a replay shows what the user saw.
 type replayer struct {
 	sessionID string
-	tools     map[string]sandbox.Tool
-	env       *sandbox.Env
+	tools     map[string]tools.Tool
+	env       *tools.Env
 	// callEnv, when set, is the Env a call's card is previewed with: the
 	// live turn's, shared with the call's Preview, Plan and Run. A replay
 	// previews with env.
-	callEnv func(key string) *sandbox.Env
+	callEnv func(key string) *tools.Env
 	// image loads a prompt's stored image, to show it again.
 	image func(uri string) ([]byte, error)
 	// red redacts the titles of the cards, which the tools' previews
@@ -50,20 +51,20 @@ type replayer struct {
 	logged bool
 	// loc locates the paths of the cards, made on first use: a replayer
 	// lives for one replay, or for the events of one commit.
-	loc *sandbox.Locator
+	loc *confine.Locator
 }
 
 func (s *Session) replayer() *replayer {
-	tools := map[string]sandbox.Tool{}
+	byName := map[string]tools.Tool{}
 	for _, t := range s.tools() {
-		tools[t.Name()] = t
+		byName[t.Name()] = t
 	}
 	// A replay previews from the disk, never the editor's buffers: it runs
 	// while the editor waits for session/load's answer and cannot answer
 	// a question (and the cards of past calls show what was recorded).
 	env := s.env("")
 	env.Buffers = nil
-	return &replayer{sessionID: s.row.ID, tools: tools, env: env, image: s.loadImage, red: s.redactor()}
+	return &replayer{sessionID: s.row.ID, tools: byName, env: env, image: s.loadImage, red: s.redactor()}
 }
 
 // updates are an event's updates. ctx bounds the previews of its calls'
@@ -117,7 +118,7 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 			// text may quote the call's input (turn.result).
 			out = r.shown(out)
 		}
-		up.Content = output(out, ok && t.Kind() == sandbox.KindExecute)
+		up.Content = output(out, ok && t.Kind() == tools.KindExecute)
 		if v.Diff != nil {
 			if d := r.diff(v.Diff.Path, v.Diff.OldText, v.Diff.NewText); d != nil {
 				up.Content = append(up.Content, acp.ToolCallContent{Diff: d})
@@ -237,7 +238,7 @@ func (r *replayer) view(ctx context.Context, key, name string, input json.RawMes
 }
 
 // viewOf is view for a call whose preview the caller has already made.
-func (r *replayer) viewOf(key, name string, input json.RawMessage, p sandbox.Preview) acp.ToolCall {
+func (r *replayer) viewOf(key, name string, input json.RawMessage, p tools.Preview) acp.ToolCall {
 	v := r.pending(key, name, input)
 	if t, ok := r.tools[name]; ok {
 		kind := acp.ToolKind(t.Kind())
@@ -251,7 +252,7 @@ func (r *replayer) viewOf(key, name string, input json.RawMessage, p sandbox.Pre
 // assistant message recorded it. The tool's name is the model's word (it
 // may name no tool): shown as a label.
 func (r *replayer) pending(key, name string, input json.RawMessage) acp.ToolCall {
-	kind := acp.ToolKind(sandbox.KindOther)
+	kind := acp.ToolKind(tools.KindOther)
 	if r.logged {
 		input, _ = r.red.RedactJSON(input)
 	}
@@ -260,7 +261,7 @@ func (r *replayer) pending(key, name string, input json.RawMessage) acp.ToolCall
 
 // fill completes a card from the call's preview; the title says what the
 // input says (a command line), redacted.
-func (r *replayer) fill(v *acp.ToolCall, p sandbox.Preview) {
+func (r *replayer) fill(v *acp.ToolCall, p tools.Preview) {
 	if t := display.Label(r.red.Redact(p.Title)); t != "" {
 		v.Title = t
 	}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
-// TestReplayerMatchesShownFacts holds the Shown fact of session/event to
+// TestReplayerMatchesShownFacts holds the Shown fact of package event to
 // what the replayer does: a kind marked shown gives the editor updates,
 // one not marked gives none (the replayer returns nothing for it).
 func TestReplayerMatchesShownFacts(t *testing.T) {

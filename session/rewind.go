@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // A rewind goes back to before prompt N: every file the agent changed
@@ -145,7 +145,7 @@ func (s *Session) undoPlan(ctx context.Context) (RewindPlan, int64, error) {
 	plan := RewindPlan{Prompt: r.Turn, From: r.From, Restore: []event.FileRestore{}, Yours: []string{}, Kept: []string{}}
 	env := s.env("rewind")
 	for _, f := range r.Restored {
-		now, err := sandbox.HashFile(ctx, env, f.Path)
+		now, err := tools.HashFile(ctx, env, f.Path)
 		switch {
 		case err != nil:
 			plan.Kept = append(plan.Kept, fmt.Sprintf("%s (cannot be read: %v)", f.Path, err))
@@ -279,7 +279,7 @@ func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
 	first := firstChanges(events, plan.From)
 	env := s.env("rewind")
 	for _, p := range order {
-		now, err := sandbox.HashFile(ctx, env, p)
+		now, err := tools.HashFile(ctx, env, p)
 		switch {
 		case err != nil:
 			plan.Kept = append(plan.Kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
@@ -352,7 +352,7 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 			// Hashed again: the user may have changed it while asked. A file
 			// that cannot be read now is not touched (what it holds could
 			// not be kept, so the rewind could not be undone).
-			now, err := sandbox.HashFile(ctx, env, p)
+			now, err := tools.HashFile(ctx, env, p)
 			if err != nil {
 				kept = append(kept, fmt.Sprintf("%s (cannot be read: %v)", p, err))
 				continue
@@ -365,7 +365,7 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 	var ready []event.FileRestore
 	for _, r := range restore {
 		if r.From != "" {
-			data, exists, err := sandbox.FileContent(ctx, env, r.Path)
+			data, exists, err := tools.FileContent(ctx, env, r.Path)
 			if err == nil && exists {
 				_, err = s.checkpoints().Keep(data)
 			}
@@ -408,7 +408,7 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 
 // applyRestores puts files back; it returns those put back and why the
 // others were not.
-func (s *Session) applyRestores(ctx context.Context, env *sandbox.Env, files []event.FileRestore, from int64) (done []event.FileRestore, failed []string) {
+func (s *Session) applyRestores(ctx context.Context, env *tools.Env, files []event.FileRestore, from int64) (done []event.FileRestore, failed []string) {
 	return s.checkpoints().Restore(ctx, env, files, s.timeOf(from))
 }
 

@@ -12,12 +12,12 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session/checkpoint"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // requests is a provider that keeps the requests it is sent.
@@ -129,7 +129,7 @@ func rewindRig(t *testing.T, ed Client) (*Manager, *Session, *requests, string) 
 		{Match: "PROMPT-FOUR", Calls: []scripted.Call{{Text: scripted.Chunks{"four done"}}}},
 	}}
 	p := &requests{Provider: scripted.New(sc)}
-	m := dataManager(t, p, Config{Client: ed, Tools: []sandbox.Tool{sandbox.EditFile{}, sandbox.WriteFile{}}})
+	m := dataManager(t, p, Config{Client: ed, Tools: []tools.Tool{tools.EditFile{}, tools.WriteFile{}}})
 	ws := t.TempDir()
 	s := openSession(t, m, ws, "auto-edit")
 	for _, text := range []string{"PROMPT-ONE", "PROMPT-TWO", "PROMPT-THREE"} {
@@ -287,7 +287,7 @@ func TestRewoundSessionAsksAsIfTheTurnsNeverHappened(t *testing.T) {
 		{Match: "PROMPT-ONE", Calls: []scripted.Call{toolCall("write_file", `{"path":"a.txt","content":"v1\n"}`), {Text: scripted.Chunks{"one done"}}}},
 		{Match: "PROMPT-FOUR", Calls: []scripted.Call{{Text: scripted.Chunks{"four done"}}}},
 	}})}
-	m := dataManager(t, fresh, Config{Tools: []sandbox.Tool{sandbox.EditFile{}, sandbox.WriteFile{}}})
+	m := dataManager(t, fresh, Config{Tools: []tools.Tool{tools.EditFile{}, tools.WriteFile{}}})
 	f := openSession(t, m, s.Info().Cwd, "auto-edit")
 	os.Remove(filepath.Join(s.Info().Cwd, "a.txt")) // as before the first prompt
 	for _, text := range []string{"PROMPT-ONE", "PROMPT-FOUR"} {
@@ -347,7 +347,7 @@ func TestCheckpointsStayWithinTheirBound(t *testing.T) {
 	p := scripted.New(&scripted.Scenario{Sequential: true, Turns: []scripted.Turn{{Calls: calls}}})
 	rec := &recorder{}
 	const bound = 64 << 10
-	m := dataManager(t, p, Config{Client: rec, CheckpointBytes: bound, MaxIterations: 2_000, Tools: []sandbox.Tool{sandbox.WriteFile{}}})
+	m := dataManager(t, p, Config{Client: rec, CheckpointBytes: bound, MaxIterations: 2_000, Tools: []tools.Tool{tools.WriteFile{}}})
 	s := openSession(t, m, t.TempDir(), "")
 	s.Ready(ctx)
 	if err := s.SetMode(ctx, "auto-edit"); err != nil {

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bridle-dev/bridle/sandbox/redact"
+	"github.com/bridle-dev/bridle/redact"
 )
 
 // secretsWait bounds how long a prompt or a tool call waits for the list

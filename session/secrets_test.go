@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/workspace"
 )
 

@@ -14,20 +14,22 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/mcp"
-	"github.com/bridle-dev/bridle/sandbox/redact"
+	"github.com/bridle-dev/bridle/redact"
+	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/session/checkpoint"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/session/subagent"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
+	"github.com/bridle-dev/bridle/tools/mcp"
 )
 
 // Session is one live session: its log, its workspace and its running turn.
 type Session struct {
 	m    *Manager
-	root *sandbox.Root
+	root *confine.Root
 	// space is the watcher and the .env files the sessions on the same
 	// workspace share (space.go).
 	space *space
@@ -35,14 +37,14 @@ type Session struct {
 	sec secrets
 	// box is what every tool call gets: the workspace, the artifact store
 	// and the editor's buffers; each call adds its key and the redactor.
-	box sandbox.Env
+	box tools.Env
 	// regs caches the registries of the session's modes.
-	regs sandbox.Registries
+	regs tools.Registries
 	// calls are the Envs of the calls of the running turn, by key: the
 	// live card of a call, its preview, its plan and its run share one,
 	// so that an edit is planned once (see callEnv).
 	callsMu sync.Mutex
-	calls   map[string]*sandbox.Env
+	calls   map[string]*tools.Env
 
 	mu  sync.Mutex
 	row store.Session
@@ -95,7 +97,7 @@ type Session struct {
 	ready   bool
 	notices []string
 	// task is the tool that starts subagents (nil in a child).
-	task sandbox.Tool
+	task tools.Tool
 
 	// A child (a subagent's session) runs inside its parent's task call:
 	// its tools are the parent's named in allowed, its mode the parent's,
@@ -114,15 +116,15 @@ type Session struct {
 }
 
 func newSession(m *Manager, row store.Session, events []event.Event) (*Session, error) {
-	root, err := sandbox.OpenRoot(row.Cwd, row.AdditionalDirs...)
+	root, err := confine.OpenRoot(row.Cwd, row.AdditionalDirs...)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", row.ID, err)
 	}
 	root.Hide(m.cfg.Hidden...)
 	root.HideOwn(m.cfg.Own...)
-	box := sandbox.Env{Root: root, Locks: m.cfg.Locks}
+	box := tools.Env{Root: root, Locks: m.cfg.Locks}
 	if m.cfg.DataDir != "" {
-		arts, err := sandbox.NewArtifacts(filepath.Join(m.cfg.DataDir, "artifacts", row.ID))
+		arts, err := tools.NewArtifacts(filepath.Join(m.cfg.DataDir, "artifacts", row.ID))
 		if err != nil {
 			root.Close()
 			return nil, fmt.Errorf("session %s: %w", row.ID, err)
@@ -148,7 +150,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	if bc, ok := m.cfg.Client.(bufferClient); ok && m.cfg.Locks != nil {
 		if b := bc.Buffers(row.ID); b != nil {
 			s.box.Buffers = redactedBuffers{b, s.redactor}
-			s.box.Texts = sandbox.NewBufferTexts()
+			s.box.Texts = tools.NewBufferTexts()
 		}
 	}
 	s.rewound = hasRewind(events)
@@ -195,7 +197,7 @@ func (s *Session) client() Client {
 // tools returns every tool the session may offer, whatever the mode: the
 // built-ins, task and the MCP servers' tools; a child's are the parent's
 // it was given.
-func (s *Session) tools() []sandbox.Tool {
+func (s *Session) tools() []tools.Tool {
 	if s.parent != nil {
 		return subagent.Tools(s.parent.tools(), s.allowed)
 	}
@@ -211,10 +213,10 @@ func (s *Session) tools() []sandbox.Tool {
 
 // registry is the registry of the session's mode over its tools now,
 // built once per mode and tool set.
-func (s *Session) registry() *sandbox.Registry { return s.regs.Get(s.Mode(), s.tools()) }
+func (s *Session) registry() *tools.Registry { return s.regs.Get(s.Mode(), s.tools()) }
 
 // env returns the sandbox environment of the call with idempotency key.
-func (s *Session) env(key string) *sandbox.Env {
+func (s *Session) env(key string) *tools.Env {
 	e := s.box
 	e.Key = key
 	e.Redactor = s.redactor()
@@ -233,7 +235,7 @@ func (s *Session) env(key string) *sandbox.Env {
 // the call waits for approval, swaps in a new redactor (syncSecrets). The
 // Env that replaces it drops what the old one decoded and planned (a plan
 // is redacted) but keeps the call's hooks.
-func (s *Session) callEnv(key string) *sandbox.Env {
+func (s *Session) callEnv(key string) *tools.Env {
 	r := s.redactor()
 	s.callsMu.Lock()
 	defer s.callsMu.Unlock()
@@ -242,7 +244,7 @@ func (s *Session) callEnv(key string) *sandbox.Env {
 		return old
 	}
 	if s.calls == nil {
-		s.calls = map[string]*sandbox.Env{}
+		s.calls = map[string]*tools.Env{}
 	}
 	e := s.env(key).ForCall(key)
 	e.Redactor = r
@@ -291,13 +293,13 @@ func (s *Session) Events() []event.Event {
 }
 
 // Mode returns the current mode; a running child's is its parent's.
-func (s *Session) Mode() sandbox.Mode {
+func (s *Session) Mode() permission.Mode {
 	if s.parent != nil {
 		return s.parent.Mode()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sandbox.Mode(s.row.Mode)
+	return permission.Mode(s.row.Mode)
 }
 
 // append commits payloads to the log and the cache in one transaction,
@@ -674,7 +676,7 @@ func (s *Session) waitUntil(deadline time.Time) bool {
 
 // SetMode switches the session's tool registry and records it.
 func (s *Session) SetMode(ctx context.Context, mode string) error {
-	to, err := sandbox.ParseMode(mode)
+	to, err := permission.ParseMode(mode)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/config"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/session/checkpoint"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // commandRig is a full-auto session in a workspace holding files, with
@@ -35,7 +37,7 @@ func commandRig(t *testing.T, files map[string]string, commands []string, tweak 
 func scenarioRig(t *testing.T, files map[string]string, sc *scripted.Scenario, tweak func(*Config)) (*Manager, *Session, *recorder, string) {
 	t.Helper()
 	rec := &recorder{}
-	cfg := Config{Client: rec, Tools: sandbox.DefaultTools()}
+	cfg := Config{Client: rec, Tools: tools.DefaultTools()}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -50,7 +52,7 @@ func scenarioRig(t *testing.T, files map[string]string, sc *scripted.Scenario, t
 			t.Fatal(err)
 		}
 	}
-	s := openSession(t, m, ws, string(sandbox.ModeFullAuto))
+	s := openSession(t, m, ws, string(permission.ModeFullAuto))
 	return m, s, rec, ws
 }
 
@@ -78,7 +80,7 @@ func commandChanges(t *testing.T, s *Session, ws string, n int) []event.FileChan
 	return nil
 }
 
-func hashOf(s string) string { return sandbox.Hash([]byte(s)) }
+func hashOf(s string) string { return tools.Hash([]byte(s)) }
 
 // TestCommandSnapshotBounds: where commands are recorded by scans, a
 // workspace past a scan's bound (files, directories) is not scanned, and from then on the session scans no
@@ -142,7 +144,7 @@ func TestCommandSnapshotBounds(t *testing.T) {
 // scanned makes a session's commands recorded by scans, as where the box
 // cannot watch them (sandbox.command.checkpoint "scan").
 func scanned(c *Config) {
-	c.Tools = sandbox.NewTools(sandbox.Settings{Command: sandbox.CommandSettings{Checkpoint: "scan"}}, box.New(box.Options{}))
+	c.Tools = tools.NewTools(config.Sandbox{Command: config.CommandSettings{Checkpoint: "scan"}}, box.New(box.Options{}))
 }
 
 // lastResult is the log's last tool result.
@@ -261,8 +263,8 @@ func TestRewindUndoKeepsModes(t *testing.T) {
 // nothing ignored, no links or pipes), a directory renamed in place, and
 // no bound on the workspace: past the scans' bounds nothing is skipped.
 func TestCommandChangesAreWatched(t *testing.T) {
-	for _, tool := range sandbox.DefaultTools() {
-		if w, ok := tool.(sandbox.WritesWatcher); ok {
+	for _, tool := range tools.DefaultTools() {
+		if w, ok := tool.(tools.WritesWatcher); ok {
 			if err := w.WatchesWrites(); err != nil {
 				t.Fatalf("this machine's box cannot watch what commands write: %v", err)
 			}
@@ -352,7 +354,7 @@ func TestCommandChangesAreWatched(t *testing.T) {
 				if f.Before == "" || f.Before == event.NotKept {
 					continue
 				}
-				if data, err := s.checkpoints().Get(f.Before); err != nil || sandbox.Hash(data) != f.Before {
+				if data, err := s.checkpoints().Get(f.Before); err != nil || tools.Hash(data) != f.Before {
 					t.Errorf("%s: what it held before is not among the checkpoints: %v", f.Path, err)
 				}
 			}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/bridle-dev/bridle/contextwin"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/store"
 )
 

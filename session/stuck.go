@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // stopGrace is how long a cancelled tool may take to return on its own
@@ -19,8 +19,8 @@ const stopGrace = 2 * time.Second
 // turn, cancel, session/close and shutdown must not wait on it forever.
 // The abandoned call keeps its goroutine until it returns; its outcome is
 // unknown, and the result says so.
-func runTool(ctx context.Context, tool sandbox.Tool, env *sandbox.Env, input json.RawMessage) sandbox.Result {
-	done := make(chan sandbox.Result, 1)
+func runTool(ctx context.Context, tool tools.Tool, env *tools.Env, input json.RawMessage) tools.Result {
+	done := make(chan tools.Result, 1)
 	go func() { done <- tool.Run(ctx, env, input) }()
 	select {
 	case res := <-done:
@@ -33,7 +33,7 @@ func runTool(ctx context.Context, tool sandbox.Tool, env *sandbox.Env, input jso
 	case res := <-done:
 		return res
 	case <-grace.C:
-		return sandbox.Result{IsError: true, Output: "cancelled: " + tool.Name() +
+		return tools.Result{IsError: true, Output: "cancelled: " + tool.Name() +
 			" did not stop within " + stopGrace.String() + " of the cancel and was abandoned; what it did is unknown, so check before relying on it"}
 	}
 }

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // stuck is a tool that ignores its context: it returns only when release
@@ -23,18 +24,18 @@ type stuck struct {
 	release chan struct{}
 }
 
-func (stuck) Name() string            { return "stuck" }
-func (stuck) Description() string     { return "Never returns." }
-func (stuck) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
-func (stuck) Kind() sandbox.Kind      { return sandbox.KindRead }
-func (stuck) Effect() sandbox.Effect  { return sandbox.EffectRead }
-func (stuck) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
-	return sandbox.Preview{Title: "stuck"}, nil
+func (stuck) Name() string              { return "stuck" }
+func (stuck) Description() string       { return "Never returns." }
+func (stuck) Schema() json.RawMessage   { return json.RawMessage(`{"type":"object"}`) }
+func (stuck) Kind() tools.Kind          { return tools.KindRead }
+func (stuck) Effect() permission.Effect { return permission.EffectRead }
+func (stuck) Preview(context.Context, *tools.Env, json.RawMessage) (tools.Preview, error) {
+	return tools.Preview{Title: "stuck"}, nil
 }
-func (t stuck) Run(context.Context, *sandbox.Env, json.RawMessage) sandbox.Result {
+func (t stuck) Run(context.Context, *tools.Env, json.RawMessage) tools.Result {
 	close(t.started)
 	<-t.release
-	return sandbox.Result{Output: "late"}
+	return tools.Result{Output: "late"}
 }
 
 // TestCancelEndsATurnWhoseToolIsStuck: cancel ends the turn even when its
@@ -54,7 +55,7 @@ func TestCancelEndsATurnWhoseToolIsStuck(t *testing.T) {
 		{Text: scripted.Chunks{"never reached"}},
 	}}}})
 	m := NewManager(Config{Store: st, Client: &recorder{}, DefaultModel: func(string) string { return "scripted/test" },
-		Tools: []sandbox.Tool{tool}, Window: win,
+		Tools: []tools.Tool{tool}, Window: win,
 		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil }})
 	info, err := m.New(context.Background(), NewParams{Cwd: t.TempDir()})
 	if err != nil {

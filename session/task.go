@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/display"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/session/subagent"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // The task tool lives in session/subagent; this file is what a session
@@ -31,14 +32,14 @@ type asParent struct{ s *Session }
 
 var _ subagent.Parent = asParent{}
 
-func (p asParent) ID() string                  { return p.s.ID() }
-func (p asParent) Mode() sandbox.Mode          { return p.s.Mode() }
-func (p asParent) Registry() *sandbox.Registry { return p.s.registry() }
-func (p asParent) Has(name string) bool        { return p.s.tool(name) != nil }
-func (p asParent) MaxTurns() int               { return p.s.m.cfg.MaxIterations }
-func (p asParent) Events() []event.Event       { return p.s.Events() }
-func (p asParent) Env(key string) *sandbox.Env { return p.s.env(key) }
-func (p asParent) NewID() (string, error)      { return newID() }
+func (p asParent) ID() string                { return p.s.ID() }
+func (p asParent) Mode() permission.Mode     { return p.s.Mode() }
+func (p asParent) Registry() *tools.Registry { return p.s.registry() }
+func (p asParent) Has(name string) bool      { return p.s.tool(name) != nil }
+func (p asParent) MaxTurns() int             { return p.s.m.cfg.MaxIterations }
+func (p asParent) Events() []event.Event     { return p.s.Events() }
+func (p asParent) Env(key string) *tools.Env { return p.s.env(key) }
+func (p asParent) NewID() (string, error)    { return newID() }
 
 func (p asParent) Warn(msg string, args ...any) { p.s.m.log.Warn(msg, args...) }
 

@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // poke is a tool with the edit effect that changes nothing.
@@ -22,13 +23,13 @@ func (poke) Description() string { return "Poke." }
 func (poke) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object"}`)
 }
-func (poke) Kind() sandbox.Kind     { return sandbox.KindEdit }
-func (poke) Effect() sandbox.Effect { return sandbox.EffectEdit }
-func (poke) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
-	return sandbox.Preview{Title: "poke"}, nil
+func (poke) Kind() tools.Kind          { return tools.KindEdit }
+func (poke) Effect() permission.Effect { return permission.EffectEdit }
+func (poke) Preview(context.Context, *tools.Env, json.RawMessage) (tools.Preview, error) {
+	return tools.Preview{Title: "poke"}, nil
 }
-func (poke) Run(context.Context, *sandbox.Env, json.RawMessage) sandbox.Result {
-	return sandbox.Result{Output: "poked"}
+func (poke) Run(context.Context, *tools.Env, json.RawMessage) tools.Result {
+	return tools.Result{Output: "poked"}
 }
 
 func TestTaskRunsAChildSession(t *testing.T) {
@@ -43,7 +44,7 @@ func TestTaskRunsAChildSession(t *testing.T) {
 		}},
 	}}
 	m, rec := newTestManager(t, sc)
-	m.cfg.Tools = []sandbox.Tool{dump{}, poke{}}
+	m.cfg.Tools = []tools.Tool{dump{}, poke{}}
 	info, _ := m.New(context.Background(), NewParams{Cwd: t.TempDir()})
 	s, _ := m.Get(context.Background(), info.ID)
 	if stop, err := prompt(t, s, "parent"); err != nil || stop != StopEndTurn {
@@ -104,7 +105,7 @@ func BenchmarkTask(b *testing.B) {
 	}
 	defer st.Close()
 	p := scripted.New(sc)
-	m := NewManager(Config{Store: st, Client: &recorder{}, DefaultModel: func(string) string { return "scripted/test" }, Tools: []sandbox.Tool{dump{}},
+	m := NewManager(Config{Store: st, Client: &recorder{}, DefaultModel: func(string) string { return "scripted/test" }, Tools: []tools.Tool{dump{}},
 		OpenModel: func(context.Context, string, string) (provider.Provider, error) { return p, nil }})
 	defer m.Shutdown()
 	dir := b.TempDir()

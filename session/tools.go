@@ -7,10 +7,10 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/mcp"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
+	"github.com/bridle-dev/bridle/tools/mcp"
 )
 
 // runCall runs call index i of the assistant event at seq: checks the
@@ -70,7 +70,7 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 // approve the call, and a recovered call is asked, or run, long after
 // its turn began. The call's Env (Session.callEnv), shared with its
 // Preview, is then the one with the redactor that knows them.
-func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool sandbox.Tool) error {
+func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool tools.Tool) error {
 	s := t.s
 	if settled, err := t.syncForCall(ctx, key, c); settled {
 		return err
@@ -78,8 +78,8 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 	env := s.callEnv(key)
 	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name}
 	started.Input, started.Redacted = s.recordedInput(key, c)
-	var plan *sandbox.FileEdit
-	if p, ok := tool.(sandbox.Planner); ok {
+	var plan *tools.FileEdit
+	if p, ok := tool.(tools.Planner); ok {
 		fe, err := p.Plan(ctx, env, c.Input)
 		if err != nil {
 			// The edit cannot apply (text not found, not unique…): nothing
@@ -101,7 +101,7 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, too
 		s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(key), Content: output(tail, true)}))
 	}
 	fs := s.files()
-	var res sandbox.Result
+	var res tools.Result
 	var seen []event.FileSeen
 	var cached bool
 	changed, unscanned := s.recordChanges(ctx, tool, env, func() string {
@@ -168,7 +168,7 @@ func (t *turn) noteChanges(ctx context.Context) error {
 }
 
 // resultOf turns what a tool returned into its result event.
-func resultOf(callID, key, name string, res sandbox.Result, ctx context.Context) event.ToolResult {
+func resultOf(callID, key, name string, res tools.Result, ctx context.Context) event.ToolResult {
 	r := event.ToolResult{CallID: callID, Key: key, Name: name, Output: res.Output, IsError: res.IsError, Status: "completed",
 		Artifact: res.Artifact, Lines: res.Lines, Bytes: res.Bytes}
 	switch {
@@ -190,9 +190,9 @@ func resultOf(callID, key, name string, res sandbox.Result, ctx context.Context)
 }
 
 // pinFromModel records what the remember tool pinned.
-func (t *turn) pinFromModel(ctx context.Context, p sandbox.Pin) error {
+func (t *turn) pinFromModel(ctx context.Context, p tools.Pin) error {
 	var ev event.Payload = event.ConstraintPinned{Text: p.Text, Source: "model"}
-	if p.Kind == sandbox.PinDecision {
+	if p.Kind == tools.PinDecision {
 		ev = event.DecisionRecorded{Text: p.Text, Source: "model"}
 	}
 	_, err := t.s.commit(ctx, nil, ev)
@@ -201,7 +201,7 @@ func (t *turn) pinFromModel(ctx context.Context, p sandbox.Pin) error {
 
 // planFromModel records the plan the plan tool set; its commit shows it
 // to the editor as an ACP plan.
-func (t *turn) planFromModel(ctx context.Context, steps []sandbox.PlanStep) error {
+func (t *turn) planFromModel(ctx context.Context, steps []tools.PlanStep) error {
 	entries := make([]event.PlanEntry, len(steps))
 	for i, st := range steps {
 		entries[i] = event.PlanEntry{Content: st.Content, Status: st.Status}
@@ -222,7 +222,7 @@ func currentPlan(events []event.Event) (event.PlanUpdated, bool) {
 
 // tool returns one of the session's tools by name, whatever the mode, or
 // nil.
-func (s *Session) tool(name string) sandbox.Tool {
+func (s *Session) tool(name string) tools.Tool {
 	for _, t := range s.tools() {
 		if t.Name() == name {
 			return t
@@ -231,7 +231,7 @@ func (s *Session) tool(name string) sandbox.Tool {
 	return nil
 }
 
-func summaryOf(p sandbox.Preview) string {
+func summaryOf(p tools.Preview) string {
 	if p.Command != "" {
 		return p.Command
 	}
@@ -261,9 +261,9 @@ func (t *turn) cancelCall(key string, c provider.ToolCall) {
 
 // result records a call's result. An error's text is redacted here, once:
 // the session's own quote the call's input or an error (the editor's, a
-// server's), and so do a tool's made by sandbox.Errorf. A tool's output
+// server's), and so do a tool's made by tools.Errorf. A tool's output
 // is redacted by the tool; execute records one that says so
-// (sandbox.Result.Redacted) with record.
+// (tools.Result.Redacted) with record.
 func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error {
 	if r.IsError || r.Status != "completed" {
 		r.Output = t.s.redactor().Redact(r.Output)

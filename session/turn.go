@@ -9,12 +9,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/sandbox/redact"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // StopReason says why a turn ended (ACP's stop reasons).
@@ -92,7 +92,7 @@ func (s *Session) Start(ctx context.Context, content []event.Content) (*Run, err
 type turn struct {
 	s    *Session
 	prov provider.Provider
-	reg  *sandbox.Registry
+	reg  *tools.Registry
 	// tail holds events that finish commits together with turn_finished,
 	// so ending a turn costs one commit.
 	tail []event.Payload
@@ -408,7 +408,7 @@ func toEventCalls(calls []provider.ToolCall) []event.ToolCall {
 	return out
 }
 
-func catalogue(r *sandbox.Registry) []provider.Tool {
+func catalogue(r *tools.Registry) []provider.Tool {
 	var out []provider.Tool
 	for _, t := range r.Tools() {
 		out = append(out, provider.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.Schema()})

@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // shell is a tool that runs commands: it only counts them.
@@ -24,16 +25,16 @@ func (shell) Description() string { return "Run a command." }
 func (shell) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)
 }
-func (shell) Kind() sandbox.Kind     { return sandbox.KindExecute }
-func (shell) Effect() sandbox.Effect { return sandbox.EffectExecute }
-func (shell) Preview(_ context.Context, _ *sandbox.Env, input json.RawMessage) (sandbox.Preview, error) {
+func (shell) Kind() tools.Kind          { return tools.KindExecute }
+func (shell) Effect() permission.Effect { return permission.EffectExecute }
+func (shell) Preview(_ context.Context, _ *tools.Env, input json.RawMessage) (tools.Preview, error) {
 	var in struct{ Command string }
 	json.Unmarshal(input, &in)
-	return sandbox.Preview{Title: in.Command, Command: in.Command}, nil
+	return tools.Preview{Title: in.Command, Command: in.Command}, nil
 }
-func (sh shell) Run(context.Context, *sandbox.Env, json.RawMessage) sandbox.Result {
+func (sh shell) Run(context.Context, *tools.Env, json.RawMessage) tools.Result {
 	*sh.ran++
-	return sandbox.Result{Output: "ran"}
+	return tools.Result{Output: "ran"}
 }
 
 // answering is an editor whose user gives the same answer to every
@@ -88,7 +89,7 @@ func TestFullAutoAsksBeforeUnconfinedCommands(t *testing.T) {
 			ran := 0
 			ed := &answering{option: tt.answer}
 			m := NewManager(Config{
-				Store: st, Client: ed, DefaultModel: func(string) string { return "scripted/test" }, Tools: []sandbox.Tool{shell{&ran}},
+				Store: st, Client: ed, DefaultModel: func(string) string { return "scripted/test" }, Tools: []tools.Tool{shell{&ran}},
 				OpenModel:  func(context.Context, string, string) (provider.Provider, error) { return p, nil },
 				Unconfined: func() string { return tt.unconfined },
 			})

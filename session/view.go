@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/contextwin"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 )
 
 // EventView is one event as `bridle log --json` prints it and

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/internal/acpclient"
-	"github.com/bridle-dev/bridle/sandbox/redact"
+	"github.com/bridle-dev/bridle/redact"
 )
 
 // Root returns the repository's root directory.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/internal/testfs"
-	"github.com/bridle-dev/bridle/sandbox"
 )
 
 // settingKey is one key of the settings' schema: its path of keys from
@@ -101,7 +100,7 @@ func document(path []string, value any) []byte {
 // effect.
 func TestEverySettingKeyIsCaseSensitive(t *testing.T) {
 	keys := schemaKeys(reflect.TypeFor[config.Settings](), nil, map[string]reflect.Type{
-		"sandbox": reflect.TypeFor[sandbox.Settings](),
+		"sandbox": reflect.TypeFor[config.Sandbox](),
 		"context": reflect.TypeFor[config.Context](),
 	})
 	keys = append(keys, settingKey{[]string{"instructions"}, "v"})
@@ -117,7 +116,7 @@ func TestEverySettingKeyIsCaseSensitive(t *testing.T) {
 			if c := m.Config(""); c.Err != nil || c.ContextErr != nil {
 				t.Fatalf("the exact key %s in the user's file: %v %v", exact, c.Err, c.ContextErr)
 			}
-			if _, err := sandbox.ParseSettings(m.Config("").Settings.Sandbox); err != nil {
+			if _, err := config.ParseSandbox(m.Config("").Settings.Sandbox); err != nil {
 				t.Fatalf("the exact key %s in the user's file: %v", exact, err)
 			}
 			last := len(k.path) - 1
@@ -131,9 +130,9 @@ func TestEverySettingKeyIsCaseSensitive(t *testing.T) {
 				c := m.Config("")
 				msg := errText(c.Err) + errText(c.ContextErr)
 				if k.path[0] == "sandbox" && len(k.path) > 1 {
-					_, err := sandbox.ParseSettings(c.Settings.Sandbox)
+					_, err := config.ParseSandbox(c.Settings.Sandbox)
 					msg = errText(err)
-					if s := m.Sandbox(); !reflect.DeepEqual(s, sandbox.Settings{}) {
+					if s := m.Sandbox(); !reflect.DeepEqual(s, config.Sandbox{}) {
 						t.Errorf("user's %s took effect: %+v", doc, s)
 					}
 				}

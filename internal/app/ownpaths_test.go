@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/config"
 )
 
 // TestOwnPaths checks that bridle's own files are on the hidden list as
@@ -27,7 +27,7 @@ func TestOwnPaths(t *testing.T) {
 			t.Errorf("OwnPaths lacks %s: %v", want, own)
 		}
 	}
-	hidden := HiddenPaths("work.db", sandbox.Settings{})
+	hidden := HiddenPaths("work.db", config.Sandbox{})
 	for _, p := range own {
 		if !filepath.IsAbs(p) || !slices.Contains(hidden, p) {
 			t.Errorf("%s is not on the hidden list %v", p, hidden)

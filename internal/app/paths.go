@@ -5,14 +5,14 @@ import (
 	"path/filepath"
 
 	"github.com/bridle-dev/bridle/config"
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // HiddenPaths are what no tool may read or write and commands do not see:
 // bridle's own files (OwnPaths) and the user's credential stores.
-func HiddenPaths(db string, s sandbox.Settings) []string {
+func HiddenPaths(db string, s config.Sandbox) []string {
 	home, _ := os.UserHomeDir()
-	return sandbox.HiddenPaths(s.Command, home, OwnPaths(db))
+	return tools.HiddenPaths(s.Command, home, OwnPaths(db))
 }
 
 // OwnPaths are bridle's own settings, database, artifacts, stored images,

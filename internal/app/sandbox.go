@@ -1,20 +1,20 @@
 package app
 
-import "github.com/bridle-dev/bridle/sandbox"
+import "github.com/bridle-dev/bridle/config"
 
 // Sandbox returns the "sandbox" settings, from the user's settings file
 // only (a project's file may not change them). Unusable settings are
 // logged and the defaults, the strictest, are used.
-func (m *Models) Sandbox() sandbox.Settings {
+func (m *Models) Sandbox() config.Sandbox {
 	c := m.Config("")
 	if c.Err != nil {
 		m.Log.Error("settings not usable; the sandbox uses its defaults", "err", c.Err)
-		return sandbox.Settings{}
+		return config.Sandbox{}
 	}
-	s, err := sandbox.ParseSettings(c.Settings.Sandbox)
+	s, err := config.ParseSandbox(c.Settings.Sandbox)
 	if err != nil {
 		m.Log.Error("the sandbox uses its defaults", "err", err)
-		return sandbox.Settings{}
+		return config.Sandbox{}
 	}
 	return s
 }

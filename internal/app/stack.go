@@ -11,12 +11,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/sandbox/fslock"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // Options are what the command line decides about the stack.
@@ -36,7 +37,7 @@ type App struct {
 	Models  *Models
 	Store   *store.Store
 	Box     *box.Box
-	Sandbox sandbox.Settings
+	Sandbox config.Sandbox
 
 	fault *session.Fault
 	// locks keeps the editor's file calls and commands apart (nil: the
@@ -45,7 +46,7 @@ type App struct {
 	// probe is started once, by the first to need it (initialize's
 	// answer or the first command a session runs).
 	probeOnce sync.Once
-	probe     *sandbox.Probe
+	probe     *box.Probe
 	// paths fills Sandbox, hidden and own once, from the user's
 	// settings: the sessions' tools and roots and the project files
 	// bridle reads for itself use the same lists.
@@ -131,8 +132,8 @@ func openLocks(log *slog.Logger) *fslock.Locks {
 
 // StartProbe probes the machine's sandbox layers in the background, once
 // per boot (the answer is cached); later calls return the same probe.
-func (a *App) StartProbe() *sandbox.Probe {
-	a.probeOnce.Do(func() { a.probe = sandbox.StartProbeCached(a.Box, CacheDir()) })
+func (a *App) StartProbe() *box.Probe {
+	a.probeOnce.Do(func() { a.probe = box.StartProbeCached(a.Box, CacheDir()) })
 	return a.probe
 }
 
@@ -148,7 +149,7 @@ func (a *App) Manager(client session.Client) *session.Manager {
 		WindowFor:    a.Models.WindowFor,
 		Logger:       a.Log,
 		Fault:        a.fault,
-		Tools:        sandbox.NewTools(sbx, bx),
+		Tools:        tools.NewTools(sbx, bx),
 		Hidden:       hidden,
 		Own:          own,
 		DataDir:      filepath.Dir(a.DB),

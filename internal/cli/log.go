@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/session"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
 )
 
 // rewind is `bridle rewind SESSION N`: the session goes back to before

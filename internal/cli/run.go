@@ -14,10 +14,10 @@ import (
 	"syscall"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/app"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // runOnce is `bridle run "prompt"`: one turn in a new session, headless,

@@ -17,11 +17,12 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider/scripted"
-	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/session"
-	"github.com/bridle-dev/bridle/session/event"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // profile is a model the benchmark plays: its window and whether bridle
@@ -151,16 +152,16 @@ func (emit) Description() string { return "Print output of a given size (benchma
 func (emit) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"tokens":{"type":"integer"},"seed":{"type":"integer"}}}`)
 }
-func (emit) Kind() sandbox.Kind     { return sandbox.KindRead }
-func (emit) Effect() sandbox.Effect { return sandbox.EffectRead }
-func (emit) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
-	return sandbox.Preview{Title: "emit"}, nil
+func (emit) Kind() tools.Kind          { return tools.KindRead }
+func (emit) Effect() permission.Effect { return permission.EffectRead }
+func (emit) Preview(context.Context, *tools.Env, json.RawMessage) (tools.Preview, error) {
+	return tools.Preview{Title: "emit"}, nil
 }
 
-func (e emit) Run(_ context.Context, env *sandbox.Env, input json.RawMessage) sandbox.Result {
+func (e emit) Run(_ context.Context, env *tools.Env, input json.RawMessage) tools.Result {
 	var in emitInput
 	if err := json.Unmarshal(input, &in); err != nil {
-		return sandbox.Errorf("emit: %v", err)
+		return tools.Errorf("emit: %v", err)
 	}
 	// A third of the outputs are of one kind of line (a log, a file of
 	// code, JSON), as a real file is: an estimate's error on them is not
@@ -173,11 +174,11 @@ func (e emit) Run(_ context.Context, env *sandbox.Env, input json.RawMessage) sa
 	if in.Seed%2 == 1 {
 		// Half the outputs are a file's, as read_file returns them: no
 		// artifact, the log keeps them (read_artifact r<seq>).
-		return sandbox.Result{Output: out}
+		return tools.Result{Output: out}
 	}
 	// Keys are session/seq/index; the artifact is named after the call.
 	k := strings.Split(env.Key, "/")
-	return sandbox.Result{Output: out, Artifact: "art_" + strings.Join(k[max(0, len(k)-2):], "_")}
+	return tools.Result{Output: out, Artifact: "art_" + strings.Join(k[max(0, len(k)-2):], "_")}
 }
 
 // Result is what one run measured.
@@ -308,7 +309,7 @@ func runSession(ctx context.Context, st *store.Store, win *contextwin.Window, po
 		Client:        quiet{},
 		OpenModel:     obs.open,
 		DefaultModel:  func(string) string { return p.profile.name },
-		Tools:         []sandbox.Tool{emit{pool: pool}},
+		Tools:         []tools.Tool{emit{pool: pool}},
 		Window:        win,
 		MaxIterations: 1_000,
 		// Artifacts are kept there, as bridle keeps them in its data

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // `make bench-context` runs 200 sessions; the default suite runs a few, so

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bridle-dev/bridle/contextwin/tokens"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // pool is a fixed set of realistic lines (Go code, logs, JSON, test

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/config"
-	"github.com/bridle-dev/bridle/contextwin/tokens"
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/tokens"
 )
 
 // Scenario is the content of a scenario file.

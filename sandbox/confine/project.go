@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/bridle-dev/bridle/sandbox/redact"
+	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/workspace"
 )
 

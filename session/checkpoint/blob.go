@@ -35,7 +35,7 @@ func StoreBlob(dir, name string, data []byte) (created bool, err error) {
 	return true, nil
 }
 
-// BlobName is a hash as sandbox.Hash writes it ("sha256:HEX") as a blob's
+// BlobName is a hash as tools.Hash writes it ("sha256:HEX") as a blob's
 // file name; ok is false for anything else, so that a hash read from the
 // log never walks out of its directory.
 func BlobName(hash string) (string, bool) {

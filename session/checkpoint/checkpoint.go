@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // Checkpoints keep a file's content before the agent changes it, once per
@@ -108,13 +108,13 @@ func (s *Store) Dir() string { return Dir(s.o.DataDir, s.o.Session) }
 // Bytes is the bound on what the session keeps.
 func (s *Store) Bytes() int64 { return s.o.Bytes }
 
-// Keep stores content under its hash (sandbox.Hash), unless it is there,
+// Keep stores content under its hash (tools.Hash), unless it is there,
 // and prunes the least recently kept checkpoints past the session's
 // bound. Content already there is kept again: it becomes the most recent
 // (its modification time too, which orders them when the directory is
 // read again), since the record that keeps it now needs it.
 func (s *Store) Keep(content []byte) (string, error) {
-	hash := sandbox.Hash(content)
+	hash := tools.Hash(content)
 	dir := s.Dir()
 	if dir == "" {
 		return hash, fmt.Errorf("no data directory keeps checkpoints")
@@ -231,7 +231,7 @@ func (s *Store) Adopt(from, hash string) error {
 	if err != nil {
 		return err
 	}
-	if sandbox.Hash(data) != hash {
+	if tools.Hash(data) != hash {
 		return fmt.Errorf("the checkpoint of %s does not hold what its name says", hash)
 	}
 	_, err = s.Keep(data)
@@ -241,7 +241,7 @@ func (s *Store) Adopt(from, hash string) error {
 // KeepBefore keeps the content a file has before an edit changes it, as
 // the edit's plan read it. A failure is logged: the edit still runs, and
 // a rewind to before it will say it cannot.
-func (s *Store) KeepBefore(fe sandbox.FileEdit) {
+func (s *Store) KeepBefore(fe tools.FileEdit) {
 	if _, err := s.Keep(fe.Old); err != nil {
 		s.o.Logger.Warn("no checkpoint before an edit", "session", s.o.Session, "path", fe.Path, "err", err)
 	}

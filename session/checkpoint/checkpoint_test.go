@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/testfs"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/sandbox/confine"
+	"github.com/bridle-dev/bridle/tools"
 )
 
-func hashOf(s string) string { return sandbox.Hash([]byte(s)) }
+func hashOf(s string) string { return tools.Hash([]byte(s)) }
 
 // notices counts what a store tells the user.
 type notices struct{ texts []string }
@@ -192,7 +193,7 @@ func TestRestore(t *testing.T) {
 	testfs.WriteTree(t, ws, map[string]string{"changed": "now\n", "old/kept": "k\n"})
 	since := time.Now().Add(-time.Second)
 	testfs.Write(t, filepath.Join(ws, "made/deep/new"), "new\n")
-	root, err := sandbox.OpenRoot(ws)
+	root, err := confine.OpenRoot(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestRestore(t *testing.T) {
 	s := New(Options{DataDir: t.TempDir(), Session: "s"})
 	was, _ := s.Keep([]byte("was\n"))
 	gone, _ := s.Keep([]byte("deleted\n"))
-	env := &sandbox.Env{Root: root}
+	env := &tools.Env{Root: root}
 	done, failed := s.Restore(context.Background(), env, []event.FileRestore{
 		{Path: filepath.Join(ws, "changed"), From: hashOf("now\n"), To: was},
 		{Path: filepath.Join(ws, "deleted"), To: gone, Mode: 0o750},

@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/sandbox/confine"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // A command can change any file of the workspace, and which ones is not
@@ -33,7 +33,7 @@ import (
 // Recorder records what one command changes.
 type Recorder struct {
 	store *Store
-	root  *sandbox.Root
+	root  *confine.Root
 
 	mu    sync.Mutex
 	find  *confine.Finder
@@ -88,7 +88,7 @@ type before struct {
 
 // Recorder returns a recorder of one command's changes to the workspace
 // root, which keeps what they replace among s.
-func (s *Store) Recorder(root *sandbox.Root) *Recorder {
+func (s *Store) Recorder(root *confine.Root) *Recorder {
 	return &Recorder{store: s, root: root, find: root.Finder(), files: map[string]*before{},
 		max: MaxCommandFiles, maxPaths: MaxCommandPaths, left: s.Bytes()}
 }
@@ -352,7 +352,7 @@ func (r *Recorder) after(ctx context.Context, p string, b *before) (string, bool
 	if why != "" {
 		return event.NotKept, true
 	}
-	hash := sandbox.Hash(data)
+	hash := tools.Hash(data)
 	return hash, !b.exists || hash != b.hash
 }
 

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/testfs"
-	"github.com/bridle-dev/bridle/sandbox"
 	"github.com/bridle-dev/bridle/sandbox/box"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/sandbox/confine"
 )
 
 // TestRecorder: told of each change before it happens, as the box tells
@@ -69,7 +69,7 @@ func TestRecorder(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ws := t.TempDir()
 			testfs.WriteTree(t, ws, files)
-			root, err := sandbox.OpenRoot(ws)
+			root, err := confine.OpenRoot(ws)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestRecorderBounds(t *testing.T) {
 	if err := os.Link(filepath.Join(ws, "h"), filepath.Join(ws, "h2")); err != nil {
 		t.Fatal(err)
 	}
-	root, err := sandbox.OpenRoot(ws)
+	root, err := confine.OpenRoot(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func recorderOn(t *testing.T, files map[string]string, o Options) (*Recorder, st
 	t.Helper()
 	ws := t.TempDir()
 	testfs.WriteTree(t, ws, files)
-	root, err := sandbox.OpenRoot(ws)
+	root, err := confine.OpenRoot(ws)
 	if err != nil {
 		t.Fatal(err)
 	}

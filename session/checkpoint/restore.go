@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // Restore puts files back from the checkpoints, through env (the editor's
@@ -17,7 +17,7 @@ import (
 // empty and were made since since. It returns those put back and why the
 // others were not. Putting a file back is the same however often it is
 // done, so a rewind a crash cut short is finished by running it again.
-func (s *Store) Restore(ctx context.Context, env *sandbox.Env, files []event.FileRestore, since time.Time) (done []event.FileRestore, failed []string) {
+func (s *Store) Restore(ctx context.Context, env *tools.Env, files []event.FileRestore, since time.Time) (done []event.FileRestore, failed []string) {
 	for _, f := range files {
 		var err error
 		if f.To == "" {
@@ -32,7 +32,7 @@ func (s *Store) Restore(ctx context.Context, env *sandbox.Env, files []event.Fil
 					// the mode it had.
 					err = env.Root.WriteFileMode(f.Path, data, fs.FileMode(f.Mode))
 				} else {
-					err = sandbox.PutFile(ctx, env, f.Path, data, true)
+					err = tools.PutFile(ctx, env, f.Path, data, true)
 				}
 			}
 		}
@@ -48,7 +48,7 @@ func (s *Store) Restore(ctx context.Context, env *sandbox.Env, files []event.Fil
 // removeMadeDirs removes, after a rewind removed the file at path, the
 // directories above it that are now empty and were made since the prompt
 // the rewind goes back to, up to the workspace's directory.
-func removeMadeDirs(env *sandbox.Env, path string, since time.Time) {
+func removeMadeDirs(env *tools.Env, path string, since time.Time) {
 	for dir := filepath.Dir(env.Root.Abs(path)); ; dir = filepath.Dir(dir) {
 		if removed, err := env.Root.RemoveEmptyDir(dir, since); err != nil || !removed {
 			return

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bridle-dev/bridle/sandbox"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/sandbox/confine"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // A command can change any file of the workspace, and which ones is not
@@ -73,7 +73,7 @@ type ScanOptions struct {
 // Scanner scans a session's workspace around its calls. Its state is
 // what the last scan found, per absolute path.
 type Scanner struct {
-	root  *sandbox.Root
+	root  *confine.Root
 	store *Store
 	limit ScanOptions
 
@@ -99,7 +99,7 @@ type snapFile struct {
 
 // Scanner returns the scanner of the workspace root, which keeps what
 // the calls it scans changed among s.
-func (s *Store) Scanner(root *sandbox.Root, limit ScanOptions) *Scanner {
+func (s *Store) Scanner(root *confine.Root, limit ScanOptions) *Scanner {
 	limit.Files = cmp.Or(limit.Files, DefaultScanFiles)
 	limit.Dirs = cmp.Or(limit.Dirs, DefaultScanDirs)
 	return &Scanner{root: root, store: s, limit: limit}
@@ -232,7 +232,7 @@ func (sn *Scanner) changedSince(before map[string]snapFile) []event.FileChange {
 		}
 		after := event.NotKept
 		if data, err := sn.root.ReadFile(p, MaxFile); err == nil {
-			after = sandbox.Hash(data)
+			after = tools.Hash(data)
 		}
 		if after != b.hash {
 			changes = append(changes, sn.changeOf(p, b, after))
@@ -394,7 +394,7 @@ func (sn *Scanner) keep(tree confine.Tree, f confine.File, st confine.Stamp, dir
 		out.why = err.Error()
 		return out
 	}
-	out.hash = sandbox.Hash(data)
+	out.hash = tools.Hash(data)
 	name, _ := BlobName(out.hash)
 	created, err := StoreBlob(dir, name, data)
 	if err != nil {

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/testfs"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/sandbox/confine"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // scanRig is a workspace holding files and the scanner of it, keeping
@@ -22,7 +23,7 @@ func scanRig(t *testing.T, files map[string]string, o Options, limit ScanOptions
 	t.Helper()
 	ws := t.TempDir()
 	testfs.WriteTree(t, ws, files)
-	root, err := sandbox.OpenRoot(ws)
+	root, err := confine.OpenRoot(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestScanFindsWhatACommandChanged(t *testing.T) {
 				if f.Before == "" || f.Before == event.NotKept {
 					continue
 				}
-				if data, err := sn.store.Get(f.Before); err != nil || sandbox.Hash(data) != f.Before {
+				if data, err := sn.store.Get(f.Before); err != nil || tools.Hash(data) != f.Before {
 					t.Errorf("%s: what it held before is not among the checkpoints: %v", f.Path, err)
 				}
 			}
@@ -265,7 +266,7 @@ func BenchmarkMicroScan(b *testing.B) {
 	for _, files := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) {
 			ws := testfs.GeneratedTree(b, files, false)
-			root, err := sandbox.OpenRoot(ws)
+			root, err := confine.OpenRoot(ws)
 			if err != nil {
 				b.Fatal(err)
 			}

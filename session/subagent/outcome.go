@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // The stop reasons a child's turn ends with: ACP's, as session.StopReason
@@ -124,7 +124,7 @@ func Resolve(ctx context.Context, p Parent, callID, key string) event.ToolResult
 		}
 		finish(ctx, p, *st, o)
 	}
-	res := sandbox.CapOutput(p.Env(key), answerCaps, o.answer)
+	res := tools.CapOutput(p.Env(key), answerCaps, o.answer)
 	r.Output, r.Artifact, r.Lines, r.Bytes = res.Output, res.Artifact, res.Lines, res.Bytes
 	switch o.status {
 	case "completed", "budget_exhausted":

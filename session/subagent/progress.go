@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/display"
-	"github.com/bridle-dev/bridle/session/event"
 )
 
 // progress is a running child's Client. The editor sees the subagent as

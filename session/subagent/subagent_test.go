@@ -8,38 +8,39 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // tool is a tool with a name and an effect that does nothing.
 type tool struct {
 	name   string
-	effect sandbox.Effect
+	effect permission.Effect
 }
 
-func (t tool) Name() string            { return t.name }
-func (t tool) Description() string     { return t.name + "." }
-func (t tool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
-func (t tool) Kind() sandbox.Kind      { return sandbox.KindOther }
-func (t tool) Effect() sandbox.Effect  { return t.effect }
-func (t tool) Preview(context.Context, *sandbox.Env, json.RawMessage) (sandbox.Preview, error) {
-	return sandbox.Preview{Title: t.name}, nil
+func (t tool) Name() string              { return t.name }
+func (t tool) Description() string       { return t.name + "." }
+func (t tool) Schema() json.RawMessage   { return json.RawMessage(`{"type":"object"}`) }
+func (t tool) Kind() tools.Kind          { return tools.KindOther }
+func (t tool) Effect() permission.Effect { return t.effect }
+func (t tool) Preview(context.Context, *tools.Env, json.RawMessage) (tools.Preview, error) {
+	return tools.Preview{Title: t.name}, nil
 }
-func (t tool) Run(context.Context, *sandbox.Env, json.RawMessage) sandbox.Result {
-	return sandbox.Result{Output: t.name}
+func (t tool) Run(context.Context, *tools.Env, json.RawMessage) tools.Result {
+	return tools.Result{Output: t.name}
 }
 
 // parent is a Parent with a mode and tools; the rest is not reached by
 // the tests that use it.
 type parent struct {
 	Parent
-	mode  sandbox.Mode
-	tools []sandbox.Tool
+	mode  permission.Mode
+	tools []tools.Tool
 }
 
-func (p *parent) Mode() sandbox.Mode          { return p.mode }
-func (p *parent) Registry() *sandbox.Registry { return sandbox.NewRegistry(p.mode, p.tools) }
+func (p *parent) Mode() permission.Mode     { return p.mode }
+func (p *parent) Registry() *tools.Registry { return tools.NewRegistry(p.mode, p.tools) }
 func (p *parent) Has(name string) bool {
 	for _, t := range p.tools {
 		if t.Name() == name {
@@ -52,18 +53,18 @@ func (p *parent) Show(context.Context, acp.SessionUpdate) {}
 
 func TestChildToolNames(t *testing.T) {
 	p := &parent{}
-	p.tools = []sandbox.Tool{tool{"dump", sandbox.EffectRead}, tool{"poke", sandbox.EffectEdit}, sandbox.Remember{}, New(p)}
+	p.tools = []tools.Tool{tool{"dump", permission.EffectRead}, tool{"poke", permission.EffectEdit}, tools.Remember{}, New(p)}
 	tests := []struct {
-		mode      sandbox.Mode
+		mode      permission.Mode
 		requested []string
 		want      string // names, or the error's text
 	}{
-		{sandbox.ModeAsk, nil, "dump"},
-		{sandbox.ModeAsk, []string{"dump", "poke", "dump"}, "dump poke"},
-		{sandbox.ModeReadOnly, []string{"poke"}, `"poke" is not available in read-only mode`},
-		{sandbox.ModeReadOnly, nil, "dump"},
-		{sandbox.ModeAsk, []string{"task"}, "cannot start subagents"},
-		{sandbox.ModeAsk, []string{"nope"}, `there is no tool "nope"; a subagent may have: dump, poke, remember`},
+		{permission.ModeAsk, nil, "dump"},
+		{permission.ModeAsk, []string{"dump", "poke", "dump"}, "dump poke"},
+		{permission.ModeReadOnly, []string{"poke"}, `"poke" is not available in read-only mode`},
+		{permission.ModeReadOnly, nil, "dump"},
+		{permission.ModeAsk, []string{"task"}, "cannot start subagents"},
+		{permission.ModeAsk, []string{"nope"}, `there is no tool "nope"; a subagent may have: dump, poke, remember`},
 	}
 	for _, tt := range tests {
 		p.mode = tt.mode

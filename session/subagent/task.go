@@ -23,14 +23,15 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/sandbox"
-	"github.com/bridle-dev/bridle/session/event"
+	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // Name is the task tool's name.
 const Name = "task"
 
-// PlanTool is the parent's plan tool (sandbox.Plan), which children see
+// PlanTool is the parent's plan tool (tools.Plan), which children see
 // the result of but do not get.
 const PlanTool = "plan"
 
@@ -43,7 +44,7 @@ const (
 
 // answerCaps bound the answer the parent reads; the rest is kept in the
 // call's artifact (and the child's log).
-var answerCaps = sandbox.Caps{HeadLines: 300, HeadBytes: 16 << 10, TailLines: 60, TailBytes: 4 << 10}
+var answerCaps = tools.Caps{HeadLines: 300, HeadBytes: 16 << 10, TailLines: 60, TailBytes: 4 << 10}
 
 // System is added to a subagent's system prompt.
 const System = `
@@ -53,9 +54,9 @@ You are a subagent: another agent gave you one task, and sees nothing of your wo
 // Parent is what a task call needs of the top-level session it runs in.
 type Parent interface {
 	ID() string
-	Mode() sandbox.Mode
+	Mode() permission.Mode
 	// Registry is the registry of the parent's mode over its tools now.
-	Registry() *sandbox.Registry
+	Registry() *tools.Registry
 	// Has says whether the parent has a tool of that name in any mode.
 	Has(name string) bool
 	// MaxTurns bounds a child's model calls.
@@ -65,7 +66,7 @@ type Parent interface {
 	// Append records events in the parent's log.
 	Append(ctx context.Context, p ...event.Payload) error
 	// Env is the sandbox environment of the parent's call with that key.
-	Env(key string) *sandbox.Env
+	Env(key string) *tools.Env
 	// Warn logs a problem that does not stop the call.
 	Warn(msg string, args ...any)
 	// NewID returns an id for a child session.
@@ -142,11 +143,11 @@ func (t *Tool) Schema() json.RawMessage {
 		`},"required":["description","prompt"],"additionalProperties":false}`, t.p.MaxTurns(), minTaskTokens))
 }
 
-func (t *Tool) Kind() sandbox.Kind { return sandbox.KindThink }
+func (t *Tool) Kind() tools.Kind { return tools.KindThink }
 
 // Effect is none: the task itself changes nothing. What the child does
 // is decided call by call, by the parent's mode, in the child.
-func (t *Tool) Effect() sandbox.Effect { return sandbox.EffectNone }
+func (t *Tool) Effect() permission.Effect { return permission.EffectNone }
 
 // parse reads a call's input. The tool set is checked by Run, against
 // the mode of the moment: Preview also titles the call on replay, when the
@@ -174,22 +175,22 @@ func (t *Tool) parse(input json.RawMessage) (taskInput, error) {
 	return in, nil
 }
 
-func (t *Tool) Preview(_ context.Context, _ *sandbox.Env, input json.RawMessage) (sandbox.Preview, error) {
+func (t *Tool) Preview(_ context.Context, _ *tools.Env, input json.RawMessage) (tools.Preview, error) {
 	in, err := t.parse(input)
 	if err != nil {
-		return sandbox.Preview{}, err
+		return tools.Preview{}, err
 	}
-	return sandbox.Preview{Title: "Subagent: " + in.Description}, nil
+	return tools.Preview{Title: "Subagent: " + in.Description}, nil
 }
 
-func (t *Tool) Run(ctx context.Context, env *sandbox.Env, input json.RawMessage) sandbox.Result {
+func (t *Tool) Run(ctx context.Context, env *tools.Env, input json.RawMessage) tools.Result {
 	in, err := t.parse(input)
 	if err != nil {
-		return sandbox.Errorf("%v", err)
+		return tools.Errorf("%v", err)
 	}
 	names, err := ToolNames(t.p, in.Tools)
 	if err != nil {
-		return sandbox.Errorf("%v", err)
+		return tools.Errorf("%v", err)
 	}
 	return t.run(ctx, env, in, names)
 }
@@ -203,7 +204,7 @@ func ToolNames(p Parent, requested []string) ([]string, error) {
 		for _, t := range reg.Tools() {
 			// remember would pin into the child's log, which nobody reads;
 			// the plan is the parent's, which a child reads but does not set.
-			if t.Effect() <= sandbox.EffectRead && t.Name() != Name && t.Name() != "remember" && t.Name() != PlanTool {
+			if t.Effect() <= permission.EffectRead && t.Name() != Name && t.Name() != "remember" && t.Name() != PlanTool {
 				out = append(out, t.Name())
 			}
 		}
@@ -235,8 +236,8 @@ func ToolNames(p Parent, requested []string) ([]string, error) {
 
 // Tools returns those of the parent's tools a child with these names may
 // use.
-func Tools(all []sandbox.Tool, names []string) []sandbox.Tool {
-	var out []sandbox.Tool
+func Tools(all []tools.Tool, names []string) []tools.Tool {
+	var out []tools.Tool
 	for _, t := range all {
 		if t.Name() != Name && slices.Contains(names, t.Name()) {
 			out = append(out, t)
@@ -247,10 +248,10 @@ func Tools(all []sandbox.Tool, names []string) []sandbox.Tool {
 
 // run runs a subagent for the task call env.Key and returns its answer as
 // the call's result.
-func (t *Tool) run(ctx context.Context, env *sandbox.Env, in taskInput, names []string) sandbox.Result {
+func (t *Tool) run(ctx context.Context, env *tools.Env, in taskInput, names []string) tools.Result {
 	childID, err := t.p.NewID()
 	if err != nil {
-		return sandbox.Errorf("task: %v", err)
+		return tools.Errorf("task: %v", err)
 	}
 	call, _ := callOf(t.p.Events(), env.Key)
 	// The task and its description are the model's words, redacted as all
@@ -264,17 +265,17 @@ func (t *Tool) run(ctx context.Context, env *sandbox.Env, in taskInput, names []
 	started := event.SubagentStarted{CallID: call.ID, Key: env.Key, ChildID: childID, Prompt: prompt, Description: desc,
 		Tools: names, MaxTurns: in.MaxTurns, MaxTokens: in.MaxTokens}
 	if err := t.p.Append(ctx, started); err != nil {
-		return sandbox.Errorf("task: %v", err)
+		return tools.Errorf("task: %v", err)
 	}
 	cl := newProgress(t.p, env.Key, call.Input, desc, childID)
 	run, err := t.p.Spawn(ctx, started, Budget{Turns: in.MaxTurns, Tokens: in.MaxTokens}, cl)
 	if err != nil {
 		finish(ctx, t.p, started, outcome{status: "failed", answer: "the subagent could not be started: " + err.Error()})
-		return sandbox.Errorf("task: the subagent could not be started: %v", err)
+		return tools.Errorf("task: the subagent could not be started: %v", err)
 	}
 	o := outcomeOf(childID, run, Budget{Turns: in.MaxTurns, Tokens: in.MaxTokens})
 	finish(ctx, t.p, started, o)
-	res := sandbox.CapOutput(env, answerCaps, o.answer)
+	res := tools.CapOutput(env, answerCaps, o.answer)
 	res.IsError = o.status == "failed"
 	return res
 }

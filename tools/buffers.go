@@ -1,0 +1,307 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bridle-dev/bridle/sandbox/fslock"
+)
+
+// Buffers reads and writes files through the editor (ACP's
+// fs/read_text_file and fs/write_text_file): a read sees the text the user
+// has not saved yet, and a write lands in the editor, whose undo and
+// review see it, instead of behind its back. Paths are absolute and have
+// been confined by the Root first: the editor is only ever asked about a
+// file the tool could have opened itself.
+type Buffers interface {
+	// CanRead and CanWrite say which of the two the editor offers.
+	CanRead() bool
+	CanWrite() bool
+	// ReadText and WriteText return when the editor answers or ctx
+	// ends. When ctx ends first, late is closed once the editor answers
+	// after all (or the connection ends): until then it may still open
+	// the file.
+	ReadText(ctx context.Context, path string) (text string, late <-chan struct{}, err error)
+	WriteText(ctx context.Context, path, content string) (late <-chan struct{}, err error)
+}
+
+// BufferTimeout bounds one question to the editor: an editor that does
+// not answer must not hang a tool.
+const BufferTimeout = 10 * time.Second
+
+// maxBufferRead is the largest file read through the editor; larger ones
+// are read from disk, streamed (the editor would send them whole).
+const maxBufferRead = 8 << 20
+
+// Where a file's text came from, as a result says it.
+const (
+	viaDisk   = ""
+	viaEditor = "editor"
+)
+
+// usesEditor says whether files go through the editor: only when it
+// offers both halves of fs. An edit is planned on the text it replaces
+// and written where that text is; with one half, it would be planned on
+// the buffer and written to the disk behind it, or planned on the disk
+// and written over the buffer's unsaved text.
+func (e *Env) usesEditor() bool {
+	return e != nil && e.Buffers != nil && e.Buffers.CanRead() && e.Buffers.CanWrite()
+}
+
+// UsesEditor says whether the session's files are read and written
+// through the editor (see usesEditor).
+func (e *Env) UsesEditor() bool { return e.usesEditor() }
+
+// editorCall is a question to the editor about a file, announced
+// (fslock): from before bridle checks the path until the editor is done
+// with the question, no command that could swap the file for a link runs,
+// in any session.
+type editorCall struct {
+	release func()
+	// late is set when bridle stopped waiting before the editor answered
+	// (the turn ended, the question's time bound passed): the editor may
+	// still open the file until it answers.
+	late <-chan struct{}
+}
+
+// commandWait bounds how long a question to the editor about a file
+// waits for a command that can write there to end: one of another
+// session, or of another bridle window, whose workspace holds the file
+// (a session at the home directory, another window's test run). Commands
+// may run for minutes; an edit must not hold its turn that long. Commands
+// wait as long for the editor (editorWait).
+const commandWait = 30 * time.Second
+
+// errWaitedOut is why an edit gave up waiting for a command to end.
+var errWaitedOut = fmt.Errorf("a command that can write there (of another session, or another bridle window, whose workspace holds this file) was still running after %v, and the editor is not asked about a file while one runs: retry once it has ended", commandWait)
+
+// holdEditor announces a question to the editor about path. Without wait
+// it fails at once if a command that could change what path leads to is
+// running; with wait it waits for such commands to end, up to
+// commandWait, saying so on the call's card (Env.Waiting), unless the Env
+// does not wait (WithoutWaiting).
+func holdEditor(ctx context.Context, env *Env, path string, wait bool) (*editorCall, error) {
+	abs := env.Root.Abs(path)
+	release, err := env.Locks.Editor(ctx, abs, false)
+	if errors.Is(err, fslock.ErrBusy) && wait && !env.noWait {
+		if env.Waiting != nil {
+			env.Waiting(fmt.Sprintf("[waiting for a command of another session (or another bridle window) that can write %s to end, up to %v: the editor is not asked about a file while one runs]", path, commandWait))
+		}
+		wctx, cancel := context.WithTimeout(ctx, commandWait)
+		release, err = env.Locks.Editor(wctx, abs, true)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = errWaitedOut
+		}
+	}
+	switch {
+	case errors.Is(err, fslock.ErrBusy):
+		return nil, fmt.Errorf("%s: %w; the editor is not asked while one runs", path, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &editorCall{release: release}, nil
+}
+
+// done ends the announcement once the editor is done with the question:
+// now if it answered, else when its late answer comes.
+func (c *editorCall) done() {
+	if c.late == nil {
+		c.release()
+		return
+	}
+	go func() {
+		<-c.late
+		c.release()
+	}()
+}
+
+// bufferText asks the editor for the text of a confined file, at abs
+// (Root.EditorPath); path is as the model named it.
+func bufferText(ctx context.Context, env *Env, call *editorCall, abs, path string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, BufferTimeout)
+	defer cancel()
+	text, late, err := env.Buffers.ReadText(ctx, abs)
+	call.late = late
+	if err != nil {
+		return "", fmt.Errorf("the editor could not give %s: %w", path, err)
+	}
+	return text, nil
+}
+
+// openRead opens a file for read_file, through the Root. When the editor's
+// buffers are used and it is a regular file of at most maxBufferRead
+// bytes, the editor is asked for its text too: buf is then that text, or
+// disk says why the file's own content is read instead. A read changes
+// nothing, so it never waits for a command to end: while one runs, the
+// disk is read.
+func openRead(ctx context.Context, env *Env, path string) (f *os.File, fi fs.FileInfo, buf *string, disk, err error) {
+	if !env.usesEditor() {
+		f, fi, err = env.Root.Open(path)
+		return f, fi, nil, nil, err
+	}
+	call, busy := holdEditor(ctx, env, path, false)
+	if busy == nil {
+		defer call.done()
+	}
+	f, fi, err = env.Root.Open(path) // checked inside the announcement
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxBufferRead {
+		return f, fi, nil, nil, err
+	}
+	if busy != nil {
+		return f, fi, nil, busy, nil
+	}
+	abs, err := env.Root.EditorPath(path, fi)
+	if err != nil {
+		return f, fi, nil, err, nil
+	}
+	text, err := bufferText(ctx, env, call, abs, path)
+	if err != nil {
+		env.Texts.drop(abs)
+		return f, fi, nil, err, nil
+	}
+	env.Texts.put(abs, text)
+	return f, fi, &text, nil, nil
+}
+
+// editorPath opens path through the Root, inside the editor call's
+// announcement, and returns the absolute path the editor is to be given
+// for it: one that leads, by name, to the file opened (Root.EditorPath).
+func editorPath(env *Env, path string) (string, error) {
+	f, fi, err := env.Root.Open(path)
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	return env.Root.EditorPath(path, fi)
+}
+
+// readFileText returns a file's content as an edit starts from: the
+// editor's buffer when it offers buffers (where the user may have unsaved
+// text that a write through the editor must not lose), else the disk. The
+// file is checked through the Root first either way. exists is false when
+// there is no such file.
+func readFileText(ctx context.Context, env *Env, path string) (content []byte, exists bool, err error) {
+	if _, err := env.Root.Lstat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "does not exist") {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	if !env.usesEditor() {
+		data, err := env.Root.ReadFile(path, MaxEditBytes)
+		if err != nil {
+			return nil, false, err
+		}
+		return data, true, nil
+	}
+	// No fallback to the disk: an edit planned on the disk's text and
+	// written through the editor would drop the user's unsaved changes.
+	call, err := holdEditor(ctx, env, path, true)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w; nothing was changed", err)
+	}
+	defer call.done()
+	abs, err := editorPath(env, path) // confined as a read would be, inside the announcement
+	if err != nil {
+		return nil, false, fmt.Errorf("%w; nothing was changed", err)
+	}
+	text, err := bufferText(ctx, env, call, abs, path)
+	if err != nil {
+		env.Texts.drop(abs)
+		return nil, false, fmt.Errorf("%w; nothing was changed", err)
+	}
+	env.Texts.put(abs, text)
+	if len(text) > MaxEditBytes {
+		return nil, false, fmt.Errorf("%s is %d bytes in the editor, over the %d-byte limit for edits", path, len(text), MaxEditBytes)
+	}
+	return []byte(text), true, nil
+}
+
+// writeFileText replaces a file's content: through the editor when it
+// offers buffers and the file exists (the editor then holds the new text;
+// it saves it as the user's settings say), else atomically on disk. A new
+// file is made on disk: no buffer can hold unsaved text for it, and
+// missing directories are made with it. It returns where it wrote.
+func writeFileText(ctx context.Context, env *Env, path string, data []byte, exists bool) (string, error) {
+	if !exists || !env.usesEditor() {
+		return viaDisk, env.Root.WriteFile(path, data)
+	}
+	call, err := holdEditor(ctx, env, path, true)
+	if err != nil {
+		return "", fmt.Errorf("%w; nothing was changed", err)
+	}
+	defer call.done()
+	// Confined as a write would be: not hidden, and the file itself
+	// opens inside the workspace (no link out).
+	if err := env.Root.CheckWrite(path); err != nil {
+		return "", err
+	}
+	abs, err := editorPath(env, path)
+	if err != nil {
+		return "", fmt.Errorf("%w; nothing was changed", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, BufferTimeout)
+	defer cancel()
+	late, err := env.Buffers.WriteText(ctx, abs, string(data))
+	call.late = late
+	if err != nil {
+		env.Texts.drop(abs) // the editor may hold either text now
+		// Not written to disk instead: the editor's buffer may hold text
+		// the user has not saved, which a later save would write over ours
+		// (or ours over theirs).
+		return "", fmt.Errorf("the editor did not take the new text of %s (%v); bridle did not write the file either: read it again before retrying", path, err)
+	}
+	env.Texts.put(abs, string(data))
+	return viaEditor, nil
+}
+
+// diskIfBinary returns a file's bytes on disk when the editor offers its
+// buffers and those bytes are not text: a buffer holds text, so a binary
+// file (which a command may have changed) read through the editor would
+// not hash as it is, nor come back byte for byte.
+func diskIfBinary(env *Env, path string) ([]byte, bool) {
+	if !env.usesEditor() {
+		return nil, false
+	}
+	data, err := env.Root.ReadFile(path, MaxEditBytes)
+	if err != nil || utf8.Valid(data) {
+		return nil, false
+	}
+	return data, true
+}
+
+// viaNote is what a result adds to say where its text came from.
+func viaNote(via string) string {
+	if via == viaEditor {
+		return " (through the editor)"
+	}
+	return ""
+}
+
+// FileContent returns a workspace file's content as an edit would start
+// from (the editor's buffer when it offers buffers), or exists=false when
+// there is none: what a checkpoint keeps before an edit.
+func FileContent(ctx context.Context, env *Env, path string) (content []byte, exists bool, err error) {
+	if data, ok := diskIfBinary(env, path); ok {
+		return data, true, nil
+	}
+	return readFileText(ctx, env, path)
+}
+
+// PutFile replaces (or creates) a workspace file as the edit tools do:
+// through the editor for a file that exists when it offers buffers, else
+// atomically on disk; bytes that are not text always go to disk.
+func PutFile(ctx context.Context, env *Env, path string, data []byte, exists bool) error {
+	if !utf8.Valid(data) {
+		exists = false // on disk: the editor would take it as text, not bytes
+	}
+	_, err := writeFileText(ctx, env, path, data, exists)
+	return err
+}

@@ -1,0 +1,105 @@
+package tools
+
+import (
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A running command's output is shown to the user as it comes (Env.Live):
+// the tail of it, redacted, at a bounded rate. The model still reads only
+// the result, capped and redacted once at the end.
+const (
+	// liveEvery is the most often the tail is shown.
+	liveEvery = 250 * time.Millisecond
+	// liveWindow is how much of the output's end is kept and redacted for
+	// each showing: far more than is shown, so that a secret or a key
+	// block that reaches into the lines shown starts inside it.
+	liveWindow = 64 << 10
+	// liveLines and liveBytes bound what is shown.
+	liveLines = 40
+	liveBytes = 4 << 10
+)
+
+// liveTail keeps the end of a command's output for showing.
+type liveTail struct {
+	mu      sync.Mutex
+	buf     []byte
+	changed bool
+}
+
+// Write implements io.Writer; it never fails.
+func (l *liveTail) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	if over := len(l.buf) - liveWindow; over > 0 {
+		l.buf = append(l.buf[:0], l.buf[over:]...)
+	}
+	l.changed = len(p) > 0 || l.changed
+	return len(p), nil
+}
+
+// snapshot is the tail to show, redacted, and whether it changed since the
+// last one.
+func (l *liveTail) snapshot(env *Env) (string, bool) {
+	l.mu.Lock()
+	if !l.changed {
+		l.mu.Unlock()
+		return "", false
+	}
+	l.changed = false
+	s := string(l.buf)
+	l.mu.Unlock()
+	return tailOf(env.redact(s), liveLines, liveBytes), true
+}
+
+// tailOf is the last lines of s: at most n lines and max bytes, cut at a
+// line's start, or the end of the last line alone when it is longer.
+func tailOf(s string, n, max int) string {
+	s = strings.TrimRight(s, "\n")
+	start := len(s)
+	for lines := 0; lines < n && start > 0; lines++ {
+		from := strings.LastIndexByte(s[:start-1], '\n') + 1 // 0 when none
+		if start < len(s) && len(s)-from > max {
+			break
+		}
+		start = from
+	}
+	if len(s)-start > max {
+		start = len(s) - max
+		for start < len(s) && s[start]&0xC0 == 0x80 {
+			start++ // not inside a character
+		}
+	}
+	return s[start:]
+}
+
+// startLive tees a command's output into a tail shown through show every
+// liveEvery while it changes. stop ends the showing; the result follows.
+func startLive(env *Env, show func(string)) (w io.Writer, stop func()) {
+	l := &liveTail{}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(liveEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if text, ok := l.snapshot(env); ok && text != "" {
+					show(text)
+				}
+			}
+		}
+	}()
+	return l, func() {
+		close(done)
+		wg.Wait()
+	}
+}
