@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -381,7 +380,7 @@ func assignments(data []byte) int {
 // and checks the type on the open file, so a FIFO or device renamed over
 // it is refused, never waited on; os.Root keeps a link from leading out.
 func readDotEnv(root *os.Root, rel string, lines, size int) (data []byte, cut bool) {
-	data, err := readSmallN(root, rel, min(size, dotEnvMax)+1)
+	data, err := workspace.ReadRegularInN(root, rel, int64(min(size, dotEnvMax)+1))
 	if err != nil {
 		return nil, false
 	}
@@ -481,28 +480,9 @@ func readDir(root *os.Root, name string) ([]fs.DirEntry, error) {
 // readSmall reads a regular file below root of at most dotEnvMax bytes
 // (a larger one is refused).
 func readSmall(root *os.Root, name string) ([]byte, error) {
-	data, err := readSmallN(root, name, dotEnvMax+1)
+	data, err := workspace.ReadRegularInN(root, name, dotEnvMax+1)
 	if err == nil && len(data) > dotEnvMax {
 		return nil, fs.ErrInvalid
 	}
 	return data, err
-}
-
-// readSmallN reads at most n bytes of a regular file below root. It
-// opens without blocking and checks the file's type on the open file, so
-// a FIFO or a device put in its place is refused, never waited on.
-func readSmallN(root *os.Root, name string, n int) ([]byte, error) {
-	f, err := workspace.OpenNoWait(root, name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fs.ErrInvalid
-	}
-	return io.ReadAll(io.LimitReader(f, int64(n)))
 }

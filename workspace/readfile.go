@@ -36,7 +36,7 @@ func ReadRegular(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readOpened(f, path)
+	return readOpened(f, path, MaxProjectFile)
 }
 
 // ReadRegularIn is ReadRegular for the file name below root (os.Root:
@@ -44,16 +44,21 @@ func ReadRegular(path string) ([]byte, error) {
 // type is checked on the file it opened, so a named pipe renamed over
 // the name at any moment is refused, never waited on.
 func ReadRegularIn(root *os.Root, name string) ([]byte, error) {
+	return ReadRegularInN(root, name, MaxProjectFile)
+}
+
+// ReadRegularInN is ReadRegularIn that reads at most n bytes.
+func ReadRegularInN(root *os.Root, name string, n int64) ([]byte, error) {
 	f, err := OpenNoWait(root, name)
 	if err != nil {
 		return nil, err
 	}
-	return readOpened(f, name)
+	return readOpened(f, name, n)
 }
 
-// readOpened reads f, opened without waiting, if it is a regular file,
-// and closes it.
-func readOpened(f *os.File, name string) ([]byte, error) {
+// readOpened reads at most n bytes of f, opened without waiting, if it is
+// a regular file, and closes it.
+func readOpened(f *os.File, name string, n int64) ([]byte, error) {
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
@@ -62,7 +67,7 @@ func readOpened(f *os.File, name string) ([]byte, error) {
 	if err := regular(name, fi); err != nil {
 		return nil, err
 	}
-	return io.ReadAll(io.LimitReader(f, MaxProjectFile))
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // regular refuses what is not a regular file, naming what it is.
