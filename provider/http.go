@@ -132,3 +132,57 @@ func (e *BodyEncoder) Encode(v any) ([]byte, error) {
 	e.last.Store(int64(len(b)))
 	return b, nil
 }
+
+// Endpoint is what an HTTP provider's client holds the same way: its
+// name, its base URL (without a trailing slash), the HTTP client and the
+// headers every request carries.
+type Endpoint struct {
+	Name    string
+	BaseURL string
+	HTTP    *http.Client
+	Header  http.Header
+}
+
+// NewEndpoint fills an Endpoint's defaults: the name and base URL when
+// empty, a client without a timeout (cancellation comes from the
+// context), and the headers: JSON accepted, a first attempt counted
+// (retries belong to WithRetry, which knows whether output already
+// reached the editor; servers that count retries read it, as they did
+// from the SDKs), the token as a bearer token when there is one, the
+// provider's own headers, then the user's, which win.
+func NewEndpoint(name, baseURL string, client *http.Client, token string, own, user map[string]string) Endpoint {
+	if client == nil {
+		client = &http.Client{}
+	}
+	h := http.Header{}
+	h.Set("Accept", "application/json")
+	h.Set("X-Stainless-Retry-Count", "0")
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	for _, m := range []map[string]string{own, user} {
+		for k, v := range m {
+			h.Set(k, v)
+		}
+	}
+	return Endpoint{Name: name, BaseURL: strings.TrimSuffix(baseURL, "/"), HTTP: client, Header: h}
+}
+
+// APIError starts the Error of an API's answer: its status, the wait it
+// asks for, and its message cut to 300 bytes, which the provider words
+// into the Error's Message once it has set its Kind (Settle ends it).
+func APIError(name string, status int, header http.Header, msg string, partial bool, err error) (*Error, string) {
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return &Error{Provider: name, Status: status, Partial: partial, Err: err, RetryAfter: RetryAfter(header, time.Now())}, msg
+}
+
+// Settle ends an Error APIError started: an answer cut after output
+// reached the editor is never retried.
+func (e *Error) Settle() *Error {
+	if e.Partial {
+		e.Retryable = false
+	}
+	return e
+}

@@ -7,12 +7,12 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"iter"
 	"net/http"
-	"strings"
 
 	"github.com/bridle-dev/bridle/provider"
 )
@@ -54,34 +54,11 @@ type Client struct {
 
 // New returns a client for cfg.
 func New(cfg Config) *Client {
-	if cfg.Name == "" {
-		cfg.Name = "anthropic"
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
-	h := http.Header{}
-	h.Set("Accept", "application/json")
-	h.Set("Anthropic-Version", APIVersion)
-	// Retries belong to provider.WithRetry, which knows whether output
-	// has already reached the editor; the header tells the API this is
-	// a first attempt, as the SDK did.
-	h.Set("X-Stainless-Retry-Count", "0")
 	// The key goes as a bearer token, as the SDK sent it; a gateway's
 	// token the same way when there is no key.
-	switch {
-	case cfg.APIKey != "":
-		h.Set("Authorization", "Bearer "+cfg.APIKey)
-	case cfg.AuthToken != "":
-		h.Set("Authorization", "Bearer "+cfg.AuthToken)
-	}
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
-	}
-	return &Client{name: cfg.Name, baseURL: strings.TrimSuffix(cfg.BaseURL, "/"), http: cfg.HTTPClient, header: h}
+	ep := provider.NewEndpoint(cmp.Or(cfg.Name, "anthropic"), cmp.Or(cfg.BaseURL, DefaultBaseURL), cfg.HTTPClient,
+		cmp.Or(cfg.APIKey, cfg.AuthToken), map[string]string{"Anthropic-Version": APIVersion}, cfg.Headers)
+	return &Client{name: ep.Name, baseURL: ep.BaseURL, http: ep.HTTP, header: ep.Header}
 }
 
 // Name implements provider.Provider.

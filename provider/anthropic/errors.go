@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -27,19 +26,13 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 	if msg == "" {
 		msg = strings.TrimSpace(raw)
 	}
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
-	}
-	e := &provider.Error{Provider: c.name, Partial: partial, Err: err}
 	// An error event inside a 200 stream carries the status of the stream,
 	// so the error type decides; the HTTP status decides when there is no
 	// type (a proxy's HTML page, say).
+	e, msg := provider.APIError(c.name, status, api.Header, msg, partial, err)
 	if status == http.StatusOK {
 		e.Status = 0
-	} else {
-		e.Status = status
 	}
-	e.RetryAfter = provider.RetryAfter(api.Header, time.Now())
 	switch {
 	case typ == "overloaded_error" || status == 529:
 		e.Kind, e.Retryable = provider.ErrOverloaded, true
@@ -84,10 +77,7 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 		e.Kind = provider.ErrBadRequest
 		e.Message = fmt.Sprintf("unexpected answer (%s)", msg)
 	}
-	if partial {
-		e.Retryable = false
-	}
-	return e
+	return e.Settle()
 }
 
 func isTooLong(msg string) bool {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -51,11 +50,7 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 		}
 		return e
 	}
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
-	}
-	e := &provider.Error{Provider: c.name, Status: status, Partial: partial, Err: err}
-	e.RetryAfter = provider.RetryAfter(header, time.Now())
+	e, msg := provider.APIError(c.name, status, header, msg, partial, err)
 	lower := strings.ToLower(msg + " " + code + " " + typ)
 	switch {
 	case code == "context_length_exceeded" || strings.Contains(lower, "maximum context length") ||
@@ -97,10 +92,7 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 		e.Kind = provider.ErrBadRequest
 		e.Message = "the server rejected the request (" + msg + ")"
 	}
-	if partial {
-		e.Retryable = false
-	}
-	return e
+	return e.Settle()
 }
 
 func first(a, b string) string {

@@ -6,12 +6,12 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"iter"
 	"net/http"
-	"strings"
 
 	"github.com/bridle-dev/bridle/provider"
 )
@@ -59,39 +59,15 @@ type Client struct {
 
 // New returns a client for cfg.
 func New(cfg Config) *Client {
-	if cfg.Name == "" {
-		cfg.Name = "openai"
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = OpenAIBaseURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
-	h := http.Header{}
-	h.Set("Accept", "application/json")
-	// Retries belong to provider.WithRetry; the header says so to
-	// servers that count them, as the SDK did.
-	h.Set("X-Stainless-Retry-Count", "0")
-	if cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+cfg.APIKey)
-	}
+	own := map[string]string{}
 	if cfg.Organization != "" {
-		h.Set("OpenAI-Organization", cfg.Organization)
+		own["OpenAI-Organization"] = cfg.Organization
 	}
 	if cfg.Project != "" {
-		h.Set("OpenAI-Project", cfg.Project)
+		own["OpenAI-Project"] = cfg.Project
 	}
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
-	}
-	return &Client{
-		name:            cfg.Name,
-		baseURL:         strings.TrimSuffix(cfg.BaseURL, "/"),
-		legacyMaxTokens: cfg.LegacyMaxTokens,
-		http:            cfg.HTTPClient,
-		header:          h,
-	}
+	ep := provider.NewEndpoint(cmp.Or(cfg.Name, "openai"), cmp.Or(cfg.BaseURL, OpenAIBaseURL), cfg.HTTPClient, cfg.APIKey, own, cfg.Headers)
+	return &Client{name: ep.Name, baseURL: ep.BaseURL, legacyMaxTokens: cfg.LegacyMaxTokens, http: ep.HTTP, header: ep.Header}
 }
 
 // Name implements provider.Provider.
