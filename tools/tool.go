@@ -1,8 +1,3 @@
-// Package sandbox is the box the agent works in: the tools, the registry of
-// tools each mode allows, output caps with spill to artifacts, and
-// redaction of what tools return. Path confinement to the workspace (the
-// Root, its hidden paths, the walks) is in sandbox/confine, confined
-// processes in sandbox/box, secret redaction in redact.
 package tools
 
 import (
