@@ -14,7 +14,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/internal/acpclient"
-	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/internal/app"
 )
 
 // demo runs bridle as an editor would: it starts this binary as a child
@@ -80,16 +80,11 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 	}
 
 	fmt.Fprintf(w, "\nThe session's event log (bridle log %s):\n\n", sid)
-	st, err := store.Open(ctx, db)
+	l, err := app.New(app.Options{DB: db, Log: g.log}).ReadLog(ctx, sid)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	recs, err := st.Events(ctx, sid, 0)
-	if err != nil {
-		return err
-	}
-	if err := writeLog(w, recs, false); err != nil {
+	if err := writeLog(w, l, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nThe SQLite file is %s. Look again with:\n  go run . log --db %s %s\n", db, db, sid)
