@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,15 @@ import (
 	"github.com/bridle-dev/bridle/internal/app"
 )
 
+// demoProject is the project `bridle demo` copies and works in. It lives
+// here, beside the command, rather than in the repository's testdata/, so
+// that nothing of the tests' data is embedded in the product; its
+// directory begins with "_" so the go tool does not build its main.go as
+// a package of bridle.
+//
+//go:embed _demo
+var demoProject embed.FS
+
 // demo runs bridle as an editor would: it starts this binary as a child
 // speaking ACP over real pipes, with the offline scripted model, in a
 // temporary workspace; sends two prompts; prints the conversation as the
@@ -27,7 +38,11 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 		return err
 	}
 	workspace := filepath.Join(dir, "workspace")
-	if err := os.CopyFS(workspace, g.build.DemoWorkspace); err != nil {
+	project, err := fs.Sub(demoProject, "_demo")
+	if err != nil {
+		return err
+	}
+	if err := os.CopyFS(workspace, project); err != nil {
 		return err
 	}
 	db := filepath.Join(dir, "bridle.db")
