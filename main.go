@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/internal/cli"
-	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox/box"
 )
 
@@ -29,6 +28,6 @@ func main() {
 	// bridle re-executes itself as the sandbox's first process; that
 	// process must do nothing else.
 	box.MaybeRunHelper()
-	os.Exit(cli.Main(context.Background(), cli.Build{Version: strings.TrimSpace(version), Commit: commit, Date: date,
-		Scenarios: scripted.Scenarios(), DemoWorkspace: scripted.DemoWorkspace()}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	b := cli.Build{Version: strings.TrimSpace(version), Commit: commit, Date: date}
+	os.Exit(cli.Main(context.Background(), b, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/sandbox/fslock"
 	"github.com/bridle-dev/bridle/session"
@@ -22,15 +22,14 @@ import (
 
 // Options are what the command line decides about the stack.
 type Options struct {
-	DB        string // the database file
-	Model     string // --model, else $BRIDLE_MODEL
-	Version   string // bridle's version, recorded in each session
-	Scenarios fs.FS  // the embedded scripted-model scenarios
-	Log       *slog.Logger
+	DB      string // the database file
+	Model   string // --model, else $BRIDLE_MODEL
+	Version string // bridle's version, recorded in each session
+	Log     *slog.Logger
 }
 
 // App is the whole stack a session runs on, built once for every command
-// that runs sessions (serve, run): the models and settings, the store,
+// that runs sessions (serve, run, rewind): the models and settings, the store,
 // the box, the tools, bridle's own and hidden paths, the fault hook.
 type App struct {
 	Options
@@ -60,7 +59,7 @@ var ErrFault = errors.New("bad fault injection setting (BRIDLE_FAULT)")
 // New resolves the configuration; it opens nothing, so a command can
 // refuse early (no model configured) without creating the database.
 func New(o Options) *App {
-	a := &App{Options: o, Models: &Models{Flag: o.Model, Getenv: os.Getenv, Scenarios: o.Scenarios, Log: o.Log, Wrap: provider.MaybeRecord}}
+	a := &App{Options: o, Models: &Models{Flag: o.Model, Getenv: os.Getenv, Scenarios: scripted.Scenarios(), Log: o.Log, Wrap: provider.MaybeRecord}}
 	a.Models.Hidden = a.paths
 	return a
 }

@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -37,10 +36,6 @@ type Build struct {
 	// Commit and Date are stamped by make dist; empty otherwise (see
 	// Stamped).
 	Commit, Date string
-	// Scenarios holds the scripted model's scenarios (demo.json, ...).
-	Scenarios fs.FS
-	// DemoWorkspace is the project `bridle demo` copies and works in.
-	DemoWorkspace fs.FS
 }
 
 // globals are the flags every command takes.
@@ -233,7 +228,8 @@ func defaultDB() string {
 	return filepath.Join(dir, "bridle", "bridle.db")
 }
 
-// app is the stack for the commands that run sessions.
+// app is the stack for the commands that run sessions or read the
+// database.
 func (g globals) app() *app.App {
-	return app.New(app.Options{DB: g.db, Model: g.model, Version: g.build.Version, Scenarios: g.build.Scenarios, Log: g.log})
+	return app.New(app.Options{DB: g.db, Model: g.model, Version: g.build.Version, Log: g.log})
 }

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +16,17 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/internal/acpclient"
-	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/internal/app"
 )
+
+// demoProject is the project `bridle demo` copies and works in. It lives
+// here, beside the command, rather than in the repository's testdata/, so
+// that nothing of the tests' data is embedded in the product; its
+// directory begins with "_" so the go tool does not build its main.go as
+// a package of bridle.
+//
+//go:embed _demo
+var demoProject embed.FS
 
 // demo runs bridle as an editor would: it starts this binary as a child
 // speaking ACP over real pipes, with the offline scripted model, in a
@@ -27,7 +38,11 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 		return err
 	}
 	workspace := filepath.Join(dir, "workspace")
-	if err := os.CopyFS(workspace, g.build.DemoWorkspace); err != nil {
+	project, err := fs.Sub(demoProject, "_demo")
+	if err != nil {
+		return err
+	}
+	if err := os.CopyFS(workspace, project); err != nil {
 		return err
 	}
 	db := filepath.Join(dir, "bridle.db")
@@ -80,16 +95,11 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 	}
 
 	fmt.Fprintf(w, "\nThe session's event log (bridle log %s):\n\n", sid)
-	st, err := store.Open(ctx, db)
+	l, err := app.New(app.Options{DB: db, Log: g.log}).ReadLog(ctx, sid)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	recs, err := st.Events(ctx, sid, 0)
-	if err != nil {
-		return err
-	}
-	if err := writeLog(w, recs, false); err != nil {
+	if err := writeLog(w, l, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nThe SQLite file is %s. Look again with:\n  go run . log --db %s %s\n", db, db, sid)

@@ -4,12 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strings"
-	"time"
 
-	"github.com/bridle-dev/bridle/sandbox/box"
-	"github.com/bridle-dev/bridle/workspace"
+	"github.com/bridle-dev/bridle/internal/app"
 )
 
 // doctor prints which sandbox layers this machine has and what bridle does
@@ -25,10 +21,7 @@ func doctor(args []string, w io.Writer) error {
 			return fmt.Errorf("doctor: unknown argument %q (it takes only --json)", a)
 		}
 	}
-	bx := box.New(box.Options{})
-	defer bx.Close()
-	r := bx.Report()
-	r.Layers = append(r.Layers, watcherLayer())
+	r := app.Doctor()
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -43,42 +36,4 @@ func doctor(args []string, w io.Writer) error {
 		fmt.Fprintf(w, "Commands are not kept in here (%s): full-auto asks before the first command of each session.\n", why)
 	}
 	return nil
-}
-
-// watcherLayer watches the current directory as a session would and says
-// whether every directory could be watched.
-func watcherLayer() box.Layer {
-	l := box.Layer{Name: "file watcher",
-		Without: "changes on disk are found by checking modification times when an output is used; listings and searches are not cached"}
-	dir, err := os.Getwd()
-	if err != nil {
-		l.Detail = err.Error()
-		return l
-	}
-	w, err := workspace.Watch([]string{dir}, workspace.WatchOptions{})
-	if err != nil {
-		l.Detail = err.Error()
-		return l
-	}
-	defer w.Close()
-	ready := w.WaitReady(10 * time.Second)
-	switch {
-	case w.Degraded() != "":
-		l.Detail = w.Degraded()
-	case !ready:
-		l.Detail = "adding the watches of " + dir + " takes more than 10 s; until they are in place, modification times are checked"
-	default:
-		l.OK = true
-		l.Detail = fmt.Sprintf("%d directories of %s watched (limit %s)", w.Watched(), dir, inotifyLimit())
-	}
-	return l
-}
-
-// inotifyLimit reads the OS limit on watches, where there is one to read.
-func inotifyLimit() string {
-	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
-	if err != nil {
-		return "set by the OS"
-	}
-	return "fs.inotify.max_user_watches = " + strings.TrimSpace(string(b))
 }

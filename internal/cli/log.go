@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/event"
-	"github.com/bridle-dev/bridle/session"
-	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/internal/app"
 )
 
 // printLog prints one session's events.
@@ -27,38 +26,25 @@ func printLog(ctx context.Context, g globals, args []string, w io.Writer) error 
 	if len(ids) != 1 {
 		return errors.New("log needs one session id: bridle log SESSION [--json] [--context] (list them with `bridle sessions`)")
 	}
-	st, err := openExisting(ctx, g.db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	id := ids[0]
-	if _, err := st.Session(ctx, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("no session %q in %s; list them with `bridle sessions`", id, g.db)
-		}
-		return err
-	}
-	recs, err := st.Events(ctx, id, 0)
+	l, err := g.app().ReadLog(ctx, ids[0])
 	if err != nil {
 		return err
 	}
 	if *occupancy {
-		return writeContext(w, recs, *asJSON)
+		return writeContext(w, l, *asJSON)
 	}
-	return writeLog(w, recs, *asJSON)
+	return writeLog(w, l, *asJSON)
 }
 
-func writeLog(w io.Writer, recs []store.Record, asJSON bool) error {
-	events, errs := decodeRecords(recs)
+func writeLog(w io.Writer, l app.Log, asJSON bool) error {
+	events, errs := l.Events, l.Errs
 	if asJSON {
 		enc := json.NewEncoder(w)
-		for i, r := range recs {
-			v, err := session.ViewEvent(events, i, r.Payload)
+		for i := range l.Records {
+			v, err := l.View(i)
 			if err != nil {
 				return err
 			}
-			v.Kind = r.Kind // an event that cannot be decoded keeps its kind
 			if err := enc.Encode(v); err != nil {
 				return err
 			}
@@ -67,13 +53,13 @@ func writeLog(w io.Writer, recs []store.Record, asJSON bool) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tKIND\tTOKENS\tSUMMARY")
-	for i, r := range recs {
+	for i, r := range l.Records {
 		sum := ""
 		if errs[i] != nil {
 			sum = "(" + errs[i].Error() + ")"
 		} else {
 			sum = event.Summary(events[i].Payload)
-			if c := session.ReplacesOf(events, r.Seq); c != nil {
+			if c := l.Replaces(i); c != nil {
 				sum = fmt.Sprintf("summary of events %d–%d (%d events, %d tokens as originals) in %d tokens", c.From, c.Through, c.Events, c.CoveredTokens, c.SummaryTokens)
 				if c.WindowAfter > 0 {
 					sum += fmt.Sprintf("; the window went from %d to %d tokens (freed %d)", c.WindowBefore, c.WindowAfter, c.FreedTokens)
@@ -86,33 +72,16 @@ func writeLog(w io.Writer, recs []store.Record, asJSON bool) error {
 	return tw.Flush()
 }
 
-// decodeRecords decodes a log; an event that cannot be decoded keeps its
-// error and a nil payload, so the rest still prints.
-func decodeRecords(recs []store.Record) ([]event.Event, []error) {
-	events := make([]event.Event, len(recs))
-	errs := make([]error, len(recs))
-	for i, r := range recs {
-		p, err := event.Decode(event.Kind(r.Kind), r.Payload)
-		events[i] = event.Event{Seq: r.Seq, Time: time.UnixMilli(r.CreatedAt), Tokens: r.Tokens, Payload: p}
-		if err != nil {
-			errs[i] = err
-			events[i].Payload = event.ModeChanged{} // never projected
-		}
-	}
-	return events, errs
-}
-
 // writeContext prints the context_assembled series: how each model
 // request filled the window, and what the window did about it.
-func writeContext(w io.Writer, recs []store.Record, asJSON bool) error {
-	events, _ := decodeRecords(recs)
+func writeContext(w io.Writer, l app.Log, asJSON bool) error {
 	enc := json.NewEncoder(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	if !asJSON {
 		fmt.Fprintln(tw, "SEQ\tWINDOW\tUSED\tUSE%\tPREFIX\tTASK+PINS\tHISTORY\tTOOLS\tSLACK\tACTION\tDROPPED\tRATIO\tPREFIX-HASH\t")
 	}
 	n := 0
-	for _, e := range events {
+	for _, e := range l.Events {
 		c, ok := e.Payload.(event.ContextAssembled)
 		if !ok {
 			continue

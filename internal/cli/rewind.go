@@ -6,9 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
-
-	"github.com/bridle-dev/bridle/event"
+	"syscall"
 )
 
 // rewind is `bridle rewind SESSION N`: the session goes back to before
@@ -27,23 +28,17 @@ func rewind(ctx context.Context, g globals, args []string, stdout, stderr io.Wri
 	if len(words) != 1 && len(words) != 2 {
 		return errors.New("rewind needs a session and a prompt number: bridle rewind SESSION N, or SESSION undo (bridle rewind SESSION lists the prompts)")
 	}
-	command := "/rewind" // alone: list the prompts, with the files each changed
+	arg := "" // none: list the prompts, with the files each changed
 	if len(words) == 2 {
 		if n, err := strconv.Atoi(words[1]); words[1] != "undo" && (err != nil || n < 1) {
 			return fmt.Errorf("rewind: %q is not a prompt number (1 is the session's first prompt) nor undo", words[1])
 		}
-		command += " " + words[1]
+		arg = words[1]
 	}
-	ctx, mgr, out, done, err := headless(ctx, g.app(), stdout, stderr)
-	if err != nil {
-		return err
-	}
-	defer done()
-	s, err := mgr.Get(ctx, words[0])
-	if err != nil {
-		return err
-	}
-	_, err = s.Prompt(ctx, []event.Content{{Type: "text", Text: command}})
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := &printer{stdout: stdout, stderr: stderr}
+	err = g.app().Rewind(ctx, out, words[0], arg)
 	out.finish()
 	return err
 }

@@ -14,15 +14,13 @@ import (
 	"syscall"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/app"
-	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session"
 )
 
-// runOnce is `bridle run "prompt"`: one turn in a new session, headless,
-// the answer streamed to stdout and tool activity to stderr. The session
-// is logged like any other (`bridle log` shows it).
+// runOnce is `bridle run "prompt"`: one turn in a new session, headless
+// (app.Run), the answer streamed to stdout and tool activity to stderr;
+// Ctrl-C or SIGTERM cancels it. The session is logged like any other
+// (`bridle log` shows it).
 func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Writer) error {
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
 	fl.SetOutput(stderr)
@@ -44,66 +42,21 @@ func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return fmt.Errorf("--cwd: %w", err)
 	}
-	a := g.app()
-	if msg := a.Models.Unconfigured(dir); msg != "" {
-		return errors.New(msg)
-	}
-	ctx, mgr, out, done, err := headless(ctx, a, stdout, stderr)
-	if err != nil {
-		return err
-	}
-	defer done()
-	info, err := mgr.New(ctx, session.NewParams{Cwd: dir})
-	if err != nil {
-		return err
-	}
-	s, err := mgr.Get(ctx, info.ID)
-	if err != nil {
-		return err
-	}
-	if *mode != "" {
-		if err := s.SetMode(ctx, *mode); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(stderr, "bridle: session %s, model %s\n", info.ID, info.Model)
-	stopReason, err := s.Prompt(ctx, []event.Content{{Type: "text", Text: prompt}})
-	out.finish()
-	if err != nil {
-		if pe, ok := provider.AsError(err); ok {
-			return errors.New(pe.Error())
-		}
-		return err
-	}
-	if stopReason != session.StopEndTurn {
-		fmt.Fprintf(stderr, "bridle: the turn ended: %s\n", stopReason)
-	}
-	if stopReason == session.StopCancelled {
-		return errors.New("cancelled")
-	}
-	return nil
-}
-
-// headless opens the store and a session manager that reports to the
-// terminal (printer), for a command with no editor; Ctrl-C or SIGTERM
-// cancels ctx. done shuts the manager down and closes the store.
-func headless(ctx context.Context, a *app.App, stdout, stderr io.Writer) (context.Context, *session.Manager, *printer, func(), error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	if err := a.Open(ctx); err != nil {
-		stop()
-		return nil, nil, nil, nil, err
-	}
+	defer stop()
 	out := &printer{stdout: stdout, stderr: stderr}
-	mgr := a.Manager(out)
-	return ctx, mgr, out, func() {
-		mgr.Shutdown()
-		a.Close()
-		stop()
-	}, nil
+	ended, err := g.app().Run(ctx, out, app.RunParams{Cwd: dir, Mode: *mode, Prompt: prompt, Started: func(id, model string) {
+		fmt.Fprintf(stderr, "bridle: session %s, model %s\n", id, model)
+	}})
+	out.finish()
+	if ended != "" {
+		fmt.Fprintf(stderr, "bridle: the turn ended: %s\n", ended)
+	}
+	return err
 }
 
-// printer is the session's client for a terminal: the answer on stdout,
-// everything else on stderr. No one is there to approve a tool call, so
+// printer is the session's client (session.Client) for a terminal: the
+// answer on stdout, everything else on stderr. No one is there to approve a tool call, so
 // every request is refused, and the model is told so.
 type printer struct {
 	mu             sync.Mutex
@@ -119,10 +72,11 @@ func (p *printer) Update(_ context.Context, _ string, u acp.SessionUpdate) error
 	defer p.mu.Unlock()
 	switch {
 	case u.AgentMessageChunk != nil:
-		text := session.TextOf(u.AgentMessageChunk)
-		if text == "" {
+		t := u.AgentMessageChunk.Content.Text
+		if t == nil || t.Text == "" {
 			return nil
 		}
+		text := t.Text
 		if p.afterTool && p.wrote {
 			// A new message after tool calls starts a new paragraph.
 			sep := "\n\n"

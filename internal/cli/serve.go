@@ -9,8 +9,6 @@ import (
 	"syscall"
 
 	"github.com/bridle-dev/bridle/internal/app"
-	"github.com/bridle-dev/bridle/rpc"
-	"github.com/bridle-dev/bridle/session"
 )
 
 // serve speaks ACP on stdin/stdout until the editor goes away, sends LSP's
@@ -30,30 +28,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		return 1
 	}
 	defer a.Close()
-
-	// The probe starts a confined process (up to a few hundred
-	// milliseconds on a first start): it runs once initialize has been
-	// answered, and its report goes with the answers that open a
-	// session.
-	startProbe := a.StartProbe
-	// What initialize announces (the auth method, the model choices) is
-	// said before any session names its directory: bridle's own is the
-	// best guess. Sessions use their own directory's settings.
-	cwd, _ := os.Getwd()
-	srv := rpc.NewServer(rpc.Options{Version: g.build.Version, Logger: g.log, Unconfigured: a.Models.Unconfigured(cwd),
-		Models: a.Models.Choices(cwd), Meta: map[string]any{"build": g.build.Info()}, AfterInitialize: func() { startProbe() },
-		SessionMeta: func() map[string]any { return map[string]any{"sandbox": startProbe()} }})
-	var closer io.Closer
-	if c, ok := stdin.(io.Closer); ok {
-		closer = c
-	}
-	// The database opens while initialize is answered.
-	clean, err := srv.Serve(ctx, rpc.NewStream(stdin, stdout, closer), func(ctx context.Context) (*session.Manager, error) {
-		if err := a.Open(ctx); err != nil {
-			return nil, err
-		}
-		return a.Manager(srv), nil
-	})
+	clean, err := a.Serve(ctx, stdin, stdout, map[string]any{"build": g.build.Info()})
 	if err != nil {
 		g.log.Error("cannot start", "err", err)
 		return 1

@@ -9,17 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bridle-dev/bridle/internal/app"
 	"github.com/bridle-dev/bridle/internal/display"
-	"github.com/bridle-dev/bridle/store"
 )
-
-func openExisting(ctx context.Context, path string) (*store.Store, error) {
-	st, err := store.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
-}
 
 // listSessions prints sessions, newest first.
 func listSessions(ctx context.Context, g globals, args []string, w io.Writer) error {
@@ -32,12 +24,7 @@ func listSessions(ctx context.Context, g globals, args []string, w io.Writer) er
 	if len(extra) > 0 {
 		return fmt.Errorf("sessions: unexpected argument %q (it takes only --json)", extra[0])
 	}
-	st, err := openExisting(ctx, g.db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	rows, _, err := st.Sessions(ctx, store.ListOptions{Children: true})
+	rows, err := g.app().Sessions(ctx)
 	if err != nil {
 		return err
 	}
@@ -59,7 +46,7 @@ func listSessions(ctx context.Context, g globals, args []string, w io.Writer) er
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tUPDATED\tMODEL\tMODE\tCWD\tTITLE")
-	for _, r := range tree(rows) {
+	for _, r := range app.SessionTree(rows) {
 		id := r.ID
 		switch {
 		case r.ParentID != "":
@@ -70,38 +57,4 @@ func listSessions(ctx context.Context, g globals, args []string, w io.Writer) er
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, time.UnixMilli(r.UpdatedAt).Format("2006-01-02 15:04"), r.Model, r.Mode, r.Cwd, display.Label(r.Title))
 	}
 	return tw.Flush()
-}
-
-// tree orders sessions so that each subagent's and each fork follows
-// the session it came from; those keep their order (newest first), and
-// so do the ones under them.
-func tree(rows []store.Session) []store.Session {
-	children := map[string][]store.Session{}
-	ids := map[string]bool{}
-	from := func(r store.Session) string {
-		if r.ParentID != "" {
-			return r.ParentID
-		}
-		return r.ForkOf
-	}
-	for _, r := range rows {
-		ids[r.ID] = true
-		if f := from(r); f != "" {
-			children[f] = append(children[f], r)
-		}
-	}
-	var out []store.Session
-	var add func(r store.Session)
-	add = func(r store.Session) {
-		out = append(out, r)
-		for _, c := range children[r.ID] {
-			add(c)
-		}
-	}
-	for _, r := range rows {
-		if f := from(r); f == "" || !ids[f] {
-			add(r)
-		}
-	}
-	return out
 }
