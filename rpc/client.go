@@ -9,7 +9,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/tools"
 )
 
@@ -166,44 +165,4 @@ func (s *Server) ask(ctx context.Context, conn *jsonrpc2.Conn, method string, pa
 		close(answered)
 	}()
 	return answered, err
-}
-
-// contentOf converts a prompt's ACP content blocks to event content.
-func contentOf(blocks []acp.ContentBlock) ([]event.Content, error) {
-	out := make([]event.Content, 0, len(blocks))
-	deref := func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	}
-	for i, b := range blocks {
-		var c event.Content
-		switch {
-		case b.Text != nil:
-			c = event.Content{Type: "text", Text: b.Text.Text}
-		case b.ResourceLink != nil:
-			l := b.ResourceLink
-			c = event.Content{Type: "resource_link", URI: l.URI, Name: l.Name, MimeType: deref(l.MimeType)}
-		case b.Resource != nil:
-			r := b.Resource.Resource
-			if r.URI == "" {
-				return nil, invalidField("prompt[%d].resource", "is required for a resource block, with its uri", i)
-			}
-			c = event.Content{Type: "resource", URI: r.URI, Text: deref(r.Text), MimeType: deref(r.MimeType)}
-		case b.Image != nil:
-			// Checked, stored and replaced by a reference by the session,
-			// which knows whether the model reads images.
-			if b.Image.Data == "" {
-				return nil, invalidField("prompt[%d].data", "is required for an image block: the image, base64-encoded (an image by uri alone is not supported)", i)
-			}
-			c = event.Content{Type: "image", MimeType: b.Image.MimeType, Data: b.Image.Data}
-		case b.Audio != nil:
-			return nil, invalidField("prompt[%d].type", `"audio" is not supported: bridle advertises promptCapabilities audio as false`, i)
-		default:
-			return nil, invalidField("prompt[%d].type", "is required (text, resource_link, resource, image or audio)", i)
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }

@@ -405,7 +405,7 @@ func (s *Server) prompt(ctx context.Context, p *acp.PromptRequest) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	content, err := contentOf(p.Prompt)
+	content, err := session.ContentOf(p.Prompt)
 	if err != nil {
 		return nil, err
 	}
