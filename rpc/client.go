@@ -9,7 +9,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/tools"
 )
 
 // Update implements session.Client: a session/update notification. It is
@@ -91,30 +90,25 @@ func (s *Server) RequestPermission(ctx context.Context, req acp.RequestPermissio
 	return acp.RequestPermissionResponse{}, fmt.Errorf("the client answered with outcome %q; want \"selected\" or \"cancelled\"", "")
 }
 
-// Buffers implements session's buffer client: the editor's buffers for
-// one session, as far as initialize said the client offers them.
-func (s *Server) Buffers(sessionID string) tools.Buffers {
-	return buffers{s: s, sessionID: sessionID}
+// FS implements session.FileClient: which of ACP's fs methods the
+// editor offers, as initialize said.
+func (s *Server) FS() acp.FileSystemCapabilities {
+	return acp.FileSystemCapabilities{ReadTextFile: s.fsRead.Load(), WriteTextFile: s.fsWrite.Load()}
 }
 
-// buffers are a session's files as the editor holds them (ACP fs).
-type buffers struct {
-	s         *Server
-	sessionID string
-}
-
-func (b buffers) CanRead() bool  { return b.s.fsRead.Load() }
-func (b buffers) CanWrite() bool { return b.s.fsWrite.Load() }
-
-func (b buffers) ReadText(ctx context.Context, path string) (string, <-chan struct{}, error) {
+// ReadTextFile implements session.FileClient: an fs/read_text_file
+// request, the text of a file as the editor holds it.
+func (s *Server) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, <-chan struct{}, error) {
 	var resp acp.ReadTextFileResponse
-	late, err := b.s.call(ctx, acp.MethodFSReadTextFile, acp.ReadTextFileRequest{SessionID: b.sessionID, Path: path}, &resp)
-	return resp.Content, late, err
+	late, err := s.call(ctx, acp.MethodFSReadTextFile, req, &resp)
+	return resp, late, err
 }
 
-func (b buffers) WriteText(ctx context.Context, path, content string) (<-chan struct{}, error) {
+// WriteTextFile implements session.FileClient: an fs/write_text_file
+// request, a file's new text given to the editor.
+func (s *Server) WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest) (<-chan struct{}, error) {
 	var ignored json.RawMessage // the answer is empty
-	return b.s.call(ctx, acp.MethodFSWriteTextFile, acp.WriteTextFileRequest{SessionID: b.sessionID, Path: path, Content: content}, &ignored)
+	return s.call(ctx, acp.MethodFSWriteTextFile, req, &ignored)
 }
 
 // call sends the client a request and waits for its answer; a JSON-RPC

@@ -53,6 +53,10 @@ type ModelOpener func(ctx context.Context, spec, cwd string) (provider.Provider,
 type Config struct {
 	Store  *store.Store
 	Client Client
+	// Files is the editor's file system, when it has one (rpc's server;
+	// `bridle run` has none): the file tools read and write through it as
+	// far as the editor offers it, and Locks is set. Nil: on disk.
+	Files FileClient
 	// OpenModel opens the model a session pinned.
 	OpenModel ModelOpener
 	// DefaultModel returns the model pinned into a new session in cwd; ""

@@ -94,7 +94,7 @@ func headless(ctx context.Context, a *app.App, stdout, stderr io.Writer) (contex
 		return nil, nil, nil, nil, err
 	}
 	out := &printer{stdout: stdout, stderr: stderr}
-	mgr := a.Manager(out)
+	mgr := a.Manager(out, nil)
 	return ctx, mgr, out, func() {
 		mgr.Shutdown()
 		a.Close()

@@ -52,7 +52,7 @@ func serve(ctx context.Context, g globals, stdin io.Reader, stdout io.Writer) in
 		if err := a.Open(ctx); err != nil {
 			return nil, err
 		}
-		return a.Manager(srv), nil
+		return a.Manager(srv, srv), nil
 	})
 	if err != nil {
 		g.log.Error("cannot start", "err", err)
