@@ -21,7 +21,6 @@ import (
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/session"
-	"github.com/bridle-dev/bridle/tools/mcp"
 )
 
 // Options configure a Server.
@@ -258,7 +257,7 @@ func (s *Server) authenticate(context.Context, *acp.AuthenticateRequest) (any, e
 }
 
 func (s *Server) newSession(ctx context.Context, p *acp.NewSessionRequest) (any, error) {
-	info, err := s.mgr.New(ctx, session.NewParams{Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories, MCPServers: mcpServers(p.MCPServers)})
+	info, err := s.mgr.New(ctx, session.NewParams{Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories, MCPServers: p.MCPServers})
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +267,7 @@ func (s *Server) newSession(ctx context.Context, p *acp.NewSessionRequest) (any,
 }
 
 func (s *Server) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (any, error) {
-	sess, err := s.mgr.Load(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: mcpServers(p.MCPServers)})
+	sess, err := s.mgr.Load(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: p.MCPServers})
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +278,7 @@ func (s *Server) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (an
 }
 
 func (s *Server) resumeSession(ctx context.Context, p *acp.ResumeSessionRequest) (any, error) {
-	sess, err := s.mgr.Resume(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: mcpServers(p.MCPServers)})
+	sess, err := s.mgr.Resume(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: p.MCPServers})
 	if err != nil {
 		return nil, err
 	}
@@ -505,32 +504,4 @@ func sessionInfo(in session.Info) acp.SessionInfo {
 	}
 	si.Meta = map[string]any{"bridle": map[string]any{"model": in.Model, "mode": in.Mode}}
 	return si
-}
-
-// mcpServers converts ACP's mcpServers entries; Manager checks them.
-func mcpServers(in []acp.MCPServer) []mcp.Server {
-	out := make([]mcp.Server, 0, len(in))
-	vars := func(name, value string, into *[]mcp.Var) { *into = append(*into, mcp.Var{Name: name, Value: value}) }
-	for _, m := range in {
-		var sv mcp.Server
-		switch {
-		case m.Stdio != nil:
-			sv = mcp.Server{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args}
-			for _, e := range m.Stdio.Env {
-				vars(e.Name, e.Value, &sv.Env)
-			}
-		case m.HTTP != nil:
-			sv = mcp.Server{Name: m.HTTP.Name, Type: "http", URL: m.HTTP.URL}
-			for _, h := range m.HTTP.Headers {
-				vars(h.Name, h.Value, &sv.Headers)
-			}
-		case m.SSE != nil:
-			sv = mcp.Server{Name: m.SSE.Name, Type: "sse", URL: m.SSE.URL}
-			for _, h := range m.SSE.Headers {
-				vars(h.Name, h.Value, &sv.Headers)
-			}
-		}
-		out = append(out, sv)
-	}
-	return out
 }
