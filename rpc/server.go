@@ -19,7 +19,6 @@ import (
 	lsp "go.lsp.dev/protocol"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/session"
 )
 
@@ -262,7 +261,7 @@ func (s *Server) newSession(ctx context.Context, p *acp.NewSessionRequest) (any,
 		return nil, err
 	}
 	s.announce(ctx, info.ID)
-	resp := acp.NewSessionResponse{SessionID: info.ID, Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
+	resp := acp.NewSessionResponse{SessionID: info.ID, Modes: s.modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
 	return then{resp, func() { s.opened(ctx, info.ID) }}, nil
 }
 
@@ -273,7 +272,7 @@ func (s *Server) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (an
 	}
 	s.announce(ctx, sess.ID())
 	info := sess.Info()
-	resp := acp.LoadSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
+	resp := acp.LoadSessionResponse{Modes: s.modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
 	return then{resp, func() { s.opened(ctx, p.SessionID) }}, nil
 }
 
@@ -284,7 +283,7 @@ func (s *Server) resumeSession(ctx context.Context, p *acp.ResumeSessionRequest)
 	}
 	s.announce(ctx, sess.ID())
 	info := sess.Info()
-	resp := acp.ResumeSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
+	resp := acp.ResumeSessionResponse{Modes: s.modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
 	return then{resp, func() { s.opened(ctx, p.SessionID) }}, nil
 }
 
@@ -454,12 +453,8 @@ func (s *Server) setConfigOption(ctx context.Context, p *acp.SetSessionConfigOpt
 	return acp.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(sess.Info())}, nil
 }
 
-func modeState(current string) *acp.SessionModeState {
-	st := &acp.SessionModeState{CurrentModeID: current}
-	for _, m := range permission.Modes() {
-		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: string(m.ID), Name: m.Name, Description: optional(m.Description)})
-	}
-	return st
+func (s *Server) modeState(current string) *acp.SessionModeState {
+	return &acp.SessionModeState{CurrentModeID: current, AvailableModes: s.mgr.Modes()}
 }
 
 // optional is ACP's optional string: absent when empty.
@@ -473,8 +468,8 @@ func optional(s string) *string {
 func (s *Server) configOptions(info session.Info) []acp.SessionConfigOption {
 	category := func(c acp.SessionConfigOptionCategory) *acp.SessionConfigOptionCategory { return &c }
 	var modes []acp.SessionConfigSelectOption
-	for _, m := range permission.Modes() {
-		modes = append(modes, acp.SessionConfigSelectOption{Value: string(m.ID), Name: m.Name, Description: optional(m.Description)})
+	for _, m := range s.mgr.Modes() {
+		modes = append(modes, acp.SessionConfigSelectOption{Value: m.ID, Name: m.Name, Description: m.Description})
 	}
 	opts := []acp.SessionConfigOption{{ID: "mode", Name: "Mode", Category: category(acp.SessionConfigOptionCategoryMode),
 		Type: "select", CurrentValue: raw(info.Mode), Options: raw(modes)}}
