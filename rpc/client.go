@@ -9,8 +9,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/event"
-	"github.com/bridle-dev/bridle/tools"
 )
 
 // Update implements session.Client: a session/update notification. It is
@@ -92,30 +90,25 @@ func (s *Server) RequestPermission(ctx context.Context, req acp.RequestPermissio
 	return acp.RequestPermissionResponse{}, fmt.Errorf("the client answered with outcome %q; want \"selected\" or \"cancelled\"", "")
 }
 
-// Buffers implements session's buffer client: the editor's buffers for
-// one session, as far as initialize said the client offers them.
-func (s *Server) Buffers(sessionID string) tools.Buffers {
-	return buffers{s: s, sessionID: sessionID}
+// FS implements session.FileClient: which of ACP's fs methods the
+// editor offers, as initialize said.
+func (s *Server) FS() acp.FileSystemCapabilities {
+	return acp.FileSystemCapabilities{ReadTextFile: s.fsRead.Load(), WriteTextFile: s.fsWrite.Load()}
 }
 
-// buffers are a session's files as the editor holds them (ACP fs).
-type buffers struct {
-	s         *Server
-	sessionID string
-}
-
-func (b buffers) CanRead() bool  { return b.s.fsRead.Load() }
-func (b buffers) CanWrite() bool { return b.s.fsWrite.Load() }
-
-func (b buffers) ReadText(ctx context.Context, path string) (string, <-chan struct{}, error) {
+// ReadTextFile implements session.FileClient: an fs/read_text_file
+// request, the text of a file as the editor holds it.
+func (s *Server) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, <-chan struct{}, error) {
 	var resp acp.ReadTextFileResponse
-	late, err := b.s.call(ctx, acp.MethodFSReadTextFile, acp.ReadTextFileRequest{SessionID: b.sessionID, Path: path}, &resp)
-	return resp.Content, late, err
+	late, err := s.call(ctx, acp.MethodFSReadTextFile, req, &resp)
+	return resp, late, err
 }
 
-func (b buffers) WriteText(ctx context.Context, path, content string) (<-chan struct{}, error) {
+// WriteTextFile implements session.FileClient: an fs/write_text_file
+// request, a file's new text given to the editor.
+func (s *Server) WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest) (<-chan struct{}, error) {
 	var ignored json.RawMessage // the answer is empty
-	return b.s.call(ctx, acp.MethodFSWriteTextFile, acp.WriteTextFileRequest{SessionID: b.sessionID, Path: path, Content: content}, &ignored)
+	return s.call(ctx, acp.MethodFSWriteTextFile, req, &ignored)
 }
 
 // call sends the client a request and waits for its answer; a JSON-RPC
@@ -166,44 +159,4 @@ func (s *Server) ask(ctx context.Context, conn *jsonrpc2.Conn, method string, pa
 		close(answered)
 	}()
 	return answered, err
-}
-
-// contentOf converts a prompt's ACP content blocks to event content.
-func contentOf(blocks []acp.ContentBlock) ([]event.Content, error) {
-	out := make([]event.Content, 0, len(blocks))
-	deref := func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	}
-	for i, b := range blocks {
-		var c event.Content
-		switch {
-		case b.Text != nil:
-			c = event.Content{Type: "text", Text: b.Text.Text}
-		case b.ResourceLink != nil:
-			l := b.ResourceLink
-			c = event.Content{Type: "resource_link", URI: l.URI, Name: l.Name, MimeType: deref(l.MimeType)}
-		case b.Resource != nil:
-			r := b.Resource.Resource
-			if r.URI == "" {
-				return nil, invalidField("prompt[%d].resource", "is required for a resource block, with its uri", i)
-			}
-			c = event.Content{Type: "resource", URI: r.URI, Text: deref(r.Text), MimeType: deref(r.MimeType)}
-		case b.Image != nil:
-			// Checked, stored and replaced by a reference by the session,
-			// which knows whether the model reads images.
-			if b.Image.Data == "" {
-				return nil, invalidField("prompt[%d].data", "is required for an image block: the image, base64-encoded (an image by uri alone is not supported)", i)
-			}
-			c = event.Content{Type: "image", MimeType: b.Image.MimeType, Data: b.Image.Data}
-		case b.Audio != nil:
-			return nil, invalidField("prompt[%d].type", `"audio" is not supported: bridle advertises promptCapabilities audio as false`, i)
-		default:
-			return nil, invalidField("prompt[%d].type", "is required (text, resource_link, resource, image or audio)", i)
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }

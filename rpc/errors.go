@@ -11,8 +11,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/contextwin"
-	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/session"
 )
 
@@ -102,6 +100,7 @@ func jsonKind(goKind string) string {
 func toRPCError(err error) *jsonrpc2.Error {
 	var pe *paramError
 	var re *jsonrpc2.Error
+	var me *session.ModelError
 	switch {
 	case errors.As(err, &re):
 		return re
@@ -116,17 +115,13 @@ func toRPCError(err error) *jsonrpc2.Error {
 	case errors.Is(err, context.Canceled):
 		// $/cancel_request ended it: ACP's answer to a cancelled request.
 		return &jsonrpc2.Error{Code: CodeCancelled, Message: "request cancelled"}
-	case errors.Is(err, contextwin.ErrTooBig):
-		// The prompt (with the pins) is the user's to shorten.
-		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: err.Error()}
-	}
-	if e, ok := provider.AsError(err); ok {
+	case errors.As(err, &me):
 		code := int64(CodeInternal)
-		if e.Kind == provider.ErrNotConfigured || e.Kind == provider.ErrAuth {
+		if me.NeedsSetup {
 			code = CodeAuthRequired
 		}
-		rpcErr := &jsonrpc2.Error{Code: code, Message: e.Error()}
-		rpcErr.SetError(map[string]any{"provider": e.Provider, "kind": e.Kind, "status": e.Status})
+		rpcErr := &jsonrpc2.Error{Code: code, Message: me.Message}
+		rpcErr.SetError(map[string]any{"provider": me.Provider, "kind": me.Kind, "status": me.Status})
 		return rpcErr
 	}
 	return &jsonrpc2.Error{Code: CodeInternal, Message: "internal error: " + err.Error()}

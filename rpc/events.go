@@ -15,20 +15,18 @@ type EventsRequest struct {
 	Meta  map[string]any `json:"_meta,omitempty"`
 }
 
-// EventsResponse lists events in log order.
+// EventsResponse lists events in log order, each as `bridle log --json`
+// prints it.
 type EventsResponse struct {
-	Events []EventView `json:"events"`
+	Events []session.EventView `json:"events"`
 }
-
-// EventView is one event as `bridle log --json` prints it.
-type EventView = session.EventView
 
 func (s *Server) events(ctx context.Context, p EventsRequest) (EventsResponse, error) {
 	sess, err := s.mgr.Get(ctx, p.SessionID)
 	if err != nil {
 		return EventsResponse{}, err
 	}
-	resp := EventsResponse{Events: []EventView{}}
+	resp := EventsResponse{Events: []session.EventView{}}
 	all, err := sess.Log(ctx)
 	if err != nil {
 		return EventsResponse{}, err

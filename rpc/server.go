@@ -1,8 +1,9 @@
 // Package rpc speaks ACP (the Agent Client Protocol) over JSON-RPC on
 // stdio. It knows the protocol and nothing about SQLite: each method maps
 // to a call on session.Manager, and the server is the session.Client
-// through which sessions reach the editor. Of models it knows only their
-// errors' kinds, to give each its JSON-RPC code.
+// through which sessions reach the editor. Of models it knows only what
+// session reports of their failures (session.ModelError), to give each
+// its JSON-RPC code.
 package rpc
 
 import (
@@ -19,9 +20,7 @@ import (
 	lsp "go.lsp.dev/protocol"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/session"
-	"github.com/bridle-dev/bridle/tools/mcp"
 )
 
 // Options configure a Server.
@@ -258,34 +257,34 @@ func (s *Server) authenticate(context.Context, *acp.AuthenticateRequest) (any, e
 }
 
 func (s *Server) newSession(ctx context.Context, p *acp.NewSessionRequest) (any, error) {
-	info, err := s.mgr.New(ctx, session.NewParams{Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories, MCPServers: mcpServers(p.MCPServers)})
+	info, err := s.mgr.New(ctx, session.NewParams{Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories, MCPServers: p.MCPServers})
 	if err != nil {
 		return nil, err
 	}
 	s.announce(ctx, info.ID)
-	resp := acp.NewSessionResponse{SessionID: info.ID, Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
+	resp := acp.NewSessionResponse{SessionID: info.ID, Modes: s.modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
 	return then{resp, func() { s.opened(ctx, info.ID) }}, nil
 }
 
 func (s *Server) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (any, error) {
-	sess, err := s.mgr.Load(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: mcpServers(p.MCPServers)})
+	sess, err := s.mgr.Load(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: p.MCPServers})
 	if err != nil {
 		return nil, err
 	}
 	s.announce(ctx, sess.ID())
 	info := sess.Info()
-	resp := acp.LoadSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
+	resp := acp.LoadSessionResponse{Modes: s.modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
 	return then{resp, func() { s.opened(ctx, p.SessionID) }}, nil
 }
 
 func (s *Server) resumeSession(ctx context.Context, p *acp.ResumeSessionRequest) (any, error) {
-	sess, err := s.mgr.Resume(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: mcpServers(p.MCPServers)})
+	sess, err := s.mgr.Resume(ctx, session.OpenParams{ID: p.SessionID, Cwd: p.Cwd, MCPServers: p.MCPServers})
 	if err != nil {
 		return nil, err
 	}
 	s.announce(ctx, sess.ID())
 	info := sess.Info()
-	resp := acp.ResumeSessionResponse{Modes: modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
+	resp := acp.ResumeSessionResponse{Modes: s.modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
 	return then{resp, func() { s.opened(ctx, p.SessionID) }}, nil
 }
 
@@ -405,7 +404,7 @@ func (s *Server) prompt(ctx context.Context, p *acp.PromptRequest) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	content, err := contentOf(p.Prompt)
+	content, err := session.ContentOf(p.Prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -455,12 +454,8 @@ func (s *Server) setConfigOption(ctx context.Context, p *acp.SetSessionConfigOpt
 	return acp.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(sess.Info())}, nil
 }
 
-func modeState(current string) *acp.SessionModeState {
-	st := &acp.SessionModeState{CurrentModeID: current}
-	for _, m := range permission.Modes() {
-		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: string(m.ID), Name: m.Name, Description: optional(m.Description)})
-	}
-	return st
+func (s *Server) modeState(current string) *acp.SessionModeState {
+	return &acp.SessionModeState{CurrentModeID: current, AvailableModes: s.mgr.Modes()}
 }
 
 // optional is ACP's optional string: absent when empty.
@@ -474,8 +469,8 @@ func optional(s string) *string {
 func (s *Server) configOptions(info session.Info) []acp.SessionConfigOption {
 	category := func(c acp.SessionConfigOptionCategory) *acp.SessionConfigOptionCategory { return &c }
 	var modes []acp.SessionConfigSelectOption
-	for _, m := range permission.Modes() {
-		modes = append(modes, acp.SessionConfigSelectOption{Value: string(m.ID), Name: m.Name, Description: optional(m.Description)})
+	for _, m := range s.mgr.Modes() {
+		modes = append(modes, acp.SessionConfigSelectOption{Value: m.ID, Name: m.Name, Description: m.Description})
 	}
 	opts := []acp.SessionConfigOption{{ID: "mode", Name: "Mode", Category: category(acp.SessionConfigOptionCategoryMode),
 		Type: "select", CurrentValue: raw(info.Mode), Options: raw(modes)}}
@@ -505,32 +500,4 @@ func sessionInfo(in session.Info) acp.SessionInfo {
 	}
 	si.Meta = map[string]any{"bridle": map[string]any{"model": in.Model, "mode": in.Mode}}
 	return si
-}
-
-// mcpServers converts ACP's mcpServers entries; Manager checks them.
-func mcpServers(in []acp.MCPServer) []mcp.Server {
-	out := make([]mcp.Server, 0, len(in))
-	vars := func(name, value string, into *[]mcp.Var) { *into = append(*into, mcp.Var{Name: name, Value: value}) }
-	for _, m := range in {
-		var sv mcp.Server
-		switch {
-		case m.Stdio != nil:
-			sv = mcp.Server{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args}
-			for _, e := range m.Stdio.Env {
-				vars(e.Name, e.Value, &sv.Env)
-			}
-		case m.HTTP != nil:
-			sv = mcp.Server{Name: m.HTTP.Name, Type: "http", URL: m.HTTP.URL}
-			for _, h := range m.HTTP.Headers {
-				vars(h.Name, h.Value, &sv.Headers)
-			}
-		case m.SSE != nil:
-			sv = mcp.Server{Name: m.SSE.Name, Type: "sse", URL: m.SSE.URL}
-			for _, h := range m.SSE.Headers {
-				vars(h.Name, h.Value, &sv.Headers)
-			}
-		}
-		out = append(out, sv)
-	}
-	return out
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/internal/display"
-	"github.com/bridle-dev/bridle/tools"
 )
 
 // Client is the editor as the session sees it, in ACP's vocabulary: rpc
@@ -21,11 +20,39 @@ type Client interface {
 	RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
 }
 
-// bufferClient is a Client that can read and write files through the
-// editor (ACP fs); rpc's server is one. A session's file tools use its
-// buffers, as far as the editor offers them.
-type bufferClient interface {
-	Buffers(sessionID string) tools.Buffers
+// FileClient is the editor's file system, in ACP's vocabulary
+// (fs/read_text_file, fs/write_text_file): rpc's server is one, given to
+// the Manager as Config.Files. A session's file tools read and write
+// through it (editorFiles), as far as the editor offers it.
+type FileClient interface {
+	// FS says which of the two methods the editor offers; it is asked at
+	// each use.
+	FS() acp.FileSystemCapabilities
+	// ReadTextFile and WriteTextFile return when the editor answers or
+	// ctx ends. When ctx ends first, late is closed once the editor
+	// answers after all (or the connection ends): until then it may
+	// still open the file. late is nil otherwise.
+	ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) (resp acp.ReadTextFileResponse, late <-chan struct{}, err error)
+	WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest) (late <-chan struct{}, err error)
+}
+
+// editorFiles are one session's files through the editor: a FileClient
+// as the file tools use it (tools.Buffers).
+type editorFiles struct {
+	fc        FileClient
+	sessionID string
+}
+
+func (f editorFiles) CanRead() bool  { return f.fc.FS().ReadTextFile }
+func (f editorFiles) CanWrite() bool { return f.fc.FS().WriteTextFile }
+
+func (f editorFiles) ReadText(ctx context.Context, path string) (string, <-chan struct{}, error) {
+	resp, late, err := f.fc.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionID: f.sessionID, Path: path})
+	return resp.Content, late, err
+}
+
+func (f editorFiles) WriteText(ctx context.Context, path, content string) (<-chan struct{}, error) {
+	return f.fc.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionID: f.sessionID, Path: path, Content: content})
 }
 
 // text is a text content block, made safe to show (display.Text): an

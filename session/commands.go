@@ -8,6 +8,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 )
 
 // Commands lists the slash commands every session offers.
@@ -18,6 +19,20 @@ func (m *Manager) Commands() []acp.AvailableCommand {
 		{Name: "fork", Description: "Start a new session from this one's history before a prompt; files are not touched", Input: &acp.AvailableCommandInput{Hint: "the number of the prompt, counted from 1"}},
 		{Name: "rewind", Description: "Go back to before a prompt: the files the agent changed since, and the conversation", Input: &acp.AvailableCommandInput{Hint: "the number of the prompt, counted from 1"}},
 	}
+}
+
+// Modes lists the modes every session offers, in the order an editor
+// should show them; SetMode takes their ids.
+func (m *Manager) Modes() []acp.SessionMode {
+	var out []acp.SessionMode
+	for _, md := range permission.Modes() {
+		mode := acp.SessionMode{ID: string(md.ID), Name: md.Name}
+		if md.Description != "" {
+			mode.Description = &md.Description
+		}
+		out = append(out, mode)
+	}
+	return out
 }
 
 // slashCommand splits a prompt that is one text block into a command's

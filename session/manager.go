@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/display"
@@ -53,6 +54,10 @@ type ModelOpener func(ctx context.Context, spec, cwd string) (provider.Provider,
 type Config struct {
 	Store  *store.Store
 	Client Client
+	// Files is the editor's file system, when it has one (rpc's server;
+	// `bridle run` has none): the file tools read and write through it as
+	// far as the editor offers it, and Locks is set. Nil: on disk.
+	Files FileClient
 	// OpenModel opens the model a session pinned.
 	OpenModel ModelOpener
 	// DefaultModel returns the model pinned into a new session in cwd; ""
@@ -217,8 +222,9 @@ type NewParams struct {
 	AdditionalDirs []string
 	// Model overrides the default model; empty uses it.
 	Model string
-	// MCPServers are started for the session and stopped with it.
-	MCPServers []mcp.Server
+	// MCPServers (ACP's entries) are started for the session and stopped
+	// with it.
+	MCPServers []acp.MCPServer
 }
 
 // OpenParams are the inputs of Load and Resume.
@@ -228,7 +234,7 @@ type OpenParams struct {
 	Cwd string
 	// MCPServers are the servers the editor wants this time; they replace
 	// those of a session that is live already, unless they are the same.
-	MCPServers []mcp.Server
+	MCPServers []acp.MCPServer
 }
 
 // New starts a session in cwd and pins its model.
@@ -241,7 +247,8 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 			return Info{}, err
 		}
 	}
-	if err := mcp.Check(p.MCPServers); err != nil {
+	servers := mcpServers(p.MCPServers)
+	if err := mcp.Check(servers); err != nil {
 		return Info{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	model := p.Model
@@ -271,7 +278,7 @@ func (m *Manager) New(ctx context.Context, p NewParams) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	s.startMCP(p.MCPServers)
+	s.startMCP(servers)
 	s = m.adopt(s)
 	m.log.Info("session created", "session", id, "cwd", p.Cwd, "model", model)
 	return s.Info(), nil
@@ -414,7 +421,8 @@ func (m *Manager) Load(ctx context.Context, p OpenParams) (*Session, error) {
 
 // Resume makes a session live without replaying it.
 func (m *Manager) Resume(ctx context.Context, p OpenParams) (*Session, error) {
-	if err := mcp.Check(p.MCPServers); err != nil {
+	servers := mcpServers(p.MCPServers) // never nil: open gives them to a live session
+	if err := mcp.Check(servers); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if p.Cwd != "" {
@@ -424,10 +432,6 @@ func (m *Manager) Resume(ctx context.Context, p OpenParams) (*Session, error) {
 		if err == nil && filepath.Clean(p.Cwd) != filepath.Clean(row.Cwd) {
 			return nil, fmt.Errorf("%w: session %s belongs to %s, not %s; open it from that directory", ErrInvalid, p.ID, row.Cwd, p.Cwd)
 		}
-	}
-	servers := p.MCPServers
-	if servers == nil {
-		servers = []mcp.Server{}
 	}
 	return m.open(ctx, p.ID, servers)
 }

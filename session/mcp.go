@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/tools/mcp"
 )
@@ -18,6 +19,35 @@ import (
 // recoveryMCPWait bounds how long recovery waits for the servers before
 // deciding an interrupted MCP call without them.
 const recoveryMCPWait = 30 * time.Second
+
+// mcpServers converts ACP's mcpServers entries, as the editor gave them,
+// to the servers mcp starts; mcp.Check checks them. It never returns nil.
+func mcpServers(in []acp.MCPServer) []mcp.Server {
+	out := make([]mcp.Server, 0, len(in))
+	vars := func(name, value string, into *[]mcp.Var) { *into = append(*into, mcp.Var{Name: name, Value: value}) }
+	for _, m := range in {
+		var sv mcp.Server
+		switch {
+		case m.Stdio != nil:
+			sv = mcp.Server{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args}
+			for _, e := range m.Stdio.Env {
+				vars(e.Name, e.Value, &sv.Env)
+			}
+		case m.HTTP != nil:
+			sv = mcp.Server{Name: m.HTTP.Name, Type: "http", URL: m.HTTP.URL}
+			for _, h := range m.HTTP.Headers {
+				vars(h.Name, h.Value, &sv.Headers)
+			}
+		case m.SSE != nil:
+			sv = mcp.Server{Name: m.SSE.Name, Type: "sse", URL: m.SSE.URL}
+			for _, h := range m.SSE.Headers {
+				vars(h.Name, h.Value, &sv.Headers)
+			}
+		}
+		out = append(out, sv)
+	}
+	return out
+}
 
 // startMCP starts the servers, replacing (and stopping) any the session
 // had. Secret-named values the editor passes to a server are added to the

@@ -147,11 +147,9 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	// Prompts and tool calls wait for them (syncSecrets).
 	s.sec.cur.Store(redact.New(os.Environ()))
 	s.space = m.openSpace(root.Dirs())
-	if bc, ok := m.cfg.Client.(bufferClient); ok && m.cfg.Locks != nil {
-		if b := bc.Buffers(row.ID); b != nil {
-			s.box.Buffers = redactedBuffers{b, s.redactor}
-			s.box.Texts = tools.NewBufferTexts()
-		}
+	if m.cfg.Files != nil && m.cfg.Locks != nil {
+		s.box.Buffers = redactedBuffers{editorFiles{m.cfg.Files, row.ID}, s.redactor}
+		s.box.Texts = tools.NewBufferTexts()
 	}
 	s.rewound = hasRewind(events)
 	s.box.Results = s.loggedResult

@@ -79,7 +79,7 @@ func (s *Session) Start(ctx context.Context, content []event.Content) (*Run, err
 		defer cancel()
 		t := &turn{s: s}
 		r.stop, r.err = t.run(ctx, content)
-		r.err = t.stopped(ctx, r.err)
+		r.err = reported(t.stopped(ctx, r.err))
 		s.endCalls()
 		s.mu.Lock()
 		s.cancel, s.done = nil, nil

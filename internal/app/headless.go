@@ -102,7 +102,7 @@ func (a *App) headless(ctx context.Context, client session.Client) (*session.Man
 	if err := a.Open(ctx); err != nil {
 		return nil, nil, err
 	}
-	mgr := a.Manager(client)
+	mgr := a.Manager(client, nil)
 	return mgr, func() {
 		mgr.Shutdown()
 		a.Close()

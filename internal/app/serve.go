@@ -36,6 +36,6 @@ func (a *App) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer, meta
 		if err := a.Open(ctx); err != nil {
 			return nil, err
 		}
-		return a.Manager(srv), nil
+		return a.Manager(srv, srv), nil
 	})
 }

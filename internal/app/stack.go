@@ -136,13 +136,15 @@ func (a *App) StartProbe() *box.Probe {
 	return a.probe
 }
 
-// Manager builds the session manager that reports to client.
-func (a *App) Manager(client session.Client) *session.Manager {
+// Manager builds the session manager that reports to client; files is
+// the editor's file system, nil when there is no editor.
+func (a *App) Manager(client session.Client, files session.FileClient) *session.Manager {
 	hidden, own := a.paths()
 	sbx, bx := a.Sandbox, a.Box
 	return session.NewManager(session.Config{
 		Store:        a.Store,
 		Client:       client,
+		Files:        files,
 		OpenModel:    reuseScripted(a.Models.Open),
 		DefaultModel: a.Models.DefaultFor,
 		WindowFor:    a.Models.WindowFor,
