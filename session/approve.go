@@ -64,12 +64,13 @@ func standing(events []event.Event, tool string, call permission.Scope) string {
 	return permission.Standing(answers(events), tool, call)
 }
 
-// approve settles whether a call may run: by the mode, from a standing
-// answer in the log, or by asking the user. A denial is recorded as the
-// call's result. It returns an error only when the log cannot be written.
-func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, effect permission.Effect, p tools.Preview) (bool, error) {
-	mode := t.reg.Mode()
-	if permission.ForMode(mode, effect) == permission.Allow {
+// approve settles whether a call may run: by the mode (the call's
+// verdict), from a standing answer in the log, or by asking the user. A
+// denial is recorded as the call's result. It returns an error only when
+// the log cannot be written.
+func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, call *tools.Call) (bool, error) {
+	mode, effect, p := t.reg.Mode(), call.Effect, call.Preview
+	if call.Verdict == permission.Allow {
 		if effect == permission.EffectExecute && t.s.m.cfg.Unconfined != nil {
 			if why := t.s.m.cfg.Unconfined(); why != "" {
 				return t.approveUnconfined(ctx, key, c, p, why)

@@ -50,17 +50,33 @@ const (
 	recordScan                   // scans before and after the call
 )
 
+// A childRunner is a tool whose call runs a child session: the task
+// tool (subagent.Tool). The child records its own calls in its log,
+// their checkpoints too, so a call of it is recorded by gathering what
+// the child recorded (withChildChanges), and a restart never runs it
+// again: Resolve reads from the child's log how it ended.
+type childRunner interface {
+	tools.Tool
+	// Resolve is the result of a call, key, that started and has none.
+	Resolve(ctx context.Context, callID, key string) event.ToolResult
+}
+
+func runsChild(t tools.Tool) bool {
+	_, ok := t.(childRunner)
+	return ok
+}
+
 // recording says how a call of tool is recorded: commands through the
 // box's watch where it can (checkpoint.Recorder), by scans where it
-// cannot (checkpoint.Scanner). A task call's subagent records its own
-// commands where they are watched, and the call's changes are then
-// gathered from its log (withChildChanges); where they are not, the task
-// call is scanned, and its subagent's calls are not.
+// cannot (checkpoint.Scanner). A task call's subagent (a childRunner)
+// records its own commands where they are watched, and the call's
+// changes are then gathered from its log (withChildChanges); where they
+// are not, the task call is scanned, and its subagent's calls are not.
 func (s *Session) recording(tool tools.Tool) recording {
 	switch {
 	case s.m.cfg.DataDir == "":
 		return recordNone
-	case tool.Name() == "task":
+	case runsChild(tool):
 		if s.parent != nil || s.commandsWatched() {
 			return recordNone
 		}
@@ -107,4 +123,29 @@ func (s *Session) recordChanges(ctx context.Context, tool tools.Tool, env *tools
 	}
 	call()
 	return nil, ""
+}
+
+// keepStep keeps the content an edit will replace, before tool_started
+// is recorded: a rewind puts it back.
+func keepStep(x *callRun, next func() error) error {
+	if x.plan != nil && x.plan.Before != "" {
+		x.t.s.checkpoints().KeepBefore(*x.plan)
+	}
+	return next()
+}
+
+// recordStep records what the call changes in the workspace, for a
+// rewind to put back (recordChanges); a task call's are what its
+// subagent changed as well.
+func recordStep(x *callRun, next func() error) error {
+	s := x.t.s
+	var err error
+	x.changed, x.unscanned = s.recordChanges(x.ctx, x.call.Tool, x.env, func() string {
+		err = next()
+		return x.res.Unwatched
+	})
+	if runsChild(x.call.Tool) && s.parent == nil && s.m.cfg.DataDir != "" {
+		x.changed, x.unscanned = s.withChildChanges(x.ctx, x.key, x.changed, x.unscanned, s.recording(x.call.Tool) == recordNone)
+	}
+	return err
 }

@@ -198,22 +198,24 @@ func (s *Session) files() *files {
 	return s.fs
 }
 
-// run runs tool, serving a cacheable one from the cache when what it
-// depends on has not changed. It returns the result, the files the model
-// now knows, and whether the result came from the cache.
-func (f *files) run(ctx context.Context, env *tools.Env, tool tools.Tool, input json.RawMessage, plan *tools.FileEdit) (tools.Result, []event.FileSeen, bool) {
+// cacheStep serves a cacheable call (tools.Cacheable) from the
+// session's cache when what it depends on has not changed, and keeps
+// what it ran for the next; it notes the files the model now knows
+// (callRun.seen). A child uses its parent's cache.
+func cacheStep(x *callRun, next func() error) error {
+	f := x.t.s.files()
+	ctx, env, tool, input := x.ctx, x.env, x.call.Tool, x.call.Input
 	ct, cacheable := tool.(tools.Cacheable)
 	if !cacheable {
-		res := runTool(ctx, tool, env, input)
-		if tool.Effect() >= permission.EffectEdit {
+		err := next()
+		if x.call.Effect >= permission.EffectEdit {
 			// A listing or a search may be stale before the watcher says so.
 			f.cache.DropTrees()
 		}
-		var seen []event.FileSeen
-		if plan != nil && !res.IsError {
-			seen = append(seen, event.FileSeen{Path: plan.Path, Version: workspace.FileVersion(plan.Path)})
+		if x.plan != nil && !x.res.IsError {
+			x.seen = append(x.seen, event.FileSeen{Path: x.plan.Path, Version: workspace.FileVersion(x.plan.Path)})
 		}
-		return res, seen, false
+		return err
 	}
 	deps := ct.Depends(ctx, env, input)
 	var seen []event.FileSeen
@@ -223,23 +225,27 @@ func (f *files) run(ctx context.Context, env *tools.Env, tool tools.Tool, input 
 		}
 	}
 	if v, ok := tool.(tools.Volatile); ok && v.Volatile(env) {
-		res := runTool(ctx, tool, env, input)
-		if res.IsError || ctx.Err() != nil {
-			return res, nil, false
+		err := next()
+		if !x.res.IsError && ctx.Err() == nil {
+			x.seen = seen
 		}
-		return res, seen, false
+		return err
 	}
 	key := cacheKey(tool.Name(), input)
 	if res, ok := f.cache.Get(key); ok {
-		return res, seen, true
+		x.res, x.seen, x.cached = res, seen, true
+		return nil
 	}
 	since := time.Now()
-	res := runTool(ctx, tool, env, input)
-	if res.IsError || ctx.Err() != nil {
-		return res, nil, false
+	if err := next(); err != nil {
+		return err
 	}
-	f.cache.Put(key, res, deps, since)
-	return res, seen, false
+	if x.res.IsError || ctx.Err() != nil {
+		return nil
+	}
+	f.cache.Put(key, x.res, deps, since)
+	x.seen = seen
+	return nil
 }
 
 func cacheKey(tool string, input json.RawMessage) string {

@@ -8,7 +8,6 @@ import (
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
-	"github.com/bridle-dev/bridle/session/subagent"
 	"github.com/bridle-dev/bridle/tools"
 )
 
@@ -223,7 +222,8 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 				}
 				continue
 			}
-			if err := t.execute(ctx, cs.key, toProviderCall(cs.call), tool); err != nil {
+			c := toProviderCall(cs.call)
+			if err := t.execute(ctx, cs.key, c, tools.CallOf(tool, c.Input)); err != nil {
 				return err
 			}
 		case cs.asked && !cs.answered && top:
@@ -255,15 +255,15 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 // call that would show the model what a tool read is not run.
 func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut, secErr error) event.ToolResult {
 	st := cs.started
-	if st.Name == subagent.Name && s.task != nil {
-		return subagent.Resolve(ctx, asParent{s}, st.CallID, cs.key)
-	}
 	r := event.ToolResult{CallID: st.CallID, Key: cs.key, Name: st.Name}
 	tool := s.tool(st.Name)
 	if tool == nil {
 		r.IsError, r.Status = true, "unknown"
 		r.Output = fmt.Sprintf(why.unknownTool, st.Name)
 		return r
+	}
+	if cr, ok := tool.(childRunner); ok {
+		return cr.Resolve(ctx, st.CallID, cs.key)
 	}
 	env := s.env(cs.key)
 	switch tool.Effect() {
@@ -417,7 +417,7 @@ func (s *Session) AskPending(ctx context.Context) {
 				return
 			}
 			if ok {
-				if err := t.execute(ctx, cs.key, c, tool); err != nil {
+				if err := t.execute(ctx, cs.key, c, tools.CallOf(tool, c.Input)); err != nil {
 					s.m.log.Error("recovering a call failed", "session", s.row.ID, "err", err)
 					return
 				}
@@ -459,7 +459,7 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut, sec
 			t.cancelCall(cs.key, c)
 			return nil
 		}
-		if tool := s.tool(c.Name); tool != nil && tool.Effect() <= permission.EffectRead && c.Name != subagent.Name {
+		if tool := s.tool(c.Name); tool != nil && tool.Effect() <= permission.EffectRead && !runsChild(tool) {
 			// A read has no effect to be unsure of.
 			return t.result(context.WithoutCancel(ctx), cs.key, event.ToolResult{CallID: c.ID, Key: cs.key, Name: c.Name, IsError: true,
 				Status: "cancelled", Output: rerunWithdrawn})
@@ -481,7 +481,7 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut, sec
 	if secErr != nil {
 		return t.result(ctx, cs.key, notRun(cs.key, c.ID, c.Name, secErr))
 	}
-	return t.execute(ctx, cs.key, c, tool)
+	return t.execute(ctx, cs.key, c, tools.CallOf(tool, c.Input))
 }
 
 // showsFiles says whether settling a started call of tool may show the

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 
 	"github.com/bridle-dev/bridle/acp"
@@ -13,127 +14,82 @@ import (
 	"github.com/bridle-dev/bridle/tools/mcp"
 )
 
-// runCall runs call index i of the assistant event at seq: checks the
-// mode and the arguments, asks for approval if needed, then executes it.
+// runCall runs call index i of the assistant event at seq: the registry
+// prepares it (tools.Registry.Prepare: the tool the mode offers, its
+// input checked, the mode's verdict, its preview), the user is asked if
+// need be, then it is executed.
 func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCall) error {
 	s := t.s
 	key := callKey(s.row.ID, seq, i)
 	defer s.endCall(key)
-	tool, err := t.reg.Lookup(c.Name)
-	if err != nil {
+	call, err := t.reg.Prepare(ctx, c.Name, c.Input, func() (*tools.Env, error) {
+		// The preview the user may be shown is redacted with every .env
+		// file made before the call; execute looks again before it runs.
+		if settled, err := t.syncForCall(ctx, key, c); settled {
+			return nil, settledCall{err}
+		}
+		env := s.callEnv(key)
+		// An edit that waits for a command of another session before it
+		// asks the editor says so on its card. The card comes with the
+		// answer, which may still be held (it is written with the call's
+		// start): written and shown first.
+		env.Waiting = func(note string) {
+			if err := s.flush(ctx); err != nil {
+				return // the turn stops with the error at its next commit
+			}
+			s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(key), Content: output(note, false)}))
+		}
+		return env, nil
+	})
+	var settled settledCall
+	switch {
+	case errors.As(err, &settled):
+		return settled.err
+	case errors.Is(err, tools.ErrNotOffered):
 		msg := err.Error()
 		if mcp.IsToolName(c.Name) && s.tool(c.Name) == nil {
 			// Not a question of mode: the server is gone or never had it.
 			msg = s.mcpSet().Why(c.Name)
 		}
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "unavailable", Output: msg})
-	}
-	// The preview the user may be shown is redacted with every .env
-	// file made before the call; execute looks again before it runs.
-	if settled, err := t.syncForCall(ctx, key, c); settled {
-		return err
-	}
-	// Arguments that do not match the schema are the model's to fix: an
-	// error result it can read, never a crash.
-	env := s.callEnv(key)
-	// An edit that waits for a command of another session before it asks
-	// the editor says so on its card. The card comes with the answer,
-	// which may still be held (it is written with the call's start):
-	// written and shown first.
-	env.Waiting = func(note string) {
-		if err := s.flush(ctx); err != nil {
-			return // the turn stops with the error at its next commit
-		}
-		s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(key), Content: output(note, false)}))
-	}
-	if err := t.reg.CheckCall(env, tool, c.Input); err != nil {
+	case err != nil:
+		// Arguments that do not match the schema are the model's to fix:
+		// an error result it can read, never a crash.
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
-	preview, err := tool.Preview(ctx, env, c.Input)
-	if err != nil {
-		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
-	}
-	granted, err := t.approve(ctx, key, c, tool.Effect(), preview)
+	granted, err := t.approve(ctx, key, c, call)
 	if err != nil || !granted {
 		return err
 	}
-	return t.execute(ctx, key, c, tool)
+	return t.execute(ctx, key, c, call)
 }
 
-// execute records tool_started (with the file hashes an edit will change,
-// so a restart can tell whether it landed), runs the tool, and records its
-// result together with the call's idempotency record. The caller passes
-// the tool it checked: an MCP server's tools can vanish meanwhile, and
-// the call then still reaches the tool, which says its server is gone.
+// settledCall is how runCall's Env tells Prepare that the call is
+// settled already (syncForCall): err is the settling's.
+type settledCall struct{ err error }
+
+func (settledCall) Error() string { return "the call is settled" }
+
+// execute runs a call the user may run through the steps of every call
+// (callSteps): tool_started is recorded (with the file hashes an edit
+// will change, so a restart can tell whether it landed), the tool runs,
+// and its result is recorded together with the call's idempotency
+// record. The caller passes the call as it checked it: an MCP server's
+// tools can vanish meanwhile, and the call then still reaches the tool,
+// which says its server is gone.
 //
 // The .env files are synced again first: the user may take minutes to
 // approve the call, and a recovered call is asked, or run, long after
 // its turn began. The call's Env (Session.callEnv), shared with its
 // Preview, is then the one with the redactor that knows them.
-func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, tool tools.Tool) error {
-	s := t.s
+func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, call *tools.Call) error {
 	if settled, err := t.syncForCall(ctx, key, c); settled {
 		return err
 	}
-	env := s.callEnv(key)
-	started := event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name}
-	started.Input, started.Redacted = s.recordedInput(key, c)
-	var plan *tools.FileEdit
-	if p, ok := tool.(tools.Planner); ok {
-		fe, err := p.Plan(ctx, env, c.Input)
-		if err != nil {
-			// The edit cannot apply (text not found, not unique…): nothing
-			// happens, and the model reads why.
-			return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
-		}
-		started.Path, started.BeforeHash, started.AfterHash = fe.Path, fe.Before, fe.After
-		plan = &fe
-		if fe.Before != "" {
-			s.checkpoints().KeepBefore(fe)
-		}
-	}
-	if _, err := s.commit(ctx, nil, started); err != nil {
-		return err
-	}
-	// A command's output reaches the editor as it comes; the result
-	// that follows replaces it.
-	env.Live = func(tail string) {
-		s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(key), Content: output(tail, true)}))
-	}
-	fs := s.files()
-	var res tools.Result
-	var seen []event.FileSeen
-	var cached bool
-	changed, unscanned := s.recordChanges(ctx, tool, env, func() string {
-		res, seen, cached = fs.run(ctx, env, tool, c.Input, plan)
-		s.m.cfg.Fault.toolRan()
-		return res.Unwatched
-	})
-	r := resultOf(c.ID, key, c.Name, res, ctx)
-	r.Cached, r.Seen = cached, seen
-	r.Changed, r.Unscanned = changed, unscanned
-	if tool.Name() == "task" && s.parent == nil && s.m.cfg.DataDir != "" {
-		r.Changed, r.Unscanned = s.withChildChanges(ctx, key, r.Changed, r.Unscanned, s.recording(tool) == recordNone)
-	}
-	record := t.result
-	if res.Redacted {
-		record = t.record // the tool redacted its output, errors too
-	}
-	if err := record(ctx, key, r); err != nil {
-		return err
-	}
-	if s.parent == nil {
-		// A child's reads are in its own window, not its parent's: the
-		// parent is never told "you read it".
-		fs.saw(seen, t.promptNumber(), s.root.Show)
-	}
-	if res.Pin != nil && !res.IsError {
-		return t.pinFromModel(ctx, *res.Pin)
-	}
-	if res.PlanSet && !res.IsError {
-		return t.planFromModel(ctx, res.Plan)
-	}
-	return nil
+	x := &callRun{t: t, ctx: ctx, key: key, c: c, call: call, env: t.s.callEnv(key)}
+	x.started = event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name}
+	x.started.Input, x.started.Redacted = t.s.recordedInput(key, c)
+	return x.through(callSteps())
 }
 
 // promptNumber is the prompt this turn answers, counted from 1. A turn

@@ -91,7 +91,7 @@ func (r *Registry) Get(name string) (Tool, bool) {
 }
 
 // Lookup returns the named tool, or an error for the model that says the
-// mode does not offer it and which tools it does offer.
+// mode does not offer it and which tools it does offer (ErrNotOffered).
 func (r *Registry) Lookup(name string) (Tool, error) {
 	if t, ok := r.Get(name); ok {
 		return t, nil
@@ -100,8 +100,8 @@ func (r *Registry) Lookup(name string) (Tool, error) {
 	for i, t := range r.tools {
 		names[i] = t.Name()
 	}
-	return nil, fmt.Errorf("tool %q is not available in %s mode; the tools of this mode are: %s. The user can change the mode in the editor",
-		name, r.mode, strings.Join(names, ", "))
+	return nil, notOffered{fmt.Sprintf("tool %q is not available in %s mode; the tools of this mode are: %s. The user can change the mode in the editor",
+		name, r.mode, strings.Join(names, ", "))}
 }
 
 // Check validates a call's input against the tool's schema. The error is

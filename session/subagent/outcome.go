@@ -181,3 +181,9 @@ func recoveredOutcome(st event.SubagentStarted, events []event.Event) outcome {
 	}
 	return o
 }
+
+// Resolve is Resolve for a call of t that started and has no result:
+// the session recovers it without knowing it is the task tool.
+func (t *Tool) Resolve(ctx context.Context, callID, key string) event.ToolResult {
+	return Resolve(ctx, t.p, callID, key)
+}
