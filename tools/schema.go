@@ -9,8 +9,9 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/bridle-dev/bridle/permission"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/bridle-dev/bridle/permission"
 )
 
 // validations counts the inputs validated, for tests.
