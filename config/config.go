@@ -52,7 +52,7 @@ type Config struct {
 }
 
 // Context is the "context" section: the context window's thresholds, as
-// shares of the input budget (contextwin.Config). Zero fields take the
+// shares of the input budget (config.Context). Zero fields take the
 // window's defaults.
 type Context struct {
 	// Drop is where old tool outputs start being replaced by addresses.

@@ -47,7 +47,7 @@ type Settings struct {
 	Sandbox json.RawMessage `json:"sandbox,omitempty"`
 
 	// Context is the "context" object: the context window's thresholds
-	// ({"drop":0.7,"compact":0.9,...}, contextwin.Config reads it).
+	// ({"drop":0.7,"compact":0.9,...}, config.Context reads it).
 	Context json.RawMessage `json:"context,omitempty"`
 
 	// Instructions are the "instructions" of each file that has some (a
@@ -82,7 +82,7 @@ type ProviderSettings struct {
 // ModelSpec is what bridle must know of a model to budget its window:
 // the one description of a model's size, used by the catalogue
 // (provider.Model), the settings' "models" section, a scripted scenario's
-// "model" and the context window (contextwin.Model). In the settings it
+// "model" and the context window (config.ModelSpec). In the settings it
 // describes a model the catalogue does not know, or corrects it (a local
 // server running a smaller window, say); zero fields say nothing.
 type ModelSpec struct {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
@@ -18,10 +19,10 @@ import (
 
 // small is a model whose window fills in a few calls: 7,000 tokens of
 // input budget after 1,000 reserved for the answer.
-var small = Model{Window: 8_000, MaxOutput: 1_000, Tokenizer: "o200k_base"}
+var small = config.ModelSpec{Window: 8_000, MaxOutput: 1_000, Tokenizer: "o200k_base"}
 
 func TestAssemblyOrderAndCacheBreakpoints(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.add(event.ConstraintPinned{Text: "never touch migrations/", Source: "user"})
 	l.prompt("Fix the flaky test in store/.")
 	l.tool("run", `{"command":"go test ./store"}`, "FAIL TestAppend", "")
@@ -64,14 +65,14 @@ func TestAssemblyOrderAndCacheBreakpoints(t *testing.T) {
 }
 
 func TestBudgetReservesTheAnswerAndRefusesWhatCannotFit(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("hello")
 	a := l.assemble()
 	if a.Request.MaxTokens != 1_000 {
 		t.Fatalf("max_tokens = %d, want the model's 1,000", a.Request.MaxTokens)
 	}
 
-	l = newLog(t, Config{}, small)
+	l = newLog(t, config.Context{}, small)
 	l.prompt(lines(800, "huge prompt"))
 	_, err := l.w.Assemble(l.input())
 	if !errors.Is(err, ErrTooBig) || !strings.Contains(err.Error(), "larger window") {
@@ -80,7 +81,7 @@ func TestBudgetReservesTheAnswerAndRefusesWhatCannotFit(t *testing.T) {
 }
 
 func TestUnderTheFirstThresholdNothingChanges(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("look around")
 	for i := range 5 {
 		l.tool("run", `{"command":"ls"}`, lines(10, "ls"), "")
@@ -95,7 +96,7 @@ func TestUnderTheFirstThresholdNothingChanges(t *testing.T) {
 }
 
 func TestOldOutputsDropInOneBatchToTheLowWaterMark(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	lim := l.w.Limits(l.spec)
 	l.prompt("find the bug")
 	var results []event.Event
@@ -139,7 +140,7 @@ func TestOldOutputsDropInOneBatchToTheLowWaterMark(t *testing.T) {
 func TestProtectedTurnsAreDroppedOnlyToFit(t *testing.T) {
 	// Three huge outputs in the last three turns do not fit together: the
 	// proof drops the oldest of them rather than overflow.
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("dump everything")
 	for range 3 {
 		l.add(event.AssistantMessage{Text: "dumping", ToolCalls: []event.ToolCall{
@@ -159,7 +160,7 @@ func TestProtectedTurnsAreDroppedOnlyToFit(t *testing.T) {
 }
 
 func TestCompactionIsAskedForPastTheSecondThreshold(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("write the parser")
 	// Long answers, no tool output to drop: only compaction helps.
 	var a Assembly
@@ -211,7 +212,7 @@ func TestCompactionIsAskedForPastTheSecondThreshold(t *testing.T) {
 // sends the summarizer only the originals after the last one's, never a
 // summary, and composes its piece with the earlier ones.
 func TestCompactionSummarisesEachStretchOnce(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("task")
 	for range 8 {
 		l.answer("first era " + lines(5, "alpha"))
@@ -256,7 +257,7 @@ func TestCompactionSummarisesEachStretchOnce(t *testing.T) {
 }
 
 func TestCompactionChunksWhatDoesNotFitTheSummarizer(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("task")
 	for range 40 {
 		l.answer(lines(30, "history"))
@@ -283,7 +284,7 @@ func TestCompactionChunksWhatDoesNotFitTheSummarizer(t *testing.T) {
 }
 
 func TestSummaryFieldsAreAlwaysFilled(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("Port the CLI to cobra")
 	l.tool("run", `{"command":"go build ./..."}`, "ok", "art_7")
 	l.add(event.AssistantMessage{Text: "edit", ToolCalls: []event.ToolCall{{ID: "e", Name: "edit_file", Input: []byte(`{"path":"cmd/root.go"}`)}}})
@@ -316,7 +317,7 @@ func TestSummaryFieldsAreAlwaysFilled(t *testing.T) {
 }
 
 func TestCompactionFieldsJoinThePins(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.add(event.ConstraintPinned{Text: "no new dependencies", Source: "user"})
 	l.prompt("task")
 	l.add(event.Compaction{Through: 3, Goal: "g", Constraints: []string{"No new dependencies.", "keep the API stable"}, Decisions: []string{"use sqlite"}})
@@ -328,7 +329,7 @@ func TestCompactionFieldsJoinThePins(t *testing.T) {
 }
 
 func TestOneOutputCannotJumpBothThresholds(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	lim := l.w.Limits(l.spec)
 	l.prompt("read the log")
 	before := l.assemble().Used()
@@ -348,7 +349,7 @@ func TestOneOutputCannotJumpBothThresholds(t *testing.T) {
 
 	// An output stored uncut (an older log, a model with a larger window)
 	// is cut again before assembly.
-	l2 := newLog(t, Config{}, small)
+	l2 := newLog(t, config.Context{}, small)
 	l2.prompt("read")
 	l2.add(event.AssistantMessage{ToolCalls: []event.ToolCall{{ID: "x", Name: "run", Input: []byte(`{}`)}}})
 	l2.add(event.ToolResult{CallID: "x", Name: "run", Output: lines(2_000, "raw")})
@@ -359,8 +360,8 @@ func TestOneOutputCannotJumpBothThresholds(t *testing.T) {
 }
 
 func TestEstimatesAreCorrectedByReportedUsage(t *testing.T) {
-	est := Model{Window: 100_000, MaxOutput: 4_000, Tokenizer: "claude"}
-	l := newLog(t, Config{}, est)
+	est := config.ModelSpec{Window: 100_000, MaxOutput: 4_000, Tokenizer: "claude"}
+	l := newLog(t, config.Context{}, est)
 	l.prompt("hello there")
 	a := l.assemble()
 	if a.Occupancy.Counter != "estimate" || a.Occupancy.Ratio != 1 {
@@ -379,7 +380,7 @@ func TestEstimatesAreCorrectedByReportedUsage(t *testing.T) {
 	}
 
 	// Exact counters are not corrected.
-	x := newLog(t, Config{}, small)
+	x := newLog(t, config.Context{}, small)
 	x.prompt("hello")
 	xa := x.assemble()
 	x.add(event.AssistantMessage{Text: "hi", Usage: event.Usage{InputTokens: xa.Occupancy.Raw * 2}})
@@ -390,11 +391,11 @@ func TestEstimatesAreCorrectedByReportedUsage(t *testing.T) {
 }
 
 func TestCountEventCountsWhatTheModelSees(t *testing.T) {
-	w, _ := New(Config{}, func(spec string) Model {
+	w, _ := New(config.Context{}, func(spec string) config.ModelSpec {
 		if spec == "openai/gpt-4.1" {
-			return Model{Window: 1_000_000, MaxOutput: 32_000, Tokenizer: "o200k_base"}
+			return config.ModelSpec{Window: 1_000_000, MaxOutput: 32_000, Tokenizer: "o200k_base"}
 		}
-		return Model{Window: 200_000, MaxOutput: 64_000, Tokenizer: "claude"}
+		return config.ModelSpec{Window: 200_000, MaxOutput: 64_000, Tokenizer: "claude"}
 	})
 	msg := event.UserMessage{Content: []event.Content{{Type: "text", Text: "hello world"}}}
 	b, _ := event.Encode(msg)
@@ -413,7 +414,7 @@ func TestCountEventCountsWhatTheModelSees(t *testing.T) {
 }
 
 func TestPrefixHashChangesOnlyWithTheStableBlocks(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("task")
 	h1 := l.assemble().Occupancy.PrefixHash
 	l.tool("run", `{}`, "out", "")
@@ -426,7 +427,7 @@ func TestPrefixHashChangesOnlyWithTheStableBlocks(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
-	for _, c := range []Config{
+	for _, c := range []config.Context{
 		{Drop: 0.9, Compact: 0.8},
 		{Drop: 0.7, Compact: 1.2},
 		{LowWater: 0.8},
@@ -439,7 +440,7 @@ func TestConfigValidation(t *testing.T) {
 			t.Errorf("error %q does not say where", err)
 		}
 	}
-	if _, err := New(Config{Drop: 0.5, Compact: 0.8}, nil); err != nil {
+	if _, err := New(config.Context{Drop: 0.5, Compact: 0.8}, nil); err != nil {
 		t.Errorf("custom thresholds refused: %v", err)
 	}
 }
@@ -457,7 +458,7 @@ func TestMarkersMatchTheScriptedModel(t *testing.T) {
 func BenchmarkAssemble(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		build := func() *sessionLog {
-			l := newLog(&testing.T{}, Config{}, Model{Window: 1_000_000, MaxOutput: 32_000, Tokenizer: "o200k_base"})
+			l := newLog(&testing.T{}, config.Context{}, config.ModelSpec{Window: 1_000_000, MaxOutput: 32_000, Tokenizer: "o200k_base"})
 			l.prompt("benchmark task")
 			out := lines(20, "out")
 			for len(l.events) < n {
@@ -510,7 +511,7 @@ func TestAddressesNameTheirOwnCallWhenIdsRepeat(t *testing.T) {
 	// Some models number calls per message, so ids repeat across messages;
 	// an address must still describe its own call, or it would change
 	// from call to call and break the prompt cache.
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("go")
 	for i := range 8 {
 		l.add(event.AssistantMessage{ToolCalls: []event.ToolCall{{ID: "toolu_0", Name: "run", Input: []byte(fmt.Sprintf(`{"command":"step %d"}`, i))}}})
@@ -530,7 +531,7 @@ func TestAddressesNameTheirOwnCallWhenIdsRepeat(t *testing.T) {
 // changed on disk; the request says so, and the output showing the old
 // content is the first to go when the window fills.
 func TestChangedFilesAreNotedAndTheirOutputsDropFirst(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("read the package")
 	var results []event.Event
 	read := func(i int) event.Event {
@@ -568,7 +569,7 @@ func TestChangedFilesAreNotedAndTheirOutputsDropFirst(t *testing.T) {
 // after a compaction summarized the call that set it; it counts in the
 // task-and-pins share, and a cleared plan leaves the tail.
 func TestThePlanEndsEveryRequest(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("fix the bug")
 	l.add(event.PlanUpdated{Entries: []event.PlanEntry{{Content: "read", Status: "in_progress"}, {Content: "fix", Status: "pending"}}})
 	l.add(event.PlanUpdated{Entries: []event.PlanEntry{{Content: "read", Status: "completed"}, {Content: "fix", Status: "in_progress"}}})
@@ -603,8 +604,8 @@ func TestThePlanEndsEveryRequest(t *testing.T) {
 // recorded (with the ratio known then) and again at assembly (the ratio
 // grew since).
 func TestOneOutputFitsItsCapAsTheProviderCounts(t *testing.T) {
-	est := Model{Window: 20_000, MaxOutput: 2_000, Tokenizer: "claude"}
-	l := newLog(t, Config{}, est)
+	est := config.ModelSpec{Window: 20_000, MaxOutput: 2_000, Tokenizer: "claude"}
+	l := newLog(t, config.Context{}, est)
 	lim := l.w.Limits(l.spec)
 	l.prompt("read the log")
 	a := l.assemble()
@@ -636,8 +637,8 @@ func TestOneOutputFitsItsCapAsTheProviderCounts(t *testing.T) {
 // whole window again on every model call (and an output already shown
 // could be clipped anew, changing the request's cached prefix).
 func TestTheWindowIsNotProjectedAgainAsTheRatioDrifts(t *testing.T) {
-	est := Model{Window: 20_000, MaxOutput: 2_000, Tokenizer: "claude"}
-	l := newLog(t, Config{}, est)
+	est := config.ModelSpec{Window: 20_000, MaxOutput: 2_000, Tokenizer: "claude"}
+	l := newLog(t, config.Context{}, est)
 	l.prompt("read the log")
 	a := l.assemble()
 	l.add(event.AssistantMessage{Text: "ok", Usage: event.Usage{InputTokens: int(math.Round(float64(a.Occupancy.Raw) * 1.31))}})
@@ -673,7 +674,7 @@ func TestTheWindowIsNotProjectedAgainAsTheRatioDrifts(t *testing.T) {
 // keep the way back once the compaction takes the address out of the
 // window.
 func TestTheSummarizerIsToldTheWayBackToACutOutput(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("task")
 	r := l.tool("read_file", `{"path":"notes.txt"}`, lines(200, "note"), "")
 	a := l.tool("run", `{"command":"make"}`, lines(200, "build"), "a9.0")

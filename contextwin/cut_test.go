@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/event"
 )
 
@@ -12,7 +13,7 @@ import (
 // by the session (keep) and its cut names the artifact; one the session
 // could not keep says to rerun the call. An output that fits is not kept.
 func TestACutOutputNamesWhereItIsKeptWhole(t *testing.T) {
-	w, err := New(Config{}, func(string) Model { return small })
+	w, err := New(config.Context{}, func(string) config.ModelSpec { return small })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +50,8 @@ func TestACutOutputNamesWhereItIsKeptWhole(t *testing.T) {
 // correction grew, names the result (read_artifact r<seq>): the log
 // holds it as the model was shown it. Before, it said "rerun the call".
 func TestAnOutputCutAgainNamesItsResult(t *testing.T) {
-	est := Model{Window: 20_000, MaxOutput: 2_000, Tokenizer: "claude"}
-	l := newLog(t, Config{}, est)
+	est := config.ModelSpec{Window: 20_000, MaxOutput: 2_000, Tokenizer: "claude"}
+	l := newLog(t, config.Context{}, est)
 	lim := l.w.Limits(l.spec)
 	l.prompt("read the file")
 	l.assemble()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
 )
@@ -24,9 +25,9 @@ type sessionLog struct {
 	memo Memo
 }
 
-func newLog(t *testing.T, cfg Config, m Model) *sessionLog {
+func newLog(t *testing.T, cfg config.Context, m config.ModelSpec) *sessionLog {
 	t.Helper()
-	w, err := New(cfg, func(string) Model { return m })
+	w, err := New(cfg, func(string) config.ModelSpec { return m })
 	if err != nil {
 		t.Fatal(err)
 	}

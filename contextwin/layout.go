@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/tokens"
@@ -13,7 +14,7 @@ import (
 // and what each costs, in raw (uncorrected) tokens.
 type layout struct {
 	w     *Window
-	model Model
+	model config.ModelSpec
 	b     budget
 	c     tokens.Counter
 	st    logState

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/event"
 )
 
@@ -13,9 +14,9 @@ func userMessage(text string) event.UserMessage {
 }
 
 func TestCheckPromptRefusesWhatCanNeverFitAndSaysHowBig(t *testing.T) {
-	for _, m := range []Model{small, {Window: 8_000, MaxOutput: 1_000}} {
+	for _, m := range []config.ModelSpec{small, {Window: 8_000, MaxOutput: 1_000}} {
 		t.Run("tokenizer "+m.Tokenizer, func(t *testing.T) {
-			l := newLog(t, Config{}, m)
+			l := newLog(t, config.Context{}, m)
 			l.prompt("Fix the flaky test in store/.")
 			l.answer("Looking.")
 			calls := 0
@@ -60,7 +61,7 @@ func TestCheckPromptRefusesWhatCanNeverFitAndSaysHowBig(t *testing.T) {
 }
 
 func TestCheckPromptCountsTheFirstRequestAndPinsAgainstLaterPrompts(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	// The first request stays in every request: a later prompt must fit
 	// next to it.
 	l.prompt(lines(300, "first"))
@@ -73,7 +74,7 @@ func TestCheckPromptCountsTheFirstRequestAndPinsAgainstLaterPrompts(t *testing.T
 		t.Fatalf("a second prompt that fits: %v", err)
 	}
 	// A pin in a session with no prompt yet.
-	l = newLog(t, Config{}, small)
+	l = newLog(t, config.Context{}, small)
 	if err := l.w.CheckPrompt(l.spec, event.DecisionRecorded{Text: lines(800, "decision")}, func() Input { return l.input() }); !errors.Is(err, ErrPromptTooBig) {
 		t.Fatalf("a huge pin before any prompt: err = %v", err)
 	}
@@ -82,7 +83,9 @@ func TestCheckPromptCountsTheFirstRequestAndPinsAgainstLaterPrompts(t *testing.T
 // BenchmarkCheckPromptHuge: a 60 MB prompt is refused from its size; no
 // pass over its text, no copy of it.
 func BenchmarkCheckPromptHuge(b *testing.B) {
-	w, _ := New(Config{}, func(string) Model { return Model{Window: 200_000, MaxOutput: 8_192, Tokenizer: "o200k_base"} })
+	w, _ := New(config.Context{}, func(string) config.ModelSpec {
+		return config.ModelSpec{Window: 200_000, MaxOutput: 8_192, Tokenizer: "o200k_base"}
+	})
 	events := []event.Event{{Seq: 1, Payload: event.SessionStarted{Model: "m"}}}
 	huge := userMessage(strings.Repeat("0123456789 abcdef, ", (60<<20)/19))
 	input := func() Input { return Input{Spec: "m", Model: "m", System: "system", Tools: testTools, Events: events} }
@@ -98,7 +101,7 @@ func BenchmarkCheckPromptHuge(b *testing.B) {
 // Memo in the input, then appends another prompt at the seq the weighed
 // one had: the next assembly must see the prompt the log got.
 func TestCheckPromptLeavesTheMemoAlone(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("the task")
 	l.assemble()
 	// Large enough to be weighed by assembling, small enough to fit.

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/event"
 )
 
@@ -72,7 +73,7 @@ func planView(p *CompactionPlan) string {
 // several compactions, outputs dropped and read again by their address,
 // calls naming paths and commands, artifacts).
 func TestAStubbedLogAssemblesAndPlansAsTheWholeLog(t *testing.T) {
-	l := newLog(t, Config{}, small)
+	l := newLog(t, config.Context{}, small)
 	l.prompt("port the parser")
 	compactions := 0
 	for i := 0; compactions < 4; i++ {
@@ -135,7 +136,7 @@ func TestAStubbedLogAssemblesAndPlansAsTheWholeLog(t *testing.T) {
 // the usage correction (every reported usage against the raw count of the
 // request before it), the first prompt, the pins.
 func TestTheScanReadsStubsAsTheEvents(t *testing.T) {
-	l := newLog(t, Config{}, Model{Window: 8_000, MaxOutput: 1_000, Tokenizer: "estimate"})
+	l := newLog(t, config.Context{}, config.ModelSpec{Window: 8_000, MaxOutput: 1_000, Tokenizer: "estimate"})
 	l.prompt("first")
 	l.add(event.ConstraintPinned{Text: "no cgo", Source: "user"})
 	for i := range 6 {

@@ -13,25 +13,18 @@ import (
 	"github.com/bridle-dev/bridle/tokens"
 )
 
-// Model is what the window must know of a session's model: its window,
-// response size and tokenizer, as everywhere in bridle.
-type Model = config.ModelSpec
-
 // DefaultModel is assumed for a model nobody described: small enough that
 // an unknown local model is not overrun.
-var DefaultModel = Model{Window: 32_768, MaxOutput: 8_192}
+var DefaultModel = config.ModelSpec{Window: 32_768, MaxOutput: 8_192}
 
 // Models describes a pinned model spec ("provider/model-id").
-type Models func(spec string) Model
+type Models func(spec string) config.ModelSpec
 
-// Config holds the window's thresholds, as shares of the input budget
-// (the window less the response slack): the settings' "context" section
-// (config.Context), which is where its fields are documented.
-type Config = config.Context
-
-// DefaultConfig: drop outputs from 70 % of the budget, compact from 90 %
+// DefaultConfig holds the window's thresholds, as shares of the input
+// budget (the window less the response slack; config.Context documents
+// the fields): drop outputs from 70 % of the budget, compact from 90 %
 // down to 50 %, always keep the last three turns.
-var DefaultConfig = Config{Drop: 0.70, Compact: 0.90, LowWater: 0.50, KeepTurns: 3}
+var DefaultConfig = config.Context{Drop: 0.70, Compact: 0.90, LowWater: 0.50, KeepTurns: 3}
 
 // uncertainty is how far an estimated count may be off after correction;
 // the proof before sending keeps that much of the budget free.
@@ -41,11 +34,11 @@ const uncertainty = 0.10
 // concurrent use; it caches token counters and the counts of the fixed
 // prefix, which change rarely.
 type Window struct {
-	cfg    Config
+	cfg    config.Context
 	models Models
 
 	mu       sync.Mutex
-	known    map[string]Model
+	known    map[string]config.ModelSpec
 	counters map[string]tokens.Counter
 	fixed    map[[32]byte]int
 	short    map[shortKey]int
@@ -83,7 +76,7 @@ func (w *Window) countShort(c tokens.Counter, s string) int {
 
 // New returns a window with cfg (zero fields take DefaultConfig's values)
 // that learns models from models (nil: DefaultModel for every spec).
-func New(cfg Config, models Models) (*Window, error) {
+func New(cfg config.Context, models Models) (*Window, error) {
 	d := DefaultConfig
 	if cfg.Drop == 0 {
 		cfg.Drop = d.Drop
@@ -101,18 +94,18 @@ func New(cfg Config, models Models) (*Window, error) {
 		return nil, err
 	}
 	if models == nil {
-		models = func(string) Model { return DefaultModel }
+		models = func(string) config.ModelSpec { return DefaultModel }
 	}
-	return &Window{cfg: cfg, models: models, known: map[string]Model{}, counters: map[string]tokens.Counter{}, fixed: map[[32]byte]int{}, short: map[shortKey]int{}}, nil
+	return &Window{cfg: cfg, models: models, known: map[string]config.ModelSpec{}, counters: map[string]tokens.Counter{}, fixed: map[[32]byte]int{}, short: map[shortKey]int{}}, nil
 }
 
 // Config returns the window's configuration.
-func (w *Window) Config() Config { return w.cfg }
+func (w *Window) Config() config.Context { return w.cfg }
 
 // Model returns what the window knows of spec, with defaults filled in.
 // The answer is kept for the life of the window: a model's window does not
 // change while bridle runs.
-func (w *Window) Model(spec string) Model {
+func (w *Window) Model(spec string) config.ModelSpec {
 	w.mu.Lock()
 	m, ok := w.known[spec]
 	w.mu.Unlock()
@@ -154,7 +147,7 @@ type budget struct {
 	perOutput int
 }
 
-func (w *Window) budget(m Model) budget {
+func (w *Window) budget(m config.ModelSpec) budget {
 	reserve := w.cfg.Reserve
 	if reserve == 0 {
 		reserve = min(m.MaxOutput, m.Window/4)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/permission"
@@ -162,8 +163,8 @@ func openLoop(tb testing.TB, dbPath string, l loop) *loopRig {
 		tb.Fatal(err)
 	}
 	window := cmp.Or(l.window, 50_000_000)
-	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
-		return contextwin.Model{Window: window, MaxOutput: 1_000, Tokenizer: "o200k_base"}
+	win, err := contextwin.New(config.Context{}, func(string) config.ModelSpec {
+		return config.ModelSpec{Window: window, MaxOutput: 1_000, Tokenizer: "o200k_base"}
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/testfs"
@@ -64,8 +65,8 @@ func benchSession(b *testing.B, sc *scripted.Scenario, dir string, w *stopwatch)
 	m.cfg.Client = w
 	// A model's window as the providers' are (the tests' 10k window
 	// would cut every read of the file, which a real session does not).
-	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
-		return contextwin.Model{Window: 200_000, MaxOutput: 32_000, Tokenizer: "o200k_base"}
+	win, err := contextwin.New(config.Context{}, func(string) config.ModelSpec {
+		return config.ModelSpec{Window: 200_000, MaxOutput: 32_000, Tokenizer: "o200k_base"}
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/permission"
@@ -63,8 +64,8 @@ func (dump) Run(_ context.Context, _ *tools.Env, input json.RawMessage) tools.Re
 func newTestManager(t testing.TB, sc *scripted.Scenario) (*Manager, *recorder) {
 	t.Helper()
 	st := testStore(t)
-	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
-		return contextwin.Model{Window: 10_000, MaxOutput: 1_000, Tokenizer: "o200k_base"}
+	win, err := contextwin.New(config.Context{}, func(string) config.ModelSpec {
+		return config.ModelSpec{Window: 10_000, MaxOutput: 1_000, Tokenizer: "o200k_base"}
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/imagetest"
@@ -44,8 +45,8 @@ func TestImageNames(t *testing.T) {
 func newImageManager(t *testing.T) *Manager {
 	t.Helper()
 	st := testStore(t)
-	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
-		return contextwin.Model{Window: 100_000, MaxOutput: 1_000, Tokenizer: "o200k_base", Images: true}
+	win, err := contextwin.New(config.Context{}, func(string) config.ModelSpec {
+		return config.ModelSpec{Window: 100_000, MaxOutput: 1_000, Tokenizer: "o200k_base", Images: true}
 	})
 	if err != nil {
 		t.Fatal(err)

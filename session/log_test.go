@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
@@ -147,8 +148,8 @@ func stubRun(t *testing.T, ws string, c stubCase, whole bool) (requests, updates
 	}
 	model := &planModel{usage: c.usage}
 	model.plan = model.stubPlan(c.prompts)
-	win, err := contextwin.New(contextwin.Config{}, func(string) contextwin.Model {
-		return contextwin.Model{Window: 10_000, MaxOutput: 1_000, Tokenizer: c.tokenizer}
+	win, err := contextwin.New(config.Context{}, func(string) config.ModelSpec {
+		return config.ModelSpec{Window: 10_000, MaxOutput: 1_000, Tokenizer: c.tokenizer}
 	})
 	if err != nil {
 		t.Fatal(err)

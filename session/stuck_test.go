@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/permission"
@@ -49,7 +50,7 @@ func TestCancelEndsATurnWhoseToolIsStuck(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	win, _ := contextwin.New(contextwin.Config{}, nil)
+	win, _ := contextwin.New(config.Context{}, nil)
 	p := scripted.New(&scripted.Scenario{Turns: []scripted.Turn{{Calls: []scripted.Call{
 		{ToolCalls: []scripted.ToolCall{{Name: "stuck", Input: json.RawMessage(`{}`)}}},
 		{Text: scripted.Chunks{"never reached"}},

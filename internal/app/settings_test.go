@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/internal/testfs"
 	"github.com/bridle-dev/bridle/provider"
@@ -21,20 +22,20 @@ func TestContextWindowSettings(t *testing.T) {
 		name     string
 		settings string
 		env      string
-		want     contextwin.Config
+		want     config.Context
 		err      string
 	}{
 		{name: "defaults", want: contextwin.DefaultConfig},
 		{name: "settings", settings: `{"drop":0.6,"compact":0.8,"low_water":0.5}`,
-			want: contextwin.Config{Drop: 0.6, Compact: 0.8, LowWater: 0.5, KeepTurns: 3}},
+			want: config.Context{Drop: 0.6, Compact: 0.8, LowWater: 0.5, KeepTurns: 3}},
 		{name: "the environment overrides the settings key by key", settings: `{"drop":0.6,"compact":0.8,"low_water":0.5}`, env: `{"compact":0.85}`,
-			want: contextwin.Config{Drop: 0.6, Compact: 0.85, LowWater: 0.5, KeepTurns: 3}},
+			want: config.Context{Drop: 0.6, Compact: 0.85, LowWater: 0.5, KeepTurns: 3}},
 		{name: "misspelt key in the settings", settings: `{"dorp":0.6}`, err: `the "context" setting is not a JSON object`},
 		{name: "thresholds in the wrong order", settings: `{"drop":0.95}`, err: "must be below the compaction threshold"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := ContextWindow(json.RawMessage(tt.settings), tt.env, func(string) contextwin.Model { return contextwin.DefaultModel })
+			w, err := ContextWindow(json.RawMessage(tt.settings), tt.env, func(string) config.ModelSpec { return contextwin.DefaultModel })
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error = %v, want one saying %q", err, tt.err)

@@ -105,7 +105,7 @@ func windowKey(c *config.Config) string {
 // what its scenario declares. A model nobody describes gets the
 // catalogue's conservative guess.
 func (m *Models) window(cwd string) contextwin.Models {
-	return func(spec string) contextwin.Model {
+	return func(spec string) config.ModelSpec {
 		r, err := m.resolver(cwd)
 		if err != nil {
 			return contextwin.DefaultModel

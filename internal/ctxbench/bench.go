@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/permission"
@@ -27,14 +28,14 @@ import (
 // estimate against the exact count.
 type profile struct {
 	name  string
-	model contextwin.Model
+	model config.ModelSpec
 }
 
 var profiles = []profile{
-	{"bench/exact-32k", contextwin.Model{Window: 32_768, MaxOutput: 8_192, Tokenizer: "o200k_base"}},
-	{"bench/estimate-64k", contextwin.Model{Window: 65_536, MaxOutput: 8_192, Tokenizer: "claude"}},
-	{"bench/exact-128k", contextwin.Model{Window: 128_000, MaxOutput: 16_384, Tokenizer: "o200k_base"}},
-	{"bench/estimate-200k", contextwin.Model{Window: 200_000, MaxOutput: 32_000, Tokenizer: "claude"}},
+	{"bench/exact-32k", config.ModelSpec{Window: 32_768, MaxOutput: 8_192, Tokenizer: "o200k_base"}},
+	{"bench/estimate-64k", config.ModelSpec{Window: 65_536, MaxOutput: 8_192, Tokenizer: "claude"}},
+	{"bench/exact-128k", config.ModelSpec{Window: 128_000, MaxOutput: 16_384, Tokenizer: "o200k_base"}},
+	{"bench/estimate-200k", config.ModelSpec{Window: 200_000, MaxOutput: 32_000, Tokenizer: "claude"}},
 }
 
 // Options configure a run.
@@ -219,11 +220,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	defer st.Close()
 	pool := newPool(4_000)
-	models := map[string]contextwin.Model{}
+	models := map[string]config.ModelSpec{}
 	for _, p := range profiles {
 		models[p.name] = p.model
 	}
-	win, err := contextwin.New(contextwin.DefaultConfig, func(spec string) contextwin.Model { return models[spec] })
+	win, err := contextwin.New(contextwin.DefaultConfig, func(spec string) config.ModelSpec { return models[spec] })
 	if err != nil {
 		return Result{}, err
 	}

@@ -41,7 +41,7 @@ type Scenario struct {
 	Sequential bool `json:"sequential,omitempty"`
 	// Model describes the scripted model's window, so tests can fill it
 	// quickly. Zero fields take the defaults.
-	Model ModelInfo `json:"model,omitempty"`
+	Model config.ModelSpec `json:"model,omitempty"`
 	// UsageRatio, when set, makes the model report each request's input
 	// as this multiple of the estimate of its text (tokens.Estimate, what
 	// bridle counts for a model it cannot count exactly): a provider whose
@@ -49,9 +49,6 @@ type Scenario struct {
 	// still wins.
 	UsageRatio float64 `json:"usage_ratio,omitempty"`
 }
-
-// ModelInfo is what a scenario says about its model's window.
-type ModelInfo = config.ModelSpec
 
 // Turn is the model's side of one prompt: one Call per model request.
 type Turn struct {
