@@ -168,6 +168,29 @@ func NewEndpoint(name, baseURL string, client *http.Client, token string, own, u
 	return Endpoint{Name: name, BaseURL: strings.TrimSuffix(baseURL, "/"), HTTP: client, Header: h}
 }
 
+// Open starts an HTTP provider's stream: it encodes req with encode and
+// posts it to path below the base URL. A body that cannot be encoded is a
+// bad request, and a failed post is classified as nothing streamed yet;
+// either is the error the stream yields. The request runs under a context
+// of its own, which cancel ends: the caller calls it when the stream ends,
+// however it ends (the consumer stopping early too), so the connection
+// closes at once in every case.
+func (e Endpoint) Open(ctx context.Context, path string, req Request, encode func(Request) ([]byte, error),
+	classify func(ctx context.Context, err error, partial bool) error) (*http.Response, context.CancelFunc, error) {
+	b, err := encode(req)
+	if err != nil {
+		return nil, nil, &Error{Provider: e.Name, Kind: ErrBadRequest, Message: err.Error(), Err: err}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	resp, err := Post(ctx, e.HTTP, e.BaseURL+path, e.Header, b)
+	if err != nil {
+		err = classify(ctx, err, false)
+		cancel()
+		return nil, nil, err
+	}
+	return resp, cancel, nil
+}
+
 // APIError starts the Error of an API's answer: its status, the wait it
 // asks for, and its message cut to 300 bytes, which the provider words
 // into the Error's Message once it has set its Kind (Settle ends it).

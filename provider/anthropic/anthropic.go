@@ -45,11 +45,8 @@ type Config struct {
 
 // Client is a provider.Provider for the Messages API.
 type Client struct {
-	name    string
-	baseURL string
-	http    *http.Client
-	header  http.Header
-	enc     provider.BodyEncoder
+	ep  provider.Endpoint
+	enc provider.BodyEncoder
 }
 
 // New returns a client for cfg.
@@ -58,31 +55,21 @@ func New(cfg Config) *Client {
 	// token the same way when there is no key.
 	ep := provider.NewEndpoint(cmp.Or(cfg.Name, "anthropic"), cmp.Or(cfg.BaseURL, DefaultBaseURL), cfg.HTTPClient,
 		cmp.Or(cfg.APIKey, cfg.AuthToken), map[string]string{"Anthropic-Version": APIVersion}, cfg.Headers)
-	return &Client{name: ep.Name, baseURL: ep.BaseURL, http: ep.HTTP, header: ep.Header}
+	return &Client{ep: ep}
 }
 
 // Name implements provider.Provider.
-func (c *Client) Name() string { return c.name }
+func (c *Client) Name() string { return c.ep.Name }
 
 // Stream implements provider.Provider.
 func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	return func(yield func(provider.Delta, error) bool) {
-		b, err := c.body(req)
+		resp, cancel, err := c.ep.Open(ctx, "/v1/messages", req, c.body, c.classify)
 		if err != nil {
-			yield(provider.Delta{}, &provider.Error{Provider: c.name, Kind: provider.ErrBadRequest, Message: err.Error(), Err: err})
-			return
-		}
-		// The stream's context is cancelled when the consumer stops early,
-		// so the connection closes at once in every case.
-		ctx, cancel := context.WithCancel(ctx)
-		resp, err := provider.Post(ctx, c.http, c.baseURL+"/v1/messages", c.header, b)
-		if err != nil {
-			err = c.classify(ctx, err, false)
-			cancel()
 			yield(provider.Delta{}, err)
 			return
 		}
-		d := decoder{name: c.name, blocks: map[int64]block{}}
+		d := decoder{name: c.ep.Name, blocks: map[int64]block{}}
 		defer func() {
 			if d.done {
 				provider.Release(resp.Body, cancel)
@@ -118,7 +105,7 @@ func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[pro
 			yield(provider.Delta{}, c.classify(ctx, err, d.output))
 			return
 		}
-		yield(provider.Delta{}, provider.Truncated(c.name, d.output))
+		yield(provider.Delta{}, provider.Truncated(c.ep.Name, d.output))
 	}
 }
 

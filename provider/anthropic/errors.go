@@ -17,7 +17,7 @@ import (
 func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 	var api *provider.StatusError
 	if !errors.As(err, &api) {
-		return provider.TransportError(ctx, c.name, c.baseURL, err, partial)
+		return provider.TransportError(ctx, c.ep.Name, c.ep.BaseURL, err, partial)
 	}
 	status := api.Status
 	raw := string(api.Body)
@@ -29,7 +29,7 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 	// An error event inside a 200 stream carries the status of the stream,
 	// so the error type decides; the HTTP status decides when there is no
 	// type (a proxy's HTML page, say).
-	e, msg := provider.APIError(c.name, status, api.Header, msg, partial, err)
+	e, msg := provider.APIError(c.ep.Name, status, api.Header, msg, partial, err)
 	if status == http.StatusOK {
 		e.Status = 0
 	}
@@ -59,7 +59,7 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 			e.Message = "the model is not served (" + msg + ")"
 		} else {
 			e.Kind = provider.ErrBadRequest
-			e.Message = fmt.Sprintf("%s answered 404 (%s): check ANTHROPIC_BASE_URL", c.baseURL, msg)
+			e.Message = fmt.Sprintf("%s answered 404 (%s): check ANTHROPIC_BASE_URL", c.ep.BaseURL, msg)
 		}
 	case status == http.StatusRequestEntityTooLarge || isTooLong(msg):
 		e.Kind = provider.ErrContextLength

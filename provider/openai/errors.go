@@ -44,13 +44,13 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 		code = gjson.Get(data, "error.code").String()
 		typ = gjson.Get(data, "error.type").String()
 	default:
-		e := provider.TransportError(ctx, c.name, c.baseURL, err, partial)
-		if pe, ok := provider.AsError(e); ok && c.name != "openai" {
-			pe.Message += fmt.Sprintf("; is the %s server running at %s?", c.name, c.baseURL)
+		e := provider.TransportError(ctx, c.ep.Name, c.ep.BaseURL, err, partial)
+		if pe, ok := provider.AsError(e); ok && c.ep.Name != "openai" {
+			pe.Message += fmt.Sprintf("; is the %s server running at %s?", c.ep.Name, c.ep.BaseURL)
 		}
 		return e
 	}
-	e, msg := provider.APIError(c.name, status, header, msg, partial, err)
+	e, msg := provider.APIError(c.ep.Name, status, header, msg, partial, err)
 	lower := strings.ToLower(msg + " " + code + " " + typ)
 	switch {
 	case code == "context_length_exceeded" || strings.Contains(lower, "maximum context length") ||
@@ -67,7 +67,7 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 	case status == http.StatusUnauthorized || code == "invalid_api_key":
 		e.Kind = provider.ErrAuth
 		e.Message = "the API key was rejected (" + msg + ")"
-		if c.name == "openai" {
+		if c.ep.Name == "openai" {
 			e.Message += ": check OPENAI_API_KEY"
 		}
 	case status == http.StatusForbidden:
@@ -76,12 +76,12 @@ func (c *Client) classify(ctx context.Context, err error, partial bool) error {
 	case code == "model_not_found" || (status == http.StatusNotFound && strings.Contains(lower, "model")):
 		e.Kind = provider.ErrModel
 		e.Message = "the model is not served (" + msg + ")"
-		if c.name == "ollama" {
+		if c.ep.Name == "ollama" {
 			e.Message += "; pull it first with `ollama pull`"
 		}
 	case status == http.StatusNotFound:
 		e.Kind = provider.ErrBadRequest
-		e.Message = fmt.Sprintf("%s answered 404 (%s): check the base URL, which must end in /v1", c.baseURL, msg)
+		e.Message = fmt.Sprintf("%s answered 404 (%s): check the base URL, which must end in /v1", c.ep.BaseURL, msg)
 	case strings.Contains(lower, "overloaded") || status == 529:
 		e.Kind, e.Retryable = provider.ErrOverloaded, true
 		e.Message = "the server is overloaded (" + msg + ")"

@@ -49,11 +49,8 @@ type Config struct {
 
 // Client is a provider.Provider for Chat Completions.
 type Client struct {
-	name            string
-	baseURL         string
+	ep              provider.Endpoint
 	legacyMaxTokens bool
-	http            *http.Client
-	header          http.Header
 	enc             provider.BodyEncoder
 }
 
@@ -67,25 +64,17 @@ func New(cfg Config) *Client {
 		own["OpenAI-Project"] = cfg.Project
 	}
 	ep := provider.NewEndpoint(cmp.Or(cfg.Name, "openai"), cmp.Or(cfg.BaseURL, OpenAIBaseURL), cfg.HTTPClient, cfg.APIKey, own, cfg.Headers)
-	return &Client{name: ep.Name, baseURL: ep.BaseURL, legacyMaxTokens: cfg.LegacyMaxTokens, http: ep.HTTP, header: ep.Header}
+	return &Client{ep: ep, legacyMaxTokens: cfg.LegacyMaxTokens}
 }
 
 // Name implements provider.Provider.
-func (c *Client) Name() string { return c.name }
+func (c *Client) Name() string { return c.ep.Name }
 
 // Stream implements provider.Provider.
 func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	return func(yield func(provider.Delta, error) bool) {
-		b, err := c.body(req)
+		resp, cancel, err := c.ep.Open(ctx, "/chat/completions", req, c.body, c.classify)
 		if err != nil {
-			yield(provider.Delta{}, &provider.Error{Provider: c.name, Kind: provider.ErrBadRequest, Message: err.Error(), Err: err})
-			return
-		}
-		ctx, cancel := context.WithCancel(ctx)
-		resp, err := provider.Post(ctx, c.http, c.baseURL+"/chat/completions", c.header, b)
-		if err != nil {
-			err = c.classify(ctx, err, false)
-			cancel()
 			yield(provider.Delta{}, err)
 			return
 		}
@@ -126,7 +115,7 @@ func (c *Client) Stream(ctx context.Context, req provider.Request) iter.Seq2[pro
 		if d.stop == "" {
 			// No finish_reason: the server or a proxy closed the stream
 			// early. [DONE] alone does not prove the answer is whole.
-			yield(provider.Delta{}, provider.Truncated(c.name, d.output))
+			yield(provider.Delta{}, provider.Truncated(c.ep.Name, d.output))
 			return
 		}
 		if d.haveUsage && !yield(provider.Delta{Kind: provider.DeltaUsage, Usage: d.usage}, nil) {

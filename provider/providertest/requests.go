@@ -35,6 +35,17 @@ func Hello(model string) provider.Request {
 	}
 }
 
+// ImageRequest is a user's message of text and a PNG image (ref
+// image:sha256:ab, loaded), for the checks of how each API is sent one.
+func ImageRequest(model string) provider.Request {
+	return provider.Request{Model: model, MaxTokens: 1024, Messages: []provider.Message{
+		{Role: provider.RoleUser, Parts: []provider.Part{
+			{Kind: provider.PartText, Text: "what is this?"},
+			{Kind: provider.PartImage, MimeType: "image/png", Data: []byte("\x89PNG fake"), Ref: "image:sha256:ab"},
+		}},
+	}}
+}
+
 // ToolHistory appends n tool-call turns (about 3.3 KB each) to req: a
 // typical long history, for benchmarks of request encoding.
 func ToolHistory(req provider.Request, tool string, n int) provider.Request {
