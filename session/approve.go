@@ -69,7 +69,7 @@ func standing(events []event.Event, tool string, call permission.Scope) string {
 // denial is recorded as the call's result. It returns an error only when
 // the log cannot be written.
 func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, call *tools.Call) (bool, error) {
-	mode, effect, p := t.reg.Mode(), call.Effect, call.Preview
+	mode, effect, p := call.Mode, call.Effect, call.Preview
 	if call.Verdict == permission.Allow {
 		if effect == permission.EffectExecute && t.s.m.cfg.Unconfined != nil {
 			if why := t.s.m.cfg.Unconfined(); why != "" {

@@ -104,7 +104,9 @@ func recordedCommand(b *testing.B, s *Session) time.Duration {
 	env := s.callEnv(key)
 	defer s.endCall(key)
 	start := time.Now()
-	s.recordChanges(ctx, tool, env, func() string {
+	call := tools.CallOf(tool, input)
+	call.Watched = tool.(tools.WritesWatcher).WatchesWrites() == nil // as tools.Call.Run sets it
+	s.recordChanges(ctx, call, env, func() string {
 		res := tool.Run(ctx, env, input)
 		if res.IsError {
 			b.Fatalf("the command failed: %s", res.Output)

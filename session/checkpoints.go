@@ -66,28 +66,27 @@ func runsChild(t tools.Tool) bool {
 	return ok
 }
 
-// recording says how a call of tool is recorded: commands through the
-// box's watch where it can (checkpoint.Recorder), by scans where it
-// cannot (checkpoint.Scanner). A task call's subagent (a childRunner)
-// records its own commands where they are watched, and the call's
-// changes are then gathered from its log (withChildChanges); where they
-// are not, the task call is scanned, and its subagent's calls are not.
-func (s *Session) recording(tool tools.Tool) recording {
+// recording says how call is recorded: commands through the box's
+// watch where it can (tools.Call.Watched, checkpoint.Recorder), by scans
+// where it cannot (checkpoint.Scanner). A task call's subagent (a
+// childRunner) records its own commands where they are watched, and the
+// call's changes are then gathered from its log (withChildChanges);
+// where they are not, the task call is scanned, and its subagent's calls
+// are not.
+func (s *Session) recording(call *tools.Call) recording {
 	switch {
 	case s.m.cfg.DataDir == "":
 		return recordNone
-	case runsChild(tool):
+	case runsChild(call.Tool):
 		if s.parent != nil || s.commandsWatched() {
 			return recordNone
 		}
 		return recordScan
-	case tool.Effect() != permission.EffectExecute:
-		return recordNone // asked first: what follows may probe the box
-	}
-	if w, ok := tool.(tools.WritesWatcher); ok && w.WatchesWrites() == nil {
+	case call.Effect != permission.EffectExecute:
+		return recordNone
+	case call.Watched:
 		return recordWatch
-	}
-	if s.parent == nil || s.commandsWatched() {
+	case s.parent == nil || s.commandsWatched():
 		return recordScan
 	}
 	return recordNone
@@ -104,32 +103,32 @@ func (s *Session) commandsWatched() bool {
 	return false
 }
 
-// recordChanges runs call, a call of tool with env, and returns what it
+// recordChanges runs run, the run of call with env, and returns what it
 // changed in the workspace (for a rewind to put back) and why that may
-// be incomplete ("" when it is not). call returns the box's word when it
+// be incomplete ("" when it is not). run returns the box's word when it
 // could not watch the command (tools.Result.Unwatched).
-func (s *Session) recordChanges(ctx context.Context, tool tools.Tool, env *tools.Env, call func() (unwatched string)) ([]event.FileChange, string) {
-	switch s.recording(tool) {
+func (s *Session) recordChanges(ctx context.Context, call *tools.Call, env *tools.Env, run func() (unwatched string)) ([]event.FileChange, string) {
+	switch s.recording(call) {
 	case recordWatch:
 		rec := s.checkpoints().Recorder(s.root)
 		env.Writes = rec
-		unwatched := call()
+		unwatched := run()
 		env.Writes = nil
 		return rec.Finish(ctx, unwatched)
 	case recordScan:
 		sc := s.scanner().Before(ctx)
-		call()
+		run()
 		return s.scanner().After(ctx, sc)
 	}
-	call()
+	run()
 	return nil, ""
 }
 
-// keepStep keeps the content an edit will replace, before tool_started
-// is recorded: a rewind puts it back.
+// keepStep keeps the content an edit will replace (tools.Call.Plan),
+// before tool_started is recorded: a rewind puts it back.
 func keepStep(x *callRun, next func() error) error {
-	if x.plan != nil && x.plan.Before != "" {
-		x.t.s.checkpoints().KeepBefore(*x.plan)
+	if fe := x.call.Plan; fe != nil && fe.Before != "" {
+		x.t.s.checkpoints().KeepBefore(*fe)
 	}
 	return next()
 }
@@ -140,12 +139,12 @@ func keepStep(x *callRun, next func() error) error {
 func recordStep(x *callRun, next func() error) error {
 	s := x.t.s
 	var err error
-	x.changed, x.unscanned = s.recordChanges(x.ctx, x.call.Tool, x.env, func() string {
+	x.changed, x.unscanned = s.recordChanges(x.ctx, x.call, x.env, func() string {
 		err = next()
 		return x.res.Unwatched
 	})
 	if runsChild(x.call.Tool) && s.parent == nil && s.m.cfg.DataDir != "" {
-		x.changed, x.unscanned = s.withChildChanges(x.ctx, x.key, x.changed, x.unscanned, s.recording(x.call.Tool) == recordNone)
+		x.changed, x.unscanned = s.withChildChanges(x.ctx, x.key, x.changed, x.unscanned, s.recording(x.call) == recordNone)
 	}
 	return err
 }

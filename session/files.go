@@ -198,40 +198,38 @@ func (s *Session) files() *files {
 	return s.fs
 }
 
-// cacheStep serves a cacheable call (tools.Cacheable) from the
-// session's cache when what it depends on has not changed, and keeps
-// what it ran for the next; it notes the files the model now knows
-// (callRun.seen). A child uses its parent's cache.
+// cacheStep serves a cacheable call (tools.Call.Cacheable) from the
+// session's cache when what it depends on (tools.Call.Deps) has not
+// changed, and keeps what it ran for the next; it notes the files the
+// model now knows (callRun.seen). A child uses its parent's cache.
 func cacheStep(x *callRun, next func() error) error {
 	f := x.t.s.files()
-	ctx, env, tool, input := x.ctx, x.env, x.call.Tool, x.call.Input
-	ct, cacheable := tool.(tools.Cacheable)
-	if !cacheable {
+	ctx, call := x.ctx, x.call
+	if !call.Cacheable {
 		err := next()
-		if x.call.Effect >= permission.EffectEdit {
+		if call.Effect >= permission.EffectEdit {
 			// A listing or a search may be stale before the watcher says so.
 			f.cache.DropTrees()
 		}
-		if x.plan != nil && !x.res.IsError {
-			x.seen = append(x.seen, event.FileSeen{Path: x.plan.Path, Version: workspace.FileVersion(x.plan.Path)})
+		if call.Plan != nil && !x.res.IsError {
+			x.seen = append(x.seen, event.FileSeen{Path: call.Plan.Path, Version: workspace.FileVersion(call.Plan.Path)})
 		}
 		return err
 	}
-	deps := ct.Depends(ctx, env, input)
 	var seen []event.FileSeen
-	for _, d := range deps {
+	for _, d := range call.Deps {
 		if !d.Tree {
 			seen = append(seen, event.FileSeen{Path: d.Path, Version: workspace.FileVersion(d.Path)})
 		}
 	}
-	if v, ok := tool.(tools.Volatile); ok && v.Volatile(env) {
+	if call.Volatile {
 		err := next()
 		if !x.res.IsError && ctx.Err() == nil {
 			x.seen = seen
 		}
 		return err
 	}
-	key := cacheKey(tool.Name(), input)
+	key := cacheKey(call.Name, call.Input)
 	if res, ok := f.cache.Get(key); ok {
 		x.res, x.seen, x.cached = res, seen, true
 		return nil
@@ -243,7 +241,7 @@ func cacheStep(x *callRun, next func() error) error {
 	if x.res.IsError || ctx.Err() != nil {
 		return nil
 	}
-	f.cache.Put(key, x.res, deps, since)
+	f.cache.Put(key, x.res, call.Deps, since)
 	x.seen = seen
 	return nil
 }

@@ -14,8 +14,10 @@ import (
 // runs after the last. What every call needs done around its run (a
 // checkpoint, the output cache, a fault for the crash tests) is a step
 // of the list, so a new concern joins the list and execute stays as it
-// is; what differs per tool is a property of the tool (tools.Planner,
-// tools.Cacheable, childRunner), which a step asks about.
+// is; what differs per tool a step reads from the call (tools.Call: its
+// plan, whether it is cacheable, whether the box watches its writes),
+// set by the tools package as it prepares and runs it, or asks of the
+// tool's session-side role (childRunner).
 
 // callRun is one call on its way through the steps.
 type callRun struct {
@@ -26,9 +28,10 @@ type callRun struct {
 	call *tools.Call
 	env  *tools.Env
 
-	// started is what tool_started records; plan is an edit's.
+	// started is what tool_started records.
 	started event.ToolStarted
-	plan    *tools.FileEdit
+	// tool runs the tool (tools.Call.Run's): what the last step wraps.
+	tool func() tools.Result
 
 	// steps are those not run yet; rest is next, made once.
 	steps []step
@@ -48,12 +51,12 @@ type callRun struct {
 // records its result and does not call next.
 type step func(x *callRun, next func() error) error
 
-// callSteps are the steps of every call, in order: plan an edit, keep
-// its file for a rewind, record tool_started, record the result (once
-// what follows is done), record what a command changes, the fault of
-// the crash tests, the output cache.
+// callSteps are the steps of every call, in order, once tools.Call.Run
+// has planned it: keep an edit's file for a rewind, record tool_started,
+// record the result (once what follows is done), record what a command
+// changes, the fault of the crash tests, the output cache.
 func callSteps() []step {
-	return []step{planStep, keepStep, startStep, resultStep, recordStep, faultStep, cacheStep}
+	return []step{keepStep, startStep, resultStep, recordStep, faultStep, cacheStep}
 }
 
 // through runs x through steps, then the tool.
@@ -75,7 +78,7 @@ func (x *callRun) next() error {
 
 // run runs the tool: what the last step wraps.
 func (x *callRun) run() error {
-	x.res = runTool(x.ctx, x.call.Tool, x.env, x.call.Input)
+	x.res = runGuarded(x.ctx, x.call.Name, x.tool)
 	return nil
 }
 
@@ -84,27 +87,15 @@ func (x *callRun) failed(err error) error {
 	return x.t.result(x.ctx, x.key, event.ToolResult{CallID: x.c.ID, Name: x.c.Name, IsError: true, Status: "failed", Output: err.Error()})
 }
 
-// planStep plans an edit (tools.Call.Plan): tool_started records its
-// file's hashes, so that a restart can tell whether it landed. An edit
-// that cannot apply (text not found, not unique…) is settled here:
-// nothing happens, and the model reads why.
-func planStep(x *callRun, next func() error) error {
-	fe, err := x.call.Plan(x.ctx, x.env)
-	if err != nil {
-		return x.failed(err)
-	}
-	if fe != nil {
-		x.started.Path, x.started.BeforeHash, x.started.AfterHash = fe.Path, fe.Before, fe.After
-		x.plan = fe
-	}
-	return next()
-}
-
 // startStep records tool_started, with the held answer, before the tool
-// runs; a command's output then reaches the editor as it comes (the
-// result that follows replaces it).
+// runs: with an edit's file's hashes (tools.Call.Plan), so that a
+// restart can tell whether it landed. A command's output then reaches
+// the editor as it comes (the result that follows replaces it).
 func startStep(x *callRun, next func() error) error {
 	s := x.t.s
+	if fe := x.call.Plan; fe != nil {
+		x.started.Path, x.started.BeforeHash, x.started.AfterHash = fe.Path, fe.Before, fe.After
+	}
 	if _, err := s.commit(x.ctx, nil, x.started); err != nil {
 		return err
 	}

@@ -20,8 +20,14 @@ const stopGrace = 2 * time.Second
 // The abandoned call keeps its goroutine until it returns; its outcome is
 // unknown, and the result says so.
 func runTool(ctx context.Context, tool tools.Tool, env *tools.Env, input json.RawMessage) tools.Result {
+	return runGuarded(ctx, tool.Name(), func() tools.Result { return tool.Run(ctx, env, input) })
+}
+
+// runGuarded is runTool for run, a run of the tool named name that
+// honours ctx as the tool does (tools.Call.Run's).
+func runGuarded(ctx context.Context, name string, run func() tools.Result) tools.Result {
 	done := make(chan tools.Result, 1)
-	go func() { done <- tool.Run(ctx, env, input) }()
+	go func() { done <- run() }()
 	select {
 	case res := <-done:
 		return res
@@ -33,7 +39,7 @@ func runTool(ctx context.Context, tool tools.Tool, env *tools.Env, input json.Ra
 	case res := <-done:
 		return res
 	case <-grace.C:
-		return tools.Result{IsError: true, Output: "cancelled: " + tool.Name() +
+		return tools.Result{IsError: true, Output: "cancelled: " + name +
 			" did not stop within " + stopGrace.String() + " of the cancel and was abandoned; what it did is unknown, so check before relying on it"}
 	}
 }

@@ -70,13 +70,15 @@ type settledCall struct{ err error }
 
 func (settledCall) Error() string { return "the call is settled" }
 
-// execute runs a call the user may run through the steps of every call
-// (callSteps): tool_started is recorded (with the file hashes an edit
-// will change, so a restart can tell whether it landed), the tool runs,
-// and its result is recorded together with the call's idempotency
-// record. The caller passes the call as it checked it: an MCP server's
-// tools can vanish meanwhile, and the call then still reaches the tool,
-// which says its server is gone.
+// execute runs a call the user may run (tools.Call.Run) through the
+// steps of every call (callSteps): tool_started is recorded (with the
+// file hashes an edit will change, so a restart can tell whether it
+// landed), the tool runs, and its result is recorded together with the
+// call's idempotency record. An edit that cannot apply (its text not
+// found, not unique…) is settled before: nothing happens, and the model
+// reads why. The caller passes the call as it checked it: an MCP
+// server's tools can vanish meanwhile, and the call then still reaches
+// the tool, which says its server is gone.
 //
 // The .env files are synced again first: the user may take minutes to
 // approve the call, and a recovered call is asked, or run, long after
@@ -89,7 +91,14 @@ func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, cal
 	x := &callRun{t: t, ctx: ctx, key: key, c: c, call: call, env: t.s.callEnv(key)}
 	x.started = event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name}
 	x.started.Input, x.started.Redacted = t.s.recordedInput(key, c)
-	return x.through(callSteps())
+	err := call.Run(ctx, x.env, func(run func() tools.Result) error {
+		x.tool = run
+		return x.through(callSteps())
+	})
+	if errors.Is(err, tools.ErrNotApplied) {
+		return x.failed(err)
+	}
+	return err
 }
 
 // promptNumber is the prompt this turn answers, counted from 1. A turn

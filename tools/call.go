@@ -6,22 +6,49 @@ import (
 	"errors"
 
 	"github.com/bridle-dev/bridle/permission"
+	"github.com/bridle-dev/bridle/workspace"
 )
 
 // Call is one call of a tool as Registry.Prepare makes it ready to run:
 // the tool the mode offers under its name, the input, valid against the
 // tool's schema, what the mode alone says of it, and its preview. The
-// session asks the user about it if it must, then runs it (Plan, Run).
+// session asks the user about it if it must, then runs it (Run).
+//
+// What the session reads of the call is here as plain data, so that it
+// goes into this package twice per call, to prepare it and to run it:
+// the fields above are set by Prepare (or CallOf), the ones after Run's
+// comment by Run, before it hands the call to the session's steps.
 type Call struct {
-	Tool  Tool
+	Tool Tool
+	// Name is the tool's.
+	Name  string
 	Input json.RawMessage
 	// Effect is the tool's.
 	Effect permission.Effect
+	// Mode is the registry's, whose Verdict this is.
+	Mode permission.Mode
 	// Verdict is what the registry's mode alone says (Registry.Decide):
 	// Allow, or Ask; a standing answer in the log may settle an Ask.
 	Verdict permission.Decision
 	// Preview is what the editor's card and the question show.
 	Preview Preview
+	// Cacheable says the tool's output depends on nothing but the files
+	// it reads (Cacheable): the session may serve it from its cache.
+	Cacheable bool
+
+	// Set by Run with the Env the call runs with.
+
+	// Plan is the edit the call will make (nil for a tool that does not
+	// edit files, Planner): its file's hashes before and after.
+	Plan *FileEdit
+	// Deps are what a cacheable call reads (Cacheable.Depends).
+	Deps []workspace.Dep
+	// Volatile says this call of a cacheable tool must not be cached
+	// (Volatile).
+	Volatile bool
+	// Watched says the tool tells Env.Writes of every file it is about
+	// to change (WritesWatcher); only asked of a tool that executes.
+	Watched bool
 }
 
 // ErrNotOffered is what Prepare's error is (errors.Is) when the mode
@@ -33,6 +60,17 @@ type notOffered struct{ msg string }
 
 func (e notOffered) Error() string        { return e.msg }
 func (e notOffered) Is(target error) bool { return target == ErrNotOffered }
+
+// ErrNotApplied is what Run's error is (errors.Is) when an edit cannot
+// apply: its text is not found, not unique… Its text is the plan's, for
+// the model; nothing ran.
+var ErrNotApplied = errors.New("the edit cannot apply")
+
+type notApplied struct{ err error }
+
+func (e notApplied) Error() string        { return e.err.Error() }
+func (e notApplied) Unwrap() error        { return e.err }
+func (e notApplied) Is(target error) bool { return target == ErrNotApplied }
 
 // Prepare makes a call of the tool named name with input ready to run,
 // once: it looks the tool up in the mode, asks env for the call's Env
@@ -59,29 +97,42 @@ func (r *Registry) Prepare(ctx context.Context, name string, input json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	return &Call{Tool: t, Input: input, Effect: t.Effect(), Verdict: r.Decide(t), Preview: p}, nil
+	c := CallOf(t, input)
+	c.Mode, c.Verdict, c.Preview = r.mode, r.Decide(t), p
+	return c, nil
 }
 
 // CallOf is a call of t with input that is not looked up, validated or
 // previewed: one the user approved before a restart, run as the log
 // recorded it (the tool validates its input as it runs).
 func CallOf(t Tool, input json.RawMessage) *Call {
-	return &Call{Tool: t, Input: input, Effect: t.Effect()}
+	_, cacheable := t.(Cacheable)
+	return &Call{Tool: t, Name: t.Name(), Input: input, Effect: t.Effect(), Cacheable: cacheable}
 }
 
-// Plan is the edit the call will make, planned with env now (nil for a
-// tool that does not edit files, Planner): its file's hashes before and
-// after. With the Env the call was prepared with, the preview's plan is
-// reused while the file did not change. An error says the edit cannot
-// apply (its text is not found, not unique…), in words for the model.
-func (c *Call) Plan(ctx context.Context, env *Env) (*FileEdit, error) {
-	p, ok := c.Tool.(Planner)
-	if !ok {
-		return nil, nil
+// Run runs the call with env, as around says. It plans an edit first,
+// with env now (with the Env the call was prepared with, the preview's
+// plan is reused while the file did not change): an edit that cannot
+// apply is an error that is ErrNotApplied, and around is not called.
+// It then sets what the session's steps read of the call (Plan, Deps,
+// Volatile, Watched) and calls around, which runs the tool by calling
+// run, once, or not at all (a cached output); around's error is Run's.
+func (c *Call) Run(ctx context.Context, env *Env, around func(run func() Result) error) error {
+	if p, ok := c.Tool.(Planner); ok {
+		fe, err := p.Plan(ctx, env, c.Input)
+		if err != nil {
+			return notApplied{err}
+		}
+		c.Plan = &fe
 	}
-	fe, err := p.Plan(ctx, env, c.Input)
-	if err != nil {
-		return nil, err
+	if ct, ok := c.Tool.(Cacheable); ok {
+		c.Deps = ct.Depends(ctx, env, c.Input)
+		if v, ok := c.Tool.(Volatile); ok {
+			c.Volatile = v.Volatile(env)
+		}
 	}
-	return &fe, nil
+	if w, ok := c.Tool.(WritesWatcher); ok && c.Effect == permission.EffectExecute {
+		c.Watched = w.WatchesWrites() == nil
+	}
+	return around(func() Result { return c.Tool.Run(ctx, env, c.Input) })
 }

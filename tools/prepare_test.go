@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,10 +78,12 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
-// TestCallPlan: a prepared edit's Plan is its file's hashes (the
-// preview's plan, while the file is unchanged); a tool that does not
-// edit has none.
-func TestCallPlan(t *testing.T) {
+// TestCallRun: Run plans a prepared edit before it hands the call on
+// (its file's hashes: the preview's plan, while the file is unchanged)
+// and runs the tool only when around says so; a tool that does not edit
+// has no plan, and a cacheable one says what it reads; an edit planned
+// on text that is gone is ErrNotApplied and does not reach around.
+func TestCallRun(t *testing.T) {
 	base := testEnv(t)
 	path := filepath.Join(base.Root.Dir(), "a.txt")
 	testfs.Write(t, path, "one\ntwo\n")
@@ -91,16 +94,41 @@ func TestCallPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fe, err := edit.Plan(ctx, env)
-	if err != nil || fe == nil || fe.Path != path || fe.Before == "" || fe.After == "" || fe.Before == fe.After {
-		t.Fatalf("Plan = %+v, %v: want the file's hashes before and after", fe, err)
+	if edit.Name != "edit_file" || edit.Mode != permission.ModeFullAuto || edit.Cacheable {
+		t.Errorf("prepared edit = %s in %s, cacheable %v: want edit_file in full-auto, not cacheable", edit.Name, edit.Mode, edit.Cacheable)
 	}
+	err = edit.Run(ctx, env, func(func() Result) error {
+		fe := edit.Plan
+		if fe == nil || fe.Path != path || fe.Before == "" || fe.After == "" || fe.Before == fe.After {
+			t.Fatalf("Plan = %+v: want the file's hashes before and after", fe)
+		}
+		return nil // not run
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != "one\ntwo\n" {
+		t.Errorf("the edit ran though around did not run it: %q, %v", got, err)
+	}
+
 	read := CallOf(ReadFile{}, json.RawMessage(`{"path":"a.txt"}`))
-	if fe, err := read.Plan(ctx, env); fe != nil || err != nil {
-		t.Errorf("a read's Plan = %+v, %v: want none", fe, err)
+	var res Result
+	if err := read.Run(ctx, env, func(run func() Result) error { res = run(); return nil }); err != nil {
+		t.Fatal(err)
 	}
+	if read.Plan != nil || !read.Cacheable || read.Volatile || len(read.Deps) != 1 || read.Deps[0].Path != path || read.Deps[0].Tree {
+		t.Errorf("a read's plan %+v, cacheable %v, volatile %v, deps %+v: want no plan, cacheable, its file", read.Plan, read.Cacheable, read.Volatile, read.Deps)
+	}
+	if res.IsError || !strings.Contains(res.Output, "two") {
+		t.Errorf("run = %+v: want the file", res)
+	}
+
 	testfs.Write(t, path, "two\n")
-	if _, err := edit.Plan(ctx, env); err == nil {
-		t.Errorf("an edit planned on text that is gone still plans")
+	err = edit.Run(ctx, env, func(func() Result) error {
+		t.Errorf("an edit planned on text that is gone reached around")
+		return nil
+	})
+	if !errors.Is(err, ErrNotApplied) {
+		t.Errorf("an edit planned on text that is gone: Run = %v, want ErrNotApplied", err)
 	}
 }
