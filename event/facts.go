@@ -24,7 +24,7 @@ type Facts struct {
 	// them again (tool calls it carries are still new).
 	Streamed bool
 	// Shown: the editor is sent updates for it, live and on replay
-	// (session.replayer.updates); the others are only appended.
+	// (session/replay's Replayer.Updates); the others are only appended.
 	// A provider error is shown only when it is final.
 	Shown bool
 	// Kept: a live session holds events of this kind whole even before

@@ -10,6 +10,7 @@ import (
 	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/replay"
 	"github.com/bridle-dev/bridle/tools"
 )
 
@@ -139,13 +140,13 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools
 		{OptionID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
 		{OptionID: optRejectAlways, Name: display.Label(fmt.Sprintf("Reject %s on %s for this session", c.Name, label)), Kind: optRejectAlways},
 	}
-	r := s.replayer()
+	r := replay.New(s.replayConfig())
 	input, _ := s.recordedInput(key, c)
-	call := r.viewOf(key, c.Name, input, p) // the call's own preview: not made again
+	call := r.ViewOf(key, c.Name, input, p) // the call's own preview: not made again
 	card := acp.ToolCallUpdate{ToolCallID: call.ToolCallID, Title: &call.Title, Kind: call.Kind, Status: call.Status,
 		Locations: call.Locations, RawInput: call.RawInput}
 	if p.Diff != nil {
-		if d := r.diff(p.Diff.Path, p.Diff.OldText, p.Diff.NewText); d != nil {
+		if d := r.Diff(p.Diff.Path, p.Diff.OldText, p.Diff.NewText); d != nil {
 			card.Content = []acp.ToolCallContent{{Diff: d}}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/bridle-dev/bridle/acp"
-	"github.com/bridle-dev/bridle/internal/display"
 )
 
 // Client is the editor as the session sees it, in ACP's vocabulary: rpc
@@ -55,55 +54,12 @@ func (f editorFiles) WriteText(ctx context.Context, path, content string) (<-cha
 	return f.fc.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionID: f.sessionID, Path: path, Content: content})
 }
 
-// text is a text content block, made safe to show (display.Text): an
-// answer, a thought, a command's output may carry escape sequences and
-// bidirectional overrides from the repository, which must not act on a
-// terminal-based client or reorder what the user reads.
-func text(s string) acp.ContentBlock {
-	return acp.ContentBlock{Text: &acp.TextContent{Text: display.Text(s)}}
-}
-
-// UserText is the user's prompt, as shown on replay.
-func UserText(s string) acp.SessionUpdate {
-	return acp.SessionUpdate{UserMessageChunk: &acp.ContentChunk{Content: text(s)}}
-}
-
-// AgentText is a fragment of the answer.
-func AgentText(s string) acp.SessionUpdate {
-	return acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: text(s)}}
-}
-
-// AgentThought is a fragment of reasoning.
-func AgentThought(s string) acp.SessionUpdate {
-	return acp.SessionUpdate{AgentThoughtChunk: &acp.ContentChunk{Content: text(s)}}
-}
-
 // TextOf is the text of a chunk's content, "" if it holds none.
 func TextOf(c *acp.ContentChunk) string {
 	if c == nil || c.Content.Text == nil {
 		return ""
 	}
 	return c.Content.Text.Text
-}
-
-// update is a change to a tool call's card.
-func update(u acp.ToolCallUpdate) acp.SessionUpdate {
-	return acp.SessionUpdate{ToolCallUpdate: &u}
-}
-
-// status is a tool call status to set.
-func status(s acp.ToolCallStatus) *acp.ToolCallStatus { return &s }
-
-// output is a tool call's content: its output as text, fenced as a code
-// block when it is a command's.
-func output(out string, terminal bool) []acp.ToolCallContent {
-	if out == "" {
-		return nil
-	}
-	if terminal {
-		out = "```\n" + out + "\n```"
-	}
-	return []acp.ToolCallContent{{Content: &acp.Content{Content: text(out)}}}
 }
 
 // Answered is the option a permission response selected, or "" if the

@@ -9,6 +9,7 @@ import (
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/redact"
+	"github.com/bridle-dev/bridle/session/replay"
 )
 
 // assemble builds the next request from the log. Past the compaction
@@ -203,29 +204,25 @@ type compactionCard struct {
 	done string
 }
 
-func compactionCardID(through int64) string { return fmt.Sprintf("compact-%d", through) }
-
-const compactionTitle = "Compacting the history"
-
 func (c *compactionCard) start(ctx context.Context, through int64, parts int) {
-	c.id = compactionCardID(through)
-	kind, title := acp.ToolKindThink, compactionTitle
+	c.id = replay.CompactionCardID(through)
+	kind, title := acp.ToolKindThink, replay.CompactionTitle
 	c.t.s.send(ctx, acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: c.id, Title: title, Kind: &kind,
-		Status: status(acp.ToolCallStatusInProgress)}})
+		Status: replay.Status(acp.ToolCallStatusInProgress)}})
 }
 
 func (c *compactionCard) part(ctx context.Context, k, n int) {
 	if c.id == "" || n < 2 {
 		return
 	}
-	c.t.s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: c.id, Content: output(fmt.Sprintf("Summarizing part %d of %d…", k, n), false)}))
+	c.t.s.send(ctx, replay.CallUpdate(acp.ToolCallUpdate{ToolCallID: c.id, Content: replay.Output(fmt.Sprintf("Summarizing part %d of %d…", k, n), false)}))
 }
 
 func (c *compactionCard) end(ctx context.Context, st acp.ToolCallStatus, text string) {
 	if c.id == "" {
 		return // nothing was started: no plan, or it failed before
 	}
-	c.t.s.send(context.WithoutCancel(ctx), update(acp.ToolCallUpdate{ToolCallID: c.id, Status: status(st), Content: output(text, false)}))
+	c.t.s.send(context.WithoutCancel(ctx), replay.CallUpdate(acp.ToolCallUpdate{ToolCallID: c.id, Status: replay.Status(st), Content: replay.Output(text, false)}))
 }
 
 // compactionDone says what a compaction summarized, in the card's words.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/redact"
+	"github.com/bridle-dev/bridle/session/replay"
 	"github.com/bridle-dev/bridle/tools/mcp"
 )
 
@@ -106,7 +107,7 @@ func (s *Session) notice(text string) {
 	}
 	s.mu.Unlock()
 	s.m.log.Warn(text, "session", s.row.ID)
-	s.send(context.Background(), AgentText("\n[bridle: "+text+"]\n"))
+	s.send(context.Background(), replay.AgentText("\n[bridle: "+text+"]\n"))
 }
 
 // Ready is called once the editor has the session: after the answer to

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/session/replay"
 	"github.com/bridle-dev/bridle/tools"
 )
 
@@ -35,7 +36,7 @@ func (t *turn) stopped(ctx context.Context, err error) error {
 	}
 	s := t.s
 	if calls, open := unfinished(s.row.ID, s.Events()); open {
-		r := s.replayer()
+		byName := s.toolsByName()
 		for _, cs := range calls {
 			if cs.result {
 				continue
@@ -45,9 +46,9 @@ func (t *turn) stopped(ctx context.Context, err error) error {
 				out = "bridle could not record this call's result: its log could not be written. " +
 					"Once it can, the result is recorded as unknown (check the call's effects before running it again)."
 			}
-			tool, ok := r.tools[cs.call.Name]
-			s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(cs.key), Status: status(acp.ToolCallStatusFailed),
-				Content: output(out, ok && tool.Kind() == tools.KindExecute)}))
+			tool, ok := byName[cs.call.Name]
+			s.send(ctx, replay.CallUpdate(acp.ToolCallUpdate{ToolCallID: toolCallID(cs.key), Status: replay.Status(acp.ToolCallStatusFailed),
+				Content: replay.Output(out, ok && tool.Kind() == tools.KindExecute)}))
 		}
 	}
 	s.m.log.Error("a commit failed; the turn stopped", "session", s.row.ID, "err", err)

@@ -30,7 +30,7 @@ import (
 // question and the live cards take a call's input as its assistant
 // message recorded it (Session.recordedCall), and the editor is shown
 // the events as recorded: the live show redacts nothing again. A replay
-// of the log redacts what its updates show (replayer.logged): logs
+// of the log redacts what its updates show (replay.Config.Logged): logs
 // written before bridle redacted everything it records are shown
 // redacted too.
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/session/replay"
 	"github.com/bridle-dev/bridle/tools"
 )
 
@@ -437,7 +438,7 @@ func (t *turn) askOverwrite(ctx context.Context, from int64, paths []string) (bo
 		}
 	}
 	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID,
-		ToolCall: acp.ToolCallUpdate{ToolCallID: fmt.Sprintf("rewind-%d", from), Title: &title, Kind: &kind, Locations: locs, Content: output(text, false)},
+		ToolCall: acp.ToolCallUpdate{ToolCallID: fmt.Sprintf("rewind-%d", from), Title: &title, Kind: &kind, Locations: locs, Content: replay.Output(text, false)},
 		Options: []acp.PermissionOption{
 			{OptionID: optAllowOnce, Name: "Put them back too", Kind: optAllowOnce},
 			{OptionID: optRejectOnce, Name: "Leave them as they are", Kind: optRejectOnce},
@@ -517,35 +518,6 @@ func (s *Session) finishPendingRewind(ctx context.Context) error {
 		return fmt.Errorf("finish the rewind a restart cut short: %w", err)
 	}
 	return nil
-}
-
-// rewoundText tells the user what a rewind did.
-func rewoundText(v event.Rewound) string {
-	var b strings.Builder
-	if v.Undoes != 0 {
-		fmt.Fprintf(&b, "Undid the rewind to before prompt %d: the agent sees what came after it again.", v.Turn)
-	} else {
-		fmt.Fprintf(&b, "Rewound to before prompt %d: the agent no longer sees what came after it.", v.Turn)
-	}
-	if len(v.Restored) == 0 {
-		b.WriteString(" No file needed putting back.")
-	} else {
-		b.WriteString(" Put back:")
-		for _, f := range v.Restored {
-			what := "restored"
-			if f.To == "" {
-				what = "removed (the agent had created it)"
-			}
-			fmt.Fprintf(&b, "\n- %s (%s)", f.Path, what)
-		}
-	}
-	if len(v.Kept) > 0 {
-		b.WriteString("\nLeft alone:")
-		for _, k := range v.Kept {
-			b.WriteString("\n- " + k)
-		}
-	}
-	return b.String()
 }
 
 // rewindDone makes the window read the log afresh, without what a rewind

@@ -20,6 +20,7 @@ import (
 	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/session/checkpoint"
+	"github.com/bridle-dev/bridle/session/replay"
 	"github.com/bridle-dev/bridle/session/subagent"
 	"github.com/bridle-dev/bridle/store"
 	"github.com/bridle-dev/bridle/tools"
@@ -207,6 +208,28 @@ func (s *Session) tools() []tools.Tool {
 		out = append(out, s.task)
 	}
 	return append(out, set.Tools()...)
+}
+
+// toolsByName are the session's tools (tools) by name.
+func (s *Session) toolsByName() map[string]tools.Tool {
+	byName := map[string]tools.Tool{}
+	for _, t := range s.tools() {
+		byName[t.Name()] = t
+	}
+	return byName
+}
+
+// replayConfig is what the session's events are shown with: its tools,
+// the preview Env of a replay, its images and its redactor. The live
+// show adds the calls' own Env (CallEnv), a replay of the stored log
+// says so (Logged).
+func (s *Session) replayConfig() replay.Config {
+	// A replay previews from the disk, never the editor's buffers: it runs
+	// while the editor waits for session/load's answer and cannot answer
+	// a question (and the cards of past calls show what was recorded).
+	env := s.env("")
+	env.Buffers = nil
+	return replay.Config{SessionID: s.row.ID, Tools: s.toolsByName(), Env: env, Image: s.loadImage, Redactor: s.redactor()}
 }
 
 // registry is the registry of the session's mode over its tools now,
@@ -532,7 +555,7 @@ func (s *Session) view() []event.Event {
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 
 // commit appends payloads as one write, then sends the editor what the
-// replayer makes of them, so that the live session shows what a replay
+// Replayer (package replay) makes of them, so that the live session shows what a replay
 // will. hide, if not nil, keeps back the updates the editor has shown
 // already (typed, streamed). Every event the editor sees is sent here.
 //
@@ -550,13 +573,14 @@ func (s *Session) commit(ctx context.Context, hide hidden, payloads ...event.Pay
 	return evs, nil
 }
 
-// show sends the replayer's updates for events just appended: the second
+// show sends the Replayer's updates for events just appended: the second
 // half of commit, for the one caller that must act between the two.
 func (s *Session) show(ctx context.Context, hide hidden, evs []event.Event) {
-	r := s.replayer()
-	r.callEnv = s.callEnv // the live card previews with the call's own Env
+	c := s.replayConfig()
+	c.CallEnv = s.callEnv // the live card previews with the call's own Env
+	r := replay.New(c)
 	for _, e := range evs {
-		for _, u := range r.updates(ctx, e) {
+		for _, u := range r.Updates(ctx, e) {
 			if hide == nil || !hide(e, u) {
 				s.send(ctx, u)
 			}
@@ -598,12 +622,13 @@ func (s *Session) Replay(ctx context.Context) error {
 		}
 	}
 	events := s.Events()
-	r := s.replayer()
-	r.logged = true
+	c := s.replayConfig()
+	c.Logged = true
+	r := replay.New(c)
 	// What the session holds as stubs is read from the store as it goes,
 	// a batch at a time.
 	return s.eachWhole(ctx, events, 0, lastSeq(events), nil, func(e event.Event) error {
-		for _, u := range r.updates(ctx, e) {
+		for _, u := range r.Updates(ctx, e) {
 			if err := s.m.cfg.Client.Update(ctx, s.row.ID, u); err != nil {
 				return fmt.Errorf("replay session %s: %w", s.row.ID, err)
 			}

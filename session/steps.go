@@ -6,6 +6,7 @@ import (
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/replay"
 	"github.com/bridle-dev/bridle/tools"
 )
 
@@ -100,7 +101,7 @@ func startStep(x *callRun, next func() error) error {
 		return err
 	}
 	x.env.Live = func(tail string) {
-		s.send(x.ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(x.key), Content: output(tail, true)}))
+		s.send(x.ctx, replay.CallUpdate(acp.ToolCallUpdate{ToolCallID: toolCallID(x.key), Content: replay.Output(tail, true)}))
 	}
 	return next()
 }

@@ -10,9 +10,17 @@ import (
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/provider"
+	"github.com/bridle-dev/bridle/session/replay"
 	"github.com/bridle-dev/bridle/tools"
 	"github.com/bridle-dev/bridle/tools/mcp"
 )
+
+// callKey is the idempotency key of call index i of the assistant event at
+// seq: the same on the first run and on every replay.
+func callKey(sessionID string, seq int64, i int) string { return event.NewCallKey(sessionID, seq, i) }
+
+// toolCallID is the id the editor knows a call by, derived from its key.
+func toolCallID(key string) string { return event.ToolCallID(key) }
 
 // runCall runs call index i of the assistant event at seq: the registry
 // prepares it (tools.Registry.Prepare: the tool the mode offers, its
@@ -37,7 +45,7 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 			if err := s.flush(ctx); err != nil {
 				return // the turn stops with the error at its next commit
 			}
-			s.send(ctx, update(acp.ToolCallUpdate{ToolCallID: toolCallID(key), Content: output(note, false)}))
+			s.send(ctx, replay.CallUpdate(acp.ToolCallUpdate{ToolCallID: toolCallID(key), Content: replay.Output(note, false)}))
 		}
 		return env, nil
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/redact"
+	"github.com/bridle-dev/bridle/session/replay"
 	"github.com/bridle-dev/bridle/store"
 	"github.com/bridle-dev/bridle/tools"
 )
@@ -171,7 +172,7 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 			if err != nil {
 				return "", err
 			}
-			s.send(ctx, AgentText(promptsText(ps)))
+			s.send(ctx, replay.AgentText(promptsText(ps)))
 			return StopEndTurn, nil
 		}
 		return t.rewind(ctx, n)
@@ -185,7 +186,7 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 			return "", err
 		}
 		// Nothing happens in this session: nothing is recorded here.
-		s.send(ctx, AgentText(fmt.Sprintf("Forked before prompt %d as session %s (%s): open it from the session list; this session goes on as it was.", n, info.ID, info.Title)))
+		s.send(ctx, replay.AgentText(fmt.Sprintf("Forked before prompt %d as session %s (%s): open it from the session list; this session goes on as it was.", n, info.ID, info.Title)))
 		return StopEndTurn, nil
 	}
 	if err := s.logPrompt(ctx, images, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
@@ -326,14 +327,14 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 		c.Add(d)
 		switch d.Kind {
 		case provider.DeltaText:
-			s.sendText(ctx, AgentThought, thought.Close()) // the thinking is over
-			s.sendText(ctx, AgentText, text.Write(d.Text))
+			s.sendText(ctx, replay.AgentThought, thought.Close()) // the thinking is over
+			s.sendText(ctx, replay.AgentText, text.Write(d.Text))
 		case provider.DeltaThinking:
-			s.sendText(ctx, AgentThought, thought.Write(d.Text))
+			s.sendText(ctx, replay.AgentThought, thought.Write(d.Text))
 		}
 	}
-	s.sendText(ctx, AgentThought, thought.Close())
-	s.sendText(ctx, AgentText, text.Close())
+	s.sendText(ctx, replay.AgentThought, thought.Close())
+	s.sendText(ctx, replay.AgentText, text.Close())
 	if streamErr == nil && ctx.Err() != nil {
 		streamErr = ctx.Err()
 	}
@@ -355,7 +356,7 @@ func (t *turn) call(ctx context.Context) (provider.Response, error) {
 		// Recorded by finish, in the same commit as the turn's end. The
 		// fragments were streamed already; only the mark is new.
 		t.tail = append(t.tail, event.Interrupted{Text: resp.Text, Thinking: resp.Thinking, Reason: reason})
-		s.send(ctx, AgentText(InterruptedMark))
+		s.send(ctx, replay.AgentText(replay.InterruptedMark))
 	}
 	return resp, streamErr
 }

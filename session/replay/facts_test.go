@@ -1,24 +1,19 @@
-package session
+package replay
 
 import (
 	"context"
 	"testing"
 
 	"github.com/bridle-dev/bridle/event"
-	"github.com/bridle-dev/bridle/provider/scripted"
+	"github.com/bridle-dev/bridle/redact"
+	"github.com/bridle-dev/bridle/tools"
 )
 
 // TestReplayerMatchesShownFacts holds the Shown fact of package event to
 // what the replayer does: a kind marked shown gives the editor updates,
 // one not marked gives none (the replayer returns nothing for it).
 func TestReplayerMatchesShownFacts(t *testing.T) {
-	m, _ := newTestManager(t, &scripted.Scenario{})
-	info, err := m.New(context.Background(), NewParams{Cwd: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := m.Get(context.Background(), info.ID)
-	r := s.replayer()
+	r := New(Config{SessionID: "s", Env: &tools.Env{}, Redactor: redact.New(nil)})
 	shown := []event.Payload{
 		event.UserMessage{Content: []event.Content{{Type: "text", Text: "hi"}}},
 		event.AssistantMessage{Text: "hello"},
@@ -40,7 +35,7 @@ func TestReplayerMatchesShownFacts(t *testing.T) {
 		if !p.Kind().Facts().Shown {
 			t.Errorf("%s: the replayer shows it, but its facts say it is not shown", p.Kind())
 		}
-		if len(r.updates(context.Background(), event.Event{Payload: p})) == 0 {
+		if len(r.Updates(context.Background(), event.Event{Payload: p})) == 0 {
 			t.Errorf("%s: marked shown, but the replayer gave no update", p.Kind())
 		}
 	}

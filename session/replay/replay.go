@@ -1,4 +1,13 @@
-package session
+// Package replay turns a session's events into the ACP updates the
+// editor saw when they happened: the live turn sends them for every event
+// it commits (all but the streamed fragments), and session/load's replay
+// sends them again for the stored log, so a replay shows what the user
+// saw. A call's card is previewed through its tool from the input alone;
+// pins, images, rewinds and compactions are shown as they were; paths
+// the editor may not be given are left out; what comes from the log as
+// stored is redacted as it is shown. The session builds a Replayer with
+// what it needs (Config).
+package replay
 
 import (
 	"context"
@@ -20,56 +29,49 @@ import (
 // response, live and on replay, so it never reads as a finished thought.
 const InterruptedMark = "\n\n[interrupted]"
 
-// callKey is the idempotency key of call index i of the assistant event at
-// seq: the same on the first run and on every replay.
-func callKey(sessionID string, seq int64, i int) string { return event.NewCallKey(sessionID, seq, i) }
-
-// toolCallID is the id the editor knows a call by, derived from its key.
-func toolCallID(key string) string { return event.ToolCallID(key) }
-
-// replayer turns events into the updates the editor saw when they
-// happened. The live turn uses it too, for every update that is not a
-// streamed fragment, so a replay shows what the user saw.
-type replayer struct {
-	sessionID string
-	tools     map[string]tools.Tool
-	env       *tools.Env
-	// callEnv, when set, is the Env a call's card is previewed with: the
+// Config is what a Replayer shows events with, given by the session.
+type Config struct {
+	// SessionID makes the ids the editor knows calls by.
+	SessionID string
+	// Tools are the session's tools by name: a call's card is previewed
+	// through its tool, and a command's output is fenced.
+	Tools map[string]tools.Tool
+	// Env previews the cards of a replay, and locates the paths shown.
+	Env *tools.Env
+	// CallEnv, when set, is the Env a call's card is previewed with: the
 	// live turn's, shared with the call's Preview, Plan and Run. A replay
-	// previews with env.
-	callEnv func(key string) *tools.Env
-	// image loads a prompt's stored image, to show it again.
-	image func(uri string) ([]byte, error)
-	// red redacts the titles of the cards, which the tools' previews
+	// previews with Env.
+	CallEnv func(key string) *tools.Env
+	// Image loads a prompt's stored image, to show it again.
+	Image func(uri string) ([]byte, error)
+	// Redactor redacts the titles of the cards, which the tools' previews
 	// make from the input the call runs with.
-	red *redact.Redactor
-	// logged says the events come from the log as it is stored, which may
+	Redactor *redact.Redactor
+	// Logged says the events come from the log as it is stored, which may
 	// be older than the rule that everything recorded is redacted: what
 	// an update shows of an event is redacted as it is made (shown). The
 	// live show's events were redacted when they were recorded, and are
-	// not again (see redact.go).
-	logged bool
-	// loc locates the paths of the cards, made on first use: a replayer
+	// not again (see session/redact.go).
+	Logged bool
+}
+
+// Replayer turns events into the updates the editor saw when they
+// happened. The live turn uses it too, for every update that is not a
+// streamed fragment, so a replay shows what the user saw. It is used by
+// one goroutine at a time.
+type Replayer struct {
+	cfg Config
+	// loc locates the paths of the cards, made on first use: a Replayer
 	// lives for one replay, or for the events of one commit.
 	loc *confine.Locator
 }
 
-func (s *Session) replayer() *replayer {
-	byName := map[string]tools.Tool{}
-	for _, t := range s.tools() {
-		byName[t.Name()] = t
-	}
-	// A replay previews from the disk, never the editor's buffers: it runs
-	// while the editor waits for session/load's answer and cannot answer
-	// a question (and the cards of past calls show what was recorded).
-	env := s.env("")
-	env.Buffers = nil
-	return &replayer{sessionID: s.row.ID, tools: byName, env: env, image: s.loadImage, red: s.redactor()}
-}
+// New is a Replayer that shows events with c.
+func New(c Config) *Replayer { return &Replayer{cfg: c} }
 
-// updates are an event's updates. ctx bounds the previews of its calls'
+// Updates are an event's updates. ctx bounds the previews of its calls'
 // cards (an edit's may ask the editor for the file).
-func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpdate {
+func (r *Replayer) Updates(ctx context.Context, e event.Event) []acp.SessionUpdate {
 	if !e.Kind().Facts().Shown {
 		return nil
 	}
@@ -77,18 +79,18 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 	case event.UserMessage:
 		out := []acp.SessionUpdate{UserText(v.Text())}
 		for _, c := range v.Content {
-			if c.Type != "image" || c.URI == "" || r.image == nil {
+			if c.Type != "image" || c.URI == "" || r.cfg.Image == nil {
 				continue
 			}
 			// The prompt's text names the image; the image follows, when
 			// it is still stored.
-			if data, err := r.image(c.URI); err == nil {
+			if data, err := r.cfg.Image(c.URI); err == nil {
 				out = append(out, acp.SessionUpdate{UserMessageChunk: &acp.ContentChunk{Content: acp.ContentBlock{
 					Image: &acp.ImageContent{Data: base64.StdEncoding.EncodeToString(data), MimeType: c.MimeType}}}})
 			}
 		}
 		if len(v.Redacted) > 0 {
-			out = append(out, AgentText(RedactedNote(v.Redacted)))
+			out = append(out, AgentText(redactedNote(v.Redacted)))
 		}
 		return out
 	case event.AssistantMessage:
@@ -100,27 +102,27 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 			out = append(out, AgentText(r.shown(v.Text)))
 		}
 		for i, c := range v.ToolCalls {
-			call := r.view(ctx, callKey(r.sessionID, e.Seq, i), c.Name, c.Input)
+			call := r.view(ctx, event.NewCallKey(r.cfg.SessionID, e.Seq, i), c.Name, c.Input)
 			out = append(out, acp.SessionUpdate{ToolCall: &call})
 		}
 		return out
 	case event.ToolStarted:
-		return []acp.SessionUpdate{update(acp.ToolCallUpdate{ToolCallID: toolCallID(v.Key), Status: status(acp.ToolCallStatusInProgress)})}
+		return []acp.SessionUpdate{CallUpdate(acp.ToolCallUpdate{ToolCallID: event.ToolCallID(v.Key), Status: Status(acp.ToolCallStatusInProgress)})}
 	case event.ToolResult:
-		up := acp.ToolCallUpdate{ToolCallID: toolCallID(v.Key), Status: status(acp.ToolCallStatusCompleted)}
+		up := acp.ToolCallUpdate{ToolCallID: event.ToolCallID(v.Key), Status: Status(acp.ToolCallStatusCompleted)}
 		if v.IsError {
-			up.Status = status(acp.ToolCallStatusFailed)
+			up.Status = Status(acp.ToolCallStatusFailed)
 		}
-		t, ok := r.tools[v.Name]
+		t, ok := r.cfg.Tools[v.Name]
 		out := v.Output
 		if v.IsError || v.Status != "completed" {
 			// A tool's own output is redacted by the tool; an error's
-			// text may quote the call's input (turn.result).
+			// text may quote the call's input (session's turn.result).
 			out = r.shown(out)
 		}
-		up.Content = output(out, ok && t.Kind() == tools.KindExecute)
+		up.Content = Output(out, ok && t.Kind() == tools.KindExecute)
 		if v.Diff != nil {
-			if d := r.diff(v.Diff.Path, v.Diff.OldText, v.Diff.NewText); d != nil {
+			if d := r.Diff(v.Diff.Path, v.Diff.OldText, v.Diff.NewText); d != nil {
 				up.Content = append(up.Content, acp.ToolCallContent{Diff: d})
 			}
 		}
@@ -129,7 +131,7 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 				up.Locations = append(up.Locations, acp.ToolCallLocation{Path: p})
 			}
 		}
-		return []acp.SessionUpdate{update(up)}
+		return []acp.SessionUpdate{CallUpdate(up)}
 	case event.Interrupted:
 		var out []acp.SessionUpdate
 		if v.Thinking != "" {
@@ -150,8 +152,8 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 		if v.WindowBefore > 0 {
 			text += fmt.Sprintf(" The window was at %d tokens when it was called for.", v.WindowBefore)
 		}
-		return []acp.SessionUpdate{{ToolCall: &acp.ToolCall{ToolCallID: compactionCardID(v.Through), Title: compactionTitle, Kind: &kind,
-			Status: status(acp.ToolCallStatusCompleted), Content: output(text, false)}}}
+		return []acp.SessionUpdate{{ToolCall: &acp.ToolCall{ToolCallID: CompactionCardID(v.Through), Title: CompactionTitle, Kind: &kind,
+			Status: Status(acp.ToolCallStatusCompleted), Content: Output(text, false)}}}
 	case event.Rewound:
 		return []acp.SessionUpdate{AgentText(rewoundText(v))}
 	case event.PlanUpdated:
@@ -170,16 +172,16 @@ func (r *replayer) updates(ctx context.Context, e event.Event) []acp.SessionUpda
 
 // shown is text as an update shows it: redacted when it comes from the
 // log as stored (logged).
-func (r *replayer) shown(text string) string {
-	if !r.logged {
+func (r *Replayer) shown(text string) string {
+	if !r.cfg.Logged {
 		return text
 	}
-	return r.red.Redact(text)
+	return r.cfg.Redactor.Redact(text)
 }
 
 // pin is a pin's text as shown: the user's was redacted as a prompt is,
 // by gentler rules, and is left as it is.
-func (r *replayer) pin(source, text string) string {
+func (r *Replayer) pin(source, text string) string {
 	if source == "user" {
 		return text
 	}
@@ -194,15 +196,15 @@ func pinUpdates(cmd, source, text, ack string, redacted []string) []acp.SessionU
 		out = append(out, UserText(cmd+" "+text))
 	}
 	if len(redacted) > 0 {
-		out = append(out, AgentText(RedactedNote(redacted)))
+		out = append(out, AgentText(redactedNote(redacted)))
 	}
 	return append(out, AgentText(ack+text))
 }
 
-// RedactedNote tells the user that secrets were taken out of their prompt
+// redactedNote tells the user that secrets were taken out of their prompt
 // (kinds as UserMessage.Redacted holds them), as the first words of the
 // agent's answer, live and on replay.
-func RedactedNote(kinds []string) string {
+func redactedNote(kinds []string) string {
 	var names []string
 	for _, k := range kinds {
 		if !slices.Contains(names, k) {
@@ -217,19 +219,19 @@ func RedactedNote(kinds []string) string {
 
 // view describes a requested call from its input alone, so the live card
 // and the replayed one agree.
-func (r *replayer) view(ctx context.Context, key, name string, input json.RawMessage) acp.ToolCall {
+func (r *Replayer) view(ctx context.Context, key, name string, input json.RawMessage) acp.ToolCall {
 	v := r.pending(key, name, input)
-	t, ok := r.tools[name]
+	t, ok := r.cfg.Tools[name]
 	if !ok {
 		return v
 	}
 	kind := acp.ToolKind(t.Kind())
 	v.Kind = &kind
-	env := r.env
-	if r.callEnv != nil {
+	env := r.cfg.Env
+	if r.cfg.CallEnv != nil {
 		// Not held back by a command of another session: the call waits
 		// for it when it runs, and says so on this card.
-		env = r.callEnv(key).WithoutWaiting()
+		env = r.cfg.CallEnv(key).WithoutWaiting()
 	}
 	if p, err := t.Preview(ctx, env, input); err == nil {
 		r.fill(&v, p)
@@ -237,10 +239,10 @@ func (r *replayer) view(ctx context.Context, key, name string, input json.RawMes
 	return v
 }
 
-// viewOf is view for a call whose preview the caller has already made.
-func (r *replayer) viewOf(key, name string, input json.RawMessage, p tools.Preview) acp.ToolCall {
+// ViewOf is view for a call whose preview the caller has already made.
+func (r *Replayer) ViewOf(key, name string, input json.RawMessage, p tools.Preview) acp.ToolCall {
 	v := r.pending(key, name, input)
-	if t, ok := r.tools[name]; ok {
+	if t, ok := r.cfg.Tools[name]; ok {
 		kind := acp.ToolKind(t.Kind())
 		v.Kind = &kind
 		r.fill(&v, p)
@@ -251,18 +253,18 @@ func (r *replayer) viewOf(key, name string, input json.RawMessage, p tools.Previ
 // pending is the card of a call not yet previewed, its input as its
 // assistant message recorded it. The tool's name is the model's word (it
 // may name no tool): shown as a label.
-func (r *replayer) pending(key, name string, input json.RawMessage) acp.ToolCall {
+func (r *Replayer) pending(key, name string, input json.RawMessage) acp.ToolCall {
 	kind := acp.ToolKind(tools.KindOther)
-	if r.logged {
-		input, _ = r.red.RedactJSON(input)
+	if r.cfg.Logged {
+		input, _ = r.cfg.Redactor.RedactJSON(input)
 	}
-	return acp.ToolCall{ToolCallID: toolCallID(key), Title: display.Label(name), Kind: &kind, Status: status(acp.ToolCallStatusPending), RawInput: input}
+	return acp.ToolCall{ToolCallID: event.ToolCallID(key), Title: display.Label(name), Kind: &kind, Status: Status(acp.ToolCallStatusPending), RawInput: input}
 }
 
 // fill completes a card from the call's preview; the title says what the
 // input says (a command line), redacted.
-func (r *replayer) fill(v *acp.ToolCall, p tools.Preview) {
-	if t := display.Label(r.red.Redact(p.Title)); t != "" {
+func (r *Replayer) fill(v *acp.ToolCall, p tools.Preview) {
+	if t := display.Label(r.cfg.Redactor.Redact(p.Title)); t != "" {
 		v.Title = t
 	}
 	for _, l := range p.Locations {
@@ -284,19 +286,19 @@ func (r *replayer) fill(v *acp.ToolCall, p tools.Preview) {
 // workspace or hidden (which the tool refuses) is not shown, since an
 // editor that follows a location would open it itself. The card's title
 // may still name what the model asked for.
-func (r *replayer) locate(p string) (string, bool) {
-	if p == "" || r.env.Root == nil {
+func (r *Replayer) locate(p string) (string, bool) {
+	if p == "" || r.cfg.Env.Root == nil {
 		return p, p != ""
 	}
 	if r.loc == nil {
-		r.loc = r.env.Root.Locator()
+		r.loc = r.cfg.Env.Root.Locator()
 	}
 	return r.loc.Locate(p)
 }
 
-// diff is an edit's diff for the editor; nil when its file may not be
+// Diff is an edit's diff for the editor; nil when its file may not be
 // shown (locate).
-func (r *replayer) diff(path string, oldText *string, newText string) *acp.Diff {
+func (r *Replayer) Diff(path string, oldText *string, newText string) *acp.Diff {
 	p, ok := r.locate(path)
 	if !ok {
 		return nil
