@@ -77,7 +77,7 @@ func (r *Replayer) Updates(ctx context.Context, e event.Event) []acp.SessionUpda
 	}
 	switch v := e.Payload.(type) {
 	case event.UserMessage:
-		out := []acp.SessionUpdate{UserText(v.Text())}
+		out := []acp.SessionUpdate{userText(v.Text())}
 		for _, c := range v.Content {
 			if c.Type != "image" || c.URI == "" || r.cfg.Image == nil {
 				continue
@@ -193,7 +193,7 @@ func (r *Replayer) pin(source, text string) string {
 func pinUpdates(cmd, source, text, ack string, redacted []string) []acp.SessionUpdate {
 	var out []acp.SessionUpdate
 	if source == "user" {
-		out = append(out, UserText(cmd+" "+text))
+		out = append(out, userText(cmd+" "+text))
 	}
 	if len(redacted) > 0 {
 		out = append(out, AgentText(redactedNote(redacted)))

@@ -21,8 +21,8 @@ func text(s string) acp.ContentBlock {
 	return acp.ContentBlock{Text: &acp.TextContent{Text: display.Text(s)}}
 }
 
-// UserText is the user's prompt, as shown on replay.
-func UserText(s string) acp.SessionUpdate {
+// userText is the user's prompt, as shown on replay.
+func userText(s string) acp.SessionUpdate {
 	return acp.SessionUpdate{UserMessageChunk: &acp.ContentChunk{Content: text(s)}}
 }
 
