@@ -52,10 +52,10 @@ const readyWait = 250 * time.Millisecond
 func (s *Session) openFiles() *files {
 	f := unwatched()
 	f.checkAll = true
-	s.space.start(s.m)
-	if w := s.space.w; w != nil {
+	s.space.Start()
+	if w := s.space.Watcher(); w != nil {
 		f.w = w
-		f.unsubscribe = s.space.subscribe(f.onChange)
+		f.unsubscribe = s.space.Subscribe(f.onChange)
 		// A usual tree is added in a few milliseconds (the watcher has
 		// most likely started already): wait for it, so the first tool
 		// calls are cached; a huge one goes on in the background.

@@ -20,6 +20,7 @@ import (
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/sandbox/fslock"
+	"github.com/bridle-dev/bridle/session/space"
 	"github.com/bridle-dev/bridle/store"
 	"github.com/bridle-dev/bridle/tools"
 	"github.com/bridle-dev/bridle/tools/mcp"
@@ -131,11 +132,9 @@ type Manager struct {
 	mu     sync.Mutex
 	live   map[string]*Session
 	// spaces are the watchers and .env lists of the workspaces open.
-	spaces spaces
+	spaces space.Registry
 	// secretsWait, if set, replaces secretsWait (tests).
 	secretsWait time.Duration
-	// spaceGrace, if set, replaces spaceGrace (tests).
-	spaceGrace time.Duration
 	// watchWarned says the watcher's fallback was logged: once per process.
 	watchWarned sync.Once
 	// decoding holds the one prompt image being decoded whole at a time:
@@ -191,7 +190,10 @@ func NewManager(cfg Config) *Manager {
 	if f := cfg.Fault; f != nil && f.NoSpace > 0 && cfg.Store != nil {
 		cfg.Store.FailAppendAt(f.NoSpace)
 	}
-	return &Manager{cfg: cfg, log: log, holder: selfHolder(), live: map[string]*Session{}, decoding: make(chan struct{}, 1)}
+	m := &Manager{cfg: cfg, log: log, holder: selfHolder(), live: map[string]*Session{}, decoding: make(chan struct{}, 1)}
+	m.spaces.Problem = m.watchProblem
+	m.spaces.Stopped = func() { m.hook("space stopped") }
+	return m
 }
 
 const defaultSystem = `You are bridle, a careful coding agent working in the user's workspace.
@@ -516,7 +518,7 @@ func (m *Manager) Shutdown() {
 		m.release(s.ID())
 	}
 	// The spaces kept for a session opened again go now.
-	m.closeSpaces()
+	m.spaces.Shutdown()
 }
 
 // shutdownGrace bounds how long Shutdown waits for running turns.

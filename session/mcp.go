@@ -116,7 +116,7 @@ func (s *Session) notice(text string) {
 // hold the answer up), delivers the notices held until then and asks
 // again the questions a crash left unanswered.
 func (s *Session) Ready(ctx context.Context) {
-	s.space.start(s.m)
+	s.space.Start()
 	s.mu.Lock()
 	s.ready = true
 	held := s.notices

@@ -90,8 +90,8 @@ func (s *Session) syncSecrets(ctx context.Context) error {
 	wait := cmp.Or(s.m.secretsWait, secretsWait)
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	s.space.start(s.m)
-	set, err := s.space.envs.Current(wctx)
+	s.space.Start()
+	set, err := s.space.DotEnvs().Current(wctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -121,7 +121,7 @@ func (s *Session) syncSecrets(ctx context.Context) error {
 // cannot see every directory (the list is then a walk of the tree), or
 // was slow to sync.
 func (s *Session) secretsKnown(ctx context.Context) bool {
-	w := s.space.watcher()
+	w := s.space.Watcher()
 	if w == nil || !w.Ready() || w.Degraded() != "" {
 		return false
 	}

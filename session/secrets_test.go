@@ -18,27 +18,28 @@ import (
 // TestSessionsOnAWorkspaceShareItsSpace: two sessions on one workspace
 // use one watcher and one list of .env files; another workspace has its
 // own; the watcher starts once the editor has a session, not with it,
-// and outlives the last session by a grace (not at shutdown).
+// and outlives the last session by a grace (not at shutdown). The space's
+// own bookkeeping is space's test.
 func TestSessionsOnAWorkspaceShareItsSpace(t *testing.T) {
 	dir, other := t.TempDir(), t.TempDir()
 	m, _ := newTestManager(t, &scripted.Scenario{})
-	m.spaceGrace = time.Hour // the test, not a timer, says when it ends
+	m.spaces.Grace = time.Hour // the test, not a timer, says when it ends
 	open := func(cwd string) *Session { return openReady(t, m, cwd) }
 	info, err := m.New(context.Background(), NewParams{Cwd: other})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := m.Get(context.Background(), info.ID); s.space.w != nil {
+	if s, _ := m.Get(context.Background(), info.ID); s.space.Watcher() != nil {
 		t.Error("the watcher started with session/new")
 	}
 	a, b, c := open(dir), open(dir), open(other)
-	if a.space != b.space || a.space.envs != b.space.envs || a.space.w == nil {
+	if a.space != b.space || a.space.DotEnvs() != b.space.DotEnvs() || a.space.Watcher() == nil {
 		t.Fatal("two sessions on one workspace do not share one watched space")
 	}
 	if c.space == a.space {
 		t.Fatal("another workspace shares the first one's space")
 	}
-	w := a.space.w
+	w := a.space.Watcher()
 	if err := m.Close(context.Background(), a.ID()); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestSessionsOnAWorkspaceShareItsSpace(t *testing.T) {
 	if err := w.Sync(ctx); err != nil {
 		t.Fatalf("the watcher stopped as soon as the last session closed: %v", err)
 	}
-	if d := open(dir); d.space != a.space || d.space.w != w {
+	if d := open(dir); d.space != a.space || d.space.Watcher() != w {
 		t.Fatal("a session opened again within the grace got a new space")
 	} else if err := m.Close(context.Background(), d.ID()); err != nil {
 		t.Fatal(err)
@@ -64,14 +65,8 @@ func TestSessionsOnAWorkspaceShareItsSpace(t *testing.T) {
 	if err := w.Sync(ctx); !errors.Is(err, workspace.ErrClosed) {
 		t.Errorf("the watcher runs on after shutdown: %v", err)
 	}
-	if err := c.space.w.Sync(ctx); !errors.Is(err, workspace.ErrClosed) {
+	if err := c.space.Watcher().Sync(ctx); !errors.Is(err, workspace.ErrClosed) {
 		t.Errorf("the other workspace's watcher runs on after shutdown: %v", err)
-	}
-	m.spaces.mu.Lock()
-	n := len(m.spaces.by)
-	m.spaces.mu.Unlock()
-	if n != 0 {
-		t.Errorf("%d spaces open after shutdown, want 0", n)
 	}
 }
 
@@ -87,9 +82,9 @@ func TestSpaceStopsAfterItsGrace(t *testing.T) {
 			stopped <- struct{}{}
 		}
 	}
-	m.spaceGrace = time.Millisecond
+	m.spaces.Grace = time.Millisecond
 	a := openReady(t, m, dir)
-	w := a.space.w
+	w := a.space.Watcher()
 	if err := m.Close(context.Background(), a.ID()); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +94,7 @@ func TestSpaceStopsAfterItsGrace(t *testing.T) {
 	if err := w.Sync(ctx); !errors.Is(err, workspace.ErrClosed) {
 		t.Errorf("the watcher runs on after the grace: %v", err)
 	}
-	if b := openReady(t, m, dir); b.space == a.space || b.space.w == w {
+	if b := openReady(t, m, dir); b.space == a.space || b.space.Watcher() == w {
 		t.Error("a session opened after the grace got the stopped space")
 	}
 }
@@ -189,8 +184,8 @@ func TestCallWaitsForTheDotEnvList(t *testing.T) {
 	}}}}
 	s := toolSession(t, sc, dir)
 	s.m.secretsWait = 50 * time.Millisecond
-	s.space.start(s.m)
-	s.space.envs.Watch(stuckWalk{})
+	s.space.Start()
+	s.space.DotEnvs().Watch(stuckWalk{})
 	if stop, err := prompt(t, s, "go"); err != nil || stop != StopEndTurn {
 		t.Fatalf("prompt: %v %v", stop, err)
 	}

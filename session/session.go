@@ -21,6 +21,7 @@ import (
 	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/session/checkpoint"
 	"github.com/bridle-dev/bridle/session/replay"
+	"github.com/bridle-dev/bridle/session/space"
 	"github.com/bridle-dev/bridle/session/subagent"
 	"github.com/bridle-dev/bridle/store"
 	"github.com/bridle-dev/bridle/tools"
@@ -32,8 +33,8 @@ type Session struct {
 	m    *Manager
 	root *confine.Root
 	// space is the watcher and the .env files the sessions on the same
-	// workspace share (space.go).
-	space *space
+	// workspace share.
+	space *space.Space
 	// sec is the redactor and what it knows (secrets.go).
 	sec secrets
 	// box is what every tool call gets: the workspace, the artifact store
@@ -147,7 +148,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	// The .env files are not known yet: the space's walk may still run.
 	// Prompts and tool calls wait for them (syncSecrets).
 	s.sec.cur.Store(redact.New(os.Environ()))
-	s.space = m.openSpace(root.Dirs())
+	s.space = m.spaces.Open(root.Dirs())
 	if m.cfg.Files != nil && m.cfg.Locks != nil {
 		s.box.Buffers = redactedBuffers{editorFiles{m.cfg.Files, row.ID}, s.redactor}
 		s.box.Texts = tools.NewBufferTexts()
@@ -178,7 +179,7 @@ func (s *Session) close() {
 		fs := s.fs
 		s.mu.Unlock()
 		fs.close()
-		s.m.closeSpace(s.space)
+		s.m.spaces.Close(s.space)
 		s.closeSnapshot()
 		s.root.Close()
 	})
