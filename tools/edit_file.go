@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/confine"
@@ -17,8 +16,7 @@ type EditFile struct{ declared[EditFile] }
 
 func (EditFile) spec() *toolSpec { return &editFileSpec }
 
-var editFileSpec = toolSpec{name: "edit_file", kind: KindEdit, effect: permission.EffectEdit, doc: loadDoc("edit_file.md"),
-	schema: sync.OnceValue(deriveSchema[editFileInput])}
+var editFileSpec = newSpec[editFileInput]("edit_file", KindEdit, permission.EffectEdit)
 
 type editFileInput struct {
 	Path       string `json:"path" jsonschema:"file path, relative to the workspace or absolute inside it" check:"minLength=1"`

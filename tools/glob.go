@@ -7,7 +7,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -24,8 +23,7 @@ type Glob struct {
 
 func (Glob) spec() *toolSpec { return &globSpec }
 
-var globSpec = toolSpec{name: "glob", kind: KindSearch, effect: permission.EffectRead, doc: loadDoc("glob.md"),
-	schema: sync.OnceValue(deriveSchema[globInput])}
+var globSpec = newSpec[globInput]("glob", KindSearch, permission.EffectRead)
 
 type globInput struct {
 	Pattern string `json:"pattern" jsonschema:"glob pattern, matched against paths relative to path" check:"minLength=1"`

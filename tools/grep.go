@@ -33,8 +33,7 @@ type Grep struct {
 
 func (Grep) spec() *toolSpec { return &grepSpec }
 
-var grepSpec = toolSpec{name: "grep", kind: KindSearch, effect: permission.EffectRead, doc: loadDoc("grep.md"),
-	schema: sync.OnceValue(deriveSchema[grepInput])}
+var grepSpec = newSpec[grepInput]("grep", KindSearch, permission.EffectRead)
 
 type grepInput struct {
 	Pattern    string `json:"pattern" jsonschema:"regular expression (RE2 syntax)" check:"minLength=1"`

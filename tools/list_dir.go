@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/bridle-dev/bridle/permission"
 )
@@ -21,8 +20,7 @@ type ListDir struct {
 
 func (ListDir) spec() *toolSpec { return &listDirSpec }
 
-var listDirSpec = toolSpec{name: "list_dir", kind: KindRead, effect: permission.EffectRead, doc: loadDoc("list_dir.md"),
-	schema: sync.OnceValue(deriveSchema[listDirInput])}
+var listDirSpec = newSpec[listDirInput]("list_dir", KindRead, permission.EffectRead)
 
 type listDirInput struct {
 	Path   string `json:"path,omitempty" jsonschema:"directory, relative to the workspace or absolute inside it (default: the workspace)"`

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/bridle-dev/bridle/permission"
 )
@@ -22,8 +21,7 @@ type ReadArtifact struct {
 
 func (ReadArtifact) spec() *toolSpec { return &readArtifactSpec }
 
-var readArtifactSpec = toolSpec{name: "read_artifact", kind: KindRead, effect: permission.EffectNone, doc: loadDoc("read_artifact.md"),
-	schema: sync.OnceValue(deriveSchema[readArtifactInput])}
+var readArtifactSpec = newSpec[readArtifactInput]("read_artifact", KindRead, permission.EffectNone)
 
 type readArtifactInput struct {
 	ID      string `json:"id" jsonschema:"artifact id, as a capped result named it" check:"minLength=1"`

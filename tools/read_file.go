@@ -10,7 +10,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/bridle-dev/bridle/permission"
@@ -28,8 +27,7 @@ type ReadFile struct {
 
 func (ReadFile) spec() *toolSpec { return &readFileSpec }
 
-var readFileSpec = toolSpec{name: "read_file", kind: KindRead, effect: permission.EffectRead, doc: loadDoc("read_file.md"),
-	schema: sync.OnceValue(deriveSchema[readFileInput])}
+var readFileSpec = newSpec[readFileInput]("read_file", KindRead, permission.EffectRead)
 
 type readFileInput struct {
 	Path   string `json:"path" jsonschema:"file path, relative to the workspace or absolute inside it" check:"minLength=1"`

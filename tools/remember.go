@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/bridle-dev/bridle/permission"
 )
@@ -16,8 +15,7 @@ type Remember struct{ declared[Remember] }
 
 func (Remember) spec() *toolSpec { return &rememberSpec }
 
-var rememberSpec = toolSpec{name: "remember", kind: KindThink, effect: permission.EffectNone, doc: loadDoc("remember.md"),
-	schema: sync.OnceValue(deriveSchema[rememberInput])}
+var rememberSpec = newSpec[rememberInput]("remember", KindThink, permission.EffectNone)
 
 type rememberInput struct {
 	Kind string `json:"kind" jsonschema:"constraint or decision" check:"enum=constraint|decision"`

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bridle-dev/bridle/config"
@@ -30,8 +29,7 @@ type RunCommand struct {
 
 func (*RunCommand) spec() *toolSpec { return &runCommandSpec }
 
-var runCommandSpec = toolSpec{name: "run_command", kind: KindExecute, effect: permission.EffectExecute, doc: loadDoc("run_command.md"),
-	schema: sync.OnceValue(deriveSchema[runCommandInput])}
+var runCommandSpec = newSpec[runCommandInput]("run_command", KindExecute, permission.EffectExecute)
 
 type runCommandInput struct {
 	Command        string `json:"command" jsonschema:"shell command line" check:"minLength=1"`

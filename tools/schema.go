@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -214,3 +215,9 @@ func (d declared[T]) Schema() json.RawMessage        { return d.of().schema().ra
 func (d declared[T]) compiled() *jsonschema.Resolved { return d.of().schema().resolved }
 func (d declared[T]) Kind() Kind                     { return d.of().kind }
 func (d declared[T]) Effect() permission.Effect      { return d.of().effect }
+
+// newSpec is the spec of the tool name, whose description is name.md and
+// whose input is In.
+func newSpec[In any](name string, kind Kind, effect permission.Effect) toolSpec {
+	return toolSpec{name: name, kind: kind, effect: effect, doc: loadDoc(name + ".md"), schema: sync.OnceValue(deriveSchema[In])}
+}

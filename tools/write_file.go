@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/fslock"
@@ -17,8 +16,7 @@ type WriteFile struct{ declared[WriteFile] }
 
 func (WriteFile) spec() *toolSpec { return &writeFileSpec }
 
-var writeFileSpec = toolSpec{name: "write_file", kind: KindEdit, effect: permission.EffectEdit, doc: loadDoc("write_file.md"),
-	schema: sync.OnceValue(deriveSchema[writeFileInput])}
+var writeFileSpec = newSpec[writeFileInput]("write_file", KindEdit, permission.EffectEdit)
 
 type writeFileInput struct {
 	Path    string `json:"path" jsonschema:"file path, relative to the workspace or absolute inside it" check:"minLength=1"`
