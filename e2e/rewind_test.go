@@ -120,7 +120,7 @@ func TestRewindThroughTheBinary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bridle rewind: %v\n%s", err, out)
 	}
-	if file("a.txt") != "<none>" || file("keep.txt") != "untouched\n" || !strings.Contains(out, "removed (the agent had created it)") {
+	if file("a.txt") != "<none>" || file("keep.txt") != "untouched\n" || !strings.Contains(out, "a.txt: removed (the agent had created it)\n") {
 		t.Fatalf("after bridle rewind 1: a %q, keep %q; printed:\n%s", file("a.txt"), file("keep.txt"), out)
 	}
 	if log, _ := acptest.Run(t, "log", "--db", a.DB, sid); !strings.Contains(log, "rewound") || !strings.Contains(log, "rewind_started") {

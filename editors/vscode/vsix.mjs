@@ -51,7 +51,7 @@ const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ["ignore"
 // 1. The static binaries, from the release build.
 mkdirSync(out, { recursive: true });
 const release = JSON.parse(
-  run(process.env.GO || "go", ["run", "./internal/dist", "-out", out, "-json", "-targets", targets.map((t) => platforms[t]).join(",")], { cwd: repo }).toString(),
+  run(process.env.GO || "go", ["run", "./internal/dist", "-out", out, "-json", "-keep-binaries", "-targets", targets.map((t) => platforms[t]).join(",")], { cwd: repo }).toString(),
 );
 const epoch = Math.floor(new Date(release.Date).getTime() / 1000);
 
@@ -101,3 +101,5 @@ for (const t of targets) {
     rmSync(stage, { recursive: true, force: true });
   }
 }
+// The unpacked binaries were kept for the packages only.
+rmSync(join(out, ".build"), { recursive: true, force: true });

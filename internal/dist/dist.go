@@ -63,6 +63,10 @@ type Config struct {
 	Version, Commit string
 	Date            time.Time
 	Log             io.Writer
+	// KeepBinaries leaves the unpacked binaries in Out/.build for the
+	// caller (Result.Binaries: the VS Code packages take them); without
+	// it they are removed once packed, and Out holds only the release.
+	KeepBinaries bool
 }
 
 // Archive is one packed platform.
@@ -77,7 +81,8 @@ type Result struct {
 	Version, Commit string
 	Date            time.Time
 	Archives        []Archive
-	// Binaries are the unpacked binaries by platform, in Out/.build.
+	// Binaries are the unpacked binaries by platform, in Out/.build,
+	// when Config.KeepBinaries asked for them.
 	Binaries map[string]string
 }
 
@@ -87,6 +92,7 @@ func main() {
 	flag.StringVar(&c.BaseURL, "base-url", "", "`URL` the archives are published under (default: the GitHub release of VERSION)")
 	only := flag.String("targets", "", "comma-separated `platforms` to build (default: all)")
 	asJSON := flag.Bool("json", false, "print what was built as JSON on stdout")
+	flag.BoolVar(&c.KeepBinaries, "keep-binaries", false, "leave the unpacked binaries in `out`/.build (see -json's Binaries)")
 	flag.Parse()
 	for _, p := range strings.Split(*only, ",") {
 		i := slices.IndexFunc(defaultTargets, func(t Target) bool { return t.Platform == p })
@@ -114,7 +120,7 @@ func main() {
 }
 
 // Run builds, packs, sums and describes the release.
-func Run(ctx context.Context, c Config) (Result, error) {
+func Run(ctx context.Context, c Config) (r Result, err error) {
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
@@ -127,9 +133,15 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if c.BaseURL == "" {
 		c.BaseURL = "https://github.com/bridle-dev/bridle/releases/download/v" + c.Version
 	}
-	r := Result{Version: c.Version, Commit: c.Commit, Date: c.Date, Binaries: map[string]string{}}
+	r = Result{Version: c.Version, Commit: c.Commit, Date: c.Date, Binaries: map[string]string{}}
 	if err := os.MkdirAll(c.Out, 0o755); err != nil {
 		return r, fmt.Errorf("output directory: %w", err)
+	}
+	if !c.KeepBinaries {
+		defer func() {
+			os.RemoveAll(filepath.Join(c.Out, ".build"))
+			r.Binaries = nil
+		}()
 	}
 	license, err := os.ReadFile(filepath.Join(c.Root, "LICENSE"))
 	if err != nil {

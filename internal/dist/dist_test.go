@@ -33,6 +33,11 @@ func TestDist(t *testing.T) {
 	}
 	out := t.TempDir()
 	r := dist(t, root, out)
+	// The release is what out holds: the unpacked binaries are removed
+	// once packed (99 MB of them stayed in dist/.build).
+	if _, err := os.Stat(filepath.Join(out, ".build")); !os.IsNotExist(err) || r.Binaries != nil {
+		t.Errorf("the unpacked binaries stayed: %v, Binaries %v", err, r.Binaries)
+	}
 
 	sums, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
 	if err != nil {

@@ -80,7 +80,7 @@ func rewoundText(v event.Rewound) string {
 			if f.To == "" {
 				what = "removed (the agent had created it)"
 			}
-			fmt.Fprintf(&b, "\n- %s (%s)", f.Path, what)
+			fmt.Fprintf(&b, "\n- %s: %s", f.Path, what)
 		}
 	}
 	if len(v.Kept) > 0 {
