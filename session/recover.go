@@ -283,6 +283,13 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut, s
 			break
 		}
 		now, err := tools.HashFile(ctx, env, st.Path)
+		if err == nil && now == "" && st.BeforeHash == "" {
+			// A file this write created through an editor that does not
+			// save it is only in the editor's buffer: applied all the same.
+			if h, ok := tools.HashUnsaved(ctx, env, st.Path); ok {
+				now = h
+			}
+		}
 		switch {
 		case err != nil:
 			r.IsError, r.Status = true, "unknown"

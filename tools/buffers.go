@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -225,12 +226,14 @@ func readFileText(ctx context.Context, env *Env, path string) (content []byte, e
 }
 
 // writeFileText replaces a file's content: through the editor when it
-// offers buffers and the file exists (the editor then holds the new text;
-// it saves it as the user's settings say), else atomically on disk. A new
-// file is made on disk: no buffer can hold unsaved text for it, and
-// missing directories are made with it. It returns where it wrote.
+// offers buffers (the editor then holds the new text; it saves it as the
+// user's settings say), else atomically on disk. A new file goes through
+// the editor too, so its review and undo see it, unless its content is
+// binary or over maxBufferRead (newThroughEditor): those are made on disk.
+// The directories a new file needs are made on disk first, through the
+// Root: ACP does not say an editor makes them. It returns where it wrote.
 func writeFileText(ctx context.Context, env *Env, path string, data []byte, exists bool) (string, error) {
-	if !exists || !env.usesEditor() {
+	if !env.usesEditor() || !exists && !newThroughEditor(data) {
 		return viaDisk, env.Root.WriteFile(path, data)
 	}
 	call, err := holdEditor(ctx, env, path, true)
@@ -243,7 +246,15 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 	if err := env.Root.CheckWrite(path); err != nil {
 		return "", err
 	}
-	abs, err := editorPath(env, path)
+	var abs string
+	if exists {
+		abs, err = editorPath(env, path)
+	} else {
+		// Refused if the name was taken since the write was planned on
+		// no file: the plan, and the hashes tool_started recorded for a
+		// restart, are of a file that did not exist.
+		abs, err = env.Root.NewFileEditorPath(path, true)
+	}
 	if err != nil {
 		return "", fmt.Errorf("%w; nothing was changed", err)
 	}
@@ -255,11 +266,41 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 		env.Texts.drop(abs) // the editor may hold either text now
 		// Not written to disk instead: the editor's buffer may hold text
 		// the user has not saved, which a later save would write over ours
-		// (or ours over theirs).
+		// (or ours over theirs); a new file's buffer may have been made.
 		return "", fmt.Errorf("the editor did not take the new text of %s (%v); bridle did not write the file either: read it again before retrying", path, err)
 	}
 	env.Texts.put(abs, string(data))
 	return viaEditor, nil
+}
+
+// newThroughEditor says whether a new file of content data is made
+// through the editor: text (valid UTF-8 without NUL bytes, as read_file
+// shows) of at most maxBufferRead bytes, what a buffer holds and gives
+// back byte for byte. Anything else is made on disk.
+func newThroughEditor(data []byte) bool {
+	return len(data) <= maxBufferRead && utf8.Valid(data) && bytes.IndexByte(data, 0) < 0
+}
+
+// unsavedNewText returns the text the editor holds for path when the file
+// does not exist on disk: an editor that does not save what it is sent
+// holds a file bridle created through it only in a buffer. ok is false
+// when it holds none (no such buffer, an empty one, or it could not say).
+// A restart and a rewind compare it with what tool_started recorded.
+func unsavedNewText(ctx context.Context, env *Env, path string) (text string, ok bool) {
+	call, err := holdEditor(ctx, env, path, true)
+	if err != nil {
+		return "", false
+	}
+	defer call.done()
+	abs, err := env.Root.NewFileEditorPath(path, false)
+	if err != nil {
+		return "", false
+	}
+	text, err = bufferText(ctx, env, call, abs, path)
+	if err != nil || text == "" {
+		return "", false
+	}
+	return text, true
 }
 
 // diskIfBinary returns a file's bytes on disk when the editor offers its

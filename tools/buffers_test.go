@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -285,5 +286,87 @@ func TestEditWaitSaysSo(t *testing.T) {
 	}
 	if len(fb.asked) > 0 {
 		t.Errorf("the editor was asked %v while a command ran", fb.asked)
+	}
+}
+
+// TestNewFilesThroughTheEditor: a new text file is sent to the editor
+// (its missing directory made on disk first); binary content, content
+// over the editor's bound, a hidden path and a name taken since the plan
+// are not.
+func TestNewFilesThroughTheEditor(t *testing.T) {
+	big := strings.Repeat("x", maxBufferRead+1)
+	tests := []struct {
+		name, path, content string
+		// taken makes the file on disk between the plan and the write.
+		taken     bool
+		wantAsked string
+		wantDisk  bool   // the file is on disk after the write
+		wantErr   string // in the result when it fails
+	}{
+		{name: "text", path: "new.txt", content: "hello\n", wantAsked: "write new.txt"},
+		{name: "missing directory", path: "d/e/new.txt", content: "hello\n", wantAsked: "write new.txt"},
+		{name: "NUL byte", path: "bin.dat", content: "a\x00b", wantDisk: true},
+		{name: "over the bound", path: "big.txt", content: big, wantDisk: true},
+		{name: "taken since the plan", path: "new.txt", content: "hello\n", taken: true, wantAsked: "read new.txt", wantErr: "nothing was changed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, fb := editorEnv(t, true, true)
+			env = env.ForCall("k")
+			abs := filepath.Join(env.Root.Dir(), tt.path)
+			in, _ := json.Marshal(map[string]string{"path": tt.path, "content": tt.content})
+			if _, err := (WriteFile{}).Plan(context.Background(), env, in); err != nil {
+				t.Fatalf("plan: %v", err)
+			}
+			if tt.taken {
+				testfs.Write(t, abs, "theirs\n")
+			}
+			res := (WriteFile{}).Run(context.Background(), env, in)
+			if tt.wantErr != "" {
+				if !res.IsError || !strings.Contains(res.Output, tt.wantErr) {
+					t.Fatalf("result %q, want an error saying %q", res.Output, tt.wantErr)
+				}
+			} else if res.IsError {
+				t.Fatalf("write_file: %s", res.Output)
+			}
+			if asked := strings.Join(fb.asked, ","); asked != tt.wantAsked {
+				t.Errorf("the editor was asked %q, want %q", asked, tt.wantAsked)
+			}
+			disk, err := os.ReadFile(abs)
+			switch {
+			case tt.taken:
+				if string(disk) != "theirs\n" {
+					t.Errorf("the file made meanwhile holds %q", disk)
+				}
+			case tt.wantDisk:
+				if string(disk) != tt.content {
+					t.Errorf("on disk: %d bytes, %v; want the content", len(disk), err)
+				}
+			default:
+				if err == nil {
+					t.Errorf("the file is on disk (%q): it should be the editor's", disk)
+				}
+				if got := fb.buffers[abs]; got != tt.content {
+					t.Errorf("the editor holds %q, want %q", got, tt.content)
+				}
+				if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
+					t.Errorf("the file's directory was not made: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestNewFileInAHiddenDirectoryIsNotSent: a new file under a hidden path
+// is refused before the editor is asked.
+func TestNewFileInAHiddenDirectoryIsNotSent(t *testing.T) {
+	env, fb := editorEnv(t, true, true)
+	env.Root.Hide(filepath.Join(env.Root.Dir(), "secret"))
+	res := call(t, WriteFile{}, env.ForCall("k"), `{"path": "secret/new.txt", "content": "x\n"}`)
+	if !res.IsError {
+		t.Fatalf("write_file in a hidden directory: %q", res.Output)
+	}
+	if len(fb.asked) > 0 {
+		t.Errorf("the editor was asked %v", fb.asked)
 	}
 }

@@ -24,7 +24,8 @@ func Hash(content []byte) string {
 // HashFile returns the hash of a workspace file's content, or "" when it
 // does not exist. A restart compares it with a FileEdit's hashes.
 // With buffers it hashes what the editor holds: an edit the editor took
-// before a crash is in its buffer, saved or not.
+// before a crash is in its buffer, saved or not. (A file created through
+// an editor that did not save it is in its buffer only: HashUnsaved.)
 func HashFile(ctx context.Context, env *Env, path string) (string, error) {
 	if data, ok := diskIfBinary(env, path); ok {
 		return Hash(data), nil
@@ -34,6 +35,23 @@ func HashFile(ctx context.Context, env *Env, path string) (string, error) {
 		return "", err
 	}
 	return Hash(data), nil
+}
+
+// HashUnsaved returns the hash of the text the editor holds for a file
+// that is not on disk, and false when it holds none: a restart asks it
+// about a file a write was to create, which an editor that does not save
+// what it is sent holds only in a buffer. Asked only then: an editor may
+// keep the text of a file removed on disk in its buffer, which is not the
+// file (a rewind, and undoing one, go by the disk).
+func HashUnsaved(ctx context.Context, env *Env, path string) (string, bool) {
+	if !env.usesEditor() {
+		return "", false
+	}
+	text, ok := unsavedNewText(ctx, env, path)
+	if !ok {
+		return "", false
+	}
+	return Hash([]byte(text)), true
 }
 
 // unchanged reports whether a file's hash is still before ("" for a file

@@ -117,7 +117,7 @@ func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	}
 	var out string
 	if fe.Diff.OldText == nil {
-		out = fmt.Sprintf("Created %s (%d lines, %d bytes).\n", in.Path, lines, len(in.Content))
+		out = fmt.Sprintf("Created %s%s (%d lines, %d bytes).\n", in.Path, viaNote(via), lines, len(in.Content))
 	} else {
 		out = fmt.Sprintf("Wrote %s%s (%d lines, %d bytes).\n%s", in.Path, viaNote(via), lines, len(in.Content), hunk(*fe.Diff.OldText, fe.Diff.NewText, 3, 60))
 	}

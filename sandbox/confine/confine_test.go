@@ -568,6 +568,10 @@ func TestRootRefusesAMovedWorkspace(t *testing.T) {
 					_, err := r.EditorPath("a.txt", opened)
 					return err
 				},
+				"NewFileEditorPath": func() error {
+					_, err := r.NewFileEditorPath("src/made.txt", false)
+					return err
+				},
 			}
 			for name, use := range uses {
 				if err := use(); !errors.Is(err, ErrMoved) {
@@ -641,5 +645,52 @@ func TestEditorPathRefusesAnotherFile(t *testing.T) {
 		if abs, err := r.EditorPath(p, opened[p]); err == nil || !strings.Contains(err.Error(), "no longer leads to the file bridle checked") {
 			t.Errorf("EditorPath(%s) after the file was replaced: %q, %v", p, abs, err)
 		}
+	}
+}
+
+// TestNewFileEditorPath: the editor is given the path of a file to create
+// only under a directory that leads, by name, to the one the Root checked,
+// not hidden, and for a name still free (a link in its place, even one
+// that leads nowhere, is the editor's to follow); the directory is made
+// only when asked.
+func TestNewFileEditorPath(t *testing.T) {
+	ws := t.TempDir()
+	outside := t.TempDir()
+	testfs.WriteTree(t, ws, map[string]string{"a.txt": "inside\n", "sub/b.txt": "inside\n", "secret/k.txt": "key\n"})
+	must(t, os.Symlink(filepath.Join(outside, "gone.txt"), filepath.Join(ws, "dangling.txt")))
+	r := openRoot(t, ws)
+	r.Hide(filepath.Join(ws, "secret"))
+	tests := []struct {
+		path    string
+		mkdirs  bool
+		want    string // the path given, or else
+		wantErr string
+	}{
+		{path: "new.txt", want: filepath.Join(ws, "new.txt")},
+		{path: "sub/new.txt", want: filepath.Join(ws, "sub/new.txt")},
+		{path: "d/e/new.txt", wantErr: "no such file"},
+		{path: "d/e/new.txt", mkdirs: true, want: filepath.Join(ws, "d/e/new.txt")},
+		{path: "a.txt", wantErr: "exists now"},
+		{path: "dangling.txt", wantErr: "exists now"},
+		{path: "secret/new.txt", mkdirs: true, wantErr: "hidden"},
+		{path: "../out.txt", wantErr: "outside"},
+	}
+	for _, tt := range tests {
+		got, err := r.NewFileEditorPath(tt.path, tt.mkdirs)
+		switch {
+		case tt.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("NewFileEditorPath(%s, %v) = %q, %v; want an error saying %q", tt.path, tt.mkdirs, got, err, tt.wantErr)
+			}
+		case err != nil || got != tt.want:
+			t.Errorf("NewFileEditorPath(%s, %v) = %q, %v; want %q", tt.path, tt.mkdirs, got, err, tt.want)
+		}
+	}
+	// The directory swapped for a link to one outside after it was made.
+	sub := filepath.Join(ws, "sub")
+	must(t, os.Rename(sub, sub+".old"))
+	must(t, os.Symlink(outside, sub))
+	if got, err := r.NewFileEditorPath("sub/new.txt", false); err == nil {
+		t.Errorf("NewFileEditorPath through a directory swapped for a link out: %q", got)
 	}
 }

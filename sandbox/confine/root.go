@@ -263,6 +263,51 @@ func (r *Root) EditorPath(path string, opened fs.FileInfo) (string, error) {
 	return abs, nil
 }
 
+// NewFileEditorPath is EditorPath for a file that does not exist yet,
+// which the editor is to create: the file's directory is made if missing
+// (through the Root, one checked level at a time, as WriteFile makes it:
+// an editor may not create directories), neither it nor the name is
+// hidden, the name is still free there, and the directory's absolute
+// path leads, by name, to the directory the Root opened. The caller holds
+// the editor call's announcement, as for EditorPath. Without mkdirs a
+// missing directory is not made: the error then wraps fs.ErrNotExist
+// (asking the editor whether it holds a buffer there, for a file it was
+// to create, changes nothing).
+func (r *Root) NewFileEditorPath(path string, mkdirs bool) (string, error) {
+	d, rel, g, err := r.entry(path)
+	if err != nil {
+		return "", err
+	}
+	base := filepath.Base(rel)
+	if !mkdirs {
+		if _, err := d.root.Stat(filepath.Dir(rel)); errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s: its directory: %w", path, err)
+		} else if err != nil {
+			return "", r.explain(path, d, err)
+		}
+	}
+	dir, err := r.openParent(g, d, path, filepath.Dir(rel), base)
+	if err != nil {
+		return "", err
+	}
+	defer dir.Close()
+	if _, err := dir.Lstat(base); err == nil {
+		return "", fmt.Errorf("%s exists now: it was made after this write was planned", path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", r.explain(path, d, err)
+	}
+	opened, err := dir.Stat(".")
+	if err != nil {
+		return "", r.explain(path, d, err)
+	}
+	abs := filepath.Join(d.dir, rel)
+	fi, err := os.Stat(filepath.Dir(abs))
+	if err != nil || !os.SameFile(fi, opened) {
+		return "", fmt.Errorf("%s: its directory's absolute path %s no longer leads to the directory bridle checked (a link or a directory on its way was changed): the editor is not asked about it", path, filepath.Dir(abs))
+	}
+	return abs, nil
+}
+
 // Locate returns the absolute path of a workspace path for an editor to
 // show (a tool call's location), and false when the editor must not be
 // given it: outside the workspace, leading out through a symbolic link,
