@@ -15,14 +15,21 @@ import (
 // editor is an ACP client's files: buffers the user has not saved, over
 // the disk. It answers fs/read_text_file from a buffer (else the disk, as
 // editors do) and takes fs/write_text_file into a buffer, unsaved, so a
-// test can tell which way bridle went.
+// test can tell which way bridle went. A write of a file that is not on
+// disk makes it there too, as an editor saves a file it is asked to
+// create (Zed saves what an agent writes), unless keepNew is set.
 type editor struct {
 	mu      sync.Mutex
 	buffers map[string]string
 	reads   []string
 	writes  []string
+	// written is the content of each write, in order.
+	written []string
 	// fail answers every fs call with an error.
 	fail bool
+	// keepNew keeps a file it is asked to create in an unsaved buffer
+	// only, as an editor whose settings do not save would.
+	keepNew bool
 	// hold, while set, leaves calls of holdMethod (fs/read_text_file
 	// when empty) unanswered until it is closed: an editor that hangs.
 	hold       chan struct{}
@@ -60,8 +67,14 @@ func (e *editor) handle(t *testing.T) func(acptest.Msg) (any, *acptest.RPCError)
 			return fromDisk(p.Path)
 		case "fs/write_text_file":
 			e.writes = append(e.writes, p.Path)
+			e.written = append(e.written, p.Content)
 			if e.fail {
 				return nil, &acptest.RPCError{Code: -32603, Message: "the buffer is read-only"}
+			}
+			if _, err := os.Lstat(p.Path); os.IsNotExist(err) && !e.keepNew {
+				if err := os.WriteFile(p.Path, []byte(p.Content), 0o644); err != nil {
+					return nil, &acptest.RPCError{Code: -32603, Message: "cannot create the file: " + err.Error()}
+				}
 			}
 			e.buffers[p.Path] = p.Content
 			return nil, nil
@@ -116,11 +129,12 @@ func TestFileToolsGoThroughTheEditorsBuffers(t *testing.T) {
 		{
 			name: "buffers", read: true, write: true,
 			wantResults: []string{"[from the editor's buffer]", "Edited src/app.go (through the editor)", "Wrote notes.txt (through the editor)",
-				"Created fresh/new.txt", "outside"},
+				"Created fresh/new.txt (through the editor)", "outside"},
 			wantDisk: map[string]string{"notes.txt": "hello from disk\n", "src/app.go": "package app\n\nconst Name = \"old\"\n",
 				"fresh/new.txt": "created\n"},
-			wantBuffers: map[string]string{"notes.txt": "rewritten\n", "src/app.go": "package app\n\nconst Name = \"new\" // unsaved\n"},
-			wantWrites:  2,
+			wantBuffers: map[string]string{"notes.txt": "rewritten\n", "src/app.go": "package app\n\nconst Name = \"new\" // unsaved\n",
+				"fresh/new.txt": "created\n"},
+			wantWrites: 3,
 		},
 		{name: "disk", wantNoReads: true, wantResults: onDisk, wantDisk: disk, wantBuffers: untouched},
 		{name: "read half only", read: true, wantNoReads: true, wantResults: onDisk, wantDisk: disk, wantBuffers: untouched},
@@ -128,9 +142,10 @@ func TestFileToolsGoThroughTheEditorsBuffers(t *testing.T) {
 		{
 			name: "failing editor", read: true, write: true, fail: true,
 			wantResults: []string{"[read from disk: the editor could not give notes.txt: error -32603: the buffer is locked]",
-				"the editor could not give src/app.go", "the editor could not give notes.txt", "Created fresh/new.txt", "outside"},
+				"the editor could not give src/app.go", "the editor could not give notes.txt",
+				"the editor did not take the new text of fresh/new.txt", "outside"},
 			wantDisk: map[string]string{"notes.txt": "hello from disk\n", "src/app.go": "package app\n\nconst Name = \"old\"\n",
-				"fresh/new.txt": "created\n"},
+				"fresh/new.txt": ""}, // not made: the editor refused it
 			wantBuffers: map[string]string{"notes.txt": "hello from the buffer\n", "src/app.go": "package app\n\nconst Name = \"old\" // unsaved\n"},
 		},
 	}
