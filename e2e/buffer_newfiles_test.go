@@ -136,15 +136,8 @@ func TestCreatingThroughTheEditorSurvivesACrash(t *testing.T) {
 				t.Fatalf("before the restart the editor holds %q: the new file should have reached it", got)
 			}
 
-			b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
-			b.OnRequest = ed.handle(t)
-			b.InitializeWith(true, true)
-			b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
-			// Settled once the editor can be asked, after session/load is
-			// answered: applied before the restart, or (wrongly) again.
-			b.WaitNote(func(m acptest.Msg) bool {
-				return m.Method == "session/update" && strings.Contains(string(m.Params), "restart")
-			})
+			// Settled as applied before the restart, or (wrongly) again.
+			b := restartWithEditor(t, a.DB, model, sid, ws, ed, "restart")
 			b.CloseStdin()
 			res := results(t, b.DB, sid)
 			if len(res) != 1 || !strings.Contains(res[0]["output"].(string), "the edit was applied before bridle restarted") {

@@ -231,15 +231,7 @@ func TestEditThroughTheEditorSurvivesACrash(t *testing.T) {
 		t.Fatalf("before the restart the editor holds %q: the edit should have reached it", got)
 	}
 
-	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
-	b.OnRequest = ed.handle(t)
-	b.InitializeWith(true, true)
-	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
-	// The edit is settled once the editor can be asked, after the answer
-	// to session/load: its card then says how.
-	b.WaitNote(func(m acptest.Msg) bool {
-		return m.Method == "session/update" && strings.Contains(string(m.Params), "the edit was applied before bridle restarted")
-	})
+	b := restartWithEditor(t, a.DB, model, sid, ws, ed, "the edit was applied before bridle restarted")
 	var res []map[string]any
 	for _, e := range acptest.Log(t, b.DB, sid) {
 		if e["kind"] == "tool_result" {
@@ -259,4 +251,20 @@ func TestEditThroughTheEditorSurvivesACrash(t *testing.T) {
 		t.Fatalf("the disk holds %q: bridle wrote behind the editor", disk)
 	}
 	b.CloseStdin()
+}
+
+// restartWithEditor starts bridle again on db with the editor ed, loads
+// session sid and waits for an update saying note: an edit a crash cut
+// short is settled once the editor can be asked, after the answer to
+// session/load, and its card then says how.
+func restartWithEditor(t *testing.T, db, model, sid, ws string, ed *editor, note string) *acptest.Agent {
+	t.Helper()
+	b := acptest.Start(t, acptest.Options{DB: db, Model: model})
+	b.OnRequest = ed.handle(t)
+	b.InitializeWith(true, true)
+	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	b.WaitNote(func(m acptest.Msg) bool {
+		return m.Method == "session/update" && strings.Contains(string(m.Params), note)
+	})
+	return b
 }

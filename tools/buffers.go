@@ -337,8 +337,8 @@ func FileContent(ctx context.Context, env *Env, path string) (content []byte, ex
 }
 
 // PutFile replaces (or creates) a workspace file as the edit tools do:
-// through the editor for a file that exists when it offers buffers, else
-// atomically on disk; bytes that are not text always go to disk.
+// through the editor when it offers buffers, else atomically on disk;
+// bytes that are not text always go to disk (see writeFileText).
 func PutFile(ctx context.Context, env *Env, path string, data []byte, exists bool) error {
 	if !utf8.Valid(data) {
 		exists = false // on disk: the editor would take it as text, not bytes

@@ -28,8 +28,8 @@ func (s *Store) Restore(ctx context.Context, env *tools.Env, files []event.FileR
 			var data []byte
 			if data, err = s.Get(f.To); err == nil {
 				if f.From == "" {
-					// Made anew, on disk (as new files always are), with
-					// the mode it had.
+					// Made anew on disk, with the mode it had, which the
+					// editor could not give it.
 					err = env.Root.WriteFileMode(f.Path, data, fs.FileMode(f.Mode))
 				} else {
 					err = tools.PutFile(ctx, env, f.Path, data, true)
