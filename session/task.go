@@ -244,7 +244,7 @@ func (s *Session) withChildChanges(ctx context.Context, key string, changes []ev
 				continue
 			}
 			if !all && v.BeforeHash == "" {
-				continue // new files are on disk, and the scans have them
+				continue // new files reach the disk (made there, or saved by the editor that made them), and the scans have them
 			}
 			c := event.FileChange{Path: v.Path, Before: v.BeforeHash, After: v.AfterHash}
 			if fi, err := s.root.Lstat(v.Path); err == nil && c.Before != "" {
