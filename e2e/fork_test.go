@@ -98,14 +98,18 @@ func TestSessionForkThroughTheBinary(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		params map[string]any
+		code   int
 		says   string
 	}{
-		{"no cwd", map[string]any{"sessionId": sid, "mcpServers": []any{}}, `"cwd" is required`},
-		{"another directory", map[string]any{"sessionId": sid, "cwd": t.TempDir(), "mcpServers": []any{}}, "fork it from that directory"},
-		{"no such session", map[string]any{"sessionId": "nope", "cwd": ws, "mcpServers": []any{}}, "no session"},
+		{"no cwd", map[string]any{"sessionId": sid, "mcpServers": []any{}}, -32602, `"cwd" is required`},
+		{"another directory", map[string]any{"sessionId": sid, "cwd": t.TempDir(), "mcpServers": []any{}}, -32602, "fork it from that directory"},
+		{"no such session", map[string]any{"sessionId": "nope", "cwd": ws, "mcpServers": []any{}}, -32002, "no session"},
+		// The unstable schema's MCP servers served over ACP itself, which
+		// initialize's mcpCapabilities.acp (false) says bridle does not take.
+		{"an acp MCP server", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{map[string]any{"type": "acp", "name": "x", "serverId": "s1"}}}, -32602, `"mcpServers[0]" is of type "acp"`},
 	} {
-		if _, err := b.Call("session/fork", c.params); err == nil || !strings.Contains(err.Message, c.says) {
-			t.Errorf("session/fork with %s: %v, want an error saying %q", c.name, err, c.says)
+		if _, err := b.Call("session/fork", c.params); err == nil || err.Code != c.code || !strings.Contains(err.Message, c.says) {
+			t.Errorf("session/fork with %s: %v, want %d saying %q", c.name, err, c.code, c.says)
 		}
 	}
 	b.CloseStdin()
