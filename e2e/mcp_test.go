@@ -80,8 +80,13 @@ func TestMCPToolsCallsAndApprovals(t *testing.T) {
 	an := &answerer{answers: []string{"allow_once"}}
 	a.OnRequest = an.handle
 	init := a.Initialize()
-	if !strings.Contains(string(init), `"mcpCapabilities":{"http":true`) {
-		t.Errorf("initialize does not advertise http MCP servers: %s", init)
+	var caps struct {
+		AgentCapabilities struct {
+			MCPCapabilities map[string]any `json:"mcpCapabilities"`
+		} `json:"agentCapabilities"`
+	}
+	if err := json.Unmarshal(init, &caps); err != nil || caps.AgentCapabilities.MCPCapabilities["http"] != true {
+		t.Errorf("initialize does not advertise http MCP servers (%v): %s", err, init)
 	}
 	sid := newSessionWith(t, a, ws, stdioServer(t, "files", tag(t), metaLog))
 	if stop := a.Prompt(sid, "use mcp"); stop != "end_turn" {

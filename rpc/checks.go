@@ -23,12 +23,44 @@ func checkNew(p *acp.NewSessionRequest) error {
 	if p.Cwd == "" {
 		return missing("cwd")
 	}
-	return nil
+	return checkServers(p.MCPServers)
 }
 
-func checkLoad(p *acp.LoadSessionRequest) error { return needSession(p.SessionID) }
+func checkLoad(p *acp.LoadSessionRequest) error {
+	if err := needSession(p.SessionID); err != nil {
+		return err
+	}
+	return checkServers(p.MCPServers)
+}
 
-func checkResume(p *acp.ResumeSessionRequest) error { return needSession(p.SessionID) }
+func checkResume(p *acp.ResumeSessionRequest) error {
+	if err := needSession(p.SessionID); err != nil {
+		return err
+	}
+	return checkServers(p.MCPServers)
+}
+
+func checkFork(p *acp.ForkSessionRequest) error {
+	if err := needSession(p.SessionID); err != nil {
+		return err
+	}
+	if p.Cwd == "" {
+		return missing("cwd")
+	}
+	return checkServers(p.MCPServers)
+}
+
+// checkServers refuses the MCP servers that bridle does not run: those
+// the client serves over ACP itself (the unstable schema's "acp" type),
+// which initialize's mcpCapabilities.acp says bridle does not take.
+func checkServers(servers []acp.MCPServer) error {
+	for i, sv := range servers {
+		if sv.Acp != nil {
+			return invalidField("mcpServers[%d]", "is of type \"acp\", which bridle does not support (initialize's mcpCapabilities.acp is false); give a stdio, http or sse server", i)
+		}
+	}
+	return nil
+}
 
 func checkClose(p *acp.CloseSessionRequest) error { return needSession(p.SessionID) }
 

@@ -100,6 +100,7 @@ func (s *Server) handlers() map[string]handler {
 		acp.MethodSessionNew:             typed(checkNew, s.newSession),
 		acp.MethodSessionLoad:            typed(checkLoad, s.loadSession),
 		acp.MethodSessionResume:          typed(checkResume, s.resumeSession),
+		acp.MethodSessionFork:            typed(checkFork, s.forkSession),
 		acp.MethodSessionList:            typed(nil, s.listSessions),
 		acp.MethodSessionClose:           typed(checkClose, s.closeSession),
 		acp.MethodSessionDelete:          typed(checkDelete, s.deleteSession),

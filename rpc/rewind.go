@@ -54,8 +54,9 @@ func (s *Server) rewindPreview(ctx context.Context, p RewindPreviewRequest) (ses
 }
 
 // ForkRequest is the params of _bridle/fork: a new session whose history
-// is the session's before its prompt (counted from 1). The vendored ACP
-// schema has no session/fork, so it is an extension.
+// is the session's before its prompt (counted from 1). ACP's session/fork
+// forks at the session's end and names no prompt, so choosing one is an
+// extension.
 type ForkRequest struct {
 	SessionID string         `json:"sessionId"`
 	Prompt    int            `json:"prompt"`

@@ -222,6 +222,7 @@ func (s *Server) initializeResponse() acp.InitializeResponse {
 				List: &acp.SessionListCapabilities{}, Resume: &acp.SessionResumeCapabilities{},
 				Close: &acp.SessionCloseCapabilities{}, Delete: &acp.SessionDeleteCapabilities{},
 				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
+				Fork:                  &acp.SessionForkCapabilities{},
 			},
 			Meta: map[string]any{"bridle": meta},
 		},
@@ -280,6 +281,25 @@ func (s *Server) resumeSession(ctx context.Context, p *acp.ResumeSessionRequest)
 	info := sess.Info()
 	resp := acp.ResumeSessionResponse{Modes: s.modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
 	return then{resp, func() { s.opened(ctx, p.SessionID) }}, nil
+}
+
+// forkSession answers ACP's session/fork: a new session holding the
+// parent's finished turns, opened as session/new opens one (the editor
+// prompts it straight away; session/load replays the shared history).
+// _bridle/fork, which forks before a chosen prompt, does not open it.
+func (s *Server) forkSession(ctx context.Context, p *acp.ForkSessionRequest) (any, error) {
+	info, err := s.mgr.ForkAll(ctx, session.ForkParams{ID: p.SessionID, Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories})
+	if err != nil {
+		return nil, err
+	}
+	sess, err := s.mgr.Resume(ctx, session.OpenParams{ID: info.ID, MCPServers: p.MCPServers})
+	if err != nil {
+		return nil, err
+	}
+	s.announce(ctx, sess.ID())
+	info = sess.Info()
+	resp := acp.ForkSessionResponse{SessionID: info.ID, Modes: s.modeState(info.Mode), ConfigOptions: s.configOptions(info), Meta: s.sessionMeta()}
+	return then{resp, func() { s.opened(ctx, info.ID) }}, nil
 }
 
 // opened tells a session the editor has it, once the answer that names it

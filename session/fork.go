@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/store"
@@ -27,28 +28,83 @@ func forkCommand(content []event.Content) (int, bool, error) {
 // numbered after them). No file is touched. The fork is not opened: the
 // editor opens it with session/load, or prompts it.
 func (m *Manager) Fork(ctx context.Context, id string, n int) (Info, error) {
-	parent, err := m.Get(ctx, id)
+	parent, err := m.forkable(ctx, id)
 	if err != nil {
 		return Info{}, err
-	}
-	if p := parent.Info().ParentID; p != "" {
-		return Info{}, fmt.Errorf("%w: session %s is a subagent's; fork its parent %s instead", ErrInvalid, id, p)
 	}
 	prompts := promptSeqs(parent.Events())
 	if n < 1 || n > len(prompts) {
 		return Info{}, fmt.Errorf("%w: /fork %d: session %s has %d prompts", ErrInvalid, n, id, len(prompts))
 	}
+	info := parent.Info()
+	row := store.Session{Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Title: forkTitle(info.Title, id, fmt.Sprintf(" before prompt %d", n))}
+	return m.fork(ctx, parent, row, prompts[n-1]-1)
+}
+
+// ForkParams is what ACP's session/fork asks for: a fork of session ID
+// as it stands, opened from Cwd (the parent's) with AdditionalDirs as its
+// only extra roots, as session/new's are.
+type ForkParams struct {
+	ID             string
+	Cwd            string
+	AdditionalDirs []string
+}
+
+// ForkAll makes a new session whose history is session p.ID's finished
+// turns: all of it, or, while a turn runs (or a crash left one open),
+// what came before that turn's prompt, so the fork never starts inside a
+// turn whose tools it would run again. Like Fork, it shares the parent's
+// events and does not open the fork.
+func (m *Manager) ForkAll(ctx context.Context, p ForkParams) (Info, error) {
+	parent, err := m.forkable(ctx, p.ID)
+	if err != nil {
+		return Info{}, err
+	}
+	info := parent.Info()
+	if err := checkDir(p.Cwd, "cwd"); err != nil {
+		return Info{}, err
+	}
+	if filepath.Clean(p.Cwd) != filepath.Clean(info.Cwd) {
+		return Info{}, fmt.Errorf("%w: session %s belongs to %s, not %s; fork it from that directory", ErrInvalid, p.ID, info.Cwd, p.Cwd)
+	}
+	for _, d := range p.AdditionalDirs {
+		if err := checkDir(d, "additionalDirectories"); err != nil {
+			return Info{}, err
+		}
+	}
+	through := finishedThrough(parent.Events())
+	if through == 0 {
+		return Info{}, fmt.Errorf("%w: session %s has no history to fork yet; start a new session with session/new instead", ErrInvalid, p.ID)
+	}
+	row := store.Session{Cwd: info.Cwd, AdditionalDirs: p.AdditionalDirs, Title: forkTitle(info.Title, p.ID, "")}
+	return m.fork(ctx, parent, row, through)
+}
+
+// forkable is the session id, if it may be forked.
+func (m *Manager) forkable(ctx context.Context, id string) (*Session, error) {
+	parent, err := m.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if p := parent.Info().ParentID; p != "" {
+		return nil, fmt.Errorf("%w: session %s is a subagent's; fork its parent %s instead", ErrInvalid, id, p)
+	}
+	return parent, nil
+}
+
+// fork stores row as a fork of parent holding its events through seq
+// through, with the parent's model and mode.
+func (m *Manager) fork(ctx context.Context, parent *Session, row store.Session, through int64) (Info, error) {
 	fid, err := newID()
 	if err != nil {
 		return Info{}, err
 	}
 	info := parent.Info()
-	row := store.Session{ID: fid, Cwd: info.Cwd, AdditionalDirs: info.AdditionalDirs, Model: info.Model, Mode: string(parent.Mode()),
-		Title: forkTitle(info.Title, id, n), ForkOf: id, ForkThrough: prompts[n-1] - 1}
+	row.ID, row.Model, row.Mode, row.ForkOf, row.ForkThrough = fid, info.Model, string(parent.Mode()), info.ID, through
 	if _, err := m.cfg.Store.CreateSession(ctx, row); err != nil {
 		return Info{}, fmt.Errorf("create the fork: %w", err)
 	}
-	m.log.Info("session forked", "session", id, "fork", fid, "before_prompt", n)
+	m.log.Info("session forked", "session", info.ID, "fork", fid, "through", through)
 	stored, err := m.cfg.Store.Session(ctx, fid)
 	if err != nil {
 		return Info{}, err
@@ -56,17 +112,35 @@ func (m *Manager) Fork(ctx context.Context, id string, n int) (Info, error) {
 	return infoOf(stored), nil
 }
 
-// forkTitle names a fork after its parent: "Fork of TITLE before prompt
-// N", within a title's bound. The parent's title goes in as it is, never
+// finishedThrough is the seq of the last event of events' finished
+// turns: the last event, unless a turn is open, then the one before its
+// prompt (0 when there is none).
+func finishedThrough(events []event.Event) int64 {
+	for i := len(events) - 1; i >= 0; i-- {
+		f := events[i].Kind().Facts()
+		if f.ClosesTurn {
+			break
+		}
+		if f.OpensTurn {
+			return events[i].Seq - 1
+		}
+	}
+	if len(events) == 0 {
+		return 0
+	}
+	return events[len(events)-1].Seq
+}
+
+// forkTitle names a fork after its parent: "Fork of TITLE" and tail
+// (" before prompt N" for /fork N), within a title's bound. The parent's title goes in as it is, never
 // quoted: quoting escaped the quotes and backslashes of the parent's own
 // quoted title, so each level of forking doubled the title (134 MB at
 // depth 25). It is cut to leave room for the rest, so a fork of a fork
 // of … stays as long as any title.
-func forkTitle(parent, parentID string, n int) string {
+func forkTitle(parent, parentID, tail string) string {
 	if parent == "" {
 		parent = parentID
 	}
-	tail := fmt.Sprintf(" before prompt %d", n)
 	const head = "Fork of "
 	return head + clipTitle(parent, store.MaxTitle-len(head)-len(tail)) + tail
 }

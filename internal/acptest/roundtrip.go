@@ -22,6 +22,7 @@ var acpTypes = map[string]func() any{
 	"SetSessionModeResponse":         func() any { return new(acp.SetSessionModeResponse) },
 	"SetSessionConfigOptionResponse": func() any { return new(acp.SetSessionConfigOptionResponse) },
 	"PromptResponse":                 func() any { return new(acp.PromptResponse) },
+	"ForkSessionResponse":            func() any { return new(acp.ForkSessionResponse) },
 	"SessionNotification":            func() any { return new(acp.SessionNotification) },
 	"RequestPermissionRequest":       func() any { return new(acp.RequestPermissionRequest) },
 	"ReadTextFileRequest":            func() any { return new(acp.ReadTextFileRequest) },

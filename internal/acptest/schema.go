@@ -13,42 +13,68 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-var (
-	schemaOnce sync.Once
-	compiler   *jsonschema.Compiler
-	schemaErr  error
-	schemas    sync.Map // ref → *jsonschema.Schema
+// The two vendored schemas: the unstable one, which package acp is
+// generated from and which has session/fork, and the stable one, which a
+// client that knows only the stable protocol reads bridle by.
+const (
+	unstableSchema = "schema.unstable.json"
+	stableSchema   = "schema.json"
 )
 
-const schemaURL = "https://agentclientprotocol.com/schema.json"
+var (
+	schemaOnce sync.Once
+	compilers  map[string]*jsonschema.Compiler // by file
+	defs       map[string]map[string]bool      // by file, the $defs it has
+	schemaErr  error
+	schemas    sync.Map // file+ref → *jsonschema.Schema
+)
 
-func schema(ref string) (*jsonschema.Schema, error) {
-	schemaOnce.Do(func() {
-		f, err := os.Open(filepath.Join(Root(), "testdata", "acp", "schema.json"))
+func schemaURL(file string) string { return "https://agentclientprotocol.com/" + file }
+
+func loadSchemas() error {
+	compilers, defs = map[string]*jsonschema.Compiler{}, map[string]map[string]bool{}
+	for _, file := range []string{unstableSchema, stableSchema} {
+		raw, err := os.ReadFile(filepath.Join(Root(), "testdata", "acp", file))
 		if err != nil {
-			schemaErr = err
-			return
+			return err
 		}
-		defer f.Close()
-		doc, err := jsonschema.UnmarshalJSON(f)
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {
-			schemaErr = err
-			return
+			return fmt.Errorf("%s: %w", file, err)
 		}
-		compiler = jsonschema.NewCompiler()
-		schemaErr = compiler.AddResource(schemaURL, doc)
-	})
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource(schemaURL(file), doc); err != nil {
+			return err
+		}
+		var names struct {
+			Defs map[string]json.RawMessage `json:"$defs"`
+		}
+		if err := json.Unmarshal(raw, &names); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		defs[file] = map[string]bool{}
+		for n := range names.Defs {
+			defs[file][n] = true
+		}
+		compilers[file] = c
+	}
+	return nil
+}
+
+// schema compiles ref of one of the vendored schemas.
+func schema(file, ref string) (*jsonschema.Schema, error) {
+	schemaOnce.Do(func() { schemaErr = loadSchemas() })
 	if schemaErr != nil {
 		return nil, schemaErr
 	}
-	if s, ok := schemas.Load(ref); ok {
+	if s, ok := schemas.Load(file + ref); ok {
 		return s.(*jsonschema.Schema), nil
 	}
-	s, err := compiler.Compile(schemaURL + ref)
+	s, err := compilers[file].Compile(schemaURL(file) + ref)
 	if err != nil {
 		return nil, err
 	}
-	schemas.Store(ref, s)
+	schemas.Store(file+ref, s)
 	return s, nil
 }
 
@@ -65,6 +91,7 @@ var responseDefs = map[string]string{
 	"session/set_mode":          "SetSessionModeResponse",
 	"session/set_config_option": "SetSessionConfigOptionResponse",
 	"session/prompt":            "PromptResponse",
+	"session/fork":              "ForkSessionResponse", // unstable schema only
 }
 
 // paramDefs names the schema of the params of each method bridle calls.
@@ -80,18 +107,23 @@ var paramDefs = map[string]string{
 
 // Validate checks one message bridle wrote against the official ACP
 // schema: the envelope against the agent side of the protocol, and the
-// params or result against the specific type of its method.
+// params or result against the specific type of its method. Both vendored
+// schemas must accept it, the stable one too unless the type is one only
+// the unstable schema has (session/fork's answer): a client that knows
+// only the stable protocol reads everything else bridle writes.
 func Validate(s Sent) error {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.Raw))
 	if err != nil {
 		return err
 	}
-	env, err := schema("#/anyOf/0") // "Agent": what an agent may send
-	if err != nil {
-		return err
-	}
-	if err := env.Validate(inst); err != nil {
-		return fmt.Errorf("%s\n%v", s.Raw, err)
+	for _, file := range []string{unstableSchema, stableSchema} {
+		env, err := schema(file, "#/anyOf/0") // "Agent": what an agent may send
+		if err != nil {
+			return err
+		}
+		if err := env.Validate(inst); err != nil {
+			return fmt.Errorf("%s rejects\n%s\n%v", file, s.Raw, err)
+		}
 	}
 	var m Msg
 	json.Unmarshal(s.Raw, &m)
@@ -113,16 +145,21 @@ func Validate(s Sent) error {
 			return nil // an extension method or LSP's shutdown
 		}
 	}
-	sch, err := schema("#/$defs/" + def)
-	if err != nil {
-		return err
-	}
 	pinst, err := jsonschema.UnmarshalJSON(bytes.NewReader(part))
 	if err != nil {
 		return err
 	}
-	if err := sch.Validate(pinst); err != nil {
-		return fmt.Errorf("%s does not match %s:\n%s\n%v", s.Method+m.Method, def, s.Raw, err)
+	for _, file := range []string{unstableSchema, stableSchema} {
+		if file == stableSchema && !defs[file][def] {
+			continue
+		}
+		sch, err := schema(file, "#/$defs/"+def)
+		if err != nil {
+			return err
+		}
+		if err := sch.Validate(pinst); err != nil {
+			return fmt.Errorf("%s does not match %s of %s:\n%s\n%v", s.Method+m.Method, def, file, s.Raw, err)
+		}
 	}
 	return RoundTrip(def, part)
 }
