@@ -67,9 +67,10 @@ func standing(events []event.Event, tool string, call permission.Scope) string {
 
 // approve settles whether a call may run: by the mode (the call's
 // verdict), from a standing answer in the log, or by asking the user. A
-// denial is recorded as the call's result. It returns an error only when
+// denial is recorded as the call's result. asked says the user was asked
+// (and may have taken minutes to answer). It returns an error only when
 // the log cannot be written.
-func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, call *tools.Call) (bool, error) {
+func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, call *tools.Call) (granted, asked bool, err error) {
 	mode, effect, p := call.Mode, call.Effect, call.Preview
 	if call.Verdict == permission.Allow {
 		if effect == permission.EffectExecute && t.s.m.cfg.Unconfined != nil {
@@ -77,27 +78,28 @@ func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, cal
 				return t.approveUnconfined(ctx, key, c, p, why)
 			}
 		}
-		return true, nil // the log need not be read
+		return true, false, nil // the log need not be read
 	}
 	s := t.s
 	sc := s.scopeOf(p)
 	v := permission.Decide(mode, effect, answers(s.approvals()), c.Name, sc)
 	switch v.Decision {
 	case permission.Allow:
-		return true, nil
+		return true, false, nil
 	case permission.Deny:
 		out := fmt.Sprintf("the user declined %s calls on %s for this session", c.Name, sc.Label)
 		if v.Standing == "" {
 			out = fmt.Sprintf("tool %q is not available in %s mode", c.Name, mode)
 		}
-		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied", Output: out})
+		return false, false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied", Output: out})
 	}
 	summary := summaryOf(p)
 	if _, err := s.append(ctx, event.ApprovalRequest{CallID: c.ID, Key: key, Tool: c.Name, Summary: summary, Pattern: sc.Pattern,
 		Options: permission.Options()}); err != nil {
-		return false, err
+		return false, false, err
 	}
-	return t.ask(ctx, key, c, p, sc, summary)
+	granted, err = t.ask(ctx, key, c, p, sc, summary)
+	return granted, true, err
 }
 
 // unconfinedLabel names what a session-wide answer about running without
@@ -110,22 +112,23 @@ const unconfinedLabel = "every command (without the sandbox)"
 // call. The question offers a session-wide answer for every command, so
 // the user is asked once per session; a standing answer for the exact
 // command also settles it.
-func (t *turn) approveUnconfined(ctx context.Context, key string, c provider.ToolCall, p tools.Preview, why string) (bool, error) {
+func (t *turn) approveUnconfined(ctx context.Context, key string, c provider.ToolCall, p tools.Preview, why string) (granted, asked bool, err error) {
 	s := t.s
 	sc := permission.Scope{Pattern: "*", Label: unconfinedLabel, Command: p.Command}
 	switch permission.Standing(answers(s.approvals()), c.Name, sc) {
 	case permission.AllowAlways:
-		return true, nil
+		return true, false, nil
 	case permission.RejectAlways:
-		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
+		return false, false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
 			Output: "the user declined commands without the sandbox for this session: " + why})
 	}
 	summary := "without the sandbox (" + why + "): " + summaryOf(p)
 	if _, err := s.append(ctx, event.ApprovalRequest{CallID: c.ID, Key: key, Tool: c.Name, Summary: summary, Pattern: sc.Pattern,
 		Options: permission.Options()}); err != nil {
-		return false, err
+		return false, false, err
 	}
-	return t.ask(ctx, key, c, p, sc, summary)
+	granted, err = t.ask(ctx, key, c, p, sc, summary)
+	return granted, true, err
 }
 
 // ask puts a recorded approval request to the user and records the answer.

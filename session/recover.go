@@ -223,7 +223,7 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 				continue
 			}
 			c := toProviderCall(cs.call)
-			if err := t.execute(ctx, cs.key, c, tools.CallOf(tool, c.Input)); err != nil {
+			if err := t.execute(ctx, cs.key, c, tools.CallOf(tool, c.Input), false); err != nil {
 				return err
 			}
 		case cs.asked && !cs.answered && top:
@@ -424,7 +424,7 @@ func (s *Session) AskPending(ctx context.Context) {
 				return
 			}
 			if ok {
-				if err := t.execute(ctx, cs.key, c, tools.CallOf(tool, c.Input)); err != nil {
+				if err := t.execute(ctx, cs.key, c, tools.CallOf(tool, c.Input), false); err != nil {
 					s.m.log.Error("recovering a call failed", "session", s.row.ID, "err", err)
 					return
 				}
@@ -488,7 +488,7 @@ func (t *turn) recoverDeferred(ctx context.Context, cs *callState, why *cut, sec
 	if secErr != nil {
 		return t.result(ctx, cs.key, notRun(cs.key, c.ID, c.Name, secErr))
 	}
-	return t.execute(ctx, cs.key, c, tools.CallOf(tool, c.Input))
+	return t.execute(ctx, cs.key, c, tools.CallOf(tool, c.Input), false)
 }
 
 // showsFiles says whether settling a started call of tool may show the

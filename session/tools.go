@@ -65,11 +65,11 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 		// an error result it can read, never a crash.
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
-	granted, err := t.approve(ctx, key, c, call)
+	granted, asked, err := t.approve(ctx, key, c, call)
 	if err != nil || !granted {
 		return err
 	}
-	return t.execute(ctx, key, c, call)
+	return t.execute(ctx, key, c, call, !asked)
 }
 
 // settledCall is how runCall's Env tells Prepare that the call is
@@ -88,13 +88,16 @@ func (settledCall) Error() string { return "the call is settled" }
 // server's tools can vanish meanwhile, and the call then still reaches
 // the tool, which says its server is gone.
 //
-// The .env files are synced again first: the user may take minutes to
-// approve the call, and a recovered call is asked, or run, long after
+// The .env files are synced again first unless synced says they were
+// for this call and nothing waited since: the user may take minutes to
+// answer a question, and a recovered call is asked, or run, long after
 // its turn began. The call's Env (Session.callEnv), shared with its
 // Preview, is then the one with the redactor that knows them.
-func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, call *tools.Call) error {
-	if settled, err := t.syncForCall(ctx, key, c); settled {
-		return err
+func (t *turn) execute(ctx context.Context, key string, c provider.ToolCall, call *tools.Call, synced bool) error {
+	if !synced {
+		if settled, err := t.syncForCall(ctx, key, c); settled {
+			return err
+		}
 	}
 	x := &callRun{t: t, ctx: ctx, key: key, c: c, call: call, env: t.s.callEnv(key)}
 	x.started = event.ToolStarted{CallID: c.ID, Key: key, Name: c.Name}
