@@ -94,7 +94,16 @@ func TestSessionForkThroughTheBinary(t *testing.T) {
 		t.Errorf("the parent's log changed with the fork's prompt:\nbefore %s\nafter  %s", parentLog, got)
 	}
 
-	// Bad input is refused, saying what was wrong.
+	// Bad input is refused, saying what was wrong, and leaves no trace:
+	// no fork stored, the parent not opened (nor its lease taken).
+	sessions := func() int {
+		var list struct {
+			Sessions []struct{ SessionID string } `json:"sessions"`
+		}
+		b.MustCall("session/list", map[string]any{}, &list)
+		return len(list.Sessions)
+	}
+	listed := sessions()
 	for _, c := range []struct {
 		name   string
 		params map[string]any
@@ -107,11 +116,22 @@ func TestSessionForkThroughTheBinary(t *testing.T) {
 		// The unstable schema's MCP servers served over ACP itself, which
 		// initialize's mcpCapabilities.acp (false) says bridle does not take.
 		{"an acp MCP server", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{map[string]any{"type": "acp", "name": "x", "serverId": "s1"}}}, -32602, `"mcpServers[0]" is of type "acp"`},
+		{"an MCP server with no command", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{map[string]any{"name": "x", "command": "", "args": []any{}, "env": []any{}}}}, -32602, "command is empty"},
 	} {
 		if _, err := b.Call("session/fork", c.params); err == nil || err.Code != c.code || !strings.Contains(err.Message, c.says) {
 			t.Errorf("session/fork with %s: %v, want %d saying %q", c.name, err, c.code, c.says)
 		}
 	}
+	if n := sessions(); n != listed {
+		t.Errorf("refused forks left %d sessions behind", n-listed)
+	}
+	other := acptest.Start(t, acptest.Options{DB: a.DB, Model: acptest.Scenario(t, rewindScenario)})
+	other.Initialize()
+	if _, err := other.Call("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}); err != nil {
+		t.Errorf("another process cannot load the parent after refused forks (one took it?): %v", err)
+	}
+	other.CloseStdin()
+	other.AssertValid(t)
 	b.CloseStdin()
 	b.AssertValid(t)
 }

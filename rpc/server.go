@@ -288,7 +288,7 @@ func (s *Server) resumeSession(ctx context.Context, p *acp.ResumeSessionRequest)
 // prompts it straight away; session/load replays the shared history).
 // _bridle/fork, which forks before a chosen prompt, does not open it.
 func (s *Server) forkSession(ctx context.Context, p *acp.ForkSessionRequest) (any, error) {
-	info, err := s.mgr.ForkAll(ctx, session.ForkParams{ID: p.SessionID, Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories})
+	info, err := s.mgr.ForkAll(ctx, session.ForkParams{ID: p.SessionID, Cwd: p.Cwd, AdditionalDirs: p.AdditionalDirectories, MCPServers: p.MCPServers})
 	if err != nil {
 		return nil, err
 	}

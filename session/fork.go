@@ -2,11 +2,14 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
+	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/store"
+	"github.com/bridle-dev/bridle/tools/mcp"
 )
 
 // forkCommand reads "/fork N".
@@ -43,53 +46,72 @@ func (m *Manager) Fork(ctx context.Context, id string, n int) (Info, error) {
 
 // ForkParams is what ACP's session/fork asks for: a fork of session ID
 // as it stands, opened from Cwd (the parent's) with AdditionalDirs as its
-// only extra roots, as session/new's are.
+// only extra roots and MCPServers as its servers, as session/new's are.
 type ForkParams struct {
 	ID             string
 	Cwd            string
 	AdditionalDirs []string
+	MCPServers     []acp.MCPServer
 }
 
 // ForkAll makes a new session whose history is session p.ID's finished
-// turns: all of it, or, while a turn runs (or a crash left one open),
-// what came before that turn's prompt, so the fork never starts inside a
-// turn whose tools it would run again. Like Fork, it shares the parent's
-// events and does not open the fork.
+// turns: all of it, or, while a turn runs (or a crash left one open or a
+// rewind half done), what came before that turn, so the fork never
+// starts inside a turn whose tools it would run again. Like Fork, it
+// shares the parent's events and does not open the fork. Everything the
+// request says is checked before the parent is opened (which takes its
+// lease and may recover it) and before anything is stored: a refused
+// fork leaves no trace.
 func (m *Manager) ForkAll(ctx context.Context, p ForkParams) (Info, error) {
-	parent, err := m.forkable(ctx, p.ID)
+	row, err := m.storedForkable(ctx, p.ID)
 	if err != nil {
 		return Info{}, err
 	}
-	info := parent.Info()
 	if err := checkDir(p.Cwd, "cwd"); err != nil {
 		return Info{}, err
 	}
-	if filepath.Clean(p.Cwd) != filepath.Clean(info.Cwd) {
-		return Info{}, fmt.Errorf("%w: session %s belongs to %s, not %s; fork it from that directory", ErrInvalid, p.ID, info.Cwd, p.Cwd)
+	if filepath.Clean(p.Cwd) != filepath.Clean(row.Cwd) {
+		return Info{}, fmt.Errorf("%w: session %s belongs to %s, not %s; fork it from that directory", ErrInvalid, p.ID, row.Cwd, p.Cwd)
 	}
 	for _, d := range p.AdditionalDirs {
 		if err := checkDir(d, "additionalDirectories"); err != nil {
 			return Info{}, err
 		}
 	}
-	through := finishedThrough(parent.Events())
-	if through == 0 {
-		return Info{}, fmt.Errorf("%w: session %s has no history to fork yet; start a new session with session/new instead", ErrInvalid, p.ID)
+	if err := mcp.Check(mcpServers(p.MCPServers)); err != nil {
+		return Info{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	row := store.Session{Cwd: info.Cwd, AdditionalDirs: p.AdditionalDirs, Title: forkTitle(info.Title, p.ID, "")}
-	return m.fork(ctx, parent, row, through)
+	parent, err := m.forkable(ctx, p.ID)
+	if err != nil {
+		return Info{}, err
+	}
+	info := parent.Info()
+	fork := store.Session{Cwd: info.Cwd, AdditionalDirs: p.AdditionalDirs, Title: forkTitle(info.Title, p.ID, "")}
+	return m.fork(ctx, parent, fork, finishedThrough(parent.Events()))
 }
 
-// forkable is the session id, if it may be forked.
-func (m *Manager) forkable(ctx context.Context, id string) (*Session, error) {
-	parent, err := m.Get(ctx, id)
+// storedForkable is the stored row of session id, if it may be forked:
+// read without opening the session.
+func (m *Manager) storedForkable(ctx context.Context, id string) (store.Session, error) {
+	row, err := m.cfg.Store.Session(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Session{}, fmt.Errorf("%w: no session %q in %s; list sessions with session/list or `bridle sessions`", ErrNotFound, id, m.cfg.Store.Path())
+	}
 	if err != nil {
+		return store.Session{}, err
+	}
+	if row.ParentID != "" {
+		return store.Session{}, fmt.Errorf("%w: session %s is a subagent's; fork its parent %s instead", ErrInvalid, id, row.ParentID)
+	}
+	return row, nil
+}
+
+// forkable opens session id, if it may be forked.
+func (m *Manager) forkable(ctx context.Context, id string) (*Session, error) {
+	if _, err := m.storedForkable(ctx, id); err != nil {
 		return nil, err
 	}
-	if p := parent.Info().ParentID; p != "" {
-		return nil, fmt.Errorf("%w: session %s is a subagent's; fork its parent %s instead", ErrInvalid, id, p)
-	}
-	return parent, nil
+	return m.Get(ctx, id)
 }
 
 // fork stores row as a fork of parent holding its events through seq
@@ -114,14 +136,15 @@ func (m *Manager) fork(ctx context.Context, parent *Session, row store.Session, 
 
 // finishedThrough is the seq of the last event of events' finished
 // turns: the last event, unless a turn is open, then the one before its
-// prompt (0 when there is none).
+// prompt or its rewind's start (0 when there is none).
 func finishedThrough(events []event.Event) int64 {
 	for i := len(events) - 1; i >= 0; i-- {
 		f := events[i].Kind().Facts()
 		if f.ClosesTurn {
 			break
 		}
-		if f.OpensTurn {
+		// A rewind writes no prompt: its start opens what it does.
+		if f.OpensTurn || events[i].Kind() == event.KindRewindStarted {
 			return events[i].Seq - 1
 		}
 	}

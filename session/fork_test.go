@@ -7,7 +7,8 @@ import (
 )
 
 // finishedThrough is where session/fork cuts: after the last finished
-// turn, never inside one that is running or that a crash left open.
+// turn, never inside one that is running, that a crash left open, or a
+// rewind half done (which writes no prompt).
 func TestFinishedThrough(t *testing.T) {
 	log := func(payloads ...event.Payload) []event.Event {
 		var es []event.Event
@@ -27,6 +28,7 @@ func TestFinishedThrough(t *testing.T) {
 		{"one finished turn", log(started, user, said, done), 4},
 		{"a turn running", log(started, user, said, done, user, said), 4},
 		{"only a turn running", log(started, user, said), 1},
+		{"a rewind half done", log(started, user, said, done, event.RewindStarted{}), 4},
 	} {
 		if got := finishedThrough(c.events); got != c.want {
 			t.Errorf("%s: finishedThrough = %d, want %d", c.name, got, c.want)
