@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,5 +155,41 @@ func TestCreatingThroughTheEditorSurvivesACrash(t *testing.T) {
 				t.Fatalf("made/new.txt on disk: %v (%v); bridle should not write it behind the editor", onDisk, err)
 			}
 		})
+	}
+}
+
+// A new file is not written over a buffer the user has not saved: the
+// editor holds text for a name that has no file on disk, which the model
+// planned on as no file.
+func TestANewFileIsNotWrittenOverAnUnsavedBuffer(t *testing.T) {
+	ws := acptest.Workspace(t, map[string]string{"keep.txt": "untouched\n"})
+	path := filepath.Join(ws, "draft.txt")
+	ed := newEditor(map[string]string{path: "the user's unsaved draft\n"})
+	model := acptest.Scenario(t, writesScenario(t, [][2]string{{"draft.txt", "agent\n"}}))
+	a := acptest.Start(t, acptest.Options{Model: model})
+	a.OnRequest = ed.handle(t)
+	a.InitializeWith(true, true)
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
+	a.Prompt(sid, "CREATE")
+	a.CloseStdin()
+	if got := ed.buffer(path); got != "the user's unsaved draft\n" {
+		t.Errorf("the unsaved buffer now holds %q", got)
+	}
+	ed.mu.Lock()
+	writes := slices.Clone(ed.writes)
+	ed.mu.Unlock()
+	if len(writes) != 0 {
+		t.Errorf("the editor was asked to write %v", writes)
+	}
+	var said bool
+	for _, r := range results(t, a.DB, sid) {
+		said = said || strings.Contains(fmt.Sprint(r["output"]), "unsaved text for draft.txt")
+	}
+	if !said {
+		t.Errorf("no result says the editor holds unsaved text: %v", results(t, a.DB, sid))
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("draft.txt was made on disk: %v", err)
 	}
 }

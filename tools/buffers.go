@@ -258,6 +258,20 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 	if err != nil {
 		return "", fmt.Errorf("%w; nothing was changed", err)
 	}
+	if !exists {
+		// The editor may hold text for a name with no file on disk: a
+		// buffer the user has not saved, which the write would replace
+		// unseen (the model planned on no file). An editor that holds none
+		// says so by an error or no text; one that does not answer in
+		// time is not written to.
+		text, err := bufferText(ctx, env, call, abs, path)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return "", fmt.Errorf("%w; nothing was changed", err)
+		case err == nil && text != "" && text != string(data):
+			return "", fmt.Errorf("the editor holds unsaved text for %s, which has no file on disk; nothing was changed: read it with read_file, or ask the user to save or close it", path)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, BufferTimeout)
 	defer cancel()
 	late, err := env.Buffers.WriteText(ctx, abs, string(data))

@@ -303,8 +303,9 @@ func TestNewFilesThroughTheEditor(t *testing.T) {
 		wantDisk  bool   // the file is on disk after the write
 		wantErr   string // in the result when it fails
 	}{
-		{name: "text", path: "new.txt", content: "hello\n", wantAsked: "write new.txt"},
-		{name: "missing directory", path: "d/e/new.txt", content: "hello\n", wantAsked: "write new.txt"},
+		// Asked first whether it holds unsaved text under the name.
+		{name: "text", path: "new.txt", content: "hello\n", wantAsked: "read new.txt,write new.txt"},
+		{name: "missing directory", path: "d/e/new.txt", content: "hello\n", wantAsked: "read new.txt,write new.txt"},
 		{name: "NUL byte", path: "bin.dat", content: "a\x00b", wantDisk: true},
 		{name: "over the bound", path: "big.txt", content: big, wantDisk: true},
 		{name: "taken since the plan", path: "new.txt", content: "hello\n", taken: true, wantAsked: "read new.txt", wantErr: "nothing was changed"},
