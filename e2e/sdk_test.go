@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
@@ -52,5 +54,55 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	}
 	if r.Replayed < 6 || r.Updates["tool_call"] < 2 || r.Updates["user_message_chunk"] < 2 {
 		t.Fatalf("load replayed %d updates (%v); want the prompts, answers and the tool call again", r.Replayed, r.Updates)
+	}
+}
+
+// A client written with the official ACP TypeScript SDK forks a session
+// with ACP's session/fork, prompts in the fork, and a second process
+// loads both: the fork holds the parent's conversation and its own, the
+// parent only its own.
+func TestTypeScriptSDKForks(t *testing.T) {
+	dir := filepath.Join(acptest.Root(), "e2e", "node")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+		t.Fatalf("the ACP SDK is not installed: run `make test` (or `npm ci` in %s) first", dir)
+	}
+	const scenario = `{"turns": [
+		{"match": "PROMPT-ONE", "calls": [{"text": "one done"}]},
+		{"match": "PROMPT-TWO", "calls": [{"text": "two done"}]}
+	]}`
+	ws := acptest.Workspace(t, map[string]string{"notes.txt": "hello\n"})
+	cmd := exec.Command("node", "fork.mjs", acptest.Binary(t), ws)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario))
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node client: %v\n%s\n%s", err, out, stderr)
+	}
+	var r struct {
+		OffersFork    bool     `json:"offersFork"`
+		Parent        string   `json:"parent"`
+		ForkID        string   `json:"fork"`
+		ForkModes     int      `json:"forkModes"`
+		ParentStop    string   `json:"parentStop"`
+		ForkStop      string   `json:"forkStop"`
+		ForkPrompts   []string `json:"forkPrompts"`
+		ForkAnswers   string   `json:"forkAnswers"`
+		ParentPrompts []string `json:"parentPrompts"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("node client printed %q: %v", out, err)
+	}
+	if !r.OffersFork || r.ForkID == "" || r.ForkID == r.Parent || r.ForkModes == 0 || r.ParentStop != "end_turn" || r.ForkStop != "end_turn" {
+		t.Fatalf("report = %s", out)
+	}
+	if want := []string{"PROMPT-ONE", "PROMPT-TWO"}; !slices.Equal(r.ForkPrompts, want) || !strings.Contains(r.ForkAnswers, "one done") || !strings.Contains(r.ForkAnswers, "two done") {
+		t.Errorf("the fork's load replayed prompts %q and answers %q; want %q and both answers", r.ForkPrompts, r.ForkAnswers, want)
+	}
+	if want := []string{"PROMPT-ONE"}; !slices.Equal(r.ParentPrompts, want) {
+		t.Errorf("the parent's load replayed prompts %q; want %q (the fork's prompt stays in the fork)", r.ParentPrompts, want)
 	}
 }
