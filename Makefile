@@ -47,16 +47,18 @@ bench-context:
 	$(GO) test -count=1 -timeout 60m -run '^TestFidelity$$' -v ./internal/ctxbench \
 		-args -sessions $(SESSIONS) -seed $(SEED) -max-iterations 150
 
-# The release: static binaries for linux and macOS (x86_64, aarch64) as
-# reproducible .tar.gz, SHA256SUMS, and the ACP registry entry agent.json
-# with icon.svg, in dist/ (internal/dist; TestDist checks them).
+# The release: static binaries for linux, macOS and Windows (x86_64,
+# aarch64) as reproducible .tar.gz (.zip with bridle.exe for Windows),
+# SHA256SUMS, and the ACP registry entry agent.json with icon.svg, held to
+# the registry CI's rules, in dist/ (internal/dist; TestDist checks them).
 dist:
 	$(GO) run ./internal/dist -out dist
 
-# The VS Code extension for linux and macOS (x64, arm64): one .vsix per
-# platform with that platform's static bridle inside (the binaries of
-# make dist; editors/vscode/vsix.mjs), reproducible, in dist/. Install one
-# with `code --install-extension dist/bridle-vscode-VERSION-PLATFORM.vsix`.
+# The VS Code extension for linux, macOS and Windows (x64, arm64): one
+# .vsix per platform with that platform's static bridle inside (the
+# binaries of make dist; bridle.exe for win32; editors/vscode/vsix.mjs),
+# reproducible, in dist/. Install one with
+# `code --install-extension dist/bridle-vscode-VERSION-PLATFORM.vsix`.
 vsix:
 	@[ -x editors/vscode/node_modules/.bin/vsce ] || (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error)
 	GO=$(GO) node editors/vscode/vsix.mjs --out dist

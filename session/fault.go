@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 )
 
 // Fault makes the process kill itself (SIGKILL, no cleanup) at a chosen
@@ -66,7 +65,11 @@ func (f *Fault) toolRan() {
 	}
 }
 
+// die kills this process at once, as a crash would (SIGKILL on Unix,
+// TerminateProcess on Windows).
 func die() {
-	syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	select {} // the signal is on its way
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Kill()
+	}
+	select {} // the kill is on its way
 }

@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/bridle-dev/bridle/internal/fileid"
 )
 
 // Dep is something a tool's output depended on.
@@ -21,23 +22,36 @@ type Dep struct {
 }
 
 // FileVersion identifies the content of the file at path without reading
-// it: size, modification time and inode. It is "" when there is no file.
+// it: size, modification time and identity (the inode; on Windows the
+// volume and file index, read from a handle). It is "" when there is no
+// file.
 func FileVersion(path string) string {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return ""
 	}
-	return VersionOf(fi)
+	return versionAt(path, fi)
 }
 
-// VersionOf is a file's version as FileVersion gives it, from its FileInfo:
-// its size, modification time and inode.
-func VersionOf(fi os.FileInfo) string {
-	ino := uint64(0)
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = uint64(st.Ino)
+// versionAt is FileVersion of path, which fi describes. Where a FileInfo
+// carries the identity (Unix) it is VersionOf(fi); elsewhere the
+// identity is read from the file by its path, so a version is the same
+// whichever of Put and Get took it.
+func versionAt(path string, fi os.FileInfo) string {
+	if _, ok := fileid.FromInfo(fi); ok {
+		return VersionOf(fi)
 	}
-	return fmt.Sprintf("%d:%d:%d", fi.Size(), fi.ModTime().UnixNano(), ino)
+	id, _ := fileid.Stat(path)
+	return fmt.Sprintf("%d:%d:%d:%d", fi.Size(), fi.ModTime().UnixNano(), id.Ino, id.Dev)
+}
+
+// VersionOf is a file's version from its FileInfo alone: its size,
+// modification time and inode. It is FileVersion's where a FileInfo
+// carries the inode (Unix); on Windows it has none and is only ever
+// compared with another VersionOf.
+func VersionOf(fi os.FileInfo) string {
+	id, _ := fileid.FromInfo(fi)
+	return fmt.Sprintf("%d:%d:%d", fi.Size(), fi.ModTime().UnixNano(), id.Ino)
 }
 
 // Cache keeps tool outputs keyed by tool and arguments, each with what it
@@ -147,7 +161,7 @@ func (c *Cache[V]) Put(key string, v V, deps []Dep, since time.Time) {
 		if err != nil || !fi.ModTime().Before(since.Add(-racyWindow)) {
 			return
 		}
-		e.vers = append(e.vers, VersionOf(fi))
+		e.vers = append(e.vers, versionAt(d.Path, fi))
 	}
 	c.mu.Lock()
 	c.put(e)

@@ -43,6 +43,8 @@ if [ -z "${BRIDLE_DIST:-}" ]; then
   Linux-aarch64 | Linux-arm64) plat=linux-aarch64 ;;
   Darwin-x86_64) plat=darwin-x86_64 ;;
   Darwin-arm64 | Darwin-aarch64) plat=darwin-aarch64 ;;
+  MINGW*-x86_64 | MSYS*-x86_64 | CYGWIN*-x86_64) plat=windows-x86_64 ;;
+  MINGW*-aarch64 | MSYS*-aarch64 | CYGWIN*-aarch64 | MINGW*-arm64 | MSYS*-arm64) plat=windows-aarch64 ;;
   *) plat= ;;
   esac
   if [ -z "$plat" ]; then

@@ -6,7 +6,9 @@
 # package a user installs: make vsix's script builds this machine's .vsix
 # (its static bridle from internal/dist), code-server installs it from the
 # file, and the end-to-end checks that matter most run against the bundled
-# bridle alone (no bridle.path, BRIDLE_BIN or bridle on PATH).
+# bridle alone (no bridle.path, BRIDLE_BIN or bridle on PATH). Last, the
+# win32-x64 package, built twice: it must carry bin/bridle.exe, and the two
+# builds must be byte-identical.
 #
 # As root it installs what it needs (Debian packages, npm ci from the
 # committed lock files); otherwise it names what is missing and stops.
@@ -142,6 +144,25 @@ if node vsix.mjs --targets host --out "$tmp/vsix" >"$tmp/vsix.log" 2>&1; then
 else
   cat "$tmp/vsix.log" >&2
   count "vsix package (node vsix.mjs --targets host)" 1
+fi
+
+# ---- the Windows package: bridle.exe inside, the same bytes twice ----
+# (Windows itself is not here to install it: what it carries is checked.)
+say "packaging the win32-x64 .vsix twice (make vsix --targets win32-x64)"
+win_ok=0
+for n in 1 2; do
+  node vsix.mjs --targets win32-x64 --out "$tmp/win$n" >"$tmp/win$n.log" 2>&1 || { cat "$tmp/win$n.log" >&2; win_ok=1; }
+done
+count "win32-x64 vsix package" $win_ok
+if [ $win_ok = 0 ]; then
+  win=$(ls "$tmp"/win1/bridle-vscode-*-win32-x64.vsix)
+  node e2e/vsix-list.mjs "$win" >"$tmp/win.list"
+  grep -qx 'extension/bin/bridle.exe' "$tmp/win.list" && ! grep -qx 'extension/bin/bridle' "$tmp/win.list"
+  has_exe=$?
+  [ $has_exe = 0 ] || { say "the win32-x64 .vsix holds:"; cat "$tmp/win.list" >&2; }
+  count "the win32-x64 .vsix carries extension/bin/bridle.exe (and no bin/bridle)" $has_exe
+  cmp "$win" "$tmp/win2/$(basename "$win")"
+  count "two packages of win32-x64 are byte-identical" $?
 fi
 
 echo "$passed passed, $failed failed"

@@ -1,7 +1,8 @@
 // Packages the extension as platform-specific .vsix files, each with the
-// matching static bridle binary inside (bin/bridle). make vsix runs it:
+// matching static bridle binary inside (bin/bridle, bin/bridle.exe for
+// Windows). make vsix runs it:
 //
-//	node editors/vscode/vsix.mjs [--out DIR] [--targets linux-x64,darwin-arm64,...|host]
+//	node editors/vscode/vsix.mjs [--out DIR] [--targets linux-x64,win32-arm64,...|host]
 //
 // The binaries come from the release build (go run ./internal/dist, the
 // same static, stamped, reproducible binaries as make dist; its archives,
@@ -25,6 +26,8 @@ const platforms = {
   "linux-arm64": "linux-aarch64",
   "darwin-x64": "darwin-x86_64",
   "darwin-arm64": "darwin-aarch64",
+  "win32-x64": "windows-x86_64",
+  "win32-arm64": "windows-aarch64",
 };
 
 function arg(name, def) {
@@ -70,8 +73,10 @@ for (const t of targets) {
   try {
     for (const f of ["package.json", "README.md", ".vscodeignore", "resources", "dist"]) cpSync(join(here, f), join(stage, f), { recursive: true });
     cpSync(join(repo, "LICENSE"), join(stage, "LICENSE"));
+    // The name the extension looks for (src/binary.ts, bundledPath).
+    const exe = t.startsWith("win32-") ? "bridle.exe" : "bridle";
     mkdirSync(join(stage, "bin"));
-    cpSync(bin, join(stage, "bin", "bridle"));
+    cpSync(bin, join(stage, "bin", exe));
     // Fixed modes, whatever the checkout's umask: the zip keeps them, and
     // VS Code's unzip restores the binary's executable bit.
     const modes = (d) => {
@@ -81,7 +86,7 @@ for (const t of targets) {
       }
     };
     modes(stage);
-    chmodSync(join(stage, "bin", "bridle"), 0o755);
+    chmodSync(join(stage, "bin", exe), 0o755);
     const file = join(out, `bridle-vscode-${pkg.version}-${t}.vsix`);
     run(
       vsce,

@@ -1,7 +1,8 @@
 // Command dist builds bridle's release: a static binary for each platform,
-// packed reproducibly (.tar.gz), their SHA256SUMS, and the ACP registry
-// entry (agent.json, validated against the registry's schema) with the
-// icon. make dist runs it from the repository root:
+// packed reproducibly (.tar.gz, .zip for Windows), their SHA256SUMS, and
+// the ACP registry entry (agent.json, checked against the registry's
+// schema and the rules its CI applies) with the icon. make dist runs it
+// from the repository root:
 //
 //	go run ./internal/dist [-out dist] [-base-url URL]
 //
@@ -13,6 +14,7 @@ package main
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -23,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,13 +46,16 @@ type Target struct {
 	GOOS, GOARCH string
 }
 
-// Targets are the platforms a release ships. Windows is not among them:
-// the sandbox and the workspace cache do not build there yet.
+// defaultTargets are the platforms a release ships: every operating
+// system the ACP registry knows, since its CI refuses an entry that leaves
+// one out.
 var defaultTargets = []Target{
 	{"linux-x86_64", "linux", "amd64"},
 	{"linux-aarch64", "linux", "arm64"},
 	{"darwin-x86_64", "darwin", "amd64"},
 	{"darwin-aarch64", "darwin", "arm64"},
+	{"windows-x86_64", "windows", "amd64"},
+	{"windows-aarch64", "windows", "arm64"},
 }
 
 // Config is one release build.
@@ -72,7 +78,8 @@ type Config struct {
 // Archive is one packed platform.
 type Archive struct {
 	Target
-	Name   string // file name in Out
+	Name   string   // file name in Out
+	Files  []string // what it holds
 	SHA256 string
 }
 
@@ -177,12 +184,26 @@ func Run(ctx context.Context, c Config) (r Result, err error) {
 	if err := Validate(filepath.Join(c.Root, "testdata", "acp-registry", "agent.schema.json"), agent); err != nil {
 		return r, fmt.Errorf("agent.json does not match the registry's schema: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(c.Out, "agent.json"), agent, 0o644); err != nil {
-		return r, err
-	}
 	icon, err := os.ReadFile(filepath.Join(c.Root, "icon.svg"))
 	if err != nil {
 		return r, fmt.Errorf("the registry entry needs the icon: %w", err)
+	}
+	contents := map[string][]string{}
+	for _, a := range r.Archives {
+		contents[a.Name] = a.Files
+	}
+	// A build of some platforms (-targets) is for testing, and its entry
+	// lacks the others, which the registry refuses: only a whole release
+	// is held to the registry's rules.
+	if len(c.Targets) == len(defaultTargets) {
+		if err := CheckRegistry(agent, icon, contents); err != nil {
+			return r, fmt.Errorf("the ACP registry's CI would refuse agent.json:\n%w", err)
+		}
+	} else {
+		fmt.Fprintf(c.Log, "dist: agent.json lists %d of the %d platforms: not an entry for the ACP registry\n", len(c.Targets), len(defaultTargets))
+	}
+	if err := os.WriteFile(filepath.Join(c.Out, "agent.json"), agent, 0o644); err != nil {
+		return r, err
 	}
 	return r, os.WriteFile(filepath.Join(c.Out, "icon.svg"), icon, 0o644)
 }
@@ -267,44 +288,99 @@ func (c *Config) build(ctx context.Context, t Target, out string) error {
 	return nil
 }
 
-// pack writes bridle-VERSION-PLATFORM.tar.gz: the binary and the licence,
-// in a fixed order, with the commit's date, root's ids and no names, and
-// a gzip header without a file name or a time.
+// pack writes bridle-VERSION-PLATFORM.tar.gz (.zip for Windows, whose
+// users and tools unpack zips): the binary and the licence, in a fixed
+// order, with fixed modes and the commit's date.
 func (c *Config) pack(t Target, bin string, license []byte) (Archive, error) {
-	a := Archive{Target: t, Name: fmt.Sprintf("bridle-%s-%s.tar.gz", c.Version, t.Platform)}
+	a := Archive{Target: t, Name: archiveName(c.Version, t)}
 	body, err := os.ReadFile(bin)
 	if err != nil {
 		return a, err
 	}
+	files := []packed{{exe(t), 0o755, body}, {"LICENSE", 0o644, license}}
+	for _, f := range files {
+		a.Files = append(a.Files, f.name)
+	}
+	var b []byte
+	if t.GOOS == "windows" {
+		b, err = zipFiles(files, c.Date)
+	} else {
+		b, err = tarGzipFiles(files, c.Date)
+	}
+	if err != nil {
+		return a, fmt.Errorf("packing %s: %w", a.Name, err)
+	}
+	sum := sha256.Sum256(b)
+	a.SHA256 = hex.EncodeToString(sum[:])
+	return a, os.WriteFile(filepath.Join(c.Out, a.Name), b, 0o644)
+}
+
+// archiveName is the file a platform's release is packed in.
+func archiveName(version string, t Target) string {
+	ext := ".tar.gz"
+	if t.GOOS == "windows" {
+		ext = ".zip"
+	}
+	return fmt.Sprintf("bridle-%s-%s%s", version, t.Platform, ext)
+}
+
+// packed is one file of an archive.
+type packed struct {
+	name string
+	mode fs.FileMode
+	body []byte
+}
+
+// tarGzipFiles packs files as a ustar archive with root's ids and no
+// names, under a gzip header without a file name or a time.
+func tarGzipFiles(files []packed, date time.Time) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	if err != nil {
-		return a, err
+		return nil, err
 	}
 	tw := tar.NewWriter(zw)
-	for _, f := range []struct {
-		name string
-		mode int64
-		body []byte
-	}{{exe(t), 0o755, body}, {"LICENSE", 0o644, license}} {
-		h := &tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: f.mode, Size: int64(len(f.body)),
-			ModTime: c.Date, Format: tar.FormatUSTAR}
+	for _, f := range files {
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: int64(f.mode), Size: int64(len(f.body)),
+			ModTime: date, Format: tar.FormatUSTAR}
 		if err := tw.WriteHeader(h); err != nil {
-			return a, fmt.Errorf("packing %s: %w", a.Name, err)
+			return nil, err
 		}
 		if _, err := tw.Write(f.body); err != nil {
-			return a, fmt.Errorf("packing %s: %w", a.Name, err)
+			return nil, err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return a, err
+		return nil, err
 	}
 	if err := zw.Close(); err != nil {
-		return a, err
+		return nil, err
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	a.SHA256 = hex.EncodeToString(sum[:])
-	return a, os.WriteFile(filepath.Join(c.Out, a.Name), buf.Bytes(), 0o644)
+	return buf.Bytes(), nil
+}
+
+// zipFiles packs files as a zip: deflated, each stamped with date (in
+// UTC, so that the MS-DOS time does not follow the builder's zone) and
+// its Unix mode, which unzip and Python's zipfile restore elsewhere than
+// on Windows.
+func zipFiles(files []packed, date time.Time) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range files {
+		h := &zip.FileHeader{Name: f.name, Method: zip.Deflate, Modified: date.UTC()}
+		h.SetMode(f.mode)
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(f.body); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // writeSums writes SHA256SUMS in sha256sum's format, so that

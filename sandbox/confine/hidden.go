@@ -7,9 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/bridle-dev/bridle/internal/fileid"
 )
 
 // CredentialStores are where the usual tools keep the user's credentials,
@@ -41,7 +40,7 @@ const (
 )
 
 // fileID is a file's identity: what it is, whatever its name.
-type fileID struct{ dev, ino uint64 }
+type fileID = fileid.ID
 
 // hiddenPath is one entry of a Root's hidden list.
 type hiddenPath struct {
@@ -109,20 +108,35 @@ func resolveExisting(p string) string {
 	}
 }
 
-func statID(p string) (fileID, bool) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return fileID{}, false
+// statID is the identity of the file at p, following a final link.
+func statID(p string) (fileID, bool) { return fileid.Stat(p) }
+
+// entryID is the identity of the entry at p, which a stat or a directory
+// listing described as fi, without following a final link: from fi where
+// it carries it (Unix), else from the entry by its path (Windows).
+func entryID(p string, fi fs.FileInfo) (fileID, bool) {
+	if id, ok := fileid.FromInfo(fi); ok {
+		return id, true
 	}
-	return idOf(fi)
+	return fileid.Lstat(p)
 }
 
-func idOf(fi fs.FileInfo) (fileID, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{}, false
+// openedID is the identity of the open file f, whose Stat is fi: from fi
+// where it carries it (Unix), else from f's handle (Windows).
+func openedID(f *os.File, fi fs.FileInfo) (fileID, bool) {
+	if id, ok := fileid.FromInfo(fi); ok {
+		return id, true
 	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true
+	return fileid.Of(f)
+}
+
+// openedLinks is the number of hard links of the open file f, whose Stat
+// is fi, as openedID reads it.
+func openedLinks(f *os.File, fi fs.FileInfo) (uint64, bool) {
+	if n, ok := fileid.LinksFromInfo(fi); ok {
+		return n, true
+	}
+	return fileid.Links(f)
 }
 
 // A guard is the hidden list as one tool call checks it: the paths, and
@@ -227,7 +241,7 @@ func (g *guard) checkDir(dir *os.File) (*hiddenPath, string, error) {
 	if h := g.byPath(real); h != nil {
 		return h, real, nil
 	}
-	h, err := g.chain(int(dir.Fd()))
+	h, err := g.dirChain(dir, real)
 	return h, real, err
 }
 
@@ -240,11 +254,7 @@ func (g *guard) checkFile(f *os.File, lexical string) (*hiddenPath, error) {
 	if g == nil {
 		return nil, nil
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	id, _ := idOf(fi)
+	id, _ := fileid.Of(f)
 	if h := g.byID(id); h != nil {
 		return h, nil
 	}
@@ -258,74 +268,5 @@ func (g *guard) checkFile(f *os.File, lexical string) (*hiddenPath, error) {
 	if h := g.byPath(real); h != nil {
 		return h, nil
 	}
-	dir, err := openDirOf(real)
-	if err != nil {
-		return nil, fmt.Errorf("cannot check that it is not hidden: %w", err)
-	}
-	defer unix.Close(dir)
-	var st unix.Stat_t
-	if err := unix.Fstatat(dir, filepath.Base(real), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || uint64(st.Dev) != id.dev || uint64(st.Ino) != id.ino {
-		if !ok {
-			return nil, errors.New("bridle cannot tell where it leads (no /proc/self/fd), so it cannot check that it is not hidden")
-		}
-		return nil, errors.New("it moved while bridle checked that it is not hidden; try again")
-	}
-	return g.chain(dir)
-}
-
-// chain checks the directory fd and every directory above it, up to
-// "/", by identity.
-func (g *guard) chain(fd int) (*hiddenPath, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
-	}
-	id := fileID{uint64(st.Dev), uint64(st.Ino)}
-	cur := -1
-	defer func() {
-		if cur >= 0 {
-			unix.Close(cur)
-		}
-	}()
-	for range 4096 {
-		if h := g.ids[id]; h != nil {
-			return h, nil
-		}
-		from := fd
-		if cur >= 0 {
-			from = cur
-		}
-		up, err := openat(from, "..", dotdotFlags)
-		if err != nil {
-			return nil, fmt.Errorf("cannot check that it is not hidden: %w", err)
-		}
-		if cur >= 0 {
-			unix.Close(cur)
-		}
-		cur = up
-		if err := unix.Fstat(cur, &st); err != nil {
-			return nil, err
-		}
-		upID := fileID{uint64(st.Dev), uint64(st.Ino)}
-		if upID == id {
-			return nil, nil // "/": its own parent
-		}
-		id = upID
-	}
-	return nil, errors.New("cannot check that it is not hidden: too many directories above it")
-}
-
-func openat(dir int, name string, flags int) (int, error) {
-	for {
-		fd, err := unix.Openat(dir, name, flags|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
-// openDirOf opens the directory holding the absolute path p (for its
-// identity only).
-func openDirOf(p string) (int, error) {
-	return openat(unix.AT_FDCWD, filepath.Dir(p), dotdotFlags)
+	return g.fileChain(id, real, ok)
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bridle-dev/bridle/internal/fileid"
 	"github.com/bridle-dev/bridle/workspace"
 )
 
@@ -56,9 +57,10 @@ func OpenRoot(dir string, additional ...string) (*Root, error) {
 			return nil, fmt.Errorf("open workspace %s: %w", d, err)
 		}
 		var id fileID
-		fi, err := or.Stat(".")
+		top, err := or.Open(".")
 		if err == nil {
-			id, _ = idOf(fi)
+			id, _ = fileid.Of(top)
+			top.Close()
 		}
 		r.dirs = append(r.dirs, dirRoot{dir: d, root: or, id: id})
 		if err != nil {
@@ -153,11 +155,7 @@ func (e *movedError) Is(target error) bool { return target == ErrMoved }
 // opened whatever happens to its name; but the editor, and the box, are
 // given absolute paths, which they look up by name.
 func (d *dirRoot) named() error {
-	fi, err := os.Stat(d.dir)
-	if err != nil {
-		return &movedError{d.dir}
-	}
-	if id, ok := idOf(fi); !ok || id != d.id {
+	if id, ok := statID(d.dir); !ok || id != d.id {
 		return &movedError{d.dir}
 	}
 	return nil
@@ -412,14 +410,29 @@ func (r *Root) explain(path string, d *dirRoot, err error) error {
 	return fmt.Errorf("%s (workspace %s): %w", path, d.dir, err)
 }
 
-// checkLinks refuses a file with more than one hard link: its other names
-// may lie outside the workspace, and writing it would change them too.
-func (r *Root) checkLinks(path string, d *dirRoot, fi fs.FileInfo) error {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && st.Nlink > 1 {
-		return fmt.Errorf("%s has %d hard links; bridle cannot tell whether the others are outside the workspace %s, so it refuses to use it", path, st.Nlink, d.dir)
+// checkLinks refuses the regular file f (fi is its Stat) if it has more
+// than one hard link: its other names may lie outside the workspace, and
+// writing it would change them too. A file whose links cannot be counted
+// is refused as well.
+func (r *Root) checkLinks(path string, d *dirRoot, f *os.File, fi fs.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return nil
+	}
+	n, ok := openedLinks(f, fi)
+	switch {
+	case !ok:
+		return &linkedError{fmt.Sprintf("%s: bridle cannot count its hard links, so it cannot tell whether other names of it lie outside the workspace %s, and refuses to use it", path, d.dir)}
+	case n > 1:
+		return &linkedError{fmt.Sprintf("%s has %d hard links; bridle cannot tell whether the others are outside the workspace %s, so it refuses to use it", path, n, d.dir)}
 	}
 	return nil
 }
+
+// linkedError is checkLinks' refusal; it is ErrLinked (errors.Is).
+type linkedError struct{ msg string }
+
+func (e *linkedError) Error() string        { return e.msg }
+func (e *linkedError) Is(target error) bool { return target == ErrLinked }
 
 // Open opens a regular file of the workspace for reading.
 func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
@@ -453,7 +466,7 @@ func (r *Root) Open(path string) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, notRegular(path, d, fi)
 	}
-	if err := r.checkLinks(path, d, fi); err != nil {
+	if err := r.checkLinks(path, d, f, fi); err != nil {
 		f.Close()
 		return nil, nil, err
 	}
@@ -597,7 +610,7 @@ func (r *Root) ReadDir(path string) ([]fs.DirEntry, error) {
 		if err != nil {
 			return false
 		}
-		id, ok := idOf(info)
+		id, ok := entryID(filepath.Join(real, e.Name()), info)
 		return ok && g.byID(id) != nil
 	}), nil
 }
@@ -665,6 +678,9 @@ func (r *Root) WriteFileMode(path string, data []byte, perm fs.FileMode) error {
 		} else {
 			err = r.explain(path, d, err)
 		}
+		if err == nil && fi.Mode().IsRegular() {
+			err = r.checkLinks(path, d, f, fi)
+		}
 		f.Close()
 		if err != nil {
 			return err
@@ -674,9 +690,6 @@ func (r *Root) WriteFileMode(path string, data []byte, perm fs.FileMode) error {
 		}
 		if !fi.Mode().IsRegular() {
 			return notRegular(path, d, fi)
-		}
-		if err := r.checkLinks(path, d, fi); err != nil {
-			return err
 		}
 		perm = fi.Mode().Perm()
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -755,7 +768,7 @@ func (r *Root) openParent(g *guard, d *dirRoot, path, dir, base string) (*os.Roo
 	refuse := g.byPath(filepath.Join(real, base))
 	if fi, err := sub.Lstat(base); err == nil && refuse == nil {
 		// A hidden file renamed here keeps its identity.
-		if id, ok := idOf(fi); ok {
+		if id, ok := entryID(filepath.Join(real, base), fi); ok {
 			refuse = g.byID(id)
 		}
 	}

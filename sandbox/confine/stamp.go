@@ -1,10 +1,5 @@
 package confine
 
-import (
-	"io/fs"
-	"syscall"
-)
-
 // Stamp tells one version of a file from another without reading it:
 // its size, modification and change times (ns) and inode. Change time
 // moves with any write or rename, even when a tool sets the modification
@@ -29,14 +24,4 @@ type Stamp struct {
 func (s Stamp) Same(o Stamp) bool {
 	s.Birth, o.Birth = 0, 0
 	return s == o
-}
-
-// StampOf is the stamp of what fs.Stat or Lstat returned.
-func StampOf(fi fs.FileInfo) (Stamp, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return Stamp{}, false
-	}
-	return Stamp{Size: fi.Size(), Mod: fi.ModTime().UnixNano(), Change: changeTime(st), Birth: birthOf(st),
-		Ino: uint64(st.Ino), Links: uint64(st.Nlink), Mode: uint32(fi.Mode().Perm())}, true
 }

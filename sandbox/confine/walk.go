@@ -10,7 +10,6 @@ import (
 	"path"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/bridle-dev/bridle/workspace"
 )
@@ -77,7 +76,7 @@ func newDirFD(fd int, dev uint64) *dirFD {
 
 func (d *dirFD) release() {
 	if d.refs.Add(-1) == 0 {
-		syscall.Close(d.fd)
+		closeFD(d.fd)
 	}
 }
 
@@ -91,6 +90,7 @@ var (
 // name, and every hidden file or directory, by identity.
 type walkGuard struct {
 	g     *guard
+	top   string // the real path of the walk's top
 	below map[string]*hiddenPath
 }
 
@@ -98,7 +98,7 @@ func newWalkGuard(g *guard, real string) *walkGuard {
 	if g == nil {
 		return nil
 	}
-	return &walkGuard{g: g, below: g.below(real)}
+	return &walkGuard{g: g, top: real, below: g.below(real)}
 }
 
 // skipPath reports whether rel (below the walk's top) is a hidden path.
@@ -107,12 +107,22 @@ func (w *walkGuard) skipPath(rel string) bool { return w != nil && w.below[rel] 
 // skipID reports whether the file or directory id is hidden.
 func (w *walkGuard) skipID(id fileID) bool { return w != nil && w.g.ids[id] != nil }
 
-// skipInfo is skipID for what an fs walk returns.
-func (w *walkGuard) skipInfo(fi fs.FileInfo) bool {
+// skipEntry is skipID for the entry an fs walk found at rel (a slash
+// path below the top), which fi describes.
+func (w *walkGuard) skipEntry(rel string, fi fs.FileInfo) bool {
 	if w == nil {
 		return false
 	}
-	id, ok := idOf(fi)
+	id, ok := entryID(filepath.Join(w.top, filepath.FromSlash(rel)), fi)
+	return ok && w.skipID(id)
+}
+
+// skipFile is skipID for a file the walk opened, whose Stat is fi.
+func (w *walkGuard) skipFile(f *os.File, fi fs.FileInfo) bool {
+	if w == nil {
+		return false
+	}
+	id, ok := openedID(f, fi)
 	return ok && w.skipID(id)
 }
 
@@ -169,17 +179,11 @@ func (r *Root) OpenTree(dir string) (Tree, error) {
 	// The fs walk opens dir again by name: it must be the directory
 	// that was checked.
 	again, err := sr.Stat(".")
-	if err != nil || !fi.IsDir() || !sameFile(fi, again) {
+	if err != nil || !fi.IsDir() || !os.SameFile(fi, again) {
 		sr.Close()
 		return nil, fmt.Errorf("%s changed while bridle opened it; try again", dir)
 	}
 	return newFSTree(sr, sub, ig, hide), nil
-}
-
-func sameFile(a, b fs.FileInfo) bool {
-	ia, oka := idOf(a)
-	ib, okb := idOf(b)
-	return oka && okb && ia == ib
 }
 
 // fsTree walks through io/fs on an os.Root: portable, slower.
@@ -224,7 +228,7 @@ func (t *fsTree) WalkDirs(ctx context.Context, dir func(rel string) error, fn fu
 				}
 				return nil
 			}
-			if fi, err := d.Info(); err != nil || t.hide.skipInfo(fi) {
+			if fi, err := d.Info(); err != nil || t.hide.skipEntry(p, fi) {
 				if d.IsDir() {
 					return fs.SkipDir
 				}
@@ -281,10 +285,10 @@ func (t *fsTree) Read(f File, max int64) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, errors.New("not a regular file")
 	}
-	if t.hide.skipInfo(fi) {
+	if t.hide.skipFile(file, fi) {
 		return nil, ErrHidden
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+	if n, ok := openedLinks(file, fi); !ok || n > 1 {
 		return nil, ErrLinked
 	}
 	if fi.Size() > max {

@@ -67,7 +67,7 @@ func (t *fastTree) openDir(dir int, name string) (d *dirFD, hidden bool, err err
 			unix.Close(fd)
 			return nil, false, err
 		}
-		if t.hide.skipID(fileID{uint64(st.Dev), st.Ino}) {
+		if t.hide.skipID(fileID{Dev: uint64(st.Dev), Ino: st.Ino}) {
 			unix.Close(fd)
 			return nil, true, nil
 		}
@@ -187,7 +187,7 @@ func (t *fastTree) walkDir(ctx context.Context, dir *dirFD, rel string, ig *work
 				return err
 			}
 		case unix.DT_REG:
-			if ig.Match(full(p), false) || t.hide.skipID(fileID{dir.dev, e.ino}) {
+			if ig.Match(full(p), false) || t.hide.skipID(fileID{Dev: dir.dev, Ino: e.ino}) {
 				continue
 			}
 			if err := fn(File{Rel: p, dir: dir, name: e.name}); err != nil {
@@ -236,7 +236,7 @@ func (t *fastTree) readAt(dir int, name string, max int64) ([]byte, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, errors.New("not a regular file")
 	}
-	if t.hide.skipID(fileID{uint64(st.Dev), st.Ino}) {
+	if t.hide.skipID(fileID{Dev: uint64(st.Dev), Ino: st.Ino}) {
 		return nil, ErrHidden
 	}
 	if st.Nlink > 1 {
@@ -272,3 +272,5 @@ func (t *fastTree) readAt(dir int, name string, max int64) ([]byte, error) {
 		}
 	}
 }
+
+func closeFD(fd int) { unix.Close(fd) }

@@ -43,6 +43,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bridle-dev/bridle/internal/fileid"
 )
 
 // ErrBusy is returned by Editor without waiting when a command that could
@@ -285,17 +287,13 @@ func lookupDirs(path string) []string {
 
 // dirKey names a directory by its device and inode.
 func dirKey(dir string) (uint64, bool) {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return 0, false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	id, ok := fileid.Stat(dir)
 	if !ok {
 		return 0, false
 	}
 	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], uint64(st.Dev))
-	binary.LittleEndian.PutUint64(b[8:], uint64(st.Ino))
+	binary.LittleEndian.PutUint64(b[:8], id.Dev)
+	binary.LittleEndian.PutUint64(b[8:], id.Ino)
 	h := fnv.New64a()
 	h.Write(b[:])
 	return h.Sum64(), true

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/bridle-dev/bridle/event"
@@ -259,9 +258,9 @@ func (r *Recorder) read(path string, st confine.Stamp) ([]byte, string) {
 	case st.Links > 1:
 		return nil, "it has other hard links"
 	}
-	f, fi, err := r.root.Open(path)
+	f, _, err := r.root.Open(path)
 	if err != nil {
-		if s, ok := fileStat(fi); ok && s.Nlink > 1 {
+		if errors.Is(err, confine.ErrLinked) {
 			return nil, "it has other hard links"
 		}
 		return nil, err.Error()
@@ -275,14 +274,6 @@ func (r *Recorder) read(path string, st confine.Stamp) ([]byte, string) {
 		return nil, fmt.Sprintf("larger than %d MiB", MaxFile>>20)
 	}
 	return data, ""
-}
-
-func fileStat(fi fs.FileInfo) (*syscall.Stat_t, bool) {
-	if fi == nil {
-		return nil, false
-	}
-	s, ok := fi.Sys().(*syscall.Stat_t)
-	return s, ok
 }
 
 func notExist(err error) bool {

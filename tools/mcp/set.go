@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -366,9 +365,7 @@ func (c *conn) kill() {
 	if cmd == nil || cmd.Process == nil {
 		return
 	}
-	// The group outlives its leader while members remain; ESRCH means
-	// nothing is left.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	killTree(cmd)
 }
 
 // serverEnv is base without secret-named variables, then the editor's.

@@ -13,9 +13,9 @@ local function dist()
     H.fail("missing: BRIDLE_DIST, a folder holding the host's release archive "
       .. "(run-tests.sh builds it with go run ./internal/dist -targets " .. host .. ")", 2)
   end
-  local found = vim.fn.glob(d .. "/bridle-*-" .. host .. ".tar.gz", false, true)
+  local found = vim.fn.glob(d .. "/" .. inst.archive_name("*", host), false, true)
   if #found ~= 1 then
-    H.fail(("missing: bridle-VERSION-%s.tar.gz in BRIDLE_DIST=%s (found %d)"):format(host, d, #found), 2)
+    H.fail(("missing: %s in BRIDLE_DIST=%s (found %d)"):format(inst.archive_name("VERSION", host), d, #found), 2)
   end
   if vim.fn.filereadable(d .. "/SHA256SUMS") ~= 1 then
     H.fail("missing: SHA256SUMS in BRIDLE_DIST=" .. d, 2)
@@ -87,6 +87,75 @@ end
 
 return {
   {
+    "Windows gets the zip, bsdtar and bridle.exe; the others the tar.gz and bridle",
+    function()
+      -- uname as libuv reports it on each system.
+      for _, c in ipairs({
+        { { sysname = "Windows_NT", machine = "x86_64" }, "windows-x86_64" },
+        { { sysname = "Windows_NT", machine = "arm64" }, "windows-aarch64" },
+        { { sysname = "MINGW64_NT-10.0", machine = "x86_64" }, "windows-x86_64" },
+        { { sysname = "Linux", machine = "x86_64" }, "linux-x86_64" },
+        { { sysname = "Darwin", machine = "arm64" }, "darwin-aarch64" },
+      }) do
+        H.eq(c[2], inst.platform(c[1]), "platform of " .. vim.inspect(c[1]))
+      end
+      H.eq(vim.fn.has("win32") == 1 and "windows" or vim.loop.os_uname().sysname:lower(), (inst.platform():gsub("%-.*", "")), "this machine")
+
+      local want = {
+        ["windows-x86_64"] = { "bridle-0.1.0-windows-x86_64.zip", "bridle.exe", "-xf" },
+        ["windows-aarch64"] = { "bridle-0.1.0-windows-aarch64.zip", "bridle.exe", "-xf" },
+        ["linux-x86_64"] = { "bridle-0.1.0-linux-x86_64.tar.gz", "bridle", "-xzf" },
+        ["linux-aarch64"] = { "bridle-0.1.0-linux-aarch64.tar.gz", "bridle", "-xzf" },
+        ["darwin-x86_64"] = { "bridle-0.1.0-darwin-x86_64.tar.gz", "bridle", "-xzf" },
+        ["darwin-aarch64"] = { "bridle-0.1.0-darwin-aarch64.tar.gz", "bridle", "-xzf" },
+      }
+      for _, plat in ipairs(inst.platforms) do
+        local w = want[plat]
+        H.ok(w, "no expectation for " .. plat)
+        H.eq(w[1], inst.archive_name("0.1.0", plat), "archive of " .. plat)
+        H.eq({ "0.1.0", plat }, { inst.parse_name(w[1]) }, "parse_name of " .. w[1])
+        H.eq(w[2], inst.exe(plat), "binary of " .. plat)
+        H.eq("/data/bin/" .. w[2], inst.installed_path({ install_dir = "/data" }, plat), "installed path on " .. plat)
+        local argv = inst.extract_argv("A", "D", plat)
+        H.eq({ w[3], "A", "-C", "D" }, { unpack(argv, 2) }, "unpacking on " .. plat)
+        H.ok(argv[1] == "tar" or argv[1]:match("\\System32\\tar%.exe$"), "the tar: " .. argv[1])
+      end
+      H.eq(6, #inst.platforms, "the release's platforms")
+      -- No Windows tar.gz and no zip for the others: such names are no release.
+      H.eq({}, { inst.parse_name("bridle-0.1.0-windows-x86_64.tar.gz") }, "a Windows tar.gz")
+      H.eq({}, { inst.parse_name("bridle-0.1.0-linux-x86_64.zip") }, "a Linux zip")
+
+      -- The sum, from each tool's output (certutil is Windows' own).
+      local sum = ("0123456789abcdef"):rep(4)
+      for _, out in ipairs({
+        sum .. "  bridle-0.1.0-linux-x86_64.tar.gz",
+        sum .. " *bridle-0.1.0-windows-x86_64.zip",
+        "SHA256 hash of C:\\Users\\me\\bridle-0.1.0-windows-x86_64.zip:\r\n" .. sum:upper() .. "\r\nCertUtil: -hashfile command completed successfully.",
+        "SHA256 hash of file bridle.zip:\n" .. sum:gsub("..", "%0 "):sub(1, -2) .. "\nCertUtil: -hashfile command completed successfully.",
+      }) do
+        H.eq(sum, inst.parse_sum(out), "the sum in " .. out)
+      end
+      H.eq(nil, inst.parse_sum("CertUtil: -hashfile command FAILED: 0x80070002"), "no sum in a failure")
+    end,
+  },
+  {
+    "a Windows zip is refused on this machine, naming this machine's archive",
+    function()
+      if vim.fn.has("win32") == 1 then
+        H.fail("this test names a foreign archive for a Unix host; on Windows test a tar.gz instead")
+      end
+      local t = H.tmp()
+      local data = t.dir .. "/data"
+      H.plugin(t, { cmd = { "bridle" }, install_dir = data })
+      local name = "bridle-0.1.0-windows-x86_64.zip"
+      vim.fn.writefile({ "PK" }, t.dir .. "/" .. name)
+      local msg, level = install_cmd(t.dir .. "/" .. name)
+      H.eq(vim.log.levels.ERROR, level, "level of: " .. msg)
+      H.ok(msg:find(name .. " is for windows-x86_64, but this machine is " .. host .. ": use bridle-0.1.0-" .. host .. ".tar.gz", 1, true), msg)
+      H.eq({}, entries(data), "nothing installed")
+    end,
+  },
+  {
     ":BridleInstall without an argument says what to pass",
     function()
       H.plugin()
@@ -96,7 +165,7 @@ return {
       H.ok(got[1], "a message")
       local msg = got[1].msg
       H.ok(msg:find("Usage: :BridleInstall {archive-or-URL}", 1, true), msg)
-      H.ok(msg:find("https://github.com/bridle-dev/bridle/releases/download/v0.1.0/bridle-0.1.0-" .. host .. ".tar.gz", 1, true), msg)
+      H.ok(msg:find("https://github.com/bridle-dev/bridle/releases/download/v0.1.0/" .. inst.archive_name("0.1.0", host), 1, true), msg)
       H.ok(msg:find("SHA256SUMS", 1, true), msg)
     end,
   },

@@ -12,7 +12,10 @@ export interface Binary {
   source: BinarySource;
 }
 
-/** The binary a platform-specific .vsix carries (make vsix puts it there). */
+/**
+ * The binary a platform-specific .vsix carries (make vsix puts it there):
+ * bin/bridle, or bin/bridle.exe on Windows, which runs only files named so.
+ */
 export function bundledPath(extensionPath: string, platform: NodeJS.Platform = process.platform): string {
   return path.join(extensionPath, "bin", platform === "win32" ? "bridle.exe" : "bridle");
 }
@@ -23,14 +26,20 @@ export function bundledPath(extensionPath: string, platform: NodeJS.Platform = p
  * extension (the version built for it), then `bridle` on PATH (a
  * development install of the extension, which has no bundled binary).
  */
-export function resolveBinary(setting: string | undefined, extensionPath: string, log: (line: string) => void = () => {}): Binary {
+export function resolveBinary(
+  setting: string | undefined,
+  extensionPath: string,
+  log: (line: string) => void = () => {},
+  platform: NodeJS.Platform = process.platform,
+): Binary {
   const configured = setting?.trim();
   if (configured) return { command: configured, source: "setting" };
-  const bundled = bundledPath(extensionPath);
+  const bundled = bundledPath(extensionPath, platform);
   if (fs.existsSync(bundled)) {
-    ensureExecutable(bundled, log);
+    ensureExecutable(bundled, log, platform);
     return { command: bundled, source: "bundled" };
   }
+  // Node finds bridle.exe on Windows' PATH from the plain name.
   return { command: "bridle", source: "path" };
 }
 
@@ -39,8 +48,8 @@ export function resolveBinary(setting: string | undefined, extensionPath: string
  * binary), but an installer that drops it (a copy, an older client) must
  * not leave bridle unusable: add the executable bits back.
  */
-function ensureExecutable(file: string, log: (line: string) => void): void {
-  if (process.platform === "win32") return;
+function ensureExecutable(file: string, log: (line: string) => void, platform: NodeJS.Platform): void {
+  if (platform === "win32") return; // no executable bit: the .exe name is what counts
   try {
     fs.accessSync(file, fs.constants.X_OK);
   } catch {

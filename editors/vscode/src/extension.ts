@@ -10,6 +10,8 @@ export { checkImage, checkPromptImage, promptBlocks, dropImagePlaceholder, maxIm
 // Rewind to here: numbering the transcript's prompts, and the confirmation's words.
 export { numberPrompts, promptTitle } from "./transcript";
 export { rewindConfirmation } from "./rewind";
+// Which bridle runs (per platform: bridle.exe on Windows), for the unit tests.
+export { bundledPath, resolveBinary } from "./binary";
 
 export const viewId = "bridle.chat";
 

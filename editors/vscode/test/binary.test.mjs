@@ -103,3 +103,29 @@ test("a bridle of another version gets a warning naming both versions and the fi
     deactivate(t);
   }
 });
+
+// The Windows packages (win32-x64, win32-arm64) carry bin/bridle.exe
+// (make vsix): on Windows the extension must look for that name, and only
+// there. The resolution is the extension's own code, asked for each
+// platform.
+test("on Windows the bundled binary is bin/bridle.exe; elsewhere bin/bridle", () => {
+  const both = installed();
+  copyFileSync(bridleBin, join(both, "bin", "bridle.exe"));
+  const exeOnly = installed({ bundled: false });
+  mkdirSync(join(exeOnly, "bin"));
+  copyFileSync(bridleBin, join(exeOnly, "bin", "bridle.exe"));
+  const plainOnly = installed();
+  for (const [platform, dir, want] of [
+    ["win32", both, { command: join(both, "bin", "bridle.exe"), source: "bundled" }],
+    ["win32", exeOnly, { command: join(exeOnly, "bin", "bridle.exe"), source: "bundled" }],
+    ["win32", plainOnly, { command: "bridle", source: "path" }], // a Linux package on Windows: not run
+    ["linux", exeOnly, { command: "bridle", source: "path" }], // a Windows package elsewhere: not run
+    ["linux", both, { command: join(both, "bin", "bridle"), source: "bundled" }],
+    ["darwin", plainOnly, { command: join(plainOnly, "bin", "bridle"), source: "bundled" }],
+  ]) {
+    assert.equal(ext.bundledPath(dir, platform), join(dir, "bin", platform === "win32" ? "bridle.exe" : "bridle"), platform);
+    assert.deepEqual(ext.resolveBinary("", dir, () => {}, platform), want, `${platform}, ${dir}`);
+  }
+  // The setting still wins on Windows.
+  assert.deepEqual(ext.resolveBinary("C:\\bridle\\bridle.exe", both, () => {}, "win32"), { command: "C:\\bridle\\bridle.exe", source: "setting" });
+});

@@ -1,10 +1,12 @@
 -- Finding the bridle binary, and :BridleInstall, which installs a release
--- archive (bridle-VERSION-PLATFORM.tar.gz, see docs/release.md) into the
--- plugin's data directory, so that bridle runs without Go.
+-- archive (bridle-VERSION-PLATFORM.tar.gz, .zip for Windows, see
+-- docs/release.md) into the plugin's data directory, so that bridle runs
+-- without Go.
 --
 -- Lookup order: `cmd` from setup when it names anything but the plain
 -- "bridle"; then "bridle" on PATH; then the copy :BridleInstall put in
--- install_dir (default stdpath('data')/bridle), as install_dir/bin/bridle.
+-- install_dir (default stdpath('data')/bridle), as install_dir/bin/bridle
+-- (bin/bridle.exe on Windows).
 --
 -- An install never leaves half a binary: everything happens in a temp
 -- folder inside install_dir (fetch, checksum, extract, `bridle --version`),
@@ -14,14 +16,15 @@ local M = {}
 local uv = vim.uv or vim.loop
 
 M.releases = "https://github.com/bridle-dev/bridle/releases"
-M.platforms = { "linux-x86_64", "linux-aarch64", "darwin-x86_64", "darwin-aarch64" }
+M.platforms = { "linux-x86_64", "linux-aarch64", "darwin-x86_64", "darwin-aarch64", "windows-x86_64", "windows-aarch64" }
 
 --- The release platform of this machine (as the archives name it), from
---- uname: linux-x86_64, darwin-aarch64, ...
+--- uname (or the one given): linux-x86_64, windows-aarch64, ...
 function M.platform(uname)
+  local windows = not uname and vim.fn.has("win32") == 1
   uname = uname or uv.os_uname()
   local os = (uname.sysname or "unknown"):lower()
-  if os:match("windows") or os:match("mingw") or os:match("msys") then
+  if windows or os:match("windows") or os:match("mingw") or os:match("msys") then
     os = "windows"
   end
   local arch = (uname.machine or "unknown"):lower()
@@ -37,10 +40,51 @@ local function supported(platform)
   return vim.tbl_contains(M.platforms, platform)
 end
 
+local function is_windows(platform)
+  return platform:match("^windows%-") ~= nil
+end
+
+--- The binary's name in a platform's archive: Windows runs only .exe files.
+function M.exe(platform)
+  return is_windows(platform or M.platform()) and "bridle.exe" or "bridle"
+end
+
+--- The release archive of a version for a platform: a zip for Windows
+--- (which unpacks zips itself), a gzipped tar elsewhere.
+function M.archive_name(version, platform)
+  return ("bridle-%s-%s%s"):format(version, platform, is_windows(platform) and ".zip" or ".tar.gz")
+end
+
 --- Splits a release archive's file name into version and platform, or
---- returns nil for any other name.
+--- returns nil for any other name (and for a platform's archive of the
+--- wrong kind).
 function M.parse_name(name)
-  return name:match("^bridle%-(%d[%w.+-]-)%-(%l+%-[%w_]+)%.tar%.gz$")
+  local version, platform = name:match("^bridle%-(%d[%w.+-]-)%-(%l+%-[%w_]+)%.tar%.gz$")
+  if not version then
+    version, platform = name:match("^bridle%-(%d[%w.+-]-)%-(%l+%-[%w_]+)%.zip$")
+  end
+  if version and M.archive_name(version, platform) == name then
+    return version, platform
+  end
+end
+
+--- The tar that unpacks a platform's archive. Windows 10 and later ship
+--- bsdtar as System32\tar.exe, which reads zips; it comes first there, as
+--- another tar on PATH (Git's GNU tar) reads no zips and takes C: for a host.
+function M.tar(platform)
+  if is_windows(platform or M.platform()) then
+    local tar = (vim.env.SystemRoot or "C:\\Windows") .. "\\System32\\tar.exe"
+    if vim.fn.executable(tar) == 1 then
+      return tar
+    end
+  end
+  return "tar"
+end
+
+--- The command that unpacks a platform's archive into dir.
+function M.extract_argv(archive, dir, platform)
+  platform = platform or M.platform()
+  return { M.tar(platform), is_windows(platform) and "-xf" or "-xzf", archive, "-C", dir }
 end
 
 function M.dir(cfg)
@@ -48,8 +92,8 @@ function M.dir(cfg)
 end
 
 --- Where :BridleInstall puts the binary.
-function M.installed_path(cfg)
-  return M.dir(cfg) .. "/bin/bridle"
+function M.installed_path(cfg, platform)
+  return M.dir(cfg) .. "/bin/" .. M.exe(platform)
 end
 
 --- The command to run and where its binary comes from:
@@ -81,8 +125,8 @@ function M.usage(version)
   local lines = { "Usage: :BridleInstall {archive-or-URL}" }
   if supported(plat) then
     local v = version or "VERSION"
-    lines[#lines + 1] = ("This machine (%s) needs bridle-VERSION-%s.tar.gz from %s, e.g."):format(plat, plat, M.releases)
-    lines[#lines + 1] = (":BridleInstall %s/download/v%s/bridle-%s-%s.tar.gz"):format(M.releases, v, v, plat)
+    lines[#lines + 1] = ("This machine (%s) needs %s from %s, e.g."):format(plat, M.archive_name("VERSION", plat), M.releases)
+    lines[#lines + 1] = (":BridleInstall %s/download/v%s/%s"):format(M.releases, v, M.archive_name(v, plat))
     lines[#lines + 1] = "or the path of a downloaded archive (keep SHA256SUMS next to it: the checksum is then verified)."
   else
     lines[#lines + 1] = ("bridle has no release for this machine (%s); releases exist for %s."):format(plat, table.concat(M.platforms, ", "))
@@ -131,6 +175,24 @@ local function sha256_argv(file)
     return { "shasum", "-a", "256", file }
   elseif vim.fn.executable("openssl") == 1 then
     return { "openssl", "dgst", "-sha256", "-r", file }
+  elseif vim.fn.executable("certutil") == 1 then -- Windows
+    return { "certutil", "-hashfile", file, "SHA256" }
+  end
+end
+
+--- The SHA-256 in a checksum tool's output: the first word of
+--- sha256sum's, shasum's and openssl -r's line, or certutil's line of hex
+--- (its second, with the bytes spaced apart on older Windows).
+function M.parse_sum(out)
+  for line in (out .. "\n"):gmatch("(.-)\r?\n") do
+    local word = line:match("^%s*(%x+)")
+    if word and #word == 64 then
+      return word:lower()
+    end
+    local hex = line:gsub("%s", "")
+    if #hex == 64 and hex:match("^%x+$") then
+      return hex:lower()
+    end
   end
 end
 
@@ -218,7 +280,7 @@ function M.install(src, cfg, cb, opts)
       return done(false, ("bridle has no release for this machine (%s); releases exist for %s. Build it from source: go install github.com/bridle-dev/bridle@latest")
         :format(host, table.concat(M.platforms, ", ")))
     end
-    if vim.fn.executable("tar") ~= 1 then
+    if vim.fn.executable(M.tar(host)) ~= 1 then
       return done(false, "tar was not found on PATH: it is needed to unpack the archive. Install tar and try again.")
     end
 
@@ -230,9 +292,9 @@ function M.install(src, cfg, cb, opts)
     else
       local path = vim.fn.fnamemodify(vim.fn.expand(src), ":p")
       if vim.fn.isdirectory(path) == 1 then
-        local found = vim.fn.glob(path .. "/bridle-*-" .. host .. ".tar.gz", false, true)
+        local found = vim.fn.glob(path .. "/" .. M.archive_name("*", host), false, true)
         if #found == 0 then
-          return done(false, ("no bridle-VERSION-%s.tar.gz in %s"):format(host, path))
+          return done(false, ("no %s in %s"):format(M.archive_name("VERSION", host), path))
         elseif #found > 1 then
           return done(false, ("several archives for %s in %s; name one: %s"):format(host, path,
             table.concat(vim.tbl_map(function(f)
@@ -251,11 +313,11 @@ function M.install(src, cfg, cb, opts)
     local name = vim.fn.fnamemodify(archive, ":t")
     local version, platform = M.parse_name(name)
     if not version or not supported(platform) then
-      return done(false, ("%s is not a bridle release archive: want bridle-VERSION-PLATFORM.tar.gz, PLATFORM one of %s")
+      return done(false, ("%s is not a bridle release archive: want bridle-VERSION-PLATFORM.tar.gz (.zip for Windows), PLATFORM one of %s")
         :format(name, table.concat(M.platforms, ", ")))
     end
     if platform ~= host then
-      return done(false, ("%s is for %s, but this machine is %s: use bridle-%s-%s.tar.gz"):format(name, platform, host, version, host))
+      return done(false, ("%s is for %s, but this machine is %s: use %s"):format(name, platform, host, M.archive_name(version, host)))
     end
     if url and vim.fn.executable("curl") ~= 1 then
       return done(false, "curl was not found on PATH: it is needed to download " .. url
@@ -292,11 +354,11 @@ function M.install(src, cfg, cb, opts)
         end
         return done(false, ("could not move the new binary to %s: %s"):format(dest, tostring(err)))
       end
-      done(true, { path = dest .. "/bridle", version = ver, verified = verified, dir = dir })
+      done(true, { path = dest .. "/" .. M.exe(host), version = ver, verified = verified, dir = dir })
     end
 
     local function check_binary()
-      local bin = tmp .. "/new/bridle"
+      local bin = tmp .. "/new/" .. M.exe(host)
       local st = uv.fs_lstat(bin)
       if not st or st.type ~= "file" then
         return done(false, name .. " is a bad archive: it holds no bridle binary")
@@ -311,7 +373,7 @@ function M.install(src, cfg, cb, opts)
     end
 
     local function extract(file)
-      step({ "tar", "-xzf", file, "-C", tmp .. "/new" }, function(code, out)
+      step(M.extract_argv(file, tmp .. "/new", host), function(code, out)
         if code ~= 0 then
           return done(false, ("%s is a bad archive: tar failed (exit %d)%s"):format(name, code, out ~= "" and (": " .. out) or ""))
         end
@@ -332,7 +394,7 @@ function M.install(src, cfg, cb, opts)
         return done(false, "no sha256sum, shasum or openssl on PATH to check the archive against SHA256SUMS")
       end
       step(argv, function(code, out)
-        local got = code == 0 and out:match("^(%x+)") or nil
+        local got = code == 0 and M.parse_sum(out) or nil
         if not got then
           return done(false, ("could not compute the checksum of %s: %s"):format(name, out))
         end

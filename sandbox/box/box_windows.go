@@ -1,5 +1,3 @@
-//go:build !linux
-
 package box
 
 import (
@@ -30,8 +28,8 @@ func (b *Box) WatchesWrites() error {
 // Close does nothing: there is no spare helper outside Linux.
 func (b *Box) Close() error { return nil }
 
-// Run runs the command in its own process group with a timeout; this
-// system has none of the Linux layers, and the outcome says so.
+// Run runs the command through cmd.exe with a timeout; this system has
+// none of the Linux layers, and the outcome says so.
 func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	start := time.Now()
 	tmp, err := os.MkdirTemp("", "bridle-box-")
@@ -45,17 +43,19 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", s.Command)
+	shell := os.Getenv("ComSpec")
+	if shell == "" {
+		shell = `C:\Windows\System32\cmd.exe`
+	}
+	cmd := exec.CommandContext(runCtx, shell)
+	// The command line is the shell's, passed as written: cmd.exe parses
+	// its own line, not the argv quoting Go would add.
+	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: `cmd.exe /d /s /c "` + s.Command + `"`}
 	cmd.Dir = s.Dir
-	cmd.Env = append(append([]string(nil), s.Env...), "TMPDIR="+tmp)
+	cmd.Env = append(append([]string(nil), s.Env...), "TEMP="+tmp, "TMP="+tmp)
 	cmd.Stdout, cmd.Stderr = s.Output, s.Output
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	err = cmd.Run()
-	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 	out := Outcome{Duration: time.Since(start), Missing: b.layers(Outcome{}, nil).MissingLayers()}
 	if s.Writes != nil {
 		out.Unwatched = b.WatchesWrites().Error()
@@ -79,10 +79,10 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	const none = "this system is not Linux"
 	ls := []Layer{
 		{Name: "network namespace", Detail: none, Without: "commands share the host network"},
-		{Name: "pid namespace", Detail: none, Without: "the process group is killed; a process that leaves it survives"},
+		{Name: "process tree", Detail: none, Without: "only the command's first process is killed; what it started survives"},
 		{Name: "process cap", Detail: none, Without: "a fork bomb is stopped only by the timeout"},
 		{Name: "landlock", Detail: none, Without: "commands can write anywhere this user can"},
-		{Name: "seccomp", Detail: none, Without: "commands can reach every Unix socket of the desktop"},
+		{Name: "seccomp", Detail: none, Without: "commands can reach every named pipe and socket of the desktop"},
 		{Name: "write watch", Detail: none, Without: "bridle scans the workspace before and after each command to checkpoint what it changes: a copy of every file on a session's first command, and none past 20,000 files or 10,000 directories"},
 	}
 	if runErr != nil {

@@ -1,0 +1,92 @@
+//go:build unix && !linux
+
+package box
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// MaybeRunHelper returns at once: there is no helper outside Linux.
+func MaybeRunHelper() {}
+
+// There are no helpers or cgroups outside Linux.
+type (
+	helper     struct{}
+	cgroupBase struct{}
+)
+
+// WatchesWrites says that commands' writes cannot be watched here: that
+// takes Linux's seccomp.
+func (b *Box) WatchesWrites() error {
+	return errors.New("watching what commands write needs Linux (seccomp)")
+}
+
+// Close does nothing: there is no spare helper outside Linux.
+func (b *Box) Close() error { return nil }
+
+// Run runs the command in its own process group with a timeout; this
+// system has none of the Linux layers, and the outcome says so.
+func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
+	start := time.Now()
+	tmp, err := os.MkdirTemp("", "bridle-box-")
+	if err != nil {
+		return Outcome{}, fmt.Errorf("box: private temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	runCtx := ctx
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", s.Command)
+	cmd.Dir = s.Dir
+	cmd.Env = append(append([]string(nil), s.Env...), "TMPDIR="+tmp)
+	cmd.Stdout, cmd.Stderr = s.Output, s.Output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Run()
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	out := Outcome{Duration: time.Since(start), Missing: b.layers(Outcome{}, nil).MissingLayers()}
+	if s.Writes != nil {
+		out.Unwatched = b.WatchesWrites().Error()
+	}
+	switch {
+	case ctx.Err() != nil:
+		out.Cancelled = true
+	case runCtx.Err() != nil:
+		out.TimedOut = true
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		out.ExitCode = ee.ExitCode()
+	} else if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		return out, fmt.Errorf("box: %w", err)
+	}
+	return out, nil
+}
+
+func (b *Box) layers(out Outcome, runErr error) Report {
+	const none = "this system is not Linux"
+	ls := []Layer{
+		{Name: "network namespace", Detail: none, Without: "commands share the host network"},
+		{Name: "pid namespace", Detail: none, Without: "the process group is killed; a process that leaves it survives"},
+		{Name: "process cap", Detail: none, Without: "a fork bomb is stopped only by the timeout"},
+		{Name: "landlock", Detail: none, Without: "commands can write anywhere this user can"},
+		{Name: "seccomp", Detail: none, Without: "commands can reach every Unix socket of the desktop"},
+		{Name: "write watch", Detail: none, Without: "bridle scans the workspace before and after each command to checkpoint what it changes: a copy of every file on a session's first command, and none past 20,000 files or 10,000 directories"},
+	}
+	if runErr != nil {
+		ls = append([]Layer{{Name: "box", Detail: runErr.Error(), Without: "commands cannot run"}}, ls...)
+	}
+	return Report{Layers: ls}
+}
