@@ -153,7 +153,11 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools
 			card.Content = []acp.ToolCallContent{{Diff: d}}
 		}
 	}
-	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID, ToolCall: card, Options: options})
+	// _meta.bridle says what a session-wide answer would cover, in the
+	// permission package's terms, so that a client with no person
+	// (`bridle run --allow`) decides by the same patterns.
+	meta := map[string]any{"bridle": map[string]any{"tool": c.Name, "scope": ScopeMeta{Pattern: sc.Pattern, Command: sc.Command, Paths: sc.Paths}}}
+	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID, ToolCall: card, Options: options, Meta: meta})
 	if err != nil && ctx.Err() == nil {
 		// The editor failed to put the question: the user said nothing,
 		// so this is no cancel of theirs, and the model hears why.
@@ -221,4 +225,13 @@ func (s *Session) standInParent(ctx context.Context, answer event.Payload) error
 	}
 	_, err := s.parent.append(ctx, answer)
 	return err
+}
+
+// ScopeMeta is a permission request's _meta.bridle.scope: the call's
+// target as permission.Scope has it (Pattern is what an "always" answer
+// would record).
+type ScopeMeta struct {
+	Pattern string   `json:"pattern"`
+	Command string   `json:"command,omitempty"`
+	Paths   []string `json:"paths,omitempty"`
 }

@@ -33,6 +33,7 @@ type Models struct {
 	warned  map[string]uint64 // cwd → the config version whose warnings were logged
 	skipped map[string]uint64 // cwd → the version whose skipped instruction files were logged
 	windows map[string]windowEntry
+	said    map[string]bool // the lines logged
 }
 
 // Config returns the configuration that applies in cwd, read anew only
@@ -62,7 +63,8 @@ func (m *Models) DefaultFor(cwd string) string {
 	}
 	r, err := m.resolver(cwd)
 	if err != nil {
-		m.Log.Warn("settings not usable", "err", err)
+		// Debug: the session that needs a model says why it has none.
+		m.Log.Debug("settings not usable", "err", err)
 		return ""
 	}
 	return r.Default()
@@ -74,8 +76,8 @@ func (m *Models) Unconfigured(cwd string) string {
 	if m.DefaultFor(cwd) != "" {
 		return ""
 	}
-	if _, err := m.resolver(cwd); err != nil {
-		return err.Error()
+	if c := m.Config(cwd); c.Err != nil {
+		return c.Err.Error()
 	}
 	return resolve.NotConfiguredMessage
 }
@@ -129,15 +131,25 @@ func (m *Models) ProjectInstructions(cwd string) string {
 // logged for this version of cwd's configuration already.
 func (m *Models) logOnce(seen *map[string]uint64, cwd string, version uint64, prefix string, lines []string) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if *seen == nil {
 		*seen = map[string]uint64{}
 	}
 	fresh := (*seen)[cwd] != version
 	(*seen)[cwd] = version
-	m.mu.Unlock()
-	if fresh && m.Log != nil {
-		for _, l := range lines {
-			m.Log.Warn(prefix + l)
+	if !fresh || m.Log == nil {
+		return
+	}
+	if m.said == nil {
+		m.said = map[string]bool{}
+	}
+	for _, l := range lines {
+		// The user's settings apply in every directory: a line about
+		// them is said once, not once per directory.
+		if m.said[prefix+l] {
+			continue
 		}
+		m.said[prefix+l] = true
+		m.Log.Warn(prefix + l)
 	}
 }

@@ -33,11 +33,11 @@ func TestParseAll(t *testing.T) {
 	}
 }
 
-// TestPrinterFailedTitle: a call's end carries no title; the printer
+// TestHeadlessFailedTitle: a call's end carries no title; the client
 // names the call it started.
-func TestPrinterFailedTitle(t *testing.T) {
+func TestHeadlessFailedTitle(t *testing.T) {
 	var out, errs strings.Builder
-	p := &printer{stdout: &out, stderr: &errs}
+	p := newHeadless(&out, &errs, false, nil)
 	ctx := context.Background()
 	pending, failed := acp.ToolCallStatusPending, acp.ToolCallStatusFailed
 	p.Update(ctx, "s", acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: "c1", Title: "Read missing.txt", Status: &pending}})
@@ -59,10 +59,29 @@ func TestSplitCommand(t *testing.T) {
 		{[]string{"log", "S", "--json", "--version"}, "log", []string{"--version"}, []string{"S", "--json"}},
 		{[]string{"run", "--", "--db", "x"}, "run", nil, []string{"--", "--db", "x"}},
 		{[]string{"--db", "D"}, "", []string{"--db", "D"}, nil},
+		{[]string{"--help", "run"}, "run", []string{"--help"}, nil},
+		{[]string{"run", "--help"}, "run", nil, []string{"--help"}},
+		{[]string{"rewind", "-h", "--db", "D"}, "rewind", []string{"--db", "D"}, []string{"-h"}},
 	} {
 		cmd, global, rest := splitCommand(c.args)
 		if cmd != c.cmd || !slices.Equal(global, c.global) || !slices.Equal(rest, c.rest) {
 			t.Errorf("splitCommand(%q) = %q, %q, %q", c.args, cmd, global, rest)
+		}
+	}
+}
+
+// TestShellQuote quotes what a shell would split or expand.
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"go":             "go",
+		"go test ./...":  "'go test ./...'",
+		"src/**":         "'src/**'",
+		"it's":           `'it'\''s'`,
+		"":               "''",
+		"a=b,c:d@e+f/g.": "a=b,c:d@e+f/g.",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
