@@ -310,3 +310,28 @@ func TestHeadlessQuietAndProgress(t *testing.T) {
 	}
 	t.Logf("no server: failed after %s", took)
 }
+
+// TestHeadlessDocScenario plays the scenario docs/headless.md shows, so
+// that the documented format stays the one the scripted model reads.
+func TestHeadlessDocScenario(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(acptest.Root(), "docs", "headless.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "## Offline tests")
+	_, block, ok2 := strings.Cut(after, "```json\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/headless.md has no json block under \"## Offline tests\"")
+	}
+	model := acptest.Scenario(t, block)
+	dir := acptest.Workspace(t, map[string]string{"main.go": "package main\n"})
+	out, errs, code := runHeadless(t, nil, "", "run", "--json", "--db", filepath.Join(t.TempDir(), "b.db"), "--model", model, "--cwd", dir, "Look around")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	lines := jsonLines(t, out)
+	if got := answerOf(lines); got != "Listing the workspace.The workspace holds the project. Done." {
+		t.Errorf("answer = %q", got)
+	}
+}
