@@ -125,6 +125,9 @@ func (a *App) Run(ctx context.Context, client session.Client, p RunParams) (RunR
 // open: one is configured, its provider is known and has what it needs.
 // Opening makes no request.
 func (a *App) usableModel(ctx context.Context, cwd string) error {
+	if c := a.Models.Config(cwd); c.Err != nil {
+		return classed{ErrBadInput, c.Err}
+	}
 	if msg := a.Models.Unconfigured(cwd); msg != "" {
 		return classed{ErrBadInput, errors.New(msg)}
 	}

@@ -35,7 +35,7 @@ func (a *App) ReadLog(ctx context.Context, id string) (Log, error) {
 	defer st.Close()
 	if _, err := st.Session(ctx, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return Log{}, fmt.Errorf("no session %q in %s; list them with `bridle sessions`", id, a.DB)
+			return Log{}, classed{ErrBadInput, fmt.Errorf("no session %q in %s; list them with `bridle sessions`", id, a.DB)}
 		}
 		return Log{}, err
 	}

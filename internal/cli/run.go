@@ -145,7 +145,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdin io.Reader, std
 	}
 	h.finish(res, code, err)
 	if err != nil && !errors.Is(err, app.ErrCancelled) {
-		fmt.Fprintln(stderr, "bridle:", err)
+		fail(stderr, code, err)
 	}
 	return code
 }
