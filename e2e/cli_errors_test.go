@@ -136,3 +136,54 @@ func TestCLIRewindErrors(t *testing.T) {
 		t.Errorf("log of an unknown session: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestCLIRewindYours: a file the user changed after the agent did is
+// theirs. `bridle rewind` without a terminal leaves it, says no one
+// answered (not "you said leave it") and names the flags; --keep leaves
+// it, --overwrite puts it back.
+func TestCLIRewindYours(t *testing.T) {
+	model := acptest.Scenario(t, `{"name":"w","turns":[{"calls":[{"tool_calls":[{"name":"write_file","input":{"path":"a.txt","content":"agent\n"}}]},{"text":"Wrote it."}]}]}`)
+	for _, c := range []struct {
+		flag      string
+		gone      bool
+		stdout    string
+		stderrHas string
+	}{
+		{"", false, "no one answered whether to put it back", "--overwrite puts them back"},
+		{"--keep", false, "you said leave it", ""},
+		{"--overwrite", true, "", ""},
+	} {
+		t.Run("flag "+c.flag, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "b.db")
+			dir := acptest.Workspace(t, nil)
+			if _, errs, code := runHeadless(t, nil, "", "run", "--mode", "auto-edit", "--db", db, "--model", model, "--cwd", dir, "Write a.txt"); code != 0 {
+				t.Fatalf("run: exit %d\n%s", code, errs)
+			}
+			a := filepath.Join(dir, "a.txt")
+			if err := os.WriteFile(a, []byte("mine\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"rewind", sessionsOf(t, db)[0].SessionID, "1", "--db", db}
+			if c.flag != "" {
+				args = append(args, c.flag)
+			}
+			out, errs, code := runHeadless(t, nil, "", args...)
+			if code != 0 {
+				t.Fatalf("rewind: exit %d\n%s\n%s", code, out, errs)
+			}
+			if strings.Contains(out+errs, "bridle run") || strings.Contains(out+errs, "--mode") {
+				t.Errorf("rewind names another command's advice:\n%s\n%s", out, errs)
+			}
+			if !strings.Contains(out, c.stdout) || !strings.Contains(errs, c.stderrHas) {
+				t.Errorf("stdout:\n%s\nstderr:\n%s\nwant %q on stdout and %q on stderr", out, errs, c.stdout, c.stderrHas)
+			}
+			if c.flag == "" && strings.Contains(out, "you said") {
+				t.Errorf("no one was asked, yet the rewind says the user answered:\n%s", out)
+			}
+			_, err := os.Stat(a)
+			if gone := os.IsNotExist(err); gone != c.gone {
+				t.Errorf("a.txt gone = %v, want %v", gone, c.gone)
+			}
+		})
+	}
+}
