@@ -131,25 +131,18 @@ func (m *Models) ProjectInstructions(cwd string) string {
 // logged for this version of cwd's configuration already.
 func (m *Models) logOnce(seen *map[string]uint64, cwd string, version uint64, prefix string, lines []string) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if *seen == nil {
 		*seen = map[string]uint64{}
 	}
 	fresh := (*seen)[cwd] != version
 	(*seen)[cwd] = version
-	if !fresh || m.Log == nil {
+	m.mu.Unlock()
+	if !fresh {
 		return
-	}
-	if m.said == nil {
-		m.said = map[string]bool{}
 	}
 	for _, l := range lines {
 		// The user's settings apply in every directory: a line about
 		// them is said once, not once per directory.
-		if m.said[prefix+l] {
-			continue
-		}
-		m.said[prefix+l] = true
-		m.Log.Warn(prefix + l)
+		m.sayOnce(prefix + l)
 	}
 }
