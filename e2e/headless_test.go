@@ -136,7 +136,7 @@ func TestHeadlessJSON(t *testing.T) {
 	// The model read the refusal as the call's result.
 	var told bool
 	for _, e := range acptest.Log(t, db, sid) {
-		if e["kind"] == "tool_result" && strings.Contains(jsonText(e), "declined: touch refused.txt") {
+		if e["kind"] == "tool_result" && strings.Contains(jsonText(e), "not run: no one is there to approve it (a headless run refuses what needs approval): touch refused.txt") {
 			told = true
 		}
 	}

@@ -199,8 +199,11 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools
 				return false, err
 			}
 		}
-		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
-			Output: "the user declined: " + summary})
+		out := "the user declined: " + summary
+		if Unattended(resp) {
+			out = "not run: no one is there to approve it (a headless run refuses what needs approval): " + summary
+		}
+		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied", Output: out})
 	}
 }
 

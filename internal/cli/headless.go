@@ -209,7 +209,9 @@ func (h *headless) RequestPermission(_ context.Context, req acp.RequestPermissio
 		h.emit(line{Type: "refused", ToolCallID: req.ToolCall.ToolCallID, Tool: tool, Title: title, Pattern: pattern})
 	}
 	fmt.Fprintf(h.stderr, "bridle: refused %s: it needs approval and no one is there to give it; %s\n", title, h.advice(scope, pattern))
-	return choose(req, acp.PermissionOptionKindRejectOnce), nil
+	resp := choose(req, acp.PermissionOptionKindRejectOnce)
+	resp.Meta = map[string]any{"bridle": map[string]any{"unattended": true}}
+	return resp, nil
 }
 
 // advice says how a later run lets such a call run: the pattern that
