@@ -108,11 +108,9 @@ func normalize(s string, dirs ...string) string {
 // warned about once per run, not once per directory that reads them.
 func TestCLISettingsWarnedOnce(t *testing.T) {
 	model := acptest.Scenario(t, `{"name":"ok","turns":[{"calls":[{"text":"Fine."}]}]}`)
-	cfg := t.TempDir()
-	os.MkdirAll(filepath.Join(cfg, "bridle"), 0o755)
-	os.WriteFile(filepath.Join(cfg, "bridle", "settings.json"), []byte(`{"bogus": 1}`), 0o644)
+	env, _ := userSettings(t, `{"bogus": 1}`)
 	dir := acptest.Workspace(t, nil)
-	_, errs, code := runHeadless(t, []string{"XDG_CONFIG_HOME=" + cfg}, "", "run", "--db", filepath.Join(t.TempDir(), "b.db"), "--model", model, "--cwd", dir, "hi")
+	_, errs, code := runHeadless(t, []string{env}, "", "run", "--db", filepath.Join(t.TempDir(), "b.db"), "--model", model, "--cwd", dir, "hi")
 	if code != 0 || strings.Count(errs, `unknown setting \"bogus\"`) != 1 {
 		t.Errorf("exit %d; want the unknown setting warned once:\n%s", code, errs)
 	}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,17 +10,12 @@ import (
 	"github.com/bridle-dev/bridle/provider/providertest"
 )
 
-// cliSettings writes the user's settings.json in a new config directory
-// and returns the environment that uses it, with no provider of the
+// cliSettings is userSettings' environment, with no provider of the
 // machine running the tests.
 func cliSettings(t *testing.T, settings string) []string {
 	t.Helper()
-	cfg := t.TempDir()
-	os.MkdirAll(filepath.Join(cfg, "bridle"), 0o755)
-	if err := os.WriteFile(filepath.Join(cfg, "bridle", "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return append(noProviders(), "XDG_CONFIG_HOME="+cfg)
+	env, _ := userSettings(t, settings)
+	return append(noProviders(), env)
 }
 
 // firstWindow is the window the session's first request was budgeted for.
