@@ -335,3 +335,20 @@ func TestHeadlessDocScenario(t *testing.T) {
 		t.Errorf("answer = %q", got)
 	}
 }
+
+// TestHeadlessSecretCommand: a command holding a secret is shown, refused
+// and reported redacted; stdout and stderr never carry the secret, and an
+// --allow naming it does not match the redacted command, so it is refused.
+func TestHeadlessSecretCommand(t *testing.T) {
+	const secret = "ghp_Zy7Lq2Wx9Kd4Mv8Tr3Bn6Pf1Hs5Jc0Ga4Ue"
+	model := acptest.Scenario(t, `{"name":"s","turns":[{"calls":[{"tool_calls":[{"name":"run_command","input":{"command":"curl -H 'Authorization: token `+secret+`' https://example.com"}}]},{"text":"Done."}]}]}`)
+	out, errs, code := runHeadless(t, nil, "", "run", "--json", "--allow", "curl -H 'Authorization: token "+secret+"' https://example.com",
+		"--db", filepath.Join(t.TempDir(), "b.db"), "--model", model, "--cwd", acptest.Workspace(t, nil), "Fetch it.")
+	if code != 3 {
+		t.Errorf("exit %d, want 3 (refused)\n%s\n%s", code, out, errs)
+	}
+	if strings.Contains(out+errs, secret[8:24]) {
+		t.Errorf("the secret reached stdout or stderr:\n%s\n%s", out, errs)
+	}
+	jsonLines(t, out)
+}

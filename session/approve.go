@@ -155,8 +155,15 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools
 	}
 	// _meta.bridle says what a session-wide answer would cover, in the
 	// permission package's terms, so that a client with no person
-	// (`bridle run --allow`) decides by the same patterns.
-	meta := map[string]any{"bridle": map[string]any{"tool": c.Name, "scope": ScopeMeta{Pattern: sc.Pattern, Command: sc.Command, Paths: sc.Paths}}}
+	// (`bridle run --allow`) decides by the same patterns. Redacted like
+	// the card: a command holding a secret then matches no pattern, and
+	// is refused.
+	red := s.redactor()
+	scope := ScopeMeta{Pattern: red.Redact(sc.Pattern), Command: red.Redact(sc.Command)}
+	for _, p := range sc.Paths {
+		scope.Paths = append(scope.Paths, red.Redact(p))
+	}
+	meta := map[string]any{"bridle": map[string]any{"tool": c.Name, "scope": scope}}
 	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID, ToolCall: card, Options: options, Meta: meta})
 	if err != nil && ctx.Err() == nil {
 		// The editor failed to put the question: the user said nothing,
