@@ -9,7 +9,7 @@ import (
 )
 
 // update rewrites the golden files of the command line's output:
-// go test ./e2e -run 'TestCLIHelp|TestCLIErrors' -update
+// go test ./e2e -run 'TestCLIHelp|TestCLIErrors|TestHeadlessJSON$' -update
 var update = flag.Bool("update", false, "rewrite e2e/testdata's golden files")
 
 // golden compares got with the file testdata/name, or writes it with

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,6 +70,20 @@ func jsonLines(t *testing.T, out string) []map[string]any {
 	return lines
 }
 
+var (
+	usageFigures = regexp.MustCompile(`"(size|used)":\d+`)
+	callIDs      = regexp.MustCompile(`"call-\d+-(\d+)"`)
+)
+
+// normalizeJSON replaces in --json's lines what changes from run to run
+// (session id, temporary paths) or with the code around (the context
+// window's figures, tool call ids made of event numbers).
+func normalizeJSON(out string, dir, model string) string {
+	out = normalize(strings.ReplaceAll(out, model, "scripted/SCENARIO"), dir)
+	out = usageFigures.ReplaceAllString(out, `"$1":N`)
+	return callIDs.ReplaceAllString(out, `"call-N-$1"`)
+}
+
 // kindOf names a line: its type, and an update's sessionUpdate.
 func kindOf(l map[string]any) string {
 	if u, ok := l["update"].(map[string]any); ok {
@@ -92,6 +107,7 @@ func TestHeadlessJSON(t *testing.T) {
 		t.Fatalf("exit %d, want 3 (a call was refused)\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	lines := jsonLines(t, out)
+	golden(t, "json/headless.jsonl", normalizeJSON(out, dir, model))
 	first, last := lines[0], lines[len(lines)-1]
 	if first["type"] != "session" || first["model"] != model || first["mode"] != "ask" {
 		t.Errorf("first line = %v, want the session", first)
