@@ -47,7 +47,8 @@ editor would get, {"type":"allowed"|"refused"|"retry"}, and last
 provider reports one, and the exit code. See docs/headless.md.
 
 Exit codes:
-  0    the turn ended (end_turn)
+  0    the turn ended (end_turn; or the model stopped on its own, max_tokens
+       or refusal: --json's stopReason says which)
   1    the model provider failed (unreachable, bad key, refused the request)
   2    bad input: flags, prompt, session, mode, model or settings
   3    a tool call was refused: it needed approval (see --allow, --mode)
