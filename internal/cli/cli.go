@@ -252,6 +252,9 @@ Usage:
   bridle help [COMMAND]                show this help, or a command's
                                        (bridle COMMAND --help is the same)
 
+Exit codes: 0 done, 1 failed, 2 a mistake in the command line (said on
+stderr); bridle run has more for scripts (bridle run --help).
+
 Flags:
 `)
 	fl.SetOutput(w)

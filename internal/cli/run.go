@@ -76,7 +76,7 @@ func runOnce(ctx context.Context, g globals, args []string, stdin io.Reader, std
 	maxTurns := fl.Int("max-turns", 0, "stop after `N` model calls (default 50)")
 	var allow patterns
 	fl.Var(&allow, "allow", "run calls this `pattern` covers without asking (repeatable)")
-	quiet := fl.Bool("quiet", false, "nothing on stderr but errors")
+	quiet := fl.Bool("quiet", false, "nothing on stderr but errors and refusals")
 	progress := fl.Bool("progress", false, "progress on stderr even when it is not a terminal")
 	words, code, done := parseCommand(fl, runHelp, args, stdout, stderr)
 	if done {
