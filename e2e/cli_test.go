@@ -194,7 +194,7 @@ func TestCLIDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bridle demo: %v\n%s\n%s", err, out, errs)
 	}
-	for _, want := range []string{"you › What does this project do?", "greeting()", "turn ended: end_turn", "session_started", "go run . log --db"} {
+	for _, want := range []string{"you › What does this project do?", "greeting()", "turn ended: end_turn", "session_started", "\n  bridle log --db"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

@@ -6,19 +6,41 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
 )
 
-// A client written with the official ACP TypeScript SDK completes
-// initialize → session/new → prompt → cancel → load against the binary.
-func TestTypeScriptSDKClient(t *testing.T) {
+// nodeSDK returns e2e/node once Node 20 or later and the ACP SDK are
+// there, or fails saying in one line what to run first.
+func nodeSDK(t *testing.T) string {
+	t.Helper()
 	dir := filepath.Join(acptest.Root(), "e2e", "node")
+	out, err := exec.Command("node", "-p", "process.versions.node").Output()
+	if err != nil {
+		t.Fatalf("these tests need Node 20 or later (node: %v): install it, then run `make test` (or `npm ci` in %s)", err, dir)
+	}
+	version := strings.TrimSpace(string(out))
+	if major, _, _ := strings.Cut(version, "."); atoi(major) < 20 {
+		t.Fatalf("these tests need Node 20 or later, not %s: install a newer one, then run `make test` (or `npm ci` in %s)", version, dir)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
 		t.Fatalf("the ACP SDK is not installed: run `make test` (or `npm ci` in %s) first", dir)
 	}
+	return dir
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// A client written with the official ACP TypeScript SDK completes
+// initialize → session/new → prompt → cancel → load against the binary.
+func TestTypeScriptSDKClient(t *testing.T) {
+	dir := nodeSDK(t)
 	const scenario = `{"turns": [
 		{"calls": [
 			{"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}}]},
@@ -62,10 +84,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 // loads both: the fork holds the parent's conversation and its own, the
 // parent only its own.
 func TestTypeScriptSDKForks(t *testing.T) {
-	dir := filepath.Join(acptest.Root(), "e2e", "node")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
-		t.Fatalf("the ACP SDK is not installed: run `make test` (or `npm ci` in %s) first", dir)
-	}
+	dir := nodeSDK(t)
 	const scenario = `{"turns": [
 		{"match": "PROMPT-ONE", "calls": [{"text": "one done"}]},
 		{"match": "PROMPT-TWO", "calls": [{"text": "two done"}]}

@@ -148,8 +148,11 @@ var unknownDefaults = map[string]Model{
 
 // LookupModel returns what the catalogue knows of model id (written
 // "provider/model-id"). api is the wire API the provider speaks
-// ("anthropic" or "openai"); local servers speaking the OpenAI API are
-// matched against open-weight model names too. When nothing matches, it
+// ("anthropic" or "openai"). Anthropic's and OpenAI's own models are
+// matched only for those providers (and the Anthropic API); any other
+// provider speaking the OpenAI API (a local server, a gateway) is matched
+// against open-weight model names only: its "gpt-5" may be anything, and
+// overestimating a window makes requests fail. When nothing matches, it
 // returns a conservative guess with Known false.
 func LookupModel(id, api string) Model {
 	prov, name, _ := strings.Cut(id, "/")
@@ -160,7 +163,7 @@ func LookupModel(id, api string) Model {
 	case prov == "openai":
 		tables = [][]family{openaiModels}
 	default:
-		tables = [][]family{openModels, openaiModels, anthropicModels}
+		tables = [][]family{openModels}
 	}
 	key := normalize(name)
 	var best *family

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"math/rand/v2"
+	"syscall"
 	"time"
 )
 
@@ -26,6 +27,10 @@ type RetryPolicy struct {
 	// before the wait, so the session can log it.
 	OnRetry func(attempt int, err error, wait time.Duration)
 }
+
+// refusedAttempts is the most calls made to a URL where nothing listens
+// (connection refused), the first included, whatever Attempts says.
+const refusedAttempts = 2
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Attempts <= 0 {
@@ -119,6 +124,11 @@ func (r *retrying) decide(ctx context.Context, attempt int, err error, output bo
 	}
 	pe, ok := AsError(err)
 	if !ok || !pe.Retryable || pe.Partial {
+		return 0, false
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) && attempt >= refusedAttempts {
+		// Nothing listens there: a server being restarted is back
+		// within a retry; more would only keep the user waiting.
 		return 0, false
 	}
 	if pe.RetryAfter > 0 {

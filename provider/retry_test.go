@@ -3,6 +3,8 @@ package provider_test
 import (
 	"context"
 	"errors"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,5 +188,33 @@ func TestRetryWaitIsCancellable(t *testing.T) {
 	}
 	if time.Since(start) > 10*time.Second {
 		t.Fatal("the wait was not cut short by the cancellation")
+	}
+}
+
+// TestRetryRefusedOnce: where nothing listens (connection refused) the
+// call is tried twice, not Attempts times, so the user is not kept
+// waiting for a server that is not there.
+func TestRetryRefusedOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close()
+	var retries int
+	p := provider.WithRetry(openai.New(openai.Config{APIKey: "k", BaseURL: url + "/v1"}),
+		provider.RetryPolicy{Attempts: 5, BaseDelay: time.Millisecond, OnRetry: func(int, error, time.Duration) { retries++ }})
+	var last error
+	for _, err := range p.Stream(context.Background(), provider.Request{Model: "m"}) {
+		if err != nil {
+			last = err
+		}
+	}
+	pe, ok := provider.AsError(last)
+	if !ok || pe.Kind != provider.ErrNetwork || !errors.Is(last, syscall.ECONNREFUSED) {
+		t.Fatalf("err = %v, want a refused connection", last)
+	}
+	if retries != 1 {
+		t.Errorf("%d retries, want 1", retries)
 	}
 }

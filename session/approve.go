@@ -153,7 +153,18 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools
 			card.Content = []acp.ToolCallContent{{Diff: d}}
 		}
 	}
-	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID, ToolCall: card, Options: options})
+	// _meta.bridle says what a session-wide answer would cover, in the
+	// permission package's terms, so that a client with no person
+	// (`bridle run --allow`) decides by the same patterns. Redacted like
+	// the card: a command holding a secret then matches no pattern, and
+	// is refused.
+	red := s.redactor()
+	scope := ScopeMeta{Pattern: red.Redact(sc.Pattern), Command: red.Redact(sc.Command)}
+	for _, p := range sc.Paths {
+		scope.Paths = append(scope.Paths, red.Redact(p))
+	}
+	meta := map[string]any{"bridle": map[string]any{"tool": c.Name, "scope": scope}}
+	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID, ToolCall: card, Options: options, Meta: meta})
 	if err != nil && ctx.Err() == nil {
 		// The editor failed to put the question: the user said nothing,
 		// so this is no cancel of theirs, and the model hears why.
@@ -195,8 +206,11 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools
 				return false, err
 			}
 		}
-		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied",
-			Output: "the user declined: " + summary})
+		out := "the user declined: " + summary
+		if Unattended(resp) {
+			out = "not run: no one is there to approve it (a headless run refuses what needs approval): " + summary
+		}
+		return false, t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "denied", Output: out})
 	}
 }
 
@@ -221,4 +235,13 @@ func (s *Session) standInParent(ctx context.Context, answer event.Payload) error
 	}
 	_, err := s.parent.append(ctx, answer)
 	return err
+}
+
+// ScopeMeta is a permission request's _meta.bridle.scope: the call's
+// target as permission.Scope has it (Pattern is what an "always" answer
+// would record).
+type ScopeMeta struct {
+	Pattern string   `json:"pattern"`
+	Command string   `json:"command,omitempty"`
+	Paths   []string `json:"paths,omitempty"`
 }

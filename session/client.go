@@ -70,3 +70,12 @@ func Answered(r acp.RequestPermissionResponse) string {
 	}
 	return r.Outcome.Selected.OptionID
 }
+
+// Unattended reports whether a refusal came from a client with no person
+// to ask (`bridle run`: _meta.bridle.unattended), so the model is not told
+// that a user declined.
+func Unattended(r acp.RequestPermissionResponse) bool {
+	b, _ := r.Meta["bridle"].(map[string]any)
+	u, _ := b["unattended"].(bool)
+	return u
+}

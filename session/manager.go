@@ -61,7 +61,8 @@ type Config struct {
 	// means no provider is configured (yet).
 	DefaultModel func(cwd string) string
 	// Retry says how failed model calls are retried; each failed attempt
-	// is logged as a provider_error event.
+	// is logged as a provider_error event, then told to Retry.OnRetry
+	// if set.
 	Retry provider.RetryPolicy
 	// Tools are the built-in tools; each mode offers a subset.
 	Tools []tools.Tool

@@ -341,13 +341,17 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 				before[f.Path] = f.From
 			}
 		}
-		yes, err := t.askOverwrite(ctx, from, plan.Yours)
+		yes, answered, err := t.askOverwrite(ctx, from, plan.Yours)
 		if err != nil {
 			return "", err
 		}
 		for _, p := range plan.Yours {
 			if !yes {
-				kept = append(kept, p+" (changed since the agent; you said leave it)")
+				why := "you said leave it"
+				if !answered {
+					why = "no one answered whether to put it back"
+				}
+				kept = append(kept, p+" (changed since the agent; "+why+")")
 				continue
 			}
 			// Hashed again: the user may have changed it while asked. A file
@@ -425,8 +429,8 @@ func (s *Session) timeOf(seq int64) time.Time {
 }
 
 // askOverwrite asks whether files the user changed after the agent may be
-// put back too; no answer is no.
-func (t *turn) askOverwrite(ctx context.Context, from int64, paths []string) (bool, error) {
+// put back too; no answer is no. answered says the user chose.
+func (t *turn) askOverwrite(ctx context.Context, from int64, paths []string) (yes, answered bool, err error) {
 	s := t.s
 	title := "Rewind: put back files you changed since the agent?"
 	kind := acp.ToolKindEdit
@@ -445,12 +449,13 @@ func (t *turn) askOverwrite(ctx context.Context, from int64, paths []string) (bo
 		}})
 	if err != nil {
 		if ctx.Err() != nil {
-			return false, ctx.Err()
+			return false, false, ctx.Err()
 		}
 		s.m.log.Warn("rewind question failed; leaving the user's files alone", "session", s.row.ID, "err", err)
-		return false, nil
+		return false, false, nil
 	}
-	return Answered(resp) == optAllowOnce, nil
+	a := Answered(resp)
+	return a == optAllowOnce, a != "", nil
 }
 
 // rewindCutShort says the log's last rewind has its plan but not its end.

@@ -290,7 +290,13 @@ func (t *turn) model(ctx context.Context) (provider.Provider, error) {
 		return nil, err
 	}
 	policy := s.m.cfg.Retry
+	// The configured OnRetry (a headless run's progress line) is told
+	// too, after the attempt is recorded.
+	told := policy.OnRetry
 	policy.OnRetry = func(attempt int, err error, wait time.Duration) {
+		if told != nil {
+			defer told(attempt, err, wait)
+		}
 		pe := event.ProviderError{Provider: p.Name(), ErrKind: "internal", Message: err.Error(), Attempt: attempt, Retryable: true}
 		if e, ok := provider.AsError(err); ok {
 			pe.ErrKind, pe.Status, pe.Message = string(e.Kind), e.Status, fmt.Sprintf("%s; retrying in %s", e.Error(), wait.Round(time.Millisecond))

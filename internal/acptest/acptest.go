@@ -29,9 +29,19 @@ func Root() string {
 
 var (
 	buildOnce sync.Once
+	binDir    string // where the binary was built; Main removes it
 	binPath   string
 	buildErr  error
 )
+
+// Cleanup removes the binary Binary built, so that tests leave nothing
+// in the temporary directory: a test package's TestMain calls it once its
+// tests have run.
+func Cleanup() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+}
 
 // Binary returns the path of a bridle binary built from this checkout
 // once per test process ($BRIDLE_BIN overrides it).
@@ -46,6 +56,7 @@ func Binary(t testing.TB) string {
 			buildErr = err
 			return
 		}
+		binDir = dir
 		binPath = filepath.Join(dir, "bridle")
 		cmd := exec.Command("go", "build", "-o", binPath, ".")
 		cmd.Dir = Root()

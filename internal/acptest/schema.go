@@ -181,3 +181,37 @@ func (a *Agent) AssertValid(t testing.TB) {
 		}
 	}
 }
+
+// CompileSchema compiles the JSON Schema in the repository file path
+// (e.g. docs/headless.schema.json), which may refer to the vendored ACP
+// schemas by their URLs (https://agentclientprotocol.com/schema.json#/$defs/...).
+func CompileSchema(path string) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	for _, file := range []string{path, filepath.Join("testdata", "acp", unstableSchema), filepath.Join("testdata", "acp", stableSchema)} {
+		raw, err := os.ReadFile(filepath.Join(Root(), file))
+		if err != nil {
+			return nil, err
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		url := "file:///" + filepath.ToSlash(file)
+		if file != path {
+			url = schemaURL(filepath.Base(file))
+		}
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, err
+		}
+	}
+	return c.Compile("file:///" + filepath.ToSlash(path))
+}
+
+// ValidateJSON checks one JSON document against a compiled schema.
+func ValidateJSON(s *jsonschema.Schema, doc []byte) error {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return err
+	}
+	return s.Validate(inst)
+}

@@ -33,6 +33,7 @@ type Models struct {
 	warned  map[string]uint64 // cwd → the config version whose warnings were logged
 	skipped map[string]uint64 // cwd → the version whose skipped instruction files were logged
 	windows map[string]windowEntry
+	said    map[string]bool // the lines logged
 }
 
 // Config returns the configuration that applies in cwd, read anew only
@@ -62,7 +63,8 @@ func (m *Models) DefaultFor(cwd string) string {
 	}
 	r, err := m.resolver(cwd)
 	if err != nil {
-		m.Log.Warn("settings not usable", "err", err)
+		// Debug: the session that needs a model says why it has none.
+		m.Log.Debug("settings not usable", "err", err)
 		return ""
 	}
 	return r.Default()
@@ -74,8 +76,8 @@ func (m *Models) Unconfigured(cwd string) string {
 	if m.DefaultFor(cwd) != "" {
 		return ""
 	}
-	if _, err := m.resolver(cwd); err != nil {
-		return err.Error()
+	if c := m.Config(cwd); c.Err != nil {
+		return c.Err.Error()
 	}
 	return resolve.NotConfiguredMessage
 }
@@ -135,9 +137,12 @@ func (m *Models) logOnce(seen *map[string]uint64, cwd string, version uint64, pr
 	fresh := (*seen)[cwd] != version
 	(*seen)[cwd] = version
 	m.mu.Unlock()
-	if fresh && m.Log != nil {
-		for _, l := range lines {
-			m.Log.Warn(prefix + l)
-		}
+	if !fresh {
+		return
+	}
+	for _, l := range lines {
+		// The user's settings apply in every directory: a line about
+		// them is said once, not once per directory.
+		m.sayOnce(prefix + l)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/bridle-dev/bridle/event"
@@ -24,6 +25,9 @@ type Log struct {
 // ReadLog reads session id's log from the database, which it opens only for
 // that. A session the database does not hold is an error naming it.
 func (a *App) ReadLog(ctx context.Context, id string) (Log, error) {
+	if !storeExists(a.DB) {
+		return Log{}, classed{ErrBadInput, fmt.Errorf("no session %q: the database %s does not exist", id, a.DB)}
+	}
 	st, err := store.Open(ctx, a.DB)
 	if err != nil {
 		return Log{}, err
@@ -31,7 +35,7 @@ func (a *App) ReadLog(ctx context.Context, id string) (Log, error) {
 	defer st.Close()
 	if _, err := st.Session(ctx, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return Log{}, fmt.Errorf("no session %q in %s; list them with `bridle sessions`", id, a.DB)
+			return Log{}, classed{ErrBadInput, fmt.Errorf("no session %q in %s; list them with `bridle sessions`", id, a.DB)}
 		}
 		return Log{}, err
 	}
@@ -69,8 +73,12 @@ func (l Log) Replaces(i int) *session.Replaces {
 }
 
 // Sessions lists the database's sessions, subagents' included, newest
-// first; it opens the database only for that.
+// first; it opens the database only for that, and a database that does
+// not exist is read as empty, not made.
 func (a *App) Sessions(ctx context.Context) ([]store.Session, error) {
+	if !storeExists(a.DB) {
+		return nil, nil
+	}
 	st, err := store.Open(ctx, a.DB)
 	if err != nil {
 		return nil, err
@@ -78,6 +86,13 @@ func (a *App) Sessions(ctx context.Context) ([]store.Session, error) {
 	defer st.Close()
 	rows, _, err := st.Sessions(ctx, store.ListOptions{Children: true})
 	return rows, err
+}
+
+// storeExists reports whether the database file is there: the commands
+// that only read it must not make it.
+func storeExists(db string) bool {
+	_, err := os.Stat(db)
+	return err == nil
 }
 
 // SessionTree orders sessions so that each subagent's and each fork

@@ -8,7 +8,10 @@ import "github.com/bridle-dev/bridle/config"
 func (m *Models) Sandbox() config.Sandbox {
 	c := m.Config("")
 	if c.Err != nil {
-		m.Log.Error("settings not usable; the sandbox uses its defaults", "err", c.Err)
+		// Debug: every command that needs the settings says this error
+		// itself (a session cannot start); the sandbox's defaults are
+		// the strictest, so nothing is lost meanwhile.
+		m.Log.Debug("settings not usable; the sandbox uses its defaults", "err", c.Err)
 		return config.Sandbox{}
 	}
 	s, err := config.ParseSandbox(c.Settings.Sandbox)

@@ -139,9 +139,14 @@ func (a *App) StartProbe() *box.Probe {
 // Manager builds the session manager that reports to client; files is
 // the editor's file system, nil when there is no editor.
 func (a *App) Manager(client session.Client, files session.FileClient) *session.Manager {
+	return session.NewManager(a.config(client, files))
+}
+
+// config is the session manager's configuration on this stack.
+func (a *App) config(client session.Client, files session.FileClient) session.Config {
 	hidden, own := a.paths()
 	sbx, bx := a.Sandbox, a.Box
-	return session.NewManager(session.Config{
+	return session.Config{
 		Store:        a.Store,
 		Client:       client,
 		Files:        files,
@@ -158,7 +163,7 @@ func (a *App) Manager(client session.Client, files session.FileClient) *session.
 		Version:      a.Version,
 		Locks:        a.locks,
 		Unconfined:   func() string { return a.StartProbe().Report().Unconfined() },
-	})
+	}
 }
 
 // Close closes the box and the store.

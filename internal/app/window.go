@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/bridle-dev/bridle/config"
@@ -115,6 +116,11 @@ func (m *Models) window(cwd string) contextwin.Models {
 			return contextwin.DefaultModel
 		}
 		cm := pm.ModelSpec
+		if !pm.Known {
+			m.sayOnce(fmt.Sprintf("model %s is not in bridle's catalogue: its context window is taken as %d tokens (at most %d out); "+
+				"if the server gives it another, declare it in settings.json: \"models\": {%q: {\"window\": TOKENS}} (see docs/configuration.md)",
+				spec, cm.Window, cm.MaxOutput, spec))
+		}
 		if name, id, _ := strings.Cut(spec, "/"); name == "scripted" {
 			if sc, err := scripted.Load(m.Scenarios, id); err == nil {
 				if sc.Model.Window > 0 {
@@ -131,4 +137,18 @@ func (m *Models) window(cwd string) contextwin.Models {
 		}
 		return cm
 	}
+}
+
+// sayOnce logs a warning once per process.
+func (m *Models) sayOnce(line string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.said == nil {
+		m.said = map[string]bool{}
+	}
+	if m.said[line] || m.Log == nil {
+		return
+	}
+	m.said[line] = true
+	m.Log.Warn(line)
 }

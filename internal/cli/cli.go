@@ -2,8 +2,9 @@
 // its flags and its output; what runs sessions is built by internal/app.
 //
 //	bridle                      serve ACP on stdio (what editors run)
+//	bridle serve                the same, named
 //	bridle demo                 run a short scripted session and show it
-//	bridle run PROMPT           one headless turn, the answer on stdout
+//	bridle run PROMPT|-         one headless turn, for scripts and CI
 //	bridle rewind SESSION N     go back to before prompt N: files and conversation
 //	bridle sessions [--json]    list sessions
 //	bridle log SESSION [--json] print a session's event log
@@ -11,8 +12,8 @@
 //	bridle doctor [--json]      show which sandbox layers this machine has
 //
 // Global flags: --db PATH (or BRIDLE_DB), --model provider/model-id (or
-// BRIDLE_MODEL), wherever they stand. Logs go to stderr at the level in
-// BRIDLE_LOG.
+// BRIDLE_MODEL), wherever they stand. Each command has --help, on stdout.
+// Logs go to stderr at the level in BRIDLE_LOG.
 package cli
 
 import (
@@ -46,21 +47,24 @@ type globals struct {
 	build Build
 }
 
-// Main runs the command line args and returns the exit code.
+// Main runs the command line args and returns the exit code. Help goes
+// to stdout; an error is said once, on stderr, in the command line's
+// words, with a non-zero exit (2 for a mistake in the command line).
 func Main(ctx context.Context, b Build, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("bridle", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl.SetOutput(io.Discard)
+	fl.Usage = func() {}
 	g := globals{build: b}
 	fl.StringVar(&g.db, "db", "", "SQLite database `path` (default $BRIDLE_DB, else $XDG_DATA_HOME/bridle/bridle.db)")
 	fl.StringVar(&g.model, "model", "", "model as `provider/model-id` (default $BRIDLE_MODEL)")
 	showVersion := fl.Bool("version", false, "print the version and exit")
-	fl.Usage = func() { usage(stderr, fl) }
 	cmd, global, rest := splitCommand(args)
 	if err := fl.Parse(global); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fl)
 			return 0
 		}
-		return 2
+		return fail(stderr, exitBadInput, fmt.Errorf("%v; bridle --help lists the flags", err))
 	}
 	if *showVersion {
 		fmt.Fprintln(stdout, b)
@@ -76,40 +80,100 @@ func Main(ctx context.Context, b Build, args []string, stdin io.Reader, stdout, 
 	var err error
 	switch cmd {
 	case "", "serve":
-		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "bridle: unexpected argument %q; run `bridle help`\n", rest[0])
-			return 2
-		}
-		return serve(ctx, g, stdin, stdout)
+		return serve(ctx, g, rest, stdin, stdout, stderr)
 	case "demo":
-		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "bridle: demo takes no argument, not %q; run `bridle help`\n", rest[0])
-			return 2
-		}
-		err = demo(ctx, g, stdout)
+		err = demo(ctx, g, rest, stdout, stderr)
 	case "run":
-		err = runOnce(ctx, g, rest, stdout, stderr)
+		return runOnce(ctx, g, rest, stdin, stdout, stderr)
 	case "rewind":
-		err = rewind(ctx, g, rest, stdout, stderr)
+		return rewind(ctx, g, rest, stdin, stdout, stderr)
 	case "sessions":
-		err = listSessions(ctx, g, rest, stdout)
+		err = listSessions(ctx, g, rest, stdout, stderr)
 	case "log":
-		err = printLog(ctx, g, rest, stdout)
+		err = printLog(ctx, g, rest, stdout, stderr)
 	case "doctor":
-		err = doctor(rest, stdout)
+		err = doctor(rest, stdout, stderr)
 	case "help":
-		usage(stdout, fl)
-		return 0
+		return help(fl, rest, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "bridle: unknown command %q; run `bridle help`\n", cmd)
-		return 2
+		return fail(stderr, exitBadInput, fmt.Errorf("unknown command %q; bridle --help lists the commands", cmd))
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "bridle:", err)
-		return 1
+		var done handled
+		if errors.As(err, &done) {
+			return int(done)
+		}
+		code := exitFailed
+		if errors.Is(err, app.ErrBadInput) {
+			code = exitBadInput
+		}
+		return fail(stderr, code, err)
 	}
 	return 0
 }
+
+// handled is a command's exit code once it has said what went wrong
+// (its help, or a flag it could not parse).
+type handled int
+
+func (h handled) Error() string { return fmt.Sprintf("exit %d", int(h)) }
+
+// badInput is a mistake in the command line, exit code 2.
+func badInput(format string, args ...any) error {
+	return inputError{fmt.Errorf(format, args...)}
+}
+
+type inputError struct{ error }
+
+func (e inputError) Unwrap() []error { return []error{app.ErrBadInput, e.error} }
+
+// fail says err once on stderr, "bridle: " before it, and returns code.
+func fail(stderr io.Writer, code int, err error) int {
+	fmt.Fprintln(stderr, "bridle:", strings.TrimPrefix(err.Error(), "bridle: "))
+	return code
+}
+
+// help is `bridle help [COMMAND]`.
+func help(fl *flag.FlagSet, rest []string, stdout, stderr io.Writer) int {
+	if len(rest) == 0 {
+		usage(stdout, fl)
+		return 0
+	}
+	if _, ok := commandHelp[rest[0]]; !ok {
+		return fail(stderr, exitBadInput, fmt.Errorf("no command %q; bridle --help lists the commands", rest[0]))
+	}
+	// Each command prints its own help, with its flags.
+	return Main(context.Background(), Build{}, []string{rest[0], "--help"}, strings.NewReader(""), stdout, stderr)
+}
+
+// commandHelp are the commands that have a help of their own.
+var commandHelp = map[string]bool{"serve": true, "demo": true, "run": true, "rewind": true, "sessions": true, "log": true, "doctor": true}
+
+// parseCommand parses a subcommand's flags wherever they stand among
+// args (parseAll) and returns its other arguments. With -h or --help it
+// prints help and the flags on stdout; a flag it cannot parse is said on
+// stderr. done says the command is over, with exit code code.
+func parseCommand(fl *flag.FlagSet, help string, args []string, stdout, stderr io.Writer) (words []string, code int, done bool) {
+	fl.SetOutput(io.Discard)
+	fl.Usage = func() {}
+	words, err := parseAll(fl, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, help)
+		fl.SetOutput(stdout)
+		fl.PrintDefaults()
+		fmt.Fprint(stdout, globalFlagsNote)
+		return nil, 0, true
+	}
+	if err != nil {
+		return nil, fail(stderr, exitBadInput, fmt.Errorf("%s: %v; bridle %s --help lists its flags", fl.Name(), err, fl.Name())), true
+	}
+	return words, 0, false
+}
+
+const globalFlagsNote = `
+Global flags, before or after the command: --db PATH, --model provider/model-id
+(bridle --help says more).
+`
 
 // splitCommand separates the subcommand, the global flags (wherever they
 // are written) and the subcommand's own arguments.
@@ -127,7 +191,9 @@ func splitCommand(args []string) (cmd string, global, rest []string) {
 				global = append(global, args[i+1])
 				i++
 			}
-		case strings.HasPrefix(a, "-") && (name == "version" || name == "h" || name == "help"):
+		case strings.HasPrefix(a, "-") && name == "version",
+			cmd == "" && strings.HasPrefix(a, "-") && (name == "h" || name == "help"):
+			// After a command, -h is the command's own help.
 			global = append(global, a)
 		case cmd == "" && !strings.HasPrefix(a, "-"):
 			cmd = a
@@ -170,10 +236,11 @@ func usage(w io.Writer, fl *flag.FlagSet) {
 	fmt.Fprint(w, `bridle: a durable, sandboxed agent harness for your editor (ACP over stdio)
 
 Usage:
-  bridle [flags]                       serve ACP on stdio (editors run this)
+  bridle [flags]                       serve ACP on stdio (what editors run)
+  bridle serve                         the same, named (what agent.json runs)
   bridle demo                          run a short scripted session and show it
-  bridle run "PROMPT" [--cwd DIR] [--mode M]
-                                       one turn, headless: the answer on stdout
+  bridle run [flags] PROMPT|-          one turn, headless, for scripts and CI:
+                                       the answer on stdout (--json: JSON lines)
   bridle rewind SESSION [N|undo]       go back to before prompt N: the files the
                                        agent changed since, and the conversation;
                                        undo takes the last rewind back; alone, list
@@ -182,7 +249,11 @@ Usage:
   bridle log SESSION [--json]          print a session's event log
   bridle log --context SESSION [--json] how each request filled the context window
   bridle doctor [--json]               show which sandbox layers this machine has
-  bridle help                          show this help
+  bridle help [COMMAND]                show this help, or a command's
+                                       (bridle COMMAND --help is the same)
+
+Exit codes: 0 done, 1 failed, 2 a mistake in the command line (said on
+stderr); bridle run has more for scripts (bridle run --help).
 
 Flags:
 `)

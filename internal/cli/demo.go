@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -28,11 +29,27 @@ import (
 //go:embed _demo
 var demoProject embed.FS
 
+const demoHelp = `Usage: bridle demo
+
+Run a short scripted session and show it: bridle starts itself as an editor
+would (ACP over real pipes), with the offline scripted model (no API key, no
+network), in a temporary workspace; sends two prompts; prints the
+conversation as the editor shows it, then the session's event log.
+`
+
 // demo runs bridle as an editor would: it starts this binary as a child
 // speaking ACP over real pipes, with the offline scripted model, in a
 // temporary workspace; sends two prompts; prints the conversation as the
 // editor shows it; then prints the session's event log.
-func demo(ctx context.Context, g globals, w io.Writer) error {
+func demo(ctx context.Context, g globals, args []string, w, stderr io.Writer) error {
+	fl := flag.NewFlagSet("demo", flag.ContinueOnError)
+	words, code, done := parseCommand(fl, demoHelp, args, w, stderr)
+	if done {
+		return handled(code)
+	}
+	if len(words) > 0 {
+		return badInput("demo takes no argument, not %q", words[0])
+	}
 	dir, err := os.MkdirTemp("", "bridle-demo-")
 	if err != nil {
 		return err
@@ -102,7 +119,7 @@ func demo(ctx context.Context, g globals, w io.Writer) error {
 	if err := writeLog(w, l, false); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nThe SQLite file is %s. Look again with:\n  go run . log --db %s %s\n", db, db, sid)
+	fmt.Fprintf(w, "\nThe SQLite file is %s. Look again with:\n  %s log --db %s %s\n", db, selfCommand(self), db, sid)
 	return nil
 }
 
@@ -236,4 +253,14 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// selfCommand is how the user runs this binary again: `go run .` when
+// the go tool built it for the moment (in its go-build directory), else
+// bridle.
+func selfCommand(self string) string {
+	if strings.Contains(filepath.ToSlash(self), "/go-build") {
+		return "go run ."
+	}
+	return "bridle"
 }

@@ -2,27 +2,37 @@ package cli
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 
 	"github.com/bridle-dev/bridle/internal/app"
 )
 
+const doctorHelp = `Usage: bridle doctor [--json]
+
+Show which sandbox layers this machine has (namespaces, Landlock, seccomp, ...)
+and what bridle does without each, and whether the file watcher can watch the
+current directory. See docs/sandbox.md.
+
+Flags:
+`
+
 // doctor prints which sandbox layers this machine has and what bridle does
 // without each, and whether the file watcher can watch the current
 // directory.
-func doctor(args []string, w io.Writer) error {
-	asJSON := false
-	for _, a := range args {
-		switch a {
-		case "--json", "-json":
-			asJSON = true
-		default:
-			return fmt.Errorf("doctor: unknown argument %q (it takes only --json)", a)
-		}
+func doctor(args []string, w, stderr io.Writer) error {
+	fl := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	asJSON := fl.Bool("json", false, "the report as one JSON object")
+	words, code, done := parseCommand(fl, doctorHelp, args, w, stderr)
+	if done {
+		return handled(code)
+	}
+	if len(words) > 0 {
+		return badInput("doctor takes no argument, not %q (only --json)", words[0])
 	}
 	r := app.Doctor()
-	if asJSON {
+	if *asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,17 +13,26 @@ import (
 	"github.com/bridle-dev/bridle/internal/app"
 )
 
+const logHelp = `Usage: bridle log SESSION [--json] [--context]
+
+Print a session's event log, as stored: every prompt, model answer, tool call
+and result, approval, rewind. --context shows instead how each model request
+filled the context window. The kinds of event: docs/durability.md.
+
+Flags:
+`
+
 // printLog prints one session's events.
-func printLog(ctx context.Context, g globals, args []string, w io.Writer) error {
+func printLog(ctx context.Context, g globals, args []string, w, stderr io.Writer) error {
 	fl := flag.NewFlagSet("log", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "one JSON object per line")
 	occupancy := fl.Bool("context", false, "print how each model request filled the context window, as a table")
-	ids, err := parseAll(fl, args)
-	if err != nil {
-		return err
+	ids, code, done := parseCommand(fl, logHelp, args, w, stderr)
+	if done {
+		return handled(code)
 	}
 	if len(ids) != 1 {
-		return errors.New("log needs one session id: bridle log SESSION [--json] [--context] (list them with `bridle sessions`)")
+		return badInput("log needs one session id: bridle log SESSION [--json] [--context] (list them with `bridle sessions`)")
 	}
 	l, err := g.app().ReadLog(ctx, ids[0])
 	if err != nil {

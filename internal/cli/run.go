@@ -10,126 +10,153 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 
-	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/internal/app"
+	"github.com/bridle-dev/bridle/permission"
 )
 
-// runOnce is `bridle run "prompt"`: one turn in a new session, headless
-// (app.Run), the answer streamed to stdout and tool activity to stderr;
-// Ctrl-C or SIGTERM cancels it. The session is logged like any other
-// (`bridle log` shows it).
-func runOnce(ctx context.Context, g globals, args []string, stdout, stderr io.Writer) error {
+// The exit codes of `bridle run`, for scripts (the help lists them).
+const (
+	exitOK        = 0
+	exitFailed    = 1 // the provider failed (or bridle itself did)
+	exitBadInput  = 2 // flags, prompt, session, mode or settings
+	exitRefused   = 3 // a tool call needed an approval no one could give
+	exitMaxTurns  = 4 // --max-turns (or the built-in limit) was reached
+	exitCancelled = 130
+)
+
+const runHelp = `Usage: bridle run [flags] PROMPT
+       bridle run [flags] -          (the prompt from stdin)
+
+One turn, headless: a new session in --cwd (or --session's), the answer on
+stdout, tool activity and errors on stderr. The session is logged like any
+other: bridle log SESSION shows it, bridle run --session SESSION continues it.
+
+Approvals: no one is there to answer, so what the mode would ask about is
+refused (the model is told, stderr says so) unless an --allow pattern
+covers it. A pattern is what a standing answer ("for this session") would
+record: a command's exact command line (--allow 'go test ./...'), a
+slash-separated glob over workspace-relative paths for file tools
+(--allow 'src/**'), or '*' for every call.
+
+With --json, stdout is one JSON object per line, "v": 1 on each: first
+{"type":"session"}, then {"type":"update"} with each ACP session/update an
+editor would get, {"type":"allowed"|"refused"|"retry"}, and last
+{"type":"result"} with the stop reason, the usage, the cost when the
+provider reports one, and the exit code. See docs/headless.md.
+
+Exit codes:
+  0    the turn ended (end_turn; or the model stopped on its own, max_tokens
+       or refusal: --json's stopReason says which)
+  1    the model provider failed (unreachable, bad key, refused the request)
+  2    bad input: flags, prompt, session, mode, model or settings
+  3    a tool call was refused: it needed approval (see --allow, --mode)
+  4    the turn reached --max-turns model calls
+  130  cancelled (SIGINT or SIGTERM)
+
+Flags:
+`
+
+// patterns is a repeatable flag.
+type patterns []string
+
+func (p *patterns) String() string     { return strings.Join(*p, ", ") }
+func (p *patterns) Set(s string) error { *p = append(*p, s); return nil }
+
+// runOnce is `bridle run "prompt"`: one turn in a new session (or
+// --session's), headless (app.Run), the answer streamed to stdout as text
+// or JSON lines; Ctrl-C or SIGTERM cancels it. It returns the exit code.
+func runOnce(ctx context.Context, g globals, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	cwd := fl.String("cwd", "", "workspace `directory` (default: the current directory)")
-	mode := fl.String("mode", "", "tool mode: read-only, ask (default; nothing is approved, as no one can answer), auto-edit, full-auto")
-	words, err := parseAll(fl, args)
-	if err != nil {
-		return err
+	cwd := fl.String("cwd", "", "workspace `directory` of a new session (default: the current directory)")
+	mode := fl.String("mode", "", "tool `mode`: read-only, ask (a new session's default: what needs approval is refused), auto-edit, full-auto")
+	sessionID := fl.String("session", "", "continue session `ID` (bridle sessions lists them)")
+	asJSON := fl.Bool("json", false, "stdout is JSON lines (see above)")
+	maxTurns := fl.Int("max-turns", 0, "stop after `N` model calls (default 50)")
+	var allow patterns
+	fl.Var(&allow, "allow", "run calls this `pattern` covers without asking (repeatable)")
+	quiet := fl.Bool("quiet", false, "nothing on stderr but errors and refusals")
+	progress := fl.Bool("progress", false, "progress on stderr even when it is not a terminal")
+	words, code, done := parseCommand(fl, runHelp, args, stdout, stderr)
+	if done {
+		return code
+	}
+	h := newHeadless(stdout, stderr, *asJSON, allow)
+	h.quiet = *quiet
+	h.progress = !*quiet && (*progress || isTerminal(stderr))
+	// refuse ends a run that cannot start: with --json, the result line
+	// still ends stdout.
+	refuse := func(err error) int {
+		h.finish(app.RunResult{}, exitBadInput, err)
+		return fail(stderr, exitBadInput, err)
 	}
 	prompt := strings.TrimSpace(strings.Join(words, " "))
+	if len(words) == 1 && words[0] == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return refuse(fmt.Errorf("cannot read the prompt from stdin: %w", err))
+		}
+		prompt = strings.TrimSpace(string(b))
+		if prompt == "" {
+			return refuse(errors.New("the prompt on stdin is empty"))
+		}
+	}
 	if prompt == "" {
-		return errors.New(`run needs a prompt: bridle run "what does main.go do?" [--cwd DIR] [--model provider/model-id]`)
+		return refuse(errors.New(`run needs a prompt: bridle run "what does main.go do?" (or - to read it from stdin); bridle run --help says more`))
+	}
+	if *mode != "" {
+		if _, err := permission.ParseMode(*mode); err != nil {
+			return refuse(fmt.Errorf("--mode: %w", err))
+		}
+	}
+	if *maxTurns < 0 {
+		return refuse(fmt.Errorf("--max-turns must be a positive number of model calls, not %d", *maxTurns))
+	}
+	if *sessionID != "" && *cwd != "" {
+		return refuse(errors.New("--cwd is for a new session; --session continues one in its own directory: give one or the other"))
 	}
 	dir := *cwd
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
-	dir, err = filepath.Abs(dir)
+	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return fmt.Errorf("--cwd: %w", err)
+		return refuse(fmt.Errorf("--cwd: %w", err))
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	out := &printer{stdout: stdout, stderr: stderr}
-	ended, err := g.app().Run(ctx, out, app.RunParams{Cwd: dir, Mode: *mode, Prompt: prompt, Started: func(id, model string) {
-		fmt.Fprintf(stderr, "bridle: session %s, model %s\n", id, model)
-	}})
-	out.finish()
-	if ended != "" {
-		fmt.Fprintf(stderr, "bridle: the turn ended: %s\n", ended)
-	}
-	return err
-}
-
-// printer is the session's client (session.Client) for a terminal: the
-// answer on stdout, everything else on stderr. No one is there to approve a tool call, so
-// every request is refused, and the model is told so.
-type printer struct {
-	mu             sync.Mutex
-	stdout, stderr io.Writer
-	lastNewline    bool
-	wrote          bool
-	afterTool      bool              // a tool ran since the last text
-	titles         map[string]string // tool call id → title: a call's end carries none
-}
-
-func (p *printer) Update(_ context.Context, _ string, u acp.SessionUpdate) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	res, err := g.app().Run(ctx, h, app.RunParams{
+		Cwd: dir, Mode: *mode, Prompt: prompt, Session: *sessionID, MaxTurns: *maxTurns,
+		Started: h.started,
+		OnRetry: h.retry,
+	})
+	code = exitOK
 	switch {
-	case u.AgentMessageChunk != nil:
-		t := u.AgentMessageChunk.Content.Text
-		if t == nil || t.Text == "" {
-			return nil
-		}
-		text := t.Text
-		if p.afterTool && p.wrote {
-			// A new message after tool calls starts a new paragraph.
-			sep := "\n\n"
-			if p.lastNewline {
-				sep = "\n"
-			}
-			io.WriteString(p.stdout, sep)
-		}
-		p.afterTool = false
-		io.WriteString(p.stdout, text)
-		p.wrote = true
-		p.lastNewline = strings.HasSuffix(text, "\n")
-	case u.ToolCall != nil:
-		fmt.Fprintf(p.stderr, "\n[%s]\n", u.ToolCall.Title)
-		if p.titles == nil {
-			p.titles = map[string]string{}
-		}
-		p.titles[u.ToolCall.ToolCallID] = u.ToolCall.Title
-		p.afterTool = true
-	case u.ToolCallUpdate != nil:
-		if c := u.ToolCallUpdate; c.Status != nil && *c.Status == acp.ToolCallStatusFailed {
-			title := p.titles[c.ToolCallID]
-			if c.Title != nil && *c.Title != "" {
-				title = *c.Title
-			}
-			fmt.Fprintf(p.stderr, "[%s failed]\n", title)
-		}
+	case errors.Is(err, app.ErrCancelled):
+		code = exitCancelled
+	case errors.Is(err, app.ErrBadInput):
+		code = exitBadInput
+	case err != nil:
+		code = exitFailed
+	case res.Stop == "max_turn_requests":
+		code = exitMaxTurns
+	case h.refusals() > 0:
+		code = exitRefused
 	}
-	return nil
+	h.finish(res, code, err)
+	if err != nil && !errors.Is(err, app.ErrCancelled) {
+		fail(stderr, code, err)
+	}
+	return code
 }
 
-func (p *printer) RequestPermission(_ context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
-	title := ""
-	if req.ToolCall.Title != nil {
-		title = *req.ToolCall.Title
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	p.mu.Lock()
-	fmt.Fprintf(p.stderr, "\n[refused: %s needs approval, which `bridle run` cannot ask for; use --mode auto-edit or full-auto]\n", title)
-	p.mu.Unlock()
-	for _, o := range req.Options {
-		if o.Kind == acp.PermissionOptionKindRejectOnce {
-			return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.SelectedPermissionOutcome{OptionID: o.OptionID}}}, nil
-		}
-	}
-	return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &struct{}{}}}, nil
-}
-
-// finish ends the answer with a newline, so the shell prompt starts on a
-// line of its own.
-func (p *printer) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.wrote && !p.lastNewline {
-		io.WriteString(p.stdout, "\n")
-	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

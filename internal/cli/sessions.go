@@ -13,16 +13,25 @@ import (
 	"github.com/bridle-dev/bridle/internal/display"
 )
 
+const sessionsHelp = `Usage: bridle sessions [--json]
+
+List the database's sessions, newest first, each subagent's and fork's under
+the session it came from. A database that does not exist lists none (and is
+not made).
+
+Flags:
+`
+
 // listSessions prints sessions, newest first.
-func listSessions(ctx context.Context, g globals, args []string, w io.Writer) error {
+func listSessions(ctx context.Context, g globals, args []string, w, stderr io.Writer) error {
 	fl := flag.NewFlagSet("sessions", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "one JSON object per line")
-	extra, err := parseAll(fl, args)
-	if err != nil {
-		return err
+	extra, code, done := parseCommand(fl, sessionsHelp, args, w, stderr)
+	if done {
+		return handled(code)
 	}
 	if len(extra) > 0 {
-		return fmt.Errorf("sessions: unexpected argument %q (it takes only --json)", extra[0])
+		return badInput("sessions takes no argument, not %q (only --json)", extra[0])
 	}
 	rows, err := g.app().Sessions(ctx)
 	if err != nil {

@@ -17,9 +17,19 @@ import (
 
 var (
 	buildOnce sync.Once
+	binDir    string // where the binary was built; Main removes it
 	binPath   string
 	buildErr  error
 )
+
+// Cleanup removes the binary Binary built, so that tests leave nothing
+// in the temporary directory: a test package's TestMain calls it once its
+// tests have run.
+func Cleanup() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+}
 
 // Binary returns the test server, built once per test process.
 func Binary(t testing.TB) string {
@@ -32,6 +42,7 @@ func Binary(t testing.TB) string {
 			buildErr = err
 			return
 		}
+		binDir = dir
 		binPath = filepath.Join(dir, "mcpserver")
 		cmd := exec.Command("go", "build", "-o", binPath, "./testdata/mcpserver")
 		cmd.Dir = root

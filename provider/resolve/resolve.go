@@ -187,7 +187,7 @@ func (r *Resolver) config(name string) (config, error) {
 	if s.BaseURL != "" {
 		c.baseURL = s.BaseURL
 	}
-	if name == "ollama" && s.BaseURL == "" {
+	if name == "ollama" {
 		if host := r.getenv("OLLAMA_HOST"); host != "" {
 			c.baseURL = ollamaURL(host)
 		}

@@ -164,7 +164,11 @@ func (r *Replayer) Updates(ctx context.Context, e event.Event) []acp.SessionUpda
 		return []acp.SessionUpdate{{Plan: plan}}
 	case event.ProviderError:
 		if v.Final {
-			return []acp.SessionUpdate{AgentText("\n\n[error: " + r.shown(v.Message) + "]")}
+			// Marked, so that a client that reports errors on its own
+			// (`bridle run` on stderr) does not show it twice.
+			u := AgentText("\n\n[error: " + r.shown(v.Message) + "]")
+			u.AgentMessageChunk.Meta = map[string]any{"bridle": map[string]any{"error": true}}
+			return []acp.SessionUpdate{u}
 		}
 	}
 	return nil

@@ -1,0 +1,19 @@
+package e2e
+
+import (
+	"os"
+	"testing"
+
+	"github.com/bridle-dev/bridle/internal/acptest"
+	"github.com/bridle-dev/bridle/internal/mcptest"
+)
+
+// TestMain removes the binaries the tests built (bridle, the test MCP
+// server) once they have run: tests leave nothing in the temporary
+// directory.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	acptest.Cleanup()
+	mcptest.Cleanup()
+	os.Exit(code)
+}
