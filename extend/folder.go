@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/bridle-dev/bridle/sandbox/confine"
@@ -54,10 +55,12 @@ func (f Folder) open() (*confine.Root, error) {
 // entries lists the folder's entries (sorted by name), at most
 // maxEntries; none and no error when it does not exist.
 func (f Folder) entries(r *confine.Root) ([]fs.DirEntry, error) {
-	ents, err := r.ReadDir(f.Path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(f.Show()); errors.Is(err, fs.ErrNotExist) {
+		// Most projects have none of the folders; r.ReadDir's error
+		// would be worded for the model.
 		return nil, nil
 	}
+	ents, err := r.ReadDir(f.Path)
 	if err != nil {
 		return nil, fmt.Errorf("%s not read: %w", f.Show(), err)
 	}

@@ -155,6 +155,7 @@ func (a *App) Manager(client session.Client, files session.FileClient) *session.
 		Own:          own,
 		DataDir:      filepath.Dir(a.DB),
 		Project:      a.Models.ProjectInstructions,
+		Extensions:   a.Extensions,
 		Version:      a.Version,
 		Locks:        a.locks,
 		Unconfined:   func() string { return a.StartProbe().Report().Unconfined() },
