@@ -69,7 +69,9 @@ func TestSkillsThroughTheBinary(t *testing.T) {
 	})
 	testfs.WriteTree(t, outside, map[string]string{"away/SKILL.md": skillFile("away", "OUTSIDE-SECRET-DESC", "OUTSIDE-BODY")})
 	ws := acptest.Workspace(t, map[string]string{
-		".agents/skills/lint-rules/SKILL.md":            skillFile("lint-rules", "LINT-DESC, the house style rules; use before editing Go.", "LINT-BODY: tabs, short names.\nSee references/style.md."),
+		".agents/skills/lint-rules/SKILL.md":            skillFile("lint-rules", "LINT-DESC, the house style rules; use before editing Go.", "LINT-BODY: tabs, short names.\nSee references/style.md.\nThe key is zq-very-secret-4471."),
+		".env":                                          "DEPLOY_TOKEN=zq-very-secret-4471\n",
+		".agents/skills/leaky/SKILL.md":                 skillFile("leaky", "LEAKY-DESC uses zq-very-secret-4471 to deploy.", "body"),
 		".agents/skills/lint-rules/references/style.md": "STYLE-REFERENCE-TEXT",
 		".agents/skills/broken/SKILL.md":                skillFile("Broken_Name", "BROKEN-DESC", "BROKEN-BODY"),
 		".agents/skills/no-front/SKILL.md":              "NO-FRONT-BODY",
@@ -120,7 +122,10 @@ func TestSkillsThroughTheBinary(t *testing.T) {
 		t.Errorf("the fixed prefix changed between the turn's requests")
 	}
 	all := strings.Join(reqs, "\n")
-	for _, leak := range []string{"SSH-SECRET", "OUTSIDE-SECRET", "OUTSIDE-BODY", "HUGE-TEXT", "HUGE-DESC", "BROKEN-DESC", "NO-FRONT-BODY"} {
+	if !strings.Contains(sys, "leaky (project's): LEAKY-DESC") {
+		t.Errorf("the skill whose description holds a secret is not catalogued:\n%s", sys)
+	}
+	for _, leak := range []string{"zq-very-secret-4471", "SSH-SECRET", "OUTSIDE-SECRET", "OUTSIDE-BODY", "HUGE-TEXT", "HUGE-DESC", "BROKEN-DESC", "NO-FRONT-BODY"} {
 		if strings.Contains(all, leak) {
 			t.Errorf("the model was sent %q, from a skill that must not be used", leak)
 		}
