@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -180,4 +181,15 @@ func TestSkillsThroughTheBinary(t *testing.T) {
 		t.Errorf("/skills was recorded: %s → %s", kinds, got)
 	}
 	a.AssertValid(t)
+
+	// bridle doctor, in the project, says the same.
+	doctor := exec.Command(acptest.Binary(t), "doctor")
+	doctor.Dir = ws
+	doctor.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME=", "BRIDLE_DB="+a.DB)
+	out, err := doctor.CombinedOutput()
+	for _, want := range []string{"lint-rules — the project's, " + filepath.Join(ws, ".agents/skills/lint-rules"), "user-notes — the user's", "skills/ssh is not used", "skills/pipe is not used"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("bridle doctor (%v) lacks %q:\n%s", err, want, out)
+		}
+	}
 }

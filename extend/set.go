@@ -1,6 +1,10 @@
 package extend
 
-import "path/filepath"
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
 
 // Places are the folders a session's skills and commands are read from,
 // the user's first (the earlier folder wins a name).
@@ -97,4 +101,32 @@ func (s Set) Command(name string) (Command, bool) {
 		}
 	}
 	return Command{}, false
+}
+
+// Describe lists the set for the user (/skills, bridle doctor): each
+// skill and command, whose it is and where, then what was not used and
+// why.
+func (s Set) Describe() string {
+	var b strings.Builder
+	if len(s.Skills) == 0 {
+		b.WriteString("No skills. bridle reads them from ~/.config/bridle/skills, ~/.agents/skills, and the project's .bridle/skills and .agents/skills: a folder per skill, with a SKILL.md.\n")
+	} else {
+		b.WriteString("Skills (the model sees their names and descriptions, and loads one with the skill tool):\n")
+		for _, sk := range s.Skills {
+			fmt.Fprintf(&b, "- %s — the %s's, %s: %s\n", sk.Name, sk.Folder.Whose(), sk.Dir(), strings.Join(strings.Fields(sk.Description), " "))
+		}
+	}
+	if len(s.Commands) > 0 {
+		b.WriteString("\nPrompt commands:\n")
+		for _, c := range s.Commands {
+			fmt.Fprintf(&b, "- /%s — the %s's, %s\n", c.Name, c.Folder.Whose(), c.File)
+		}
+	}
+	if len(s.Problems) > 0 {
+		b.WriteString("\nNot used:\n")
+		for _, p := range s.Problems {
+			b.WriteString("- " + p + "\n")
+		}
+	}
+	return b.String()
 }

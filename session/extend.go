@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 
@@ -25,9 +24,9 @@ type extensions struct {
 	catalogue string
 }
 
-// builtinNames are bridle's own commands (Manager.Commands): a prompt
-// command cannot take one of their names.
-var builtinNames = []string{"constraint", "decision", "fork", "rewind", "skills"}
+// BuiltinCommands are bridle's own commands (Manager.Commands): a
+// prompt command cannot take one of their names.
+var BuiltinCommands = []string{"constraint", "decision", "fork", "rewind", "skills"}
 
 // readExtensions reads the session's skills and commands again; it says
 // whether the commands the editor should offer changed. Each problem
@@ -39,7 +38,7 @@ func (s *Session) readExtensions() (commandsChanged bool) {
 		return false
 	}
 	places := s.m.cfg.Extensions(info.Cwd)
-	places.Reserved = builtinNames
+	places.Reserved = BuiltinCommands
 	set := extend.Find(places)
 	s.ext.mu.Lock()
 	old := s.ext.set
@@ -145,32 +144,10 @@ func (s *Session) expandCommand(content []event.Content) ([]event.Content, *even
 		&event.CommandUse{Name: c.Name, Arguments: arg, Whose: c.Folder.Whose(), File: c.File}
 }
 
-// skillsText answers /skills: the session's skills, whose each is, and
-// what was not used and why.
+// skillsText answers /skills: the session's skills and commands, whose
+// each is, and what was not used and why.
 func (s *Session) skillsText() string {
 	s.ext.mu.Lock()
-	set := s.ext.set
-	s.ext.mu.Unlock()
-	var b strings.Builder
-	if len(set.Skills) == 0 {
-		b.WriteString("No skills. bridle reads them from ~/.config/bridle/skills, ~/.agents/skills, and the project's .bridle/skills and .agents/skills: a folder per skill, with a SKILL.md.\n")
-	} else {
-		b.WriteString("Skills (the model sees their names and descriptions, and loads one with the skill tool):\n")
-		for _, sk := range set.Skills {
-			fmt.Fprintf(&b, "- %s — the %s's, %s: %s\n", sk.Name, sk.Folder.Whose(), sk.Dir(), strings.Join(strings.Fields(sk.Description), " "))
-		}
-	}
-	if len(set.Commands) > 0 {
-		b.WriteString("\nPrompt commands:\n")
-		for _, c := range set.Commands {
-			fmt.Fprintf(&b, "- /%s — the %s's, %s\n", c.Name, c.Folder.Whose(), c.File)
-		}
-	}
-	if len(set.Problems) > 0 {
-		b.WriteString("\nNot used:\n")
-		for _, p := range set.Problems {
-			b.WriteString("- " + p + "\n")
-		}
-	}
-	return b.String()
+	defer s.ext.mu.Unlock()
+	return s.ext.set.Describe()
 }
