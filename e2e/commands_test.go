@@ -129,6 +129,18 @@ func TestPromptCommandsThroughTheBinary(t *testing.T) {
 		t.Errorf("bridle log does not show the command (%v):\n%s", err, out)
 	}
 
+	// _bridle/prompts (and /rewind's list) name the prompt as typed, so
+	// an editor finds it among its messages.
+	var ps struct {
+		Prompts []struct {
+			Text string `json:"text"`
+		} `json:"prompts"`
+	}
+	a.MustCall("_bridle/prompts", map[string]any{"sessionId": sid}, &ps)
+	if len(ps.Prompts) != 1 || ps.Prompts[0].Text != "/review main.go" {
+		t.Errorf("_bridle/prompts = %+v, want the command as typed", ps.Prompts)
+	}
+
 	// A command added now is offered from the next prompt, and runs.
 	testfs.Write(t, filepath.Join(ws, ".bridle/commands/later.md"), "LATER-TEXT")
 	a.Prompt(sid, "/notes")
