@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -23,6 +25,9 @@ const skillsScenario = `{"turns": [
 		{"tool_calls": [{"name": "skill", "input": {"name": "lint-rules"}}]},
 		{"tool_calls": [{"name": "skill", "input": {"name": "lint-rules", "file": "references/style.md"}}]},
 		{"text": "skill used"}]},
+	{"match": "RUN-SCRIPT", "calls": [
+		{"tool_calls": [{"name": "run_command", "input": {"command": "sh .agents/skills/lint-rules/scripts/check.sh"}}]},
+		{"text": "script asked"}]},
 	{"calls": [{"text": "ok"}]}
 ]}`
 
@@ -74,6 +79,7 @@ func TestSkillsThroughTheBinary(t *testing.T) {
 		".env":                                          "DEPLOY_TOKEN=zq-very-secret-4471\n",
 		".agents/skills/leaky/SKILL.md":                 skillFile("leaky", "LEAKY-DESC uses zq-very-secret-4471 to deploy.", "body"),
 		".agents/skills/lint-rules/references/style.md": "STYLE-REFERENCE-TEXT",
+		".agents/skills/lint-rules/scripts/check.sh":    "touch ran.txt\n",
 		".agents/skills/broken/SKILL.md":                skillFile("Broken_Name", "BROKEN-DESC", "BROKEN-BODY"),
 		".agents/skills/no-front/SKILL.md":              "NO-FRONT-BODY",
 		".bridle/skills/huge/SKILL.md":                  skillFile("huge", "HUGE-DESC", strings.Repeat("HUGE-TEXT ", 20000)),
@@ -91,6 +97,14 @@ func TestSkillsThroughTheBinary(t *testing.T) {
 
 	requests := filepath.Join(t.TempDir(), "requests.jsonl")
 	a := acptest.Start(t, acptest.Options{Home: home, Model: acptest.Scenario(t, skillsScenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})
+	var mu sync.Mutex
+	var asked []string
+	a.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, string(m.Params))
+		return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, nil
+	}
 	a.Initialize()
 	sid := a.NewSession(ws)
 	if stop := a.Prompt(sid, "USE-SKILL please"); stop != "end_turn" {
@@ -160,6 +174,19 @@ func TestSkillsThroughTheBinary(t *testing.T) {
 		if u.Kind == "agent_message_chunk" && strings.Contains(u.Text, "not used") {
 			t.Errorf("a problem was told again: %q", u.Text)
 		}
+	}
+
+	// A skill is text, never a permission: its script is a command like
+	// any other, which the session's mode (ask) asks about.
+	a.Prompt(sid, "RUN-SCRIPT")
+	mu.Lock()
+	got := slices.Clone(asked)
+	mu.Unlock()
+	if len(got) != 1 || !strings.Contains(got[0], "check.sh") {
+		t.Errorf("the skill's script was not asked about as a command: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran.txt")); err == nil {
+		t.Errorf("the skill's script ran although the user said no")
 	}
 
 	// /skills lists them, whose each is; nothing is recorded.
