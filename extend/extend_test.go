@@ -1,6 +1,7 @@
 package extend
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,5 +90,27 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkFind reads 20 project skills and 10 commands, as a session
+// does at each prompt.
+func BenchmarkFind(b *testing.B) {
+	proj := b.TempDir()
+	files := map[string]string{}
+	for i := range 20 {
+		name := fmt.Sprintf("skill-%d", i)
+		files[".agents/skills/"+name+"/SKILL.md"] = "---\nname: " + name + "\ndescription: Does " + name + " when asked.\n---\n" + strings.Repeat("A line of the body.\n", 100)
+	}
+	for i := range 10 {
+		files[fmt.Sprintf(".bridle/commands/cmd%d.md", i)] = "---\ndescription: d\n---\nDo $ARGUMENTS.\n"
+	}
+	testfs.WriteTree(b, proj, files)
+	p := Standard("", "", proj, nil, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if s := Find(p); len(s.Skills) != 20 || len(s.Commands) != 10 {
+			b.Fatalf("found %d skills, %d commands: %v", len(s.Skills), len(s.Commands), s.Problems)
+		}
 	}
 }
