@@ -14,6 +14,7 @@ require (
 	github.com/tidwall/gjson v1.20.4
 	github.com/tiktoken-go/tokenizer v0.10.0
 	go.lsp.dev/protocol v0.12.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/image v0.48.0
 	golang.org/x/mod v0.42.0
 	golang.org/x/sys v0.50.0

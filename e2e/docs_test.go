@@ -40,9 +40,11 @@ func TestDocsReadOnlyTools(t *testing.T) {
 		documented = append(documented, name)
 	}
 	model := acptest.Scenario(t, `{"name":"ok","turns":[{"calls":[{"text":"Fine."}]}]}`)
+	// A skill, so the tools offered only with skills are offered too.
+	skill := map[string]string{".bridle/skills/check/SKILL.md": "---\nname: check\ndescription: Checks things.\n---\nCheck.\n"}
 	rec := filepath.Join(t.TempDir(), "requests.jsonl")
 	_, errs, code := runHeadless(t, []string{"BRIDLE_RECORD_REQUESTS=" + rec}, "", "run", "--mode", "read-only",
-		"--db", filepath.Join(t.TempDir(), "b.db"), "--model", model, "--cwd", acptest.Workspace(t, nil), "hi")
+		"--db", filepath.Join(t.TempDir(), "b.db"), "--model", model, "--cwd", acptest.Workspace(t, skill), "hi")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 )
 
@@ -98,6 +99,25 @@ type UserMessage struct {
 	// before it was recorded (env:NAME, .env:NAME, github-token …): the
 	// user is told, live and on replay.
 	Redacted []string `json:"redacted,omitempty"`
+	// Command is the prompt command the user typed, when Content is its
+	// expansion: the log keeps what the model saw and what produced it.
+	Command *CommandUse `json:"command,omitempty"`
+}
+
+// CommandUse is a prompt command as the user typed it: /Name Arguments.
+type CommandUse struct {
+	Name string `json:"name"`
+	// Arguments are the user's words after the name, redacted as the
+	// prompt is.
+	Arguments string `json:"arguments,omitempty"`
+	// Whose is "user" or "project"; File is the command's file.
+	Whose string `json:"whose"`
+	File  string `json:"file"`
+}
+
+// Typed is the command line the user typed.
+func (c CommandUse) Typed() string {
+	return strings.TrimSpace("/" + c.Name + " " + c.Arguments)
 }
 
 // Text returns the prompt's text blocks joined, with links and embedded

@@ -16,6 +16,9 @@ func (v SessionStarted) Line() string {
 }
 
 func (v UserMessage) Line() string {
+	if c := v.Command; c != nil {
+		return fmt.Sprintf("%s (the %s's command %s) → %s", Quote(c.Typed()), c.Whose, c.File, Quote(v.Text()))
+	}
 	return Quote(v.Text())
 }
 

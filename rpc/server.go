@@ -437,7 +437,11 @@ func (s *Server) prompt(ctx context.Context, p *acp.PromptRequest) (any, error) 
 
 // announce tells the editor which slash commands a session offers.
 func (s *Server) announce(ctx context.Context, sessionID string) {
-	cmds := s.mgr.Commands()
+	sess, err := s.mgr.Get(ctx, sessionID)
+	if err != nil {
+		return
+	}
+	cmds := sess.Commands()
 	if len(cmds) == 0 {
 		return
 	}

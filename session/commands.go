@@ -11,13 +11,15 @@ import (
 	"github.com/bridle-dev/bridle/permission"
 )
 
-// Commands lists the slash commands every session offers.
+// Commands lists bridle's own slash commands, which every session offers
+// (Session.Commands adds the prompt commands).
 func (m *Manager) Commands() []acp.AvailableCommand {
 	return []acp.AvailableCommand{
 		{Name: "constraint", Description: "Pin a rule the agent must keep for the whole session", Input: &acp.AvailableCommandInput{Hint: "a rule, e.g. never touch the migrations folder"}},
 		{Name: "decision", Description: "Record a decision later turns must respect", Input: &acp.AvailableCommandInput{Hint: "a decision, e.g. use sqlite, not postgres"}},
 		{Name: "fork", Description: "Start a new session from this one's history before a prompt; files are not touched", Input: &acp.AvailableCommandInput{Hint: "the number of the prompt, counted from 1"}},
 		{Name: "rewind", Description: "Go back to before a prompt: the files the agent changed since, and the conversation", Input: &acp.AvailableCommandInput{Hint: "the number of the prompt, counted from 1"}},
+		{Name: "skills", Description: "List the skills and prompt commands of this session, whose each is, and those not used"},
 	}
 }
 

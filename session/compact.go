@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/contextwin"
@@ -70,10 +71,19 @@ func (t *turn) input() contextwin.Input {
 	if !s.memo.Measured() {
 		in.SeedRatio = s.seedRatio(info.Model)
 	}
+	var project string
 	if s.m.cfg.Project != nil {
+		project = s.m.cfg.Project(info.Cwd)
+	}
+	if cat := s.catalogue(); cat != "" {
+		// The skills' catalogue is the user's and the repository's text
+		// too: in the fixed prefix, after the instructions.
+		project = strings.TrimSpace(project + "\n\n" + cat)
+	}
+	if project != "" {
 		// Redacted with what the session knows: the .env files below
 		// the workspace too.
-		in.Project = s.redactProject(s.m.cfg.Project(info.Cwd))
+		in.Project = s.redactProject(project)
 	}
 	return in
 }

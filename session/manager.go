@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"github.com/bridle-dev/bridle/extend"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -102,6 +103,10 @@ type Config struct {
 	// session's workspace; nil means none. The session redacts them
 	// again with its own redactor before they reach the model.
 	Project func(cwd string) string
+	// Extensions returns the folders of the skills and prompt commands
+	// of a session's directory (extend.Standard); nil: none. They are
+	// read when a session opens and at each prompt.
+	Extensions func(cwd string) extend.Places
 	// CountTokens counts an event payload's tokens for the session's
 	// pinned model when it is appended; nil uses the session's window's
 	// CountEvent.
@@ -149,6 +154,9 @@ type Manager struct {
 	// testHook, set by tests only, is called at the named points of races
 	// between goroutines, so that a test can make them meet there.
 	testHook func(point string)
+	// told holds the skills' and commands' problems already told (a
+	// notice each, once per process).
+	told sync.Map
 	// keepWhole, set by tests only, keeps every event of a live session
 	// whole: the reference a session holding stubs is compared with.
 	keepWhole bool

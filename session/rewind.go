@@ -64,7 +64,12 @@ func (s *Session) Prompts(ctx context.Context) ([]PromptView, error) {
 	for _, e := range events {
 		switch v := e.Payload.(type) {
 		case event.UserMessage:
-			out = append(out, PromptView{N: len(out) + 1, Text: titleOf(v.Content), Rewound: inRanges(ranges, e.Seq), Files: []string{}})
+			shown := v.Content
+			if v.Command != nil {
+				// As the user typed it, as the editor shows it.
+				shown = []event.Content{{Type: "text", Text: v.Command.Typed()}}
+			}
+			out = append(out, PromptView{N: len(out) + 1, Text: titleOf(shown), Rewound: inRanges(ranges, e.Seq), Files: []string{}})
 		case event.ToolStarted:
 			if n := len(out); n > 0 && v.Path != "" && (v.BeforeHash != "" || v.AfterHash != "") && !slices.Contains(out[n-1].Files, v.Path) {
 				out[n-1].Files = append(out[n-1].Files, v.Path)

@@ -52,6 +52,8 @@ type Session struct {
 	row store.Session
 	// project is the latest redacted project instructions.
 	project projectCache
+	// ext are the skills and prompt commands (extend.go).
+	ext extensions
 	// seed is the correction seed for the session's model (seedRatio).
 	seed ratioSeed
 	// ckpt is the session's checkpoint store and snap the scans around
@@ -157,6 +159,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	s.box.Results = s.loggedResult
 	if row.ParentID == "" {
 		s.task = subagent.New(asParent{s})
+		s.readExtensions()
 	}
 	return s, nil
 }
@@ -207,6 +210,9 @@ func (s *Session) tools() []tools.Tool {
 	out := slices.Clone(s.m.cfg.Tools)
 	if s.task != nil {
 		out = append(out, s.task)
+	}
+	if sk := s.skillTool(); sk != nil {
+		out = append(out, sk)
 	}
 	return append(out, set.Tools()...)
 }

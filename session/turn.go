@@ -133,6 +133,12 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 	if err := s.finishPendingRewind(ctx); err != nil {
 		return "", err
 	}
+	if s.parent == nil && s.readExtensions() {
+		s.announceCommands(ctx)
+	}
+	// A prompt command is expanded before anything counts or records
+	// the prompt: the model sees, and the log keeps, its text.
+	content, use := s.expandCommand(content)
 	// Images are checked before anything else: the log only ever refers
 	// to them, and their size counts as the formula says.
 	content, images, err := s.checkImages(ctx, content, t.specFor())
@@ -159,6 +165,9 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		s.notice(err.Error())
 	}
 	content, redacted := s.redactPrompt(content)
+	if use != nil {
+		use.Arguments, _ = s.redactor().RedactPrompt(use.Arguments)
+	}
 	if p, ok := command(content); ok && s.parent == nil {
 		return t.pin(ctx, withRedacted(p, redacted))
 	}
@@ -189,7 +198,12 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		s.send(ctx, replay.AgentText(fmt.Sprintf("Forked before prompt %d as session %s (%s): open it from the session list; this session goes on as it was.", n, info.ID, info.Title)))
 		return StopEndTurn, nil
 	}
-	if err := s.logPrompt(ctx, images, event.UserMessage{Content: content, Redacted: redacted}); err != nil {
+	if name, _, ok := slashCommand(content); ok && name == "/skills" && s.parent == nil {
+		// A question about the session, not a turn: nothing is recorded.
+		s.send(ctx, replay.AgentText(s.skillsText()))
+		return StopEndTurn, nil
+	}
+	if err := s.logPrompt(ctx, images, event.UserMessage{Content: content, Redacted: redacted, Command: use}); err != nil {
 		return "", err
 	}
 	if s.Info().Title == "" {

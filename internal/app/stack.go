@@ -160,6 +160,7 @@ func (a *App) config(client session.Client, files session.FileClient) session.Co
 		Own:          own,
 		DataDir:      filepath.Dir(a.DB),
 		Project:      a.Models.ProjectInstructions,
+		Extensions:   a.Extensions,
 		Version:      a.Version,
 		Locks:        a.locks,
 		Unconfined:   func() string { return a.StartProbe().Report().Unconfined() },

@@ -77,7 +77,12 @@ func (r *Replayer) Updates(ctx context.Context, e event.Event) []acp.SessionUpda
 	}
 	switch v := e.Payload.(type) {
 	case event.UserMessage:
-		out := []acp.SessionUpdate{userText(v.Text())}
+		shown := v.Text()
+		if v.Command != nil {
+			// The user typed the command; the log keeps its expansion.
+			shown = v.Command.Typed()
+		}
+		out := []acp.SessionUpdate{userText(shown)}
 		for _, c := range v.Content {
 			if c.Type != "image" || c.URI == "" || r.cfg.Image == nil {
 				continue
