@@ -9,8 +9,9 @@ import (
 )
 
 // doctor prints which sandbox layers this machine has and what bridle does
-// without each, and whether the file watcher can watch the current
-// directory.
+// without each, whether the file watcher can watch the current
+// directory, and each language's server there: found, missing, off or
+// refused by the settings.
 func doctor(args []string, w io.Writer) error {
 	asJSON := false
 	for _, a := range args {
@@ -35,5 +36,7 @@ func doctor(args []string, w io.Writer) error {
 	if why := r.Unconfined(); why != "" {
 		fmt.Fprintf(w, "Commands are not kept in here (%s): full-auto asks before the first command of each session.\n", why)
 	}
+	fmt.Fprintln(w, "\nLanguage servers for this directory (run in the same box, workspace read-only; docs/code-intelligence.md):")
+	fmt.Fprint(w, r.ServersString())
 	return nil
 }
