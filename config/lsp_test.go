@@ -108,8 +108,8 @@ func TestLSPServersFromSettings(t *testing.T) {
 			err:  `unknown key "comand" in servers.go`,
 		},
 		{
-			name: "a server without files is off",
-			user: `{"lsp":{"servers":{"zig":{"command":"zls"}}}}`,
+			name:    "a server without files is off",
+			user:    `{"lsp":{"servers":{"zig":{"command":"zls"}}}}`,
 			servers: map[string]want{"zig": {commands: []string{"zls"}, off: "lsp.servers.zig.files is not set"}},
 		},
 		{
