@@ -244,12 +244,20 @@ func (e *entry) watch(srv *Server, started time.Time) {
 	e.crashed(srv)
 }
 
-// crashed records that srv ended without bridle stopping it. e.mu is held.
+// crashed records that srv ended without bridle stopping it (or that
+// bridle ended its connection: its box is killed). e.mu is held.
 func (e *entry) crashed(srv *Server) {
 	e.srv = nil
+	broke, _ := srv.broke.Load().(string)
+	if broke != "" {
+		srv.kill()
+	}
 	why := srv.ended()
-	if srv.hung.Load() {
+	switch {
+	case srv.hung.Load():
 		why = fmt.Sprintf("it stopped answering (%d requests in a row unanswered) and was stopped", hungAfter)
+	case broke != "":
+		why = broke + ", and was stopped"
 	}
 	e.failures++
 	e.retryAt = time.Now().Add(backoff(e.failures))

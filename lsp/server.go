@@ -60,6 +60,11 @@ type Server struct {
 	// bridle stopped it for not answering, which counts as one.
 	stopping, hung atomic.Bool
 	ids            atomic.Int64
+	// disk counts the batches of changes on disk the server was told of.
+	disk atomic.Uint64
+	// broke says why bridle ended the connection (a write failed): the
+	// server is then stopped, as after a crash.
+	broke atomic.Value
 	// queue holds the writes waiting their turn (serial); batches the
 	// watcher's batches waiting theirs (changes).
 	queue   chan func()
@@ -119,6 +124,10 @@ func start(ctx context.Context, s startSpec) (*Server, error) {
 	}, func(why string) {
 		if srv.dropped.Add(1) <= 10 {
 			s.log.Warn("language server message dropped", "language", s.language, "root", s.root, "why", why)
+		}
+	}, func(err error) {
+		if !srv.stopping.Load() {
+			srv.broke.CompareAndSwap(nil, err.Error())
 		}
 	})
 	srv.conn = jsonrpc2.NewConn(context.Background(), st, jsonrpc2.HandlerWithError(srv.handle),
@@ -254,7 +263,11 @@ func (s *Server) Request(ctx context.Context, method string, params, result any)
 // as long as ctx says.
 func (s *Server) Notify(ctx context.Context, method string, params any) error {
 	err := s.serial(ctx, func() error { return s.conn.Notify(context.Background(), method, params) })
-	if err != nil && ctx.Err() != nil {
+	var ns notSent
+	switch {
+	case errors.As(err, &ns):
+		return err
+	case err != nil && ctx.Err() != nil:
 		return fmt.Errorf("%s is not reading what bridle sends: %w", s.name(), ctx.Err())
 	}
 	return s.connErr(err)
@@ -266,13 +279,16 @@ func (s *Server) Notify(ctx context.Context, method string, params any) error {
 // its input (up to the stream's write timeout, after which the
 // connection ends): the caller does not.
 func (s *Server) serial(ctx context.Context, write func() error) error {
+	if ctx.Err() != nil {
+		return notSent{ctx.Err()}
+	}
 	done := make(chan error, 1)
 	select {
 	case s.queue <- func() { done <- write() }:
 	case <-s.Done():
 		return jsonrpc2.ErrClosed
 	case <-ctx.Done():
-		return ctx.Err()
+		return notSent{ctx.Err()}
 	}
 	select {
 	case err := <-done:
@@ -281,6 +297,12 @@ func (s *Server) serial(ctx context.Context, write func() error) error {
 		return ctx.Err()
 	}
 }
+
+// notSent is serial's error when the message was not queued at all: the
+// server never sees it.
+type notSent struct{ error }
+
+func (e notSent) Unwrap() error { return e.error }
 
 // writes runs the queued writes until the connection ends.
 func (s *Server) writes() {

@@ -43,15 +43,18 @@ type stream struct {
 	// stdin fails the write, and the connection, instead of blocking
 	// whoever writes.
 	writeTimeout time.Duration
-	// dropped is told of each message skipped, and why.
+	// dropped is told of each message skipped, and why; broken of the
+	// write that ended the connection.
 	dropped func(why string)
+	broken  func(err error)
 	closer  func() error
 
 	wmu sync.Mutex
 }
 
-func newStream(r io.Reader, w *os.File, closer func() error, dropped func(string)) *stream {
-	return &stream{r: bufio.NewReaderSize(r, 64<<10), w: w, max: MaxMessage, writeTimeout: 10 * time.Second, dropped: dropped, closer: closer}
+func newStream(r io.Reader, w *os.File, closer func() error, dropped func(string), broken func(error)) *stream {
+	return &stream{r: bufio.NewReaderSize(r, 64<<10), w: w, max: MaxMessage, writeTimeout: 10 * time.Second,
+		dropped: dropped, broken: broken, closer: closer}
 }
 
 // WriteObject writes one message.
@@ -70,8 +73,12 @@ func (s *stream) WriteObject(obj any) error {
 	buf = append(buf, data...)
 	if _, err := s.w.Write(buf); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return fmt.Errorf("the server has not read its input for %v", s.writeTimeout)
+			err = fmt.Errorf("it stopped reading its input (a write waited %v)", s.writeTimeout)
 		}
+		// Part of a message may have gone: nothing after it would be
+		// read where a message starts. The connection ends.
+		s.broken(err)
+		s.closer()
 		return err
 	}
 	return nil

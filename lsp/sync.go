@@ -24,6 +24,10 @@ type documents struct {
 type document struct {
 	version int32
 	text    string
+	// disk is the server's count of changes on disk (Server.disk) when
+	// the text was sent: a later count means its last diagnostics may
+	// not say what those changes did.
+	disk uint64
 }
 
 // versionOf is the version of path the server was last sent (0: none).
@@ -64,13 +68,20 @@ func (d *documents) get(path string) *document {
 	return nil
 }
 
-func (d *documents) set(path string, version int32, text string) {
+func (d *documents) set(path string, version int32, text string, disk uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.open == nil {
 		d.open = map[string]*document{}
 	}
-	d.open[path] = &document{version: version, text: text}
+	d.open[path] = &document{version: version, text: text, disk: disk}
+}
+
+// close forgets path: the server was never given it.
+func (d *documents) close(path string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.open, path)
 }
 
 // languageIDs are LSP's language identifiers by file extension, where the
@@ -108,16 +119,22 @@ func (s *Server) sendText(ctx context.Context, path, text string) (int32, error)
 	if doc == nil {
 		// Recorded first: the server may publish for it before Notify
 		// returns.
-		s.docs.set(path, 1, text)
+		s.docs.set(path, 1, text, s.disk.Load())
 		err := s.Notify(ctx, protocol.MethodTextDocumentDidOpen, protocol.DidOpenTextDocumentParams{
 			TextDocument: protocol.TextDocumentItem{URI: u, LanguageID: protocol.LanguageIdentifier(s.languageID(path)), Version: 1, Text: text}})
+		if errors.As(err, new(notSent)) {
+			s.docs.close(path)
+		}
 		return 1, err
 	}
 	v := doc.version + 1
-	s.docs.set(path, v, text)
+	s.docs.set(path, v, text, s.disk.Load())
 	err := s.Notify(ctx, protocol.MethodTextDocumentDidChange, didChangeParams{
 		TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: v},
 		ContentChanges: []fullChange{{Text: text}}})
+	if errors.As(err, new(notSent)) {
+		s.docs.set(path, doc.version, doc.text, doc.disk)
+	}
 	return v, err
 }
 
@@ -162,6 +179,9 @@ type change struct {
 	others map[string]fileDiags
 	// version is the one sent for after.
 	version int32
+	// disk says files changed on disk after before's diagnostics were
+	// asked for: what the edit introduced includes what those changes did.
+	disk bool
 }
 
 // edit gives the server path's text before (nil: the file is new) and
@@ -192,6 +212,7 @@ func (s *Server) edit(ctx context.Context, path string, before, after []byte) (c
 		if c.before, c.haveBefore, err = s.diagnosticsOf(ctx, path, doc.version); err != nil {
 			return c, err
 		}
+		c.disk = doc.disk != s.disk.Load()
 	}
 	if ctx.Err() != nil {
 		// The wait is over: the new text is sent by a later call (the

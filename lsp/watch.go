@@ -26,18 +26,7 @@ func (m *Manager) FilesChanged(dirs []string, paths []string) {
 	if len(paths) == 0 {
 		return
 	}
-	m.mu.Lock()
-	var servers []*Server
-	for _, e := range m.entries {
-		if !inAny(e.spec.root, dirs) {
-			continue
-		}
-		if srv := e.peek(); srv != nil {
-			servers = append(servers, srv)
-		}
-	}
-	m.mu.Unlock()
-	for _, srv := range servers {
+	for _, srv := range m.runningIn(dirs) {
 		select {
 		case srv.batches <- paths:
 		default:
@@ -48,13 +37,41 @@ func (m *Manager) FilesChanged(dirs []string, paths []string) {
 	}
 }
 
+// runningIn are the running servers whose roots are in dirs.
+func (m *Manager) runningIn(dirs []string) []*Server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var servers []*Server
+	for _, e := range m.entries {
+		if !inAny(e.spec.root, dirs) {
+			continue
+		}
+		if srv := e.peek(); srv != nil {
+			servers = append(servers, srv)
+		}
+	}
+	return servers
+}
+
+// Changed tells the running servers of the session's directories that a
+// command changed these files on disk, before the command's result is
+// given: the next edit's diagnostics know of it (the watcher would tell
+// them too, a little later). It starts no server.
+func (w *Workspace) Changed(ctx context.Context, paths []string) {
+	for _, srv := range w.m.runningIn(w.dirs) {
+		srv.filesChanged(ctx, paths)
+	}
+}
+
 // changes passes the watcher's batches on to the server, in order, until
 // it is gone: the watcher does not wait for a server.
 func (s *Server) changes() {
 	for {
 		select {
 		case paths := <-s.batches:
-			s.filesChanged(paths)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			s.filesChanged(ctx, paths)
+			cancel()
 		case <-s.Done():
 			return
 		}
@@ -81,10 +98,8 @@ func (e *entry) peek() *Server {
 	return nil
 }
 
-// filesChanged passes a watcher's batch on to the server.
-func (s *Server) filesChanged(paths []string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+// filesChanged tells the server of files changed on disk.
+func (s *Server) filesChanged(ctx context.Context, paths []string) {
 	var events []*protocol.FileEvent
 	for _, p := range paths {
 		if !strings.HasPrefix(p, s.Root+string(filepath.Separator)) {
@@ -109,6 +124,7 @@ func (s *Server) filesChanged(paths []string) {
 		events = append(events, &protocol.FileEvent{Type: t, URI: uri.File(p)})
 	}
 	if len(events) > 0 {
+		s.disk.Add(1)
 		s.Notify(ctx, protocol.MethodWorkspaceDidChangeWatchedFiles, protocol.DidChangeWatchedFilesParams{Changes: events})
 	}
 }

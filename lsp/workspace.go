@@ -148,6 +148,11 @@ func (w *Workspace) edit(ctx context.Context, e *entry, srv *Server, err error, 
 		return out
 	}
 	c, err := srv.edit(ctx, path, before, after)
+	if err != nil && ctx.Err() != nil && srv.alive() {
+		// The wait ended while the texts were being sent (earlier edits
+		// took it): as a server that did not answer.
+		c, err = change{}, nil
+	}
 	if err != nil {
 		if !srv.alive() {
 			// It died on this edit: said here, once.
@@ -210,10 +215,17 @@ func (w *Workspace) report(name string, srv *Server, path string, c change, when
 		noun = "problems"
 	}
 	out := []string{fmt.Sprintf("%s: %d new %s %s:", name, len(problems), noun, when)}
-	if !known {
+	switch {
+	case !known:
 		out = []string{fmt.Sprintf("%s: %d %s %s (what was wrong before it is not known):", name, len(problems), noun, when)}
+	case c.disk:
+		out = []string{fmt.Sprintf("%s: %d new %s %s, or after files changed on disk since its last report:", name, len(problems), noun, when)}
 	}
-	return append(out, lines(problems, w.show)...)
+	out = append(out, lines(problems, w.show)...)
+	if c.after.cut > 0 {
+		out = append(out, fmt.Sprintf("(%s sent %d more for %s, not read: bridle keeps %d of a file's)", name, c.after.cut, w.show(path), MaxPerFile))
+	}
+	return out
 }
 
 // show is a path as the model names it: relative to the session's
@@ -258,6 +270,10 @@ func (w *Workspace) since(ctx context.Context, only *entry) []string {
 		if time.Since(p.at) > pendingFor {
 			continue
 		}
+		if ctx.Err() != nil {
+			keep = append(keep, p)
+			continue
+		}
 		srv := p.e.running()
 		if srv == nil {
 			if p.e.isStarting() {
@@ -267,7 +283,12 @@ func (w *Workspace) since(ctx context.Context, only *entry) []string {
 		}
 		if !p.sent {
 			c, err := srv.edit(ctx, p.path, p.before, p.after)
-			if err != nil {
+			switch {
+			case err != nil:
+				continue
+			case c.version == 0:
+				// The wait ended before the edit's text was sent.
+				keep = append(keep, p)
 				continue
 			}
 			p.sent, p.c = true, c

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -43,4 +44,23 @@ func Binary(t testing.TB) string {
 		t.Fatal(buildErr)
 	}
 	return binPath
+}
+
+// GoplsVersion is the gopls the tests run, installed by make test
+// (scripts/ensure-test-tools) into .tools/bin.
+const GoplsVersion = "v0.23.0"
+
+// Gopls returns the directory holding the pinned gopls, failing the test
+// with how to install it when it is not there.
+func Gopls(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", ".tools", "bin")
+	dir, _ = filepath.Abs(dir)
+	out, err := exec.Command(filepath.Join(dir, "gopls"), "version").Output()
+	if err != nil || !strings.Contains(string(out), GoplsVersion) {
+		t.Fatalf("this test runs gopls %s from %s, which is not there (%v, %q): run `make tools` (scripts/ensure-test-tools), or "+
+			"GOBIN=$PWD/.tools/bin go install golang.org/x/tools/gopls@%s in the repository", GoplsVersion, dir, err, out, GoplsVersion)
+	}
+	return dir
 }
