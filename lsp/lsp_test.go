@@ -4,11 +4,15 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/internal/lsptest"
@@ -262,5 +266,39 @@ func TestDiskChangesReachTheServer(t *testing.T) {
 	f, ok := srv.diags.wait(ctx, srv.Done(), a, 2)
 	if !ok || len(f.items) != 1 || f.items[0].Message != "changed on disk" {
 		t.Fatalf("the server has %+v (%v) for the file changed on disk", f, ok)
+	}
+}
+
+// TestRequestCarriesAnyCall: a tool gets a file's server, gives it the
+// file's text, and asks it anything; the server's errors come back as
+// errors.
+func TestRequestCarriesAnyCall(t *testing.T) {
+	m, ws := fake(t, 30, "-pull")
+	w := m.Workspace([]string{ws})
+	ctx := context.Background()
+	a := filepath.Join(ws, "a.src")
+	srv, note, err := w.ServerFor(ctx, a)
+	if err != nil || note != "" {
+		t.Fatalf("ServerFor: %v %q", err, note)
+	}
+	if v, err := srv.Sync(ctx, a, []byte("BAD: asked\n")); err != nil || v != 1 {
+		t.Fatalf("Sync: %d %v", v, err)
+	}
+	if v, _ := srv.Sync(ctx, a, []byte("BAD: asked\n")); v != 1 {
+		t.Fatalf("the same text was sent again: version %d", v)
+	}
+	var res struct {
+		Kind  string                `json:"kind"`
+		Items []protocol.Diagnostic `json:"items"`
+	}
+	doc := map[string]any{"textDocument": protocol.TextDocumentIdentifier{URI: protocol.DocumentURI(uri.File(a))}}
+	if err := srv.Request(ctx, "textDocument/diagnostic", doc, &res); err != nil || len(res.Items) != 1 || res.Items[0].Message != "asked" {
+		t.Fatalf("textDocument/diagnostic: %+v %v", res, err)
+	}
+	if err := srv.Request(ctx, protocol.MethodTextDocumentHover, doc, nil); err == nil || !strings.Contains(err.Error(), "not handled") {
+		t.Fatalf("a method the server does not handle: %v", err)
+	}
+	if _, _, err := w.ServerFor(ctx, filepath.Join(ws, "main.go")); !errors.Is(err, ErrNoServer) {
+		t.Fatalf("a file no server serves: %v", err)
 	}
 }

@@ -54,6 +54,9 @@ type Manager struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	closed  bool
+	// warned are the versions of the configurations whose unusable "lsp"
+	// was logged.
+	warned sync.Map
 }
 
 // NewManager returns a manager that starts nothing until a session
@@ -346,7 +349,7 @@ var errClosed = errors.New("bridle is stopping its language servers")
 
 // entryFor returns the entry of a server s would be for root, made if
 // there is none.
-func (m *Manager) entryFor(s config.Server, program, root string, lsp config.LSP) (*entry, error) {
+func (m *Manager) entryFor(s config.Server, program, root string, section config.LSP) (*entry, error) {
 	key := strings.Join(append([]string{root, s.Language, program, string(s.InitOptions), strings.Join(s.AllowHosts, ","),
 		fmt.Sprint(s.MemoryMB, s.Processes)}, s.Args...), "\x00")
 	m.mu.Lock()
@@ -386,7 +389,7 @@ func (m *Manager) entryFor(s config.Server, program, root string, lsp config.LSP
 	if m.cfg.Hidden != nil {
 		hidden = m.cfg.Hidden()
 	}
-	e := &entry{m: m, key: key, idle: lsp.Idle(), spec: startSpec{
+	e := &entry{m: m, key: key, idle: section.Idle(), spec: startSpec{
 		language: s.Language, root: root, program: program, args: s.Args, initOptions: s.InitOptions,
 		box: m.cfg.Box, timeout: m.cfg.Timeout, log: m.cfg.Log, maxPerFile: MaxPerFile,
 		files: append(append([]string(nil), s.Files...), s.RootMarkers...),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -406,7 +407,9 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	case protocol.MethodTextDocumentPublishDiagnostics:
 		var p protocol.PublishDiagnosticsParams
 		if err := json.Unmarshal(params, &p); err == nil {
-			s.diags.publish(uri.URI(p.URI).Filename(), int32(p.Version), p.Diagnostics)
+			if path, ok := pathOf(string(p.URI)); ok {
+				s.diags.publish(path, int32(p.Version), p.Diagnostics)
+			}
 		}
 		return nil, nil
 	case protocol.MethodProgress:
@@ -445,6 +448,17 @@ func (s *Server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		return nil, nil
 	}
 	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "bridle does not answer " + req.Method}
+}
+
+// pathOf is the absolute path a file: URI names; false for any other
+// URI (the protocol package's Filename panics on those, and a server
+// chooses what it sends).
+func pathOf(u string) (string, bool) {
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Scheme != "file" || !strings.HasPrefix(parsed.Path, "/") {
+		return "", false
+	}
+	return filepath.Clean(filepath.FromSlash(parsed.Path)), true
 }
 
 // register keeps the patterns of the files the server asked to hear of.

@@ -229,3 +229,14 @@ func (s *Server) edit(ctx context.Context, path string, before, after []byte) (c
 	c.after, c.haveNow, err = s.diagnosticsOf(ctx, path, v)
 	return c, err
 }
+
+// Sync gives the server path's text if it does not have it (didOpen, or
+// didChange with the next version) and returns the version it has: a
+// request about the file is then about this text.
+func (s *Server) Sync(ctx context.Context, path string, text []byte) (int32, error) {
+	defer s.docs.lock(path)()
+	if doc := s.docs.get(path); doc != nil && doc.text == string(text) {
+		return doc.version, nil
+	}
+	return s.sendText(ctx, path, string(text))
+}

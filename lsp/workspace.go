@@ -40,6 +40,8 @@ type pending struct {
 const (
 	maxPending = 16
 	pendingFor = 10 * time.Minute
+	// maxPendingText bounds the texts one edit keeps for later.
+	maxPendingText = 4 << 20
 )
 
 // Workspace returns the view of a session whose directories are dirs
@@ -59,12 +61,37 @@ func (w *Workspace) Edited(ctx context.Context, path string, before, after []byt
 	cfg := w.m.cfg.Settings(w.dirs[0])
 	servers, err := cfg.Servers()
 	if err != nil {
+		// Said in the log once per reading of the settings, and by
+		// bridle doctor.
+		if _, said := w.m.warned.LoadOrStore(cfg.Version, true); !said {
+			w.m.cfg.Log.Warn("no language server runs", "err", err)
+		}
 		return ""
 	}
 	wait := cfg.LSPSection().Wait()
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var out, earlier []string
+	for _, e := range w.entriesFor(cfg, servers, path) {
+		srv, note, err := e.server(wctx)
+		if note != "" {
+			out = append(out, note)
+		}
+		if err == nil {
+			// The server's earlier edits first: one of this same file
+			// must reach it before this one does.
+			earlier = append(earlier, w.since(wctx, e)...)
+		}
+		out = append(out, w.edit(wctx, e, srv, err, path, before, after, wait)...)
+	}
+	earlier = append(earlier, w.since(wctx, nil)...)
+	return strings.Join(append(out, earlier...), "\n")
+}
+
+// entriesFor are the entries of the servers that serve path and are
+// found, made if need be (no server is started).
+func (w *Workspace) entriesFor(cfg *config.Config, servers []config.Server, path string) []*entry {
+	var out []*entry
 	for _, s := range servers {
 		if s.Off != "" || !serves(s, path) {
 			continue
@@ -82,19 +109,9 @@ func (w *Workspace) Edited(ctx context.Context, path string, before, after []byt
 			w.m.cfg.Log.Warn("language server not started", "language", s.Language, "err", err)
 			continue
 		}
-		srv, note, err := e.server(wctx)
-		if note != "" {
-			out = append(out, note)
-		}
-		if err == nil {
-			// The server's earlier edits first: one of this same file
-			// must reach it before this one does.
-			earlier = append(earlier, w.since(wctx, e)...)
-		}
-		out = append(out, w.edit(wctx, e, srv, err, path, before, after, wait)...)
+		out = append(out, e)
 	}
-	earlier = append(earlier, w.since(wctx, nil)...)
-	return strings.Join(append(out, earlier...), "\n")
+	return out
 }
 
 // serves says whether s serves the file at path.
@@ -140,8 +157,8 @@ func (w *Workspace) edit(ctx context.Context, e *entry, srv *Server, err error, 
 	var out []string
 	switch {
 	case errors.Is(err, errStarting):
-		w.keep(&pending{e: e, path: path, before: before, after: after, at: time.Now()})
-		return append(out, fmt.Sprintf("%s is starting; the diagnostics of this edit will come with a later edit's result.", name))
+		later := w.keep(&pending{e: e, path: path, before: before, after: after, at: time.Now()})
+		return append(out, fmt.Sprintf("%s is starting; %s.", name, later))
 	case err != nil:
 		return out
 	case srv.caps.noSync:
@@ -163,10 +180,11 @@ func (w *Workspace) edit(ctx context.Context, e *entry, srv *Server, err error, 
 		return append(out, fmt.Sprintf("%s: no diagnostics for this edit: %v", name, err))
 	}
 	if !c.haveNow || !c.haveBefore {
+		var later string
 		if c.version == 0 {
-			w.keep(&pending{e: e, path: path, before: before, after: after, at: time.Now()})
+			later = w.keep(&pending{e: e, path: path, before: before, after: after, at: time.Now()})
 		} else {
-			w.keep(&pending{e: e, path: path, sent: true, c: c, at: time.Now()})
+			later = w.keep(&pending{e: e, path: path, sent: true, c: c, at: time.Now()})
 		}
 		why := fmt.Sprintf("did not answer within %v", wait)
 		switch {
@@ -175,7 +193,7 @@ func (w *Workspace) edit(ctx context.Context, e *entry, srv *Server, err error, 
 		case !c.haveBefore:
 			why = fmt.Sprintf("has not answered within %v (it may still be loading the workspace)", wait)
 		}
-		return append(out, fmt.Sprintf("%s %s; the diagnostics of this edit will come with a later edit's result.", name, why))
+		return append(out, fmt.Sprintf("%s %s; %s.", name, why, later))
 	}
 	return append(out, w.report(name, srv, path, c, "after this edit", true)...)
 }
@@ -237,14 +255,19 @@ func (w *Workspace) show(path string) string {
 	return path
 }
 
-// keep remembers an edit whose result could not give its diagnostics.
-func (w *Workspace) keep(p *pending) {
+// keep remembers an edit whose result could not give its diagnostics;
+// later says what the result may promise of them.
+func (w *Workspace) keep(p *pending) (later string) {
+	if len(p.before)+len(p.after) > maxPendingText {
+		return "this edit's diagnostics will not be reported (the file is too large to keep for later)"
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.pending = append(w.pending, p)
 	if len(w.pending) > maxPending {
 		w.pending = w.pending[len(w.pending)-maxPending:]
 	}
+	return "the diagnostics of this edit will come with a later edit's result"
 }
 
 // since says what arrived for the earlier edits whose results could not
@@ -316,3 +339,23 @@ func (e *entry) isStarting() bool {
 	defer e.mu.Unlock()
 	return e.starting != nil
 }
+
+// ServerFor returns the running server of path's language and root,
+// starting it (waiting as long as ctx lets it), for the tools that ask a
+// server something of a file (Server.Sync, then Server.Request). note is
+// a failure not said yet, to be said once; the error says there is no
+// server for the file, or none now.
+func (w *Workspace) ServerFor(ctx context.Context, path string) (srv *Server, note string, err error) {
+	cfg := w.m.cfg.Settings(w.dirs[0])
+	servers, err := cfg.Servers()
+	if err != nil {
+		return nil, "", err
+	}
+	for _, e := range w.entriesFor(cfg, servers, path) {
+		return e.server(ctx)
+	}
+	return nil, "", ErrNoServer
+}
+
+// ErrNoServer is ServerFor's error for a file no server serves.
+var ErrNoServer = errors.New("no language server serves this file")

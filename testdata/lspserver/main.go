@@ -220,7 +220,11 @@ func changed(uri string) {
 		}
 	case "flood":
 		if changes > 0 {
-			// Diagnostics for thousands of files, and thousands for this one.
+			// URIs that are no file's, diagnostics for thousands of files,
+			// and thousands for this one.
+			for _, bad := range []string{"http://evil.example/x.go", "", "file://%zz", "untitled:Untitled-1", "file:relative.go"} {
+				send(publication(bad, 0, []any{diagnostic(0, 1, "not a file")}))
+			}
 			for i := range 20000 {
 				send(publication(fmt.Sprintf("file:///flood/f%d.go", i), 0, []any{diagnostic(0, 1, "flooded")}))
 			}
