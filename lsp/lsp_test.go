@@ -21,7 +21,9 @@ import (
 
 func TestMain(m *testing.M) {
 	box.MaybeRunHelper()
-	os.Exit(m.Run())
+	code := m.Run()
+	lsptest.Cleanup()
+	os.Exit(code)
 }
 
 // fake returns a manager whose only server is the test server, run with

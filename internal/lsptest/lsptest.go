@@ -21,6 +21,10 @@ func Binary(t testing.TB) string {
 	return testbin.Build(t, "lspserver", "the test language server")
 }
 
+// Cleanup removes the test server Binary built (TestMain calls it once
+// the package's tests have run).
+func Cleanup() { testbin.Cleanup() }
+
 // GoplsVersion is the gopls the tests run, installed by make test
 // (scripts/ensure-test-tools) into .tools/bin.
 const GoplsVersion = "v0.23.0"

@@ -5,18 +5,44 @@ package mcptest
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+)
 
-	"github.com/bridle-dev/bridle/internal/testbin"
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
 )
 
 // Binary returns the test server, built once per test process.
 func Binary(t testing.TB) string {
 	t.Helper()
-	return testbin.Build(t, "mcpserver", "the test MCP server")
+	buildOnce.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		dir, err := os.MkdirTemp("", "bridle-mcpserver-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "mcpserver")
+		cmd := exec.Command("go", "build", "-o", binPath, "./testdata/mcpserver")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build the test MCP server: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
 }
 
 // StartHTTP runs the test server over streamable HTTP on loopback and

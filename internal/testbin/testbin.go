@@ -1,6 +1,6 @@
 // Package testbin builds the programs under testdata/ that tests run (the
-// MCP server, the language server), once per test process each, so the
-// packages that start them share one way of getting them.
+// language server; the MCP server's internal/mcptest can move onto it),
+// once per test process each, and removes them when the tests are done.
 package testbin
 
 import (
@@ -14,9 +14,9 @@ import (
 )
 
 type built struct {
-	once sync.Once
-	path string
-	err  error
+	once      sync.Once
+	dir, path string
+	err       error
 }
 
 var (
@@ -44,7 +44,7 @@ func Build(t testing.TB, name, what string) string {
 			b.err = err
 			return
 		}
-		b.path = filepath.Join(dir, name)
+		b.dir, b.path = dir, filepath.Join(dir, name)
 		cmd := exec.Command("go", "build", "-o", b.path, "./testdata/"+name)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -55,4 +55,17 @@ func Build(t testing.TB, name, what string) string {
 		t.Fatal(b.err)
 	}
 	return b.path
+}
+
+// Cleanup removes what Build built, so that tests leave nothing in the
+// temporary directory: a test package's TestMain calls it once its tests
+// have run.
+func Cleanup() {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, b := range byDir {
+		if b.dir != "" {
+			os.RemoveAll(b.dir)
+		}
+	}
 }
