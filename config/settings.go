@@ -46,6 +46,16 @@ type Settings struct {
 	// author's, and must not loosen the box the user runs it in.
 	Sandbox json.RawMessage `json:"sandbox,omitempty"`
 
+	// LSP is the "lsp" object (ParseLSP reads it, Config.Servers
+	// resolves it): the language servers. A project's file may only turn
+	// them off and pass initialization options, unless the user trusts
+	// the project (projectLSP).
+	LSP json.RawMessage `json:"lsp,omitempty"`
+	// LSPRefused names the languages whose server a project's settings
+	// tried to choose without the user's trust, with why: those servers
+	// do not run there.
+	LSPRefused map[string]string `json:"-"`
+
 	// Context is the "context" object: the context window's thresholds
 	// ({"drop":0.7,"compact":0.9,...}, config.Context reads it).
 	Context json.RawMessage `json:"context,omitempty"`
@@ -140,6 +150,7 @@ func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings,
 	var trusted []string
 	unknownKeys := map[string][]string{}
 	var skipped []string
+	var refused map[string]string
 	for _, f := range []source{
 		{path: userPath},
 		{path: projectSettingsOrEmpty(projectRoot), project: true, root: projectRoot, userPath: userPath, files: project},
@@ -165,6 +176,11 @@ func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings,
 		if !f.project {
 			trusted, _ = doc["trusted_projects"].([]string)
 		}
+		if f.project && !f.trusted {
+			var warn []string
+			refused, warn = projectLSP(doc, f.path, f.root, f.userPath)
+			unknown = append(unknown, warn...)
+		}
 		files = append(files, f.path)
 		unknownKeys[f.path] = unknown
 		if text != "" {
@@ -185,7 +201,7 @@ func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings,
 			return Settings{}, fmt.Errorf("settings (%s): %w", strings.Join(files, ", "), err)
 		}
 	}
-	s.Files, s.Warnings, s.Instructions = files, warnings, instructions
+	s.Files, s.Warnings, s.Instructions, s.LSPRefused = files, warnings, instructions, refused
 	return s, nil
 }
 

@@ -146,5 +146,14 @@ func recordStep(x *callRun, next func() error) error {
 	if runsChild(x.call.Tool) && s.parent == nil && s.m.cfg.DataDir != "" {
 		x.changed, x.unscanned = s.withChildChanges(x.ctx, x.key, x.changed, x.unscanned, s.recording(x.call) == recordNone)
 	}
+	if code := x.env.Code; code != nil && len(x.changed) > 0 {
+		// The language servers hear of what the command changed before
+		// its result is given: the next edit's diagnostics know of it.
+		paths := make([]string, len(x.changed))
+		for i, c := range x.changed {
+			paths[i] = c.Path
+		}
+		code.Changed(x.ctx, paths)
+	}
 	return err
 }

@@ -127,6 +127,12 @@ type Config struct {
 	// full-auto the user is then asked before the first such command,
 	// and a session-wide answer stands; nil means always confined.
 	Unconfined func() string
+	// Code, when set, is the language servers' view for a session's
+	// directories (package lsp): the edit tools end their results with
+	// the diagnostics an edit introduced. CodeChanged is told what the
+	// workspaces' watchers saw change on disk.
+	Code        func(dirs []string) tools.Code
+	CodeChanged func(dirs, paths []string)
 }
 
 // Manager owns the sessions this process is serving.
@@ -202,6 +208,7 @@ func NewManager(cfg Config) *Manager {
 	m := &Manager{cfg: cfg, log: log, holder: selfHolder(), live: map[string]*Session{}, decoding: make(chan struct{}, 1)}
 	m.spaces.Problem = m.watchProblem
 	m.spaces.Stopped = func() { m.hook("space stopped") }
+	m.spaces.Changed = cfg.CodeChanged
 	return m
 }
 

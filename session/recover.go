@@ -266,6 +266,9 @@ func (s *Session) resolveStarted(ctx context.Context, cs *callState, why *cut, s
 		return cr.Resolve(ctx, st.CallID, cs.key)
 	}
 	env := s.env(cs.key)
+	// Recovery runs while the editor waits for the load's answer: no
+	// language server is asked (nor started) for an edit it applies.
+	env.Code = nil
 	switch tool.Effect() {
 	case permission.EffectNone, permission.EffectRead:
 		if st.Redacted {

@@ -127,6 +127,9 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	root.Hide(m.cfg.Hidden...)
 	root.HideOwn(m.cfg.Own...)
 	box := tools.Env{Root: root, Locks: m.cfg.Locks}
+	if m.cfg.Code != nil {
+		box.Code = m.cfg.Code(root.Dirs())
+	}
 	if m.cfg.DataDir != "" {
 		arts, err := tools.NewArtifacts(filepath.Join(m.cfg.DataDir, "artifacts", row.ID))
 		if err != nil {

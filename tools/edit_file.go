@@ -182,5 +182,6 @@ func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 		count = strings.Count(string(old), in.OldString)
 	}
 	out := fmt.Sprintf("Edited %s%s: %d replacement(s).\n%s", in.Path, viaNote(via), count, hunk(pl.redOld, pl.redNext, 3, 60))
+	out = diagnosed(ctx, env, out, fe.Path, old, next)
 	return Result{Output: out, Diff: fe.Diff, Locations: []Location{{Path: fe.Path, Line: line}}}
 }

@@ -221,15 +221,21 @@ var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "
 	"CARGO_HOME", "RUSTUP_HOME", "NVM_DIR", "NODE_PATH", "PYENV_ROOT", "VIRTUAL_ENV", "CONDA_PREFIX",
 	"JAVA_HOME", "GRADLE_USER_HOME", "MAVEN_HOME", "DOTNET_ROOT", "CC", "CXX", "PKG_CONFIG_PATH"}
 
-// environment returns the command's environment: the allowlisted
-// variables of bridle's own, never one whose name looks secret, plus
-// settings for a process without a terminal.
+// environment returns the command's environment (CommandEnv).
 func (t *RunCommand) environment() []string {
 	src := t.Environ
 	if src == nil {
 		src = os.Environ()
 	}
-	allow := append(append([]string(nil), envAllow...), t.Settings.EnvAllow...)
+	return CommandEnv(t.Settings, src)
+}
+
+// CommandEnv is what a process in the box gets of src, bridle's
+// environment: the allowlisted variables (and the settings' env_allow),
+// never one whose name looks secret, plus settings for a process without
+// a terminal. Commands get it, and language servers.
+func CommandEnv(s config.CommandSettings, src []string) []string {
+	allow := append(append([]string(nil), envAllow...), s.EnvAllow...)
 	var out []string
 	for _, kv := range src {
 		name, _, ok := strings.Cut(kv, "=")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/redact"
@@ -144,6 +145,10 @@ type Env struct {
 	// session's log, as the model saw it: read_artifact serves "r<seq>",
 	// the address of a dropped output that has no artifact.
 	Results func(seq int64) (string, error)
+	// Code, when set, is what the workspace's language servers say: the
+	// edit tools end their results with the diagnostics an edit
+	// introduced. Nil: no server.
+	Code Code
 
 	// call is set by ForCall: what Preview, Plan and Run of one call share.
 	call *callMemo
@@ -179,6 +184,35 @@ type Tool interface {
 	// file, and a cancel must not wait for the answer.
 	Preview(ctx context.Context, env *Env, input json.RawMessage) (Preview, error)
 	Run(ctx context.Context, env *Env, input json.RawMessage) Result
+}
+
+// Code is what language servers say of the workspace's code (package
+// lsp implements it).
+type Code interface {
+	// Edited tells the servers of path (absolute) that it now holds
+	// after (before: what it held, nil for a new file) and returns what
+	// the model should read of it: the diagnostics the change
+	// introduced, in a few lines ("" when no server serves the file).
+	Edited(ctx context.Context, path string, before, after []byte) string
+	// Changed tells the servers that are running that a command changed
+	// these files on disk (absolute paths); it starts none.
+	Changed(ctx context.Context, paths []string)
+}
+
+// diagnosed ends an edit's output with what the language servers say of
+// it, redacted: the servers read the workspace's files.
+func diagnosed(ctx context.Context, env *Env, out, path string, before, after []byte) string {
+	if env.Code == nil {
+		return out
+	}
+	note := env.Code.Edited(ctx, path, before, after)
+	if note == "" {
+		return out
+	}
+	if !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	return out + env.redact(note) + "\n"
 }
 
 // A WritesWatcher is a tool that can tell Env.Writes of every file of

@@ -121,5 +121,13 @@ func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	} else {
 		out = fmt.Sprintf("Wrote %s%s (%d lines, %d bytes).\n%s", in.Path, viaNote(via), lines, len(in.Content), hunk(*fe.Diff.OldText, fe.Diff.NewText, 3, 60))
 	}
+	var before []byte
+	if fe.Before != "" {
+		before = fe.Old
+		if before == nil {
+			before = []byte{}
+		}
+	}
+	out = diagnosed(ctx, env, out, fe.Path, before, []byte(in.Content))
 	return Result{Output: out, Diff: fe.Diff, Locations: []Location{{Path: fe.Path, Line: 1}}}
 }

@@ -3,22 +3,57 @@ package app
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/bridle-dev/bridle/config"
+	"github.com/bridle-dev/bridle/lsp"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/workspace"
 )
 
+// DoctorReport is what `bridle doctor` prints: the box's layers (with
+// the file watcher's) and the language servers a session in the
+// current directory would run.
+type DoctorReport struct {
+	box.Report
+	Servers []lsp.Status `json:"language_servers"`
+	// ServersErr says the "lsp" settings cannot be read: no server runs.
+	ServersErr string `json:"language_servers_error,omitempty"`
+}
+
 // Doctor reports which sandbox layers this machine has and what bridle
-// does without each (`bridle doctor`), and whether the file watcher can
-// watch the current directory.
-func Doctor() box.Report {
+// does without each (`bridle doctor`), whether the file watcher can
+// watch the current directory, and each language's server there.
+func Doctor() DoctorReport {
 	bx := box.New(box.Options{})
 	defer bx.Close()
-	r := bx.Report()
+	r := DoctorReport{Report: bx.Report()}
 	r.Layers = append(r.Layers, watcherLayer())
+	dir, _ := os.Getwd()
+	servers, err := (&config.Loader{}).For(dir).Servers()
+	if err != nil {
+		r.ServersErr = err.Error()
+	}
+	r.Servers = lsp.Statuses(servers, exec.LookPath)
 	return r
+}
+
+// ServersString renders the language servers for a terminal.
+func (r DoctorReport) ServersString() string {
+	var b strings.Builder
+	if r.ServersErr != "" {
+		fmt.Fprintf(&b, "MISSING  no language server runs: %s\n", r.ServersErr)
+	}
+	for _, s := range r.Servers {
+		detail := s.Detail
+		if s.State == "found" {
+			detail = s.Path
+		}
+		fmt.Fprintf(&b, "%-8s %-12s %s\n", s.State, s.Language, detail)
+	}
+	return b.String()
 }
 
 // watcherLayer watches the current directory as a session would and says

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/bridle-dev/bridle/config"
+	"github.com/bridle-dev/bridle/lsp"
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox/box"
@@ -37,6 +39,9 @@ type App struct {
 	Store   *store.Store
 	Box     *box.Box
 	Sandbox config.Sandbox
+
+	// Code runs the language servers (nil until Open).
+	Code *lsp.Manager
 
 	fault *session.Fault
 	// locks keeps the editor's file calls and commands apart (nil: the
@@ -108,7 +113,26 @@ func (a *App) Open(ctx context.Context) error {
 	a.paths()
 	makeOwnDirs(a.DB)
 	a.locks = openLocks(a.Log)
+	a.Code = a.languageServers()
 	return nil
+}
+
+// languageServers makes the manager of the language servers, which
+// starts none until a session's edit needs one. They run in the box
+// commands run in, with a command's environment and limits, and the same
+// hidden paths.
+func (a *App) languageServers() *lsp.Manager {
+	hidden, _ := a.paths()
+	return lsp.NewManager(lsp.Config{
+		Box:      a.Box,
+		Settings: a.Models.Config,
+		Env:      func() []string { return tools.CommandEnv(a.Sandbox.Command, os.Environ()) },
+		Hidden:   func() []string { return hidden },
+		CacheDir: CacheDir(),
+		Limits:   a.Sandbox.Command,
+		Look:     exec.LookPath,
+		Log:      a.Log,
+	})
 }
 
 // openLocks opens the lock file every bridle process of the user shares
@@ -164,11 +188,31 @@ func (a *App) config(client session.Client, files session.FileClient) session.Co
 		Version:      a.Version,
 		Locks:        a.locks,
 		Unconfined:   func() string { return a.StartProbe().Report().Unconfined() },
+		Code:         a.code,
+		CodeChanged:  a.codeChanged,
 	}
 }
 
-// Close closes the box and the store.
+// code is the language servers' view for a session's directories; nil
+// before Open.
+func (a *App) code(dirs []string) tools.Code {
+	if a.Code == nil {
+		return nil
+	}
+	return a.Code.Workspace(dirs)
+}
+
+func (a *App) codeChanged(dirs, paths []string) {
+	if a.Code != nil {
+		a.Code.FilesChanged(dirs, paths)
+	}
+}
+
+// Close stops the language servers, then closes the box and the store.
 func (a *App) Close() {
+	if a.Code != nil {
+		a.Code.Close()
+	}
 	if a.Box != nil {
 		a.Box.Close()
 	}

@@ -12,15 +12,18 @@ import (
 const doctorHelp = `Usage: bridle doctor [--json]
 
 Show which sandbox layers this machine has (namespaces, Landlock, seccomp, ...)
-and what bridle does without each, and whether the file watcher can watch the
-current directory. See docs/sandbox.md.
+and what bridle does without each, whether the file watcher can watch the
+current directory, the skills and prompt commands a session there finds, and
+each language's server: found, missing, off or refused by the settings. See
+docs/sandbox.md and docs/code-intelligence.md.
 
 Flags:
 `
 
 // doctor prints which sandbox layers this machine has and what bridle does
-// without each, and whether the file watcher can watch the current
-// directory.
+// without each, whether the file watcher can watch the current
+// directory, and each language's server there: found, missing, off or
+// refused by the settings.
 func doctor(args []string, w, stderr io.Writer) error {
 	fl := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	asJSON := fl.Bool("json", false, "the report as one JSON object")
@@ -49,5 +52,7 @@ func doctor(args []string, w, stderr io.Writer) error {
 		fmt.Fprintln(w, "\nSkills and prompt commands of a session in this directory (the project's are the repository's text):")
 		fmt.Fprint(w, set.Describe())
 	}
+	fmt.Fprintln(w, "\nLanguage servers for this directory (run in the same box, workspace read-only; docs/code-intelligence.md):")
+	fmt.Fprint(w, r.ServersString())
 	return nil
 }

@@ -11,6 +11,7 @@ package box
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,13 @@ import (
 type Spec struct {
 	// Command is a shell command line, run with /bin/sh -c.
 	Command string
+	// Args, when set, is the program (an absolute path) and its
+	// arguments, run as they are instead of Command: Start's servers.
+	Args []string
+	// Private is a writable directory of the process's own (a language
+	// server's caches), added to Writable. It may lie inside a hidden
+	// path (bridle's cache directory): it alone stays visible there.
+	Private string
 	// Dir is the working directory, absolute.
 	Dir string
 	// Writable are the directories the command may write: the workspace.
@@ -28,7 +36,8 @@ type Spec struct {
 	// Env is the command's whole environment (already scrubbed). The box
 	// adds TMPDIR and, with a proxy, the proxy variables.
 	Env []string
-	// Output receives stdout and stderr, interleaved as written.
+	// Output receives stdout and stderr, interleaved as written; for
+	// Start, stderr alone (stdout is Process.Stdout).
 	Output io.Writer
 	// Timeout ends the command; 0 means none.
 	Timeout time.Duration
@@ -100,6 +109,42 @@ func (o Outcome) Summary(timeout time.Duration) string {
 		parts = append(parts, "network access refused for "+strings.Join(o.Denied, ", ")+" (not in the session's allowed hosts)")
 	}
 	return "[" + strings.Join(parts, "; ") + "]"
+}
+
+// Process is a long-lived process in the box (Start): a language
+// server, speaking on its standard input and output. Close kills it
+// whole.
+type Process struct {
+	// Stdin and Stdout are the process's standard input and output, as
+	// pipes (deadlines work on them).
+	Stdin, Stdout *os.File
+
+	done    chan struct{}
+	outcome Outcome
+	stop    func()
+	once    sync.Once
+}
+
+// Done is closed when every process of the box has ended and what it
+// held is released.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Outcome is how the process ended; it is set once Done is closed.
+func (p *Process) Outcome() Outcome {
+	<-p.done
+	return p.outcome
+}
+
+// Close kills every process of the box, waits until they are gone and
+// returns how the process ended. It may be called more than once.
+func (p *Process) Close() Outcome {
+	p.once.Do(func() {
+		p.Stdin.Close()
+		p.stop()
+	})
+	<-p.done
+	p.Stdout.Close()
+	return p.outcome
 }
 
 // Options switch layers off, for machines (and tests) where a layer must

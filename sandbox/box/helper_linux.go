@@ -30,7 +30,9 @@ const (
 
 // helperConfig is what the parent tells the helper.
 type helperConfig struct {
-	Command  string   `json:"command"`
+	Command string `json:"command"`
+	// Args, when set, is run as it is instead of /bin/sh -c Command.
+	Args     []string `json:"args,omitempty"`
 	Dir      string   `json:"dir"`
 	Env      []string `json:"env"`
 	Writable []string `json:"writable"`
@@ -41,6 +43,9 @@ type helperConfig struct {
 	ShmBytes int64  `json:"shm_bytes,omitempty"`
 	// Hidden are paths the command must not see.
 	Hidden []string `json:"hidden,omitempty"`
+	// Private is a writable directory (also in Writable) that may lie
+	// inside a hidden path and stays visible there.
+	Private string `json:"private,omitempty"`
 
 	MemoryBytes int64 `json:"memory_bytes,omitempty"`
 	Processes   int   `json:"processes,omitempty"`
@@ -111,12 +116,14 @@ func MaybeRunHelper() {
 	execCommand(cfg)
 }
 
-// receiveCommand waits for the parent to hand over a command: the output
-// pipe, put on descriptors 1 and 2, and the configuration, put on
-// configFD. A closed socket means the spare is not needed: exit.
+// receiveCommand waits for the parent to hand over a command: its
+// standard descriptors (the output pipe, put on descriptors 1 and 2; or
+// stdin, stdout and stderr, for a long-lived process) and the
+// configuration, put on configFD. A closed socket means the spare is not
+// needed: exit.
 func receiveCommand() {
 	buf := make([]byte, 16)
-	oob := make([]byte, unix.CmsgSpace(2*4))
+	oob := make([]byte, unix.CmsgSpace(4*4))
 	n, oobn, _, _, err := unix.Recvmsg(ctlFD, buf, oob, 0)
 	if err != nil || n == 0 {
 		os.Exit(0)
@@ -126,16 +133,25 @@ func receiveCommand() {
 		fail(helperReport{}, "the command came without its descriptors")
 	}
 	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 2 {
+	var moves []struct{ from, to int }
+	switch {
+	case err != nil:
+	case len(fds) == 2:
+		moves = []struct{ from, to int }{{fds[0], 1}, {fds[0], 2}, {fds[1], configFD}}
+	case len(fds) == 4:
+		moves = []struct{ from, to int }{{fds[0], 0}, {fds[1], 1}, {fds[2], 2}, {fds[3], configFD}}
+	}
+	if moves == nil {
 		fail(helperReport{}, "the command came without its descriptors")
 	}
-	for _, d := range []struct{ from, to int }{{fds[0], 1}, {fds[0], 2}, {fds[1], configFD}} {
+	for _, d := range moves {
 		if err := unix.Dup3(d.from, d.to, 0); err != nil {
 			fail(helperReport{}, "set up descriptor %d: %v", d.to, err)
 		}
 	}
-	unix.Close(fds[0])
-	unix.Close(fds[1])
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
 }
 
 func readConfig() (helperConfig, error) {
@@ -261,11 +277,15 @@ func execCommand(cfg helperConfig) {
 
 	// Everything the exec needs is allocated before the memory cap is
 	// set: from there on the Go runtime must not grow its heap.
-	argv0, err := unix.BytePtrFromString("/bin/sh")
-	if err != nil {
-		fail(rep, "%v", err)
+	prog, args := "/bin/sh", []string{"sh", "-c", cfg.Command}
+	if len(cfg.Args) > 0 {
+		prog, args = cfg.Args[0], cfg.Args
 	}
-	argv, err := cStrings([]string{"sh", "-c", cfg.Command})
+	argv0, err := unix.BytePtrFromString(prog)
+	if err != nil {
+		fail(rep, "the program's path contains a NUL byte")
+	}
+	argv, err := cStrings(args)
 	if err != nil {
 		fail(rep, "the command contains a NUL byte")
 	}
@@ -310,7 +330,7 @@ func execCommand(cfg helperConfig) {
 		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
 	// Still here: the exec failed. Lift the cap so reporting can allocate.
 	unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY})
-	fail(helperReport{}, "start /bin/sh: %v", errno)
+	fail(helperReport{}, "start %s: %v", prog, errno)
 }
 
 // probeWrites loads a filter that watches writes, hands its listener to

@@ -63,7 +63,7 @@ func setupMounts(cfg helperConfig, applied, missing func(string)) (ownShm bool, 
 	} else {
 		applied("read-only root")
 	}
-	n, err := hide(cfg.Hidden, cfg.Writable)
+	n, err := hide(cfg.Hidden, cfg.Writable, cfg.Private)
 	if err != nil {
 		return ownShm, err
 	}
@@ -221,11 +221,16 @@ func unescapeMount(s string) string {
 // hide puts an empty read-only tmpfs on each hidden directory and
 // /dev/null on each hidden file, and returns how many were present. A
 // hidden path holding a writable directory cannot be hidden without
-// hiding the workspace: that is an error, as is any mount that fails.
-func hide(hidden, writable []string) (int, error) {
+// hiding the workspace: that is an error, as is any mount that fails;
+// but for private, the process's own directory, which stays visible
+// through the cover (uncover).
+func hide(hidden, writable []string, private string) (int, error) {
 	for _, h := range hidden {
+		if private != "" && under(h, private) {
+			return 0, fmt.Errorf("the private directory %s holds %s, which bridle hides: give it a directory of its own", private, h)
+		}
 		for _, w := range writable {
-			if under(w, h) {
+			if under(w, h) && w != private {
 				return 0, fmt.Errorf("the workspace %s lies inside %s, which bridle hides from commands: open a directory outside it", w, h)
 			}
 		}
@@ -233,16 +238,36 @@ func hide(hidden, writable []string) (int, error) {
 	if err := pinAncestors(hidden, writable); err != nil {
 		return 0, err
 	}
+	// The private directory is held open before the covers go on: it is
+	// bound back through this handle.
+	keep := -1
+	if private != "" && slices.ContainsFunc(hidden, func(h string) bool { return under(private, h) }) {
+		fd, err := unix.Open(private, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return 0, fmt.Errorf("open the private directory %s: %w", private, err)
+		}
+		defer unix.Close(fd)
+		keep = fd
+	}
+	// Outer paths first: an inner one is then covered, or uncovered,
+	// inside its parent's cover.
+	hidden = slices.Clone(hidden)
+	slices.SortStableFunc(hidden, func(a, b string) int { return len(a) - len(b) })
 	n := 0
 	for _, h := range hidden {
 		fi, err := os.Stat(h)
 		if err != nil {
 			continue // nothing there to read
 		}
-		if fi.IsDir() {
+		switch {
+		case fi.IsDir() && keep >= 0 && under(private, h):
+			err = uncover(h, private, keep)
+		case fi.IsDir():
 			err = unix.Mount("tmpfs", h, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
-		} else if err = unix.Mount("/dev/null", h, "", unix.MS_BIND, ""); err == nil {
-			err = remountReadOnly(h)
+		default:
+			if err = unix.Mount("/dev/null", h, "", unix.MS_BIND, ""); err == nil {
+				err = remountReadOnly(h)
+			}
 		}
 		if err != nil {
 			return n, fmt.Errorf("hide %s from the command: %w", h, err)
@@ -250,6 +275,23 @@ func hide(hidden, writable []string) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// uncover covers the hidden directory h with an empty tmpfs that holds
+// only the way down to private, bound there from keep (a handle on it
+// taken before the cover), and then makes the cover read-only: the
+// process sees its own directory and nothing else of h.
+func uncover(h, private string, keep int) error {
+	if err := unix.Mount("tmpfs", h, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(private, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", keep), private, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind the private directory back: %w", err)
+	}
+	return remountReadOnly(h)
 }
 
 // pinAncestors makes each directory between a writable directory and a

@@ -215,45 +215,14 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	defer os.RemoveAll(tmp)
 
 	namespaced := m.cloneflags != 0
-	cfg := helperConfig{
-		Command:     s.Command,
-		Dir:         s.Dir,
-		Env:         append(append([]string(nil), s.Env...), "TMPDIR="+tmp),
-		Writable:    append(append([]string(nil), s.Writable...), tmp),
-		TmpDir:      tmp,
-		TmpBytes:    s.TmpBytes,
-		ShmBytes:    s.ShmBytes,
-		Hidden:      s.Hidden,
-		AllowUserNS: s.AllowUserNamespaces,
-		MemoryBytes: s.MemoryBytes,
-		Processes:   s.Processes,
-		Namespaced:  namespaced,
-		UserNS:      m.userns,
-		Landlock:    m.landlock > 0 && !b.opts.NoLandlock,
-		Seccomp:     m.seccomp && !b.opts.NoSeccomp,
-		// Landlock from ABI 9 on confines pathname Unix sockets itself.
-		DenyUnix: !s.AllowUnixSockets && m.landlock < 9,
-		// Without a network namespace: TCP only to the proxy (Landlock),
-		// and no UDP or raw sockets (seccomp).
-		LandlockNet: !namespaced,
-		DenyInet:    !namespaced,
-		WatchWrites: s.Writes != nil && m.writesErr == nil && !b.opts.NoSeccomp,
-	}
+	cfg := b.helperConfig(s, tmp)
 	var out Outcome
-	var px *proxy
-	if len(s.AllowHosts) > 0 {
-		px = newProxy(s.AllowHosts)
+	px, err := b.proxyFor(s, &cfg)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if px != nil {
 		defer px.close()
-		if namespaced {
-			cfg.ProxyInside = true
-		} else {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				return Outcome{}, fmt.Errorf("box: proxy: %w", err)
-			}
-			px.serve(ln)
-			cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
-		}
 	}
 	cfgFile, err := configFile(cfg)
 	if err != nil {
@@ -368,6 +337,74 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	case runCtx.Err() != nil:
 		out.TimedOut = true
 	}
+	if err := exitOf(&out, waitErr, namespaced); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// helperConfig is what the helper is told of the command s, whose
+// private temp dir is tmp.
+func (b *Box) helperConfig(s Spec, tmp string) helperConfig {
+	m := b.caps
+	namespaced := m.cloneflags != 0
+	writable := append([]string(nil), s.Writable...)
+	if s.Private != "" {
+		writable = append(writable, s.Private)
+	}
+	return helperConfig{
+		Command:     s.Command,
+		Args:        s.Args,
+		Dir:         s.Dir,
+		Env:         append(append([]string(nil), s.Env...), "TMPDIR="+tmp),
+		Writable:    append(writable, tmp),
+		Private:     s.Private,
+		TmpDir:      tmp,
+		TmpBytes:    s.TmpBytes,
+		ShmBytes:    s.ShmBytes,
+		Hidden:      s.Hidden,
+		AllowUserNS: s.AllowUserNamespaces,
+		MemoryBytes: s.MemoryBytes,
+		Processes:   s.Processes,
+		Namespaced:  namespaced,
+		UserNS:      m.userns,
+		Landlock:    m.landlock > 0 && !b.opts.NoLandlock,
+		Seccomp:     m.seccomp && !b.opts.NoSeccomp,
+		// Landlock from ABI 9 on confines pathname Unix sockets itself.
+		DenyUnix: !s.AllowUnixSockets && m.landlock < 9,
+		// Without a network namespace: TCP only to the proxy (Landlock),
+		// and no UDP or raw sockets (seccomp).
+		LandlockNet: !namespaced,
+		DenyInet:    !namespaced,
+		WatchWrites: s.Writes != nil && m.writesErr == nil && !b.opts.NoSeccomp,
+	}
+}
+
+// proxyFor starts the proxy of a command that may reach hosts (nil for
+// one that may not) and tells cfg where it is: in the box's network
+// namespace (its listener comes back from the helper) or on the host's
+// loopback.
+func (b *Box) proxyFor(s Spec, cfg *helperConfig) (*proxy, error) {
+	if len(s.AllowHosts) == 0 {
+		return nil, nil
+	}
+	px := newProxy(s.AllowHosts)
+	if cfg.Namespaced {
+		cfg.ProxyInside = true
+		return px, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		px.close()
+		return nil, fmt.Errorf("box: proxy: %w", err)
+	}
+	px.serve(ln)
+	cfg.ProxyPort = ln.Addr().(*net.TCPAddr).Port
+	return px, nil
+}
+
+// exitOf fills out's exit code and signal from the helper's Wait error.
+func exitOf(out *Outcome, waitErr error, namespaced bool) error {
 	var ee *exec.ExitError
 	switch {
 	case errors.As(waitErr, &ee):
@@ -384,9 +421,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 			out.ExitCode = ws.ExitStatus()
 		}
 	case waitErr != nil:
-		return out, fmt.Errorf("box: %w", waitErr)
+		return fmt.Errorf("box: %w", waitErr)
 	}
-	return out, nil
+	return nil
 }
 
 // unwatched says why a run whose writes were to be watched was not

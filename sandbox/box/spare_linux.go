@@ -101,10 +101,15 @@ func (b *Box) startHelper() (*helper, error) {
 	return h, nil
 }
 
-// send hands the helper its command: the configuration and the write end
-// of the output pipe.
-func (h *helper) send(cfg *os.File, out *os.File) error {
-	return unix.Sendmsg(int(h.ctl.Fd()), []byte("run"), unix.UnixRights(int(out.Fd()), int(cfg.Fd())), nil, 0)
+// send hands the helper its command: the configuration and the
+// command's standard descriptors, the write end of its output pipe
+// (Run), or its stdin, stdout and stderr (Start).
+func (h *helper) send(cfg *os.File, std []*os.File) error {
+	fds := make([]int, 0, len(std)+1)
+	for _, f := range std {
+		fds = append(fds, int(f.Fd()))
+	}
+	return unix.Sendmsg(int(h.ctl.Fd()), []byte("run"), unix.UnixRights(append(fds, int(cfg.Fd()))...), nil, 0)
 }
 
 func (h *helper) dead() bool {
@@ -174,14 +179,14 @@ func (b *Box) take() (*helper, error) {
 	return h, nil
 }
 
-// handOver gives the command (its config and the write end of its output
-// pipe) to a helper: the spare, or a fresh one if the spare died unused.
+// handOver gives the command (its config and its standard descriptors,
+// see send) to a helper: the spare, or a fresh one if the spare died unused.
 // The cgroup limits are written first, so the command never starts
 // uncapped; limits the cgroup refuses come back as limitErr, to be
 // reported (the per-process caps remain, as on a machine whose cgroups
 // lack those controllers). A command whose ctx ended meanwhile is not
 // handed over. On error no helper is left.
-func (b *Box) handOver(ctx context.Context, s Spec, cfg, out *os.File) (h *helper, limitErr, err error) {
+func (b *Box) handOver(ctx context.Context, s Spec, cfg *os.File, std ...*os.File) (h *helper, limitErr, err error) {
 	give := func(h *helper) error {
 		if h.cg != nil {
 			limitErr = h.cg.limit(b.caps.cgroup, s.MemoryBytes, s.Processes)
@@ -189,7 +194,7 @@ func (b *Box) handOver(ctx context.Context, s Spec, cfg, out *os.File) (h *helpe
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return h.send(cfg, out)
+		return h.send(cfg, std)
 	}
 	if h, err = b.take(); err != nil {
 		return nil, nil, err

@@ -32,8 +32,9 @@ type Space struct {
 	refs int
 	idle *time.Timer
 	envs *redact.DotEnvs
-	// problem is the Registry's Problem.
+	// problem and changed are the Registry's Problem and Changed.
 	problem func(reason string)
+	changed func(dirs, paths []string)
 
 	started sync.Once
 
@@ -63,6 +64,10 @@ type Registry struct {
 	// Stopped, if set, is called when a space stopped at the end of its
 	// grace.
 	Stopped func()
+	// Changed, if set, is told each batch of a space's watcher once,
+	// with the space's directories (the language servers hear of
+	// changes on disk through it).
+	Changed func(dirs, paths []string)
 
 	mu sync.Mutex
 	by map[string]*Space
@@ -87,7 +92,7 @@ func (r *Registry) Open(dirs []string) *Space {
 		}
 		return sp
 	}
-	sp := &Space{key: key, dirs: dirs, refs: 1, envs: redact.NewDotEnvs(dirs), problem: r.Problem, subs: map[int]func([]string){}}
+	sp := &Space{key: key, dirs: dirs, refs: 1, envs: redact.NewDotEnvs(dirs), problem: r.Problem, changed: r.Changed, subs: map[int]func([]string){}}
 	if r.by == nil {
 		r.by = map[string]*Space{}
 	}
@@ -221,5 +226,8 @@ func (sp *Space) onChange(paths []string) {
 	sp.mu.Unlock()
 	for _, fn := range subs {
 		fn(paths)
+	}
+	if sp.changed != nil {
+		sp.changed(sp.dirs, paths)
 	}
 }
