@@ -90,3 +90,6 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	}
 	return Report{Layers: ls}
 }
+
+// probeCommand is the command Report runs.
+const probeCommand = "true"

@@ -97,3 +97,6 @@ func okOr(ok bool, yes, no string) string {
 	}
 	return no
 }
+
+// probeCommand is the command Report runs.
+const probeCommand = "true"

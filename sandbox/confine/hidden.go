@@ -23,7 +23,7 @@ var CredentialStores = []string{
 // hiddenBy returns the hidden path that abs is, or lies under; "" if none.
 func hiddenBy(hidden []string, abs string) string {
 	for _, h := range hidden {
-		if abs == h || strings.HasPrefix(abs, h+string(filepath.Separator)) || h == string(filepath.Separator) {
+		if inside(abs, h) {
 			return h
 		}
 	}
