@@ -358,7 +358,7 @@ func trustedDirs(list []string) ([]string, error) {
 	for _, d := range list {
 		orig := d
 		d = strings.TrimSpace(d)
-		if d == "~" || strings.HasPrefix(d, "~/") {
+		if d == "~" || len(d) >= 2 && d[0] == '~' && os.IsPathSeparator(d[1]) { // "~\" too on Windows
 			home, err := os.UserHomeDir()
 			if err != nil {
 				return nil, fmt.Errorf("in \"trusted_projects\": %q: %w", orig, err)

@@ -15,10 +15,10 @@ import (
 // relative to the home directory. Commands see an empty directory (or an
 // empty file) in their place, and the file tools refuse them, unless the
 // user's settings name them in sandbox.command.visible_paths.
-var CredentialStores = []string{
+var CredentialStores = append([]string{
 	".ssh", ".aws", ".config/gcloud", ".azure", ".kube", ".docker/config.json",
 	".netrc", ".gnupg", ".password-store",
-}
+}, osCredentialStores...)
 
 // hiddenBy returns the hidden path that abs is, or lies under; "" if none.
 func hiddenBy(hidden []string, abs string) string {
