@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/internal/fileid"
+	"github.com/bridle-dev/bridle/internal/pathcmp"
 )
 
 // CredentialStores are where the usual tools keep the user's credentials,
@@ -23,7 +24,7 @@ var CredentialStores = append([]string{
 // hiddenBy returns the hidden path that abs is, or lies under; "" if none.
 func hiddenBy(hidden []string, abs string) string {
 	for _, h := range hidden {
-		if inside(abs, h) {
+		if pathcmp.Inside(abs, h) {
 			return h
 		}
 	}

@@ -1,9 +1,5 @@
 package confine
 
-// foldNames is true: Windows names compare without regard to case, and
-// Win32 drops the dots and spaces that end a name.
-const foldNames = true
-
 // osCredentialStores are where Windows builds of the usual tools keep
 // credentials (under the home directory), beyond CredentialStores'
 // common ones: gcloud and GnuPG in the roaming application data, curl's
