@@ -253,7 +253,7 @@ func TestWindowsUnderWine(t *testing.T) {
 			{"./internal/pidalive", ""},
 			{"./internal/pathcmp", ""},
 			{"./config", "TestDirs"},
-			{"./tools/mcp", "TestRootURI"},
+			{"./tools/mcp", ""},
 		} {
 			name := strings.ReplaceAll(strings.TrimPrefix(p.pkg, "./"), "/", "_") + ".test.exe"
 			test := buildWindows(t, dir, name, p.pkg, true)

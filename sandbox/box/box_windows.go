@@ -189,3 +189,9 @@ func okOr(ok bool, yes, no string) string {
 	}
 	return no
 }
+
+// bootStamp names this boot for probeKey (Windows has no boot id to read):
+// when it started, to the minute.
+func bootStamp() string {
+	return time.Now().Add(-windows.DurationSinceBoot()).Truncate(time.Minute).UTC().Format(time.RFC3339)
+}
