@@ -297,21 +297,7 @@ func wineACPSession(t *testing.T, w *wine, exe, sleeper string) {
 
 	a := start()
 	a.Initialize()
-	var opened struct {
-		SessionID string `json:"sessionId"`
-		Meta      struct {
-			Bridle struct {
-				Sandbox struct {
-					Layers []struct {
-						Name string `json:"name"`
-						OK   bool   `json:"ok"`
-					} `json:"layers"`
-					Missing    []string `json:"missing"`
-					Unconfined string   `json:"unconfined"`
-				} `json:"sandbox"`
-			} `json:"bridle"`
-		} `json:"_meta"`
-	}
+	var opened sessionOpened
 	a.MustCall("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &opened)
 	sid := opened.SessionID
 	sb := opened.Meta.Bridle.Sandbox

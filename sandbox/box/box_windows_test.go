@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,65 +115,72 @@ func TestRunCmdExe(t *testing.T) {
 	t.Logf("missing: %v", o.Missing)
 }
 
-// A process the command left running is killed when the command ends.
-func TestTreeKilledWhenTheCommandEnds(t *testing.T) {
-	b := New(Options{})
-	dir := testfs.TempDir(t)
-	pidFile := filepath.Join(dir, "pid")
-	o, out := winRun(t, b, dir, helperCommand(t, "spawn "+pidFile))
-	if o.ExitCode != 0 {
-		t.Fatalf("outcome %+v output %q", o, out)
-	}
-	if pid := readPid(t, pidFile); !gone(pid) {
-		t.Errorf("the process %d the command started outlived it", pid)
+// The whole tree is killed, not only cmd.exe: when the command ends
+// (a process it left running), at its timeout, and when it is cancelled.
+func TestTreeKilled(t *testing.T) {
+	for _, tt := range []struct {
+		name, mode string
+		timeout    time.Duration
+		cancel     bool
+		ended      func(Outcome) bool
+	}{
+		{"when the command ends", "spawn", 0, false, func(o Outcome) bool { return o.ExitCode == 0 }},
+		{"on timeout", "spawn-stay", 3 * time.Second, false, func(o Outcome) bool { return o.TimedOut }},
+		{"on cancel", "spawn-stay", 0, true, func(o Outcome) bool { return o.Cancelled }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := testfs.TempDir(t)
+			pidFile := filepath.Join(dir, "pid")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			// The helper says "spawned" once its child runs: then the
+			// command is cancelled, if it is to be.
+			out := &spawnWatch{spawned: make(chan struct{})}
+			timeout := tt.timeout
+			if timeout == 0 {
+				timeout = time.Minute
+			}
+			done := make(chan Outcome, 1)
+			go func() {
+				o, err := New(Options{}).Run(ctx, Spec{Command: helperCommand(t, tt.mode+" "+pidFile), Dir: dir, Output: out,
+					Env: os.Environ(), Timeout: timeout})
+				if err != nil {
+					t.Error(err)
+				}
+				done <- o
+			}()
+			var o Outcome
+			select {
+			case <-out.spawned:
+				if tt.cancel {
+					cancel()
+				}
+				o = <-done
+			case o = <-done:
+			}
+			if !tt.ended(o) {
+				t.Fatalf("outcome %+v output %q", o, out.String())
+			}
+			if pid := readPid(t, pidFile); !gone(pid) {
+				t.Errorf("the process %d the command started outlived it", pid)
+			}
+		})
 	}
 }
 
-// A timeout kills the whole tree, not only cmd.exe.
-func TestTreeKilledOnTimeout(t *testing.T) {
-	b := New(Options{})
-	dir := testfs.TempDir(t)
-	pidFile := filepath.Join(dir, "pid")
-	o, out := winRun(t, b, dir, helperCommand(t, "spawn-stay "+pidFile), func(s *Spec) { s.Timeout = 3 * time.Second })
-	if !o.TimedOut {
-		t.Fatalf("outcome %+v output %q: not timed out", o, out)
-	}
-	if pid := readPid(t, pidFile); !gone(pid) {
-		t.Errorf("the process %d the command started outlived its timeout", pid)
-	}
+// spawnWatch is an output that tells when the helper said "spawned".
+type spawnWatch struct {
+	syncBuffer
+	once    sync.Once
+	spawned chan struct{}
 }
 
-// A cancel kills the whole tree.
-func TestTreeKilledOnCancel(t *testing.T) {
-	b := New(Options{})
-	dir := testfs.TempDir(t)
-	pidFile := filepath.Join(dir, "pid")
-	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
-	done := make(chan Outcome)
-	go func() {
-		o, err := b.Run(ctx, Spec{Command: helperCommand(t, "spawn-stay "+pidFile), Dir: dir, Output: &out, Env: os.Environ(), Timeout: time.Minute})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- o
-	}()
-	// The pid file is written once the grandchild runs.
-	for !strings.Contains(out.String(), "spawned") {
-		select {
-		case o := <-done:
-			t.Fatalf("ended before it was cancelled: %+v %q", o, out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
+func (w *spawnWatch) Write(p []byte) (int, error) {
+	n, err := w.syncBuffer.Write(p)
+	if strings.Contains(w.syncBuffer.String(), "spawned") {
+		w.once.Do(func() { close(w.spawned) })
 	}
-	cancel()
-	o := <-done
-	if !o.Cancelled {
-		t.Errorf("outcome %+v: not cancelled", o)
-	}
-	if pid := readPid(t, pidFile); !gone(pid) {
-		t.Errorf("the process %d the command started outlived the cancel", pid)
-	}
+	return n, err
 }
 
 // The report names what the job gives and what Windows lacks, and full-auto

@@ -14,33 +14,6 @@ import (
 // These tests hold the Root to its promises on Windows paths: drive
 // letters, both separators, any case, and the names Win32 rewrites.
 
-func openRoot(t *testing.T, dir string, more ...string) *Root {
-	t.Helper()
-	r, err := OpenRoot(dir, more...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
-
-// The ways a path is used, each refused or allowed alike.
-var winOps = []struct {
-	name string
-	do   func(r *Root, p string) error
-}{
-	{"ReadFile", func(r *Root, p string) error { _, err := r.ReadFile(p, 0); return err }},
-	{"ReadDir", func(r *Root, p string) error { _, err := r.ReadDir(p); return err }},
-	{"WriteFile", func(r *Root, p string) error { return r.WriteFile(p, []byte("PWNED")) }},
-	{"OpenTree", func(r *Root, p string) error {
-		tree, err := r.OpenTree(p)
-		if err == nil {
-			tree.Close()
-		}
-		return err
-	}},
-}
-
 // Every spelling of a path inside the workspace reaches the file.
 func TestWindowsPathsInside(t *testing.T) {
 	ws := testfs.TempDir(t)
@@ -94,7 +67,7 @@ func TestWindowsEscapes(t *testing.T) {
 		"reserved name":        `NUL`,
 		"reserved name, ext":   `sub\COM1.txt`,
 	} {
-		for _, o := range winOps {
+		for _, o := range ops {
 			t.Run(name+"/"+o.name, func(t *testing.T) {
 				err := o.do(r, p)
 				if err == nil {
@@ -127,7 +100,7 @@ func TestWindowsHidden(t *testing.T) {
 		`Secret\key.txt`, `secret\key.txt`, `SECRET\KEY.TXT`, `Secret.\key.txt`, `Secret \key.txt`,
 		filepath.Join(strings.ToLower(ws), "secret", "key.txt"), `Secret`,
 	} {
-		for _, o := range winOps {
+		for _, o := range ops {
 			if err := o.do(r, p); !errors.Is(err, ErrHiddenPath) {
 				t.Errorf("%s(%q) = %v, want a hidden-path refusal", o.name, p, err)
 			}
