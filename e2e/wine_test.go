@@ -296,7 +296,9 @@ func wineACPSession(t *testing.T, w *wine, exe, sleeper string) {
 	}
 
 	a := start()
-	a.Initialize()
+	// The editor offers its buffers: bridle.exe names files to it by
+	// their absolute Windows paths, which this editor maps back to disk.
+	a.InitializeWith(true, true)
 	var opened sessionOpened
 	a.MustCall("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &opened)
 	sid := opened.SessionID
@@ -319,8 +321,26 @@ func wineACPSession(t *testing.T, w *wine, exe, sleeper string) {
 	// on macOS; the answer covers the session.
 	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
 	var mu sync.Mutex
-	var asked []string
+	var asked, fsPaths []string
 	a.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
+		if strings.HasPrefix(m.Method, "fs/") {
+			path, content := fsParams(m)
+			mu.Lock()
+			fsPaths = append(fsPaths, m.Method+" "+path)
+			mu.Unlock()
+			linux, ok := strings.CutPrefix(path, "Z:")
+			if !ok {
+				return nil, &acptest.RPCError{Code: -32602, Message: "not a path on drive Z: " + path}
+			}
+			linux = strings.ReplaceAll(linux, `\`, "/")
+			if m.Method == "fs/read_text_file" {
+				return fromDisk(linux)
+			}
+			if err := os.WriteFile(linux, []byte(content), 0o644); err != nil {
+				return nil, &acptest.RPCError{Code: -32603, Message: err.Error()}
+			}
+			return nil, nil
+		}
 		var p struct {
 			ToolCall struct {
 				Title string `json:"title"`
@@ -349,7 +369,17 @@ func wineACPSession(t *testing.T, w *wine, exe, sleeper string) {
 		t.Errorf("full-auto ran a command outside a sandbox without asking; questions:\n%s", q)
 	}
 
-	// The edit is on disk, made by bridle.exe through its workspace root.
+	// The editor was asked about the file by its absolute Windows path.
+	mu.Lock()
+	fsCalls := strings.Join(fsPaths, "\n")
+	mu.Unlock()
+	notes := winPath(filepath.Join(ws, "notes.txt"))
+	for _, want := range []string{"fs/read_text_file " + notes, "fs/write_text_file " + notes} {
+		if !strings.Contains(fsCalls, want) {
+			t.Errorf("the editor was not asked %q; it was asked:\n%s", want, fsCalls)
+		}
+	}
+	// The edit is on disk (through the editor, which saves at once here).
 	if b, err := os.ReadFile(filepath.Join(ws, "notes.txt")); err != nil || string(b) != "edited on Windows\n" {
 		t.Errorf("notes.txt holds %q, %v", b, err)
 	}
