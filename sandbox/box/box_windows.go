@@ -102,12 +102,13 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	return out, nil
 }
 
-// shell is cmd.exe: %ComSpec%, or where Windows keeps it.
+// shell is the system's cmd.exe (the command line is cmd.exe's, whatever
+// %ComSpec% names), or %ComSpec% where SystemRoot is not set.
 func shell() string {
-	if c := os.Getenv("ComSpec"); c != "" {
-		return c
+	if root := os.Getenv("SystemRoot"); root != "" {
+		return filepath.Join(root, "System32", "cmd.exe")
 	}
-	return filepath.Join(os.Getenv("SystemRoot"), "System32", "cmd.exe")
+	return os.Getenv("ComSpec")
 }
 
 // onExit calls fn once the process pid has exited, unless stop is called

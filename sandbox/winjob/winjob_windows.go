@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -31,12 +32,17 @@ type Job struct {
 	closed    chan struct{}
 	memoryHit atomic.Bool
 	mu        sync.Mutex
-	released  bool // Close has run: the handle is no longer bridle's
+	released  bool          // Close has run: the handle is no longer bridle's
+	flushed   chan struct{} // closed by watch when it reaches a flush mark
 }
 
 // What a job posts to its completion port when its processes reach its
 // memory cap (JOB_OBJECT_MSG_JOB_MEMORY_LIMIT, winnt.h).
 const msgJobMemoryLimit = 10
+
+// flushKey marks a message bridle posts to the port itself (the job's
+// messages carry the job's handle as their key).
+const flushKey = 0
 
 // jobAssociateCompletionPort is JOBOBJECT_ASSOCIATE_COMPLETION_PORT.
 type jobAssociateCompletionPort struct {
@@ -104,7 +110,15 @@ func (j *Job) watch() {
 			}
 			continue
 		}
-		if key == uintptr(j.h) && msg == msgJobMemoryLimit {
+		switch {
+		case key == flushKey:
+			j.mu.Lock()
+			if j.flushed != nil {
+				close(j.flushed)
+				j.flushed = nil
+			}
+			j.mu.Unlock()
+		case key == uintptr(j.h) && msg == msgJobMemoryLimit:
 			j.memoryHit.Store(true)
 			j.Kill()
 		}
@@ -195,8 +209,25 @@ func (j *Job) Kill() error {
 }
 
 // MemoryHit reports whether the job's processes reached the memory cap
-// (and the job was killed for it).
-func (j *Job) MemoryHit() bool { return j.memoryHit.Load() }
+// (and the job was killed for it). The system posts that message when an
+// allocation fails, before the process can end: a mark posted after it
+// and seen by watch means every message before it has been read.
+func (j *Job) MemoryHit() bool {
+	j.mu.Lock()
+	ch := make(chan struct{})
+	ok := j.port != 0 && !j.released && j.flushed == nil
+	if ok {
+		j.flushed = ch
+	}
+	j.mu.Unlock()
+	if ok && windows.PostQueuedCompletionStatus(j.port, 0, flushKey, nil) == nil {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return j.memoryHit.Load()
+}
 
 // Close kills whatever is left in the job and releases it.
 func (j *Job) Close() error {
