@@ -253,6 +253,7 @@ func TestWindowsUnderWine(t *testing.T) {
 			{"./internal/pidalive", ""},
 			{"./internal/pathcmp", ""},
 			{"./config", "TestDirs"},
+			{"./workspace", "TestCacheVersionIsTheFilesIdentity"},
 			{"./tools/mcp", ""},
 		} {
 			name := strings.ReplaceAll(strings.TrimPrefix(p.pkg, "./"), "/", "_") + ".test.exe"
