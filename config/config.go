@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bridle-dev/bridle/internal/fileid"
 	"github.com/bridle-dev/bridle/internal/strictjson"
 	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox/confine"
@@ -246,7 +247,11 @@ func identity(path string) fileID {
 		return fileID{path: path}
 	}
 	id := fileID{path: path, ok: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	id.dev, id.ino = inode(fi)
+	fid, ok := fileid.FromInfo(fi)
+	if !ok {
+		fid, _ = fileid.Stat(path) // Windows: from a handle
+	}
+	id.dev, id.ino = fid.Dev, fid.Ino
 	return id
 }
 

@@ -108,15 +108,12 @@ type ModelSpec struct {
 	Images bool `json:"images,omitempty"`
 }
 
-// UserPath is where the user's settings live:
-// $XDG_CONFIG_HOME/bridle/settings.json, or ~/.config/bridle/settings.json.
-// It returns "" when neither variable is set.
+// UserPath is where the user's settings live: settings.json in ConfigDir
+// ($XDG_CONFIG_HOME/bridle, or ~/.config/bridle; %AppData%\bridle on
+// Windows). It returns "" when the environment names no such place.
 func UserPath(getenv func(string) string) string {
-	if dir := getenv("XDG_CONFIG_HOME"); dir != "" {
-		return filepath.Join(dir, "bridle", "settings.json")
-	}
-	if home := getenv("HOME"); home != "" {
-		return filepath.Join(home, ".config", "bridle", "settings.json")
+	if dir := ConfigDir(getenv); dir != "" {
+		return filepath.Join(dir, "settings.json")
 	}
 	return ""
 }
@@ -377,7 +374,7 @@ func trustedDirs(list []string) ([]string, error) {
 	for _, d := range list {
 		orig := d
 		d = strings.TrimSpace(d)
-		if d == "~" || strings.HasPrefix(d, "~/") {
+		if d == "~" || len(d) >= 2 && d[0] == '~' && os.IsPathSeparator(d[1]) { // "~\" too on Windows
 			home, err := os.UserHomeDir()
 			if err != nil {
 				return nil, fmt.Errorf("in \"trusted_projects\": %q: %w", orig, err)

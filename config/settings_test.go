@@ -156,19 +156,6 @@ func TestLoadSettings(t *testing.T) {
 	}
 }
 
-func TestUserSettingsPath(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	if got := UserPath(env(map[string]string{"HOME": "/home/u"})); got != "/home/u/.config/bridle/settings.json" {
-		t.Errorf("HOME only: %q", got)
-	}
-	if got := UserPath(env(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/cfg"})); got != "/cfg/bridle/settings.json" {
-		t.Errorf("XDG_CONFIG_HOME: %q", got)
-	}
-	if got := UserPath(env(nil)); got != "" {
-		t.Errorf("no home: %q", got)
-	}
-}
-
 func TestSandboxSettingsOnlyFromTheUser(t *testing.T) {
 	home, proj := t.TempDir(), t.TempDir()
 	user := filepath.Join(home, "settings.json")

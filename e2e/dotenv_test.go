@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
@@ -111,7 +110,7 @@ func TestDotEnvBeyondTheOldBoundsThroughTheBinary(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(ws, "links", ".env")); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(ws, "links", ".env.local"), 0o644); err != nil {
+	if err := mkfifo(filepath.Join(ws, "links", ".env.local")); err != nil {
 		t.Fatalf("mkfifo: %v", err)
 	}
 	for i := range 5100 {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -263,7 +262,7 @@ func TestMCPServersStopWithTheSession(t *testing.T) {
 	up(id)
 	a.MustCall("session/close", map[string]any{"sessionId": sid}, nil)
 	gone(id, "session/close")
-	waitFor(t, func() bool { return syscall.Kill(pid, 0) != nil || zombie(pid) })
+	waitFor(t, func() bool { return pidGone(pid) || zombie(pid) })
 
 	// session/load with the servers starts them again; session/delete stops them.
 	a.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{stdioServer(t, "files", id, "")}}, nil)

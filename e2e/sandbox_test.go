@@ -48,6 +48,23 @@ var boxScenario = `{
   ]
 }`
 
+// sessionOpened is the answer to session/new with the sandbox's report.
+type sessionOpened struct {
+	SessionID string `json:"sessionId"`
+	Meta      struct {
+		Bridle struct {
+			Sandbox struct {
+				Layers []struct {
+					Name string `json:"name"`
+					OK   bool   `json:"ok"`
+				} `json:"layers"`
+				Missing    []string `json:"missing"`
+				Unconfined string   `json:"unconfined"`
+			} `json:"sandbox"`
+		} `json:"bridle"`
+	} `json:"_meta"`
+}
+
 func TestBoxThroughTheBinary(t *testing.T) {
 	pem := "-----BEGIN OPENSSH " + "PRIVATE KEY-----\n" + keyBody + "\n-----END OPENSSH " + "PRIVATE KEY-----\n"
 	ws := acptest.Workspace(t, map[string]string{
@@ -68,20 +85,7 @@ func TestBoxThroughTheBinary(t *testing.T) {
 	a.Initialize()
 	// The report is not on initialize's path: it comes with the answer
 	// that opens a session.
-	var opened struct {
-		SessionID string `json:"sessionId"`
-		Meta      struct {
-			Bridle struct {
-				Sandbox struct {
-					Layers []struct {
-						Name string `json:"name"`
-						OK   bool   `json:"ok"`
-					} `json:"layers"`
-					Missing []string `json:"missing"`
-				} `json:"sandbox"`
-			} `json:"bridle"`
-		} `json:"_meta"`
-	}
+	var opened sessionOpened
 	a.MustCall("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}, &opened)
 	sb := opened.Meta.Bridle.Sandbox
 	if len(sb.Layers) < 6 || sb.Missing == nil {

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
@@ -93,7 +92,7 @@ func TestSkillsThroughTheBinary(t *testing.T) {
 	}
 	must(os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(ws, ".agents/skills/ssh")))
 	must(os.Symlink(filepath.Join(outside, "away"), filepath.Join(ws, ".agents/skills/away")))
-	must(syscall.Mkfifo(filepath.Join(ws, ".bridle/skills/pipe/SKILL.md"), 0o644))
+	must(mkfifo(filepath.Join(ws, ".bridle/skills/pipe/SKILL.md")))
 
 	requests := filepath.Join(t.TempDir(), "requests.jsonl")
 	a := acptest.Start(t, acptest.Options{Home: home, Model: acptest.Scenario(t, skillsScenario), Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests}})

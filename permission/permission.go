@@ -265,11 +265,19 @@ func (call Scope) Matches(pattern string) bool {
 	return true
 }
 
+// slashAbs reports whether the slash path p (Rel's) is absolute on Unix
+// or Windows: "/x", "//server/share", "C:/x", or drive-relative "C:x".
+// Rel leaves paths outside the workspace absolute, and "**" (any file in
+// the workspace) must cover none of them, whatever the system.
+func slashAbs(p string) bool {
+	return strings.HasPrefix(p, "/") || len(p) >= 2 && p[1] == ':' && ('a' <= p[0]|0x20 && p[0]|0x20 <= 'z')
+}
+
 // globMatch matches slash paths against a pattern whose only wildcard is
 // a trailing "/**" (or "**" alone): the patterns ScopeOf writes.
 func globMatch(pattern, p string) bool {
 	if pattern == "**" {
-		return !strings.HasPrefix(p, "/")
+		return !slashAbs(p)
 	}
 	if dir, ok := strings.CutSuffix(pattern, "/**"); ok {
 		return within(p, dir)

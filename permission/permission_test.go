@@ -116,6 +116,11 @@ func TestMatches(t *testing.T) {
 	outside := ScopeOf("/w", "", []string{"/etc/passwd"})
 	cmd := ScopeOf("/w", "make test", nil)
 	none := ScopeOf("/w", "", nil)
+	// What Rel leaves of paths outside a workspace on Windows.
+	drive := Scope{Paths: []string{"C:/Users/u/.ssh/id_ed25519"}}
+	lower := Scope{Paths: []string{"d:/x"}}
+	unc := Scope{Paths: []string{"//server/share/x"}}
+	driveRel := Scope{Paths: []string{"C:x"}}
 	for _, tc := range []struct {
 		call    Scope
 		pattern string
@@ -141,6 +146,11 @@ func TestMatches(t *testing.T) {
 		{cmd, "*", true},
 		{none, "**", false},
 		{none, "*", true},
+		{drive, "**", false}, // on Windows too
+		{lower, "**", false},
+		{unc, "**", false},
+		{driveRel, "**", false},
+		{drive, "*", true},
 	} {
 		if got := tc.call.Matches(tc.pattern); got != tc.want {
 			t.Errorf("%+v.Matches(%q) = %v, want %v", tc.call, tc.pattern, got, tc.want)

@@ -408,7 +408,8 @@ func readDotEnv(root *os.Root, rel string, lines, size int) (data []byte, cut bo
 // walkDotEnvs calls found with the slash path of each .env file below dir.
 // It skips .git, node_modules and the directories .gitignore ignores, never
 // follows a symbolic link and opens directories without waiting. A walk of
-// the whole file system (dir is /) looks only at its top.
+// the whole file system (dir is /, or a Windows volume's root) looks only
+// at its top.
 func walkDotEnvs(ctx context.Context, dir string, found func(rel string)) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -449,7 +450,7 @@ func walkDotEnvs(ctx context.Context, dir string, found func(rel string)) error 
 			switch {
 			case e.Type().IsRegular() && DotEnvName(n):
 				found(rel)
-			case e.IsDir() && dir != "/": // a symbolic link to a directory is not one
+			case e.IsDir() && filepath.Dir(dir) != dir: // not the whole file system; a symbolic link to a directory is not one
 				if n == ".git" || n == "node_modules" || d.ig.Match(rel, true) {
 					continue
 				}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/internal/pathcmp"
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/store"
 	"github.com/bridle-dev/bridle/tools"
@@ -296,7 +297,7 @@ const statAll = 2000
 
 func touched(path string, changed []string) bool {
 	for _, c := range changed {
-		if c == path || workspace.Within(path, c) {
+		if pathcmp.Inside(path, c) {
 			return true
 		}
 	}

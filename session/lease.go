@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bridle-dev/bridle/internal/pidalive"
 	"github.com/bridle-dev/bridle/store"
 )
 
@@ -106,7 +107,7 @@ func holderAlive(h string) bool {
 	}
 	if parts[1] == "" {
 		// Written where /proc was unavailable: whether the pid exists at all.
-		return pidExists(pid)
+		return pidalive.Exists(pid)
 	}
 	return startTime(pid) == parts[1]
 }

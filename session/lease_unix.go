@@ -6,11 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 )
-
-// pidExists reports whether a process with this pid exists at all.
-func pidExists(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 // startTime is a process's start time in clock ticks since boot (field 22
 // of /proc/PID/stat), or "" where /proc is unavailable.

@@ -3,22 +3,9 @@ package session
 import (
 	"strconv"
 
+	"github.com/bridle-dev/bridle/internal/pidalive"
 	"golang.org/x/sys/windows"
 )
-
-// stillActive is what GetExitCodeProcess says of a process that runs.
-const stillActive = 259
-
-// pidExists reports whether a process with this pid runs.
-func pidExists(pid int) bool {
-	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
-	if err != nil {
-		return false
-	}
-	defer windows.CloseHandle(h)
-	var code uint32
-	return windows.GetExitCodeProcess(h, &code) == nil && code == stillActive
-}
 
 // startTime is a process's creation time (100 ns since 1601), or "" when
 // it cannot be read; a pid reused by another process has another one.
@@ -32,9 +19,10 @@ func startTime(pid int) string {
 	if err := windows.GetProcessTimes(h, &created, &exited, &kernel, &user); err != nil {
 		return ""
 	}
-	var code uint32
-	if windows.GetExitCodeProcess(h, &code) != nil || code != stillActive {
-		return "" // exited: the handle outlives the process
+	// h keeps the pid from being reused, so this is the same process:
+	// one that exited lives on as an object while a handle holds it.
+	if !pidalive.Exists(pid) {
+		return ""
 	}
 	return strconv.FormatUint(uint64(created.HighDateTime)<<32|uint64(created.LowDateTime), 10)
 }

@@ -1,9 +1,9 @@
 package tools
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/sandbox/confine"
@@ -14,11 +14,12 @@ import (
 // database with its WAL, its artifacts and its cache, which can never be
 // made visible), the credential stores under home, and the settings'
 // hidden_paths; the settings' visible_paths take credential stores (and
-// only those) off the list. "~/" starts a path in home.
+// only those) off the list. "~/" (or "~\" on Windows) starts a path in
+// home.
 func HiddenPaths(s config.CommandSettings, home string, own []string) []string {
 	abs := func(p string) string {
-		if rest, ok := strings.CutPrefix(p, "~/"); ok && home != "" {
-			p = filepath.Join(home, rest)
+		if len(p) >= 2 && p[0] == '~' && os.IsPathSeparator(p[1]) && home != "" {
+			p = filepath.Join(home, p[2:]) // "~/x", and "~\x" on Windows
 		}
 		if !filepath.IsAbs(p) {
 			return ""

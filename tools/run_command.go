@@ -38,12 +38,24 @@ type runCommandInput struct {
 	Description    string `json:"description,omitempty" jsonschema:"a few words saying what the command does, shown to the user"`
 }
 
-func (t *RunCommand) Description() string {
+func (t *RunCommand) Description() string { return t.describe(cmdExe) }
+
+// describe is the description where commands run through cmd.exe (Windows)
+// or /bin/sh. The box's proxy and network namespace are Linux's; through
+// cmd.exe a command reaches the network as the user does, and the text
+// says so.
+func (t *RunCommand) describe(cmdExe bool) string {
+	hosts := strings.Join(t.Settings.AllowHosts, ", ")
+	if cmdExe {
+		hosts = ""
+	}
 	return runCommandSpec.doc.render(struct {
-		AllowHosts          string
+		CmdExe              bool
+		ProxyHosts          string
+		NoNetwork           bool
 		Timeout, MaxTimeout int
 		Lines               int
-	}{strings.Join(t.Settings.AllowHosts, ", "), int(t.Settings.Timeout().Seconds()), int(t.Settings.MaxTimeout().Seconds()), t.Caps.HeadLines + t.Caps.TailLines})
+	}{cmdExe, hosts, !cmdExe && hosts == "", int(t.Settings.Timeout().Seconds()), int(t.Settings.MaxTimeout().Seconds()), t.Caps.HeadLines + t.Caps.TailLines})
 }
 
 func (t *RunCommand) parse(env *Env, input json.RawMessage) (runCommandInput, string, time.Duration, error) {
@@ -235,7 +247,7 @@ func (t *RunCommand) environment() []string {
 // never one whose name looks secret, plus settings for a process without
 // a terminal. Commands get it, and language servers.
 func CommandEnv(s config.CommandSettings, src []string) []string {
-	allow := append(append([]string(nil), envAllow...), s.EnvAllow...)
+	allow := append(append(append([]string(nil), envAllow...), envAllowOS...), s.EnvAllow...)
 	var out []string
 	for _, kv := range src {
 		name, _, ok := strings.Cut(kv, "=")
@@ -249,7 +261,7 @@ func CommandEnv(s config.CommandSettings, src []string) []string {
 
 func allowed(patterns []string, name string) bool {
 	for _, p := range patterns {
-		if ok, _ := filepath.Match(p, name); ok {
+		if envNameMatch(p, name) {
 			return true
 		}
 	}

@@ -66,13 +66,22 @@ func TestSchemasAsBefore(t *testing.T) {
 		if !reflect.DeepEqual(old, now) {
 			t.Errorf("%s: schema changed\n was %s\n now %s", tl.Name(), b.schema, tl.Schema())
 		}
-		if got := tl.Description(); got != b.description {
+		got := tl.Description()
+		if rc, ok := tl.(*RunCommand); ok {
+			got = rc.describe(false) // the baseline is /bin/sh's
+		}
+		if got != b.description {
 			t.Errorf("%s: description changed\n was %q\n now %q", tl.Name(), b.description, got)
 		}
 	}
 	rc := &RunCommand{Settings: config.CommandSettings{AllowHosts: []string{"a.example", "b.example"}}}
-	if got, want := rc.Description(), "Run a shell command (/bin/sh -c) in the workspace, inside a sandbox: it can write only in the workspace and $TMPDIR (a private temp dir removed afterwards), reads no input and has no terminal. Network access goes through a proxy to these hosts only: a.example, b.example. It is killed after 120 s unless timeout_seconds says otherwise (at most 600 s), together with everything it started: nothing keeps running after the call, so do not start servers in the background expecting them to stay. Output (stdout and stderr together) longer than 0 lines is cut to its first and last lines; the whole is kept for read_artifact."; got != want {
+	if got, want := rc.describe(false), "Run a shell command (/bin/sh -c) in the workspace, inside a sandbox: it can write only in the workspace and $TMPDIR (a private temp dir removed afterwards), reads no input and has no terminal. Network access goes through a proxy to these hosts only: a.example, b.example. It is killed after 120 s unless timeout_seconds says otherwise (at most 600 s), together with everything it started: nothing keeps running after the call, so do not start servers in the background expecting them to stay. Output (stdout and stderr together) longer than 0 lines is cut to its first and last lines; the whole is kept for read_artifact."; got != want {
 		t.Errorf("run_command with hosts:\n was %q\n now %q", want, got)
+	}
+	// Through cmd.exe (Windows), the text names cmd.exe and promises no
+	// sandbox and no network confinement, whatever the hosts.
+	if got, want := rc.describe(true), "Run a command with cmd.exe (cmd /d /s /c: cmd.exe's syntax, not a Unix shell's) in the workspace. Windows gives it no sandbox: it runs with the user's rights, so it can read and write anywhere the user can and reach the network; %TEMP% is a private temp dir removed afterwards; it reads no input and has no terminal. It is killed after 120 s unless timeout_seconds says otherwise (at most 600 s), together with everything it started: nothing keeps running after the call, so do not start servers in the background expecting them to stay. Output (stdout and stderr together) longer than 0 lines is cut to its first and last lines; the whole is kept for read_artifact."; got != want {
+		t.Errorf("run_command through cmd.exe:\n want %q\n got  %q", want, got)
 	}
 }
 

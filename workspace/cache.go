@@ -4,12 +4,11 @@ import (
 	"container/list"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/bridle-dev/bridle/internal/fileid"
+	"github.com/bridle-dev/bridle/internal/pathcmp"
 )
 
 // Dep is something a tool's output depended on.
@@ -278,7 +277,6 @@ func dependsOn(deps []Dep, paths []string) bool {
 	return false
 }
 
-// Within reports whether p is strictly under dir.
-func Within(p, dir string) bool {
-	return strings.HasPrefix(p, dir+string(filepath.Separator)) || (dir == string(filepath.Separator) && p != dir)
-}
+// Within reports whether p is strictly under dir (as the system compares
+// names: on Windows without regard to case).
+func Within(p, dir string) bool { return pathcmp.Under(p, dir) }

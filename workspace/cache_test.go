@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
 // TestCacheBoundDropsTheLeastRecentlyUsed fills a bounded cache past its
@@ -52,5 +54,34 @@ func TestCacheBoundDropsTheLeastRecentlyUsed(t *testing.T) {
 	c.Invalidate(nil)
 	if c.Size() != 0 || c.Len() != 0 {
 		t.Fatal("not empty after invalidating everything")
+	}
+}
+
+// TestCacheVersionIsTheFilesIdentity: an entry is served while its file
+// is the one read, and not once another file of the same size and
+// modification time is renamed over it; Put and Get take the version the
+// same way (on Windows the identity comes from a handle, not the stat).
+func TestCacheVersionIsTheFilesIdentity(t *testing.T) {
+	dir := testfs.TempDir(t)
+	p, other := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	old := time.Now().Add(-time.Hour)
+	for _, f := range []string{p, other} {
+		if err := os.WriteFile(f, []byte("same"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := NewCache[string](nil)
+	c.Put("k", "v", []Dep{{Path: p}}, time.Now())
+	if _, ok := c.Get("k"); !ok {
+		t.Fatal("an entry whose file did not change was not served")
+	}
+	if err := os.Rename(other, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Get("k"); ok {
+		t.Error("an entry was served after another file was renamed over its file")
 	}
 }

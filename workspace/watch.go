@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bridle-dev/bridle/internal/pidalive"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -251,7 +252,7 @@ func removeStaleBarriers() {
 		if !ok || err != nil || n == os.Getpid() {
 			continue
 		}
-		if p, err := os.FindProcess(n); err == nil && p.Signal(syscall.Signal(0)) == nil {
+		if pidalive.Exists(n) {
 			continue // alive
 		}
 		os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))

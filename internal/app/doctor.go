@@ -80,16 +80,7 @@ func watcherLayer() box.Layer {
 		l.Detail = "adding the watches of " + dir + " takes more than 10 s; until they are in place, modification times are checked"
 	default:
 		l.OK = true
-		l.Detail = fmt.Sprintf("%d directories of %s watched (limit %s)", w.Watched(), dir, inotifyLimit())
+		l.Detail = fmt.Sprintf("%d directories of %s watched (limit %s)", w.Watched(), dir, watchLimit())
 	}
 	return l
-}
-
-// inotifyLimit reads the OS limit on watches, where there is one to read.
-func inotifyLimit() string {
-	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
-	if err != nil {
-		return "set by the OS"
-	}
-	return "fs.inotify.max_user_watches = " + strings.TrimSpace(string(b))
 }

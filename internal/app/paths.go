@@ -63,15 +63,22 @@ func makeOwnDirs(db string) {
 	}
 }
 
-// CacheDir is $XDG_CACHE_HOME/bridle (default ~/.cache/bridle), or "" if
-// there is no home to put it in.
-func CacheDir() string {
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "bridle")
+// CacheDir is bridle's cache directory (config.CacheDir:
+// $XDG_CACHE_HOME/bridle, default ~/.cache/bridle; on Windows
+// %LocalAppData%\bridle\cache), or "" if there is no home to put it in.
+func CacheDir() string { return config.CacheDir(os.Getenv) }
+
+// DefaultDB is the database bridle opens when not told: $BRIDLE_DB, else
+// bridle.db in config.DataDir ($XDG_DATA_HOME/bridle, default
+// ~/.local/share/bridle; on Windows %LocalAppData%\bridle), else in the
+// temp directory.
+func DefaultDB() string {
+	if p := os.Getenv("BRIDLE_DB"); p != "" {
+		return p
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
+	dir := config.DataDir(os.Getenv)
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), ".local", "share", "bridle")
 	}
-	return filepath.Join(home, ".cache", "bridle")
+	return filepath.Join(dir, "bridle.db")
 }

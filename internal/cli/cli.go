@@ -24,7 +24,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -55,7 +54,7 @@ func Main(ctx context.Context, b Build, args []string, stdin io.Reader, stdout, 
 	fl.SetOutput(io.Discard)
 	fl.Usage = func() {}
 	g := globals{build: b}
-	fl.StringVar(&g.db, "db", "", "SQLite database `path` (default $BRIDLE_DB, else $XDG_DATA_HOME/bridle/bridle.db)")
+	fl.StringVar(&g.db, "db", "", "SQLite database `path` (default $BRIDLE_DB, else bridle.db in the data directory: $XDG_DATA_HOME/bridle, ~/.local/share/bridle, or on Windows %LocalAppData%\\bridle)")
 	fl.StringVar(&g.model, "model", "", "model as `provider/model-id` (default $BRIDLE_MODEL)")
 	showVersion := fl.Bool("version", false, "print the version and exit")
 	cmd, global, rest := splitCommand(args)
@@ -72,7 +71,7 @@ func Main(ctx context.Context, b Build, args []string, stdin io.Reader, stdout, 
 	}
 	g.log = newLogger(stderr)
 	if g.db == "" {
-		g.db = defaultDB()
+		g.db = app.DefaultDB()
 	}
 	if g.model == "" {
 		g.model = os.Getenv("BRIDLE_MODEL")
@@ -280,23 +279,6 @@ func newLogger(w io.Writer) *slog.Logger {
 		level = slog.LevelError
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
-}
-
-// defaultDB is $BRIDLE_DB, else $XDG_DATA_HOME/bridle/bridle.db, else
-// ~/.local/share/bridle/bridle.db.
-func defaultDB() string {
-	if p := os.Getenv("BRIDLE_DB"); p != "" {
-		return p
-	}
-	dir := os.Getenv("XDG_DATA_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = os.TempDir()
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(dir, "bridle", "bridle.db")
 }
 
 // app is the stack for the commands that run sessions or read the

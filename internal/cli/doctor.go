@@ -48,7 +48,7 @@ func doctor(args []string, w, stderr io.Writer) error {
 	if why := r.Unconfined(); why != "" {
 		fmt.Fprintf(w, "Commands are not kept in here (%s): full-auto asks before the first command of each session.\n", why)
 	}
-	if set, err := app.ExtensionsHere(defaultDB()); err == nil {
+	if set, err := app.ExtensionsHere(app.DefaultDB()); err == nil {
 		fmt.Fprintln(w, "\nSkills and prompt commands of a session in this directory (the project's are the repository's text):")
 		fmt.Fprint(w, set.Describe())
 	}

@@ -48,3 +48,43 @@ func GoSource(tb testing.TB, n int) string {
 	}
 	return strings.Join(lines[:n], "")
 }
+
+// TempDir is t.TempDir for tests that also run under Wine: its cleanup
+// removes one entry at a time (os.Remove, DeleteFileW on Windows), where
+// os.RemoveAll asks for FileDispositionInformationEx, which Wine 8's
+// ntdll lacks ("Invalid function").
+func TempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", strings.NewReplacer("/", "_", "\\", "_").Replace(t.Name())+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := removeTree(dir); err != nil {
+			t.Errorf("TempDir cleanup: %v", err)
+		}
+	})
+	return dir
+}
+
+// removeTree removes dir and what it holds, deepest first, without
+// following links.
+func removeTree(dir string) error {
+	var all []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		all = append(all, p)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		if err := os.Remove(all[i]); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,16 +45,4 @@ func run(t *testing.T, b *Box, dir, command string, tweak ...func(*Spec)) (Outco
 		t.Fatalf("Run(%q): %v", command, err)
 	}
 	return o, out.String()
-}
-
-func TestRunEcho(t *testing.T) {
-	b := New(Options{})
-	dir := t.TempDir()
-	o, out := run(t, b, dir, "echo hello; echo err >&2; pwd; exit 3")
-	if o.ExitCode != 3 || !strings.Contains(out, "hello\nerr\n"+dir) {
-		t.Fatalf("outcome %+v output %q", o, out)
-	}
-	t.Logf("applied: %v", o.Applied)
-	t.Logf("missing: %v", o.Missing)
-	t.Log(b.Report().String())
 }

@@ -75,52 +75,6 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	return out, nil
 }
 
-// Start starts a long-lived process in its own process group, its
-// standard input and output as pipes and stderr to s.Output; this system
-// has none of the Linux layers.
-func (b *Box) Start(ctx context.Context, s Spec) (*Process, error) {
-	if len(s.Args) == 0 {
-		return nil, errors.New("box: a process needs a program")
-	}
-	cmd := exec.Command(s.Args[0], s.Args[1:]...)
-	cmd.Dir = s.Dir
-	cmd.Env = s.Env
-	cmd.Stderr = s.Output
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("box: %w", err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, fmt.Errorf("box: %w", err)
-	}
-	cmd.Stdin, cmd.Stdout = inR, outW
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		return nil, fmt.Errorf("box: %w", err)
-	}
-	p := &Process{Stdin: inW, Stdout: outR, done: make(chan struct{}),
-		stop: func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }}
-	go func() {
-		err := cmd.Wait()
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			p.outcome.ExitCode = ee.ExitCode()
-		}
-		p.outcome.Missing = b.layers(Outcome{}, nil).MissingLayers()
-		close(p.done)
-	}()
-	return p, nil
-}
-
 func (b *Box) layers(out Outcome, runErr error) Report {
 	const none = "this system is not Linux"
 	ls := []Layer{
@@ -136,3 +90,9 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	}
 	return Report{Layers: ls}
 }
+
+// probeCommand is the command Report runs.
+const probeCommand = "true"
+
+// bootStamp is "": the boot's id is read from /proc where there is one.
+func bootStamp() string { return "" }

@@ -99,6 +99,7 @@ func probeKey() string {
 		b, _ := os.ReadFile(f)
 		h.Write([]byte(strings.TrimSpace(string(b)) + "\n"))
 	}
+	fmt.Fprintf(h, "boot=%s\n", bootStamp())
 	fmt.Fprintf(h, "uid=%d\n", os.Getuid())
 	if exe, err := os.Executable(); err == nil {
 		if st, err := os.Stat(exe); err == nil {

@@ -86,7 +86,7 @@ func (b *Box) Report() Report {
 	if err := os.Mkdir(hidden, 0o700); err == nil {
 		defer os.Remove(hidden)
 	}
-	out, err := b.Run(ctx, Spec{Command: "true", Dir: dir, Writable: []string{dir}, Processes: 1024, MemoryBytes: 1 << 30,
+	out, err := b.Run(ctx, Spec{Command: probeCommand, Dir: dir, Writable: []string{dir}, Processes: 1024, MemoryBytes: 1 << 30,
 		Hidden: []string{hidden}, Output: discard{}})
 	return b.layers(out, err)
 }

@@ -97,3 +97,9 @@ func okOr(ok bool, yes, no string) string {
 	}
 	return no
 }
+
+// probeCommand is the command Report runs.
+const probeCommand = "true"
+
+// bootStamp is "": probeKey reads the boot's id from /proc.
+func bootStamp() string { return "" }

@@ -9,21 +9,22 @@ import (
 	"strings"
 
 	"github.com/bridle-dev/bridle/internal/fileid"
+	"github.com/bridle-dev/bridle/internal/pathcmp"
 )
 
 // CredentialStores are where the usual tools keep the user's credentials,
 // relative to the home directory. Commands see an empty directory (or an
 // empty file) in their place, and the file tools refuse them, unless the
 // user's settings name them in sandbox.command.visible_paths.
-var CredentialStores = []string{
+var CredentialStores = append([]string{
 	".ssh", ".aws", ".config/gcloud", ".azure", ".kube", ".docker/config.json",
 	".netrc", ".gnupg", ".password-store",
-}
+}, osCredentialStores...)
 
 // hiddenBy returns the hidden path that abs is, or lies under; "" if none.
 func hiddenBy(hidden []string, abs string) string {
 	for _, h := range hidden {
-		if abs == h || strings.HasPrefix(abs, h+string(filepath.Separator)) || h == string(filepath.Separator) {
+		if pathcmp.Inside(abs, h) {
 			return h
 		}
 	}

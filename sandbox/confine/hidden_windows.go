@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/bridle-dev/bridle/internal/fileid"
 	"golang.org/x/sys/windows"
@@ -35,22 +34,6 @@ func finalPath(h windows.Handle) (string, bool) {
 		}
 		buf = make([]uint16, n+1)
 	}
-}
-
-// dosPath turns the \\?\ form GetFinalPathNameByHandle returns into the
-// form the model and the settings use: \\?\C:\x → C:\x, \\?\UNC\s\x →
-// \\s\x.
-func dosPath(p string) (string, bool) {
-	switch {
-	case strings.HasPrefix(p, `\\?\UNC\`):
-		p = `\\` + p[len(`\\?\UNC\`):]
-	case strings.HasPrefix(p, `\\?\`):
-		p = p[len(`\\?\`):]
-	}
-	if !filepath.IsAbs(p) {
-		return "", false
-	}
-	return p, true
 }
 
 // dirChain checks the directory open as dir by its identity, then every

@@ -57,10 +57,9 @@ func OpenRoot(dir string, additional ...string) (*Root, error) {
 			return nil, fmt.Errorf("open workspace %s: %w", d, err)
 		}
 		var id fileID
-		top, err := or.Open(".")
+		fi, err := or.Stat(".")
 		if err == nil {
-			id, _ = fileid.Of(top)
-			top.Close()
+			id, err = rootID(or, fi)
 		}
 		r.dirs = append(r.dirs, dirRoot{dir: d, root: or, id: id})
 		if err != nil {
@@ -69,6 +68,21 @@ func OpenRoot(dir string, additional ...string) (*Root, error) {
 		}
 	}
 	return r, nil
+}
+
+// rootID is the identity of the directory root stands for, whose Stat is
+// fi: from fi where it carries it (Unix), else from a handle (Windows).
+func rootID(root *os.Root, fi fs.FileInfo) (fileID, error) {
+	if id, ok := fileid.FromInfo(fi); ok {
+		return id, nil
+	}
+	top, err := root.Open(".")
+	if err != nil {
+		return fileID{}, err
+	}
+	defer top.Close()
+	id, _ := fileid.Of(top)
+	return id, nil
 }
 
 // Hide adds paths no tool may read or write, and commands do not see

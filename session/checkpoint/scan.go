@@ -345,8 +345,8 @@ func (sn *Scanner) eachFile(ctx context.Context, fn func(tree confine.Tree, f co
 	limit, dirLimit := sn.limit.Files, sn.limit.Dirs
 	n, dirs := 0, 0
 	for _, top := range sn.root.Dirs() {
-		if top == "/" {
-			return fmt.Errorf("%w: it is the whole machine (/)", errTooLarge)
+		if filepath.Dir(top) == top { // "/", or a Windows volume's root
+			return fmt.Errorf("%w: it is the whole machine (%s)", errTooLarge, top)
 		}
 		tree, err := sn.root.OpenTree(top)
 		if err != nil {

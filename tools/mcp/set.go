@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -171,7 +173,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	cs      *sdk.ClientSession
-	cmd     *exec.Cmd
+	tree    *serverTree // a stdio server's processes
 	tools   []*Tool
 	failed  error // why the server is unusable, once it is
 	closing bool
@@ -189,7 +191,7 @@ func (c *conn) connect() {
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go c.refresh() },
 	})
 	if o.Dir != "" {
-		client.AddRoots(&sdk.Root{URI: "file://" + o.Dir, Name: "workspace"})
+		client.AddRoots(&sdk.Root{URI: rootURI(o.Dir), Name: "workspace"})
 	}
 	var transport sdk.Transport
 	switch c.spec.transport() {
@@ -200,17 +202,18 @@ func (c *conn) connect() {
 		cmd.Dir = o.Dir
 		cmd.Env = serverEnv(o.Environ, c.spec.Env)
 		cmd.Stderr = c.stderr
-		// Its own process group, so closing kills whatever it started;
-		// SIGKILL if bridle dies without closing it (a server also exits
+		// Its own process tree (a process group; a Job Object on
+		// Windows), so closing kills whatever it started, and so does
+		// bridle's death where the system allows (a server also exits
 		// when its stdin, bridle's pipe, closes).
-		cmd.SysProcAttr = serverProcAttr()
+		tree := newServerTree(cmd)
 		// A process the server started may hold its stderr open after it
 		// exits; Wait must not wait for that one too.
 		cmd.WaitDelay = 250 * time.Millisecond
 		c.mu.Lock()
-		c.cmd = cmd
+		c.tree = tree
 		c.mu.Unlock()
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		transport = tree.transport(&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second})
 	}
 	cs, err := client.Connect(ctx, transport, nil)
 	if err == nil {
@@ -357,15 +360,24 @@ func (c *conn) close() {
 	c.kill()
 }
 
-// kill ends whatever is left of a stdio server's process group.
+// kill ends whatever is left of a stdio server's processes.
 func (c *conn) kill() {
 	c.mu.Lock()
-	cmd := c.cmd
+	tree := c.tree
 	c.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
+	if tree != nil {
+		tree.kill()
 	}
-	killTree(cmd)
+}
+
+// rootURI is the file URI of the absolute directory dir (RFC 8089):
+// file:///home/u/w, file:///C:/Users/u/w, escaped where a URI must be.
+func rootURI(dir string) string {
+	p := filepath.ToSlash(dir)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a drive letter
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
 // serverEnv is base without secret-named variables, then the editor's.

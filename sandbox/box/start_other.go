@@ -1,0 +1,19 @@
+//go:build !linux
+
+package box
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNoBox is Start's answer outside Linux.
+var ErrNoBox = errors.New("language servers run only in the Linux box (namespaces, Landlock, seccomp), which this system does not have; bridle does not start them here, because a server runs the repository's code (build scripts, plugins, the toolchain its settings name) the moment a file is opened")
+
+// Start refuses: outside Linux nothing would keep a long-lived process
+// in. A command is one the user can be asked about (full-auto asks before
+// the first); a language server would start on an edit, unasked, and run
+// the repository's code with the user's rights.
+func (b *Box) Start(context.Context, Spec) (*Process, error) {
+	return nil, ErrNoBox
+}
