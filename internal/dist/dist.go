@@ -422,7 +422,7 @@ func (c *Config) agentJSON(as []Archive) ([]byte, error) {
 		bin[a.Platform] = BinaryTarget{Archive: c.BaseURL + "/" + a.Name, Cmd: "./" + exe(a.Target), Args: []string{"serve"}}
 	}
 	entry := Agent{ID: "bridle", Name: "bridle", Version: c.Version,
-		Description: "A durable, sandboxed coding agent: sessions survive restarts, commands run in a Linux sandbox",
+		Description: "A durable coding agent: sessions survive crashes and restarts; on Linux its commands and language servers run in a sandbox",
 		Repository:  "https://github.com/bridle-dev/bridle", Authors: []string{"bridle contributors"}, License: "MIT"}
 	entry.Distribution.Binary = bin
 	b, err := json.MarshalIndent(entry, "", "  ")
