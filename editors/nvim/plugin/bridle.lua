@@ -15,7 +15,17 @@ cmd("Bridle", function(a)
   if a.args ~= "" then
     b.send(a.args)
   end
-end, { nargs = "*", desc = "Open the bridle chat (and send the arguments as a prompt)" })
+end, {
+  nargs = "*",
+  desc = "Open the bridle chat (and send the arguments as a prompt)",
+  complete = function(lead)
+    return require("bridle").complete_command(lead)
+  end,
+})
+cmd("BridleCommands", function()
+  require("bridle").open()
+  require("bridle").pick_command()
+end, { desc = "Pick one of bridle's commands (its own, skills, prompt commands) and send it" })
 cmd("BridleNew", function()
   require("bridle").new_session()
   require("bridle").open()

@@ -535,6 +535,60 @@ function M.send(text, cb)
   end)
 end
 
+--- The label of an available command in the picker: "/name  description  <hint>".
+function M.command_label(c)
+  local hint = c.input and nn(c.input.hint) or nil
+  local l = "/" .. c.name
+  if nn(c.description) and c.description ~= "" then
+    l = l .. "  " .. c.description
+  end
+  if hint and hint ~= "" then
+    l = l .. "  <" .. hint .. ">"
+  end
+  return l
+end
+
+--- Picks one of the session's available commands (bridle's own, skills'
+--- /skills, and the prompt commands of the user's and the project's
+--- folders), asks for its argument when it takes one, and sends it.
+function M.pick_command(cb)
+  cb = cb or function() end
+  if #S.commands == 0 then
+    notify("bridle has not offered any command yet (open a chat with :Bridle first)", vim.log.levels.WARN)
+    return cb(nil)
+  end
+  vim.ui.select(S.commands, { prompt = "bridle command", format_item = M.command_label }, function(c)
+    if not c then
+      return cb(nil)
+    end
+    if not (c.input and nn(c.input.hint)) then
+      return M.send("/" .. c.name, cb)
+    end
+    vim.ui.input({ prompt = "/" .. c.name .. " " .. c.input.hint .. ": " }, function(arg)
+      if arg == nil then
+        return cb(nil)
+      end
+      M.send(vim.trim("/" .. c.name .. " " .. arg), cb)
+    end)
+  end)
+end
+
+--- Completes :Bridle's argument: the session's commands after a "/".
+function M.complete_command(lead)
+  if lead:sub(1, 1) ~= "/" then
+    return {}
+  end
+  local out = {}
+  for _, c in ipairs(S.commands) do
+    local name = "/" .. c.name
+    if name:sub(1, #lead) == lead then
+      out[#out + 1] = name
+    end
+  end
+  table.sort(out)
+  return out
+end
+
 --- Cancels the running turn (session/cancel) and answers pending approvals as cancelled.
 function M.stop()
   if not (S.rpc and S.session_id) then
