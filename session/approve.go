@@ -34,6 +34,9 @@ const (
 
 // scopeOf derives the scope a session-wide answer would have for a call.
 func (s *Session) scopeOf(p tools.Preview) permission.Scope {
+	if p.Host != "" {
+		return permission.HostScope(p.Host)
+	}
 	paths := make([]string, len(p.Locations))
 	for i, l := range p.Locations {
 		paths[i] = l.Path
@@ -82,7 +85,7 @@ func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, cal
 	}
 	s := t.s
 	sc := s.scopeOf(p)
-	v := permission.Decide(mode, effect, answers(s.approvals()), c.Name, sc)
+	v := permission.Settle(call.Verdict, answers(s.approvals()), c.Name, sc)
 	switch v.Decision {
 	case permission.Allow:
 		return true, false, nil

@@ -50,6 +50,10 @@ type Preview struct {
 	Diff      *Diff
 	// Command is the exact command line for execute tools.
 	Command string
+	// Host is the host and port a network call reaches
+	// ("example.com:443"): a session-wide answer about it covers that
+	// host (HostGate).
+	Host string
 }
 
 // PinKind says what a pin records.
@@ -144,6 +148,9 @@ type Env struct {
 	// session's log, as the model saw it: read_artifact serves "r<seq>",
 	// the address of a dropped output that has no artifact.
 	Results func(seq int64) (string, error)
+
+	// Fetched caches the session's web_fetch results. Nil: none is.
+	Fetched *Fetched
 
 	// call is set by ForCall: what Preview, Plan and Run of one call share.
 	call *callMemo

@@ -1,0 +1,97 @@
+package tools
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/bridle-dev/bridle/sandbox/box"
+)
+
+// TestWebFetchAddresses: the addresses a fetch dials after DNS, as an
+// attacker would write them (IPv4-mapped IPv6, the metadata address,
+// CGNAT, NAT64, 6to4), are refused unless allow_hosts names the dialled
+// host and port.
+func TestWebFetchAddresses(t *testing.T) {
+	for _, c := range []struct {
+		addr  string
+		named bool
+		ok    bool
+	}{
+		{"93.184.216.34:443", false, true},
+		{"[2606:2800:220:1:248:1893:25c8:1946]:443", false, true},
+		{"127.0.0.1:80", false, false},
+		{"127.0.0.1:80", true, true},
+		{"[::1]:80", false, false},
+		{"[::ffff:127.0.0.1]:80", false, false},
+		{"[::ffff:169.254.169.254]:80", false, false},
+		{"169.254.169.254:80", false, false},
+		{"10.0.0.1:80", false, false},
+		{"192.168.1.1:80", false, false},
+		{"100.64.0.1:80", false, false},
+		{"0.0.0.0:80", false, false},
+		{"[fd00::1]:80", false, false},
+		{"[fe80::1]:80", false, false},
+		{"[64:ff9b::a9fe:a9fe]:80", false, false},
+		{"[2002:7f00:1::]:80", false, false},
+		{"[::]:80", false, false},
+	} {
+		err := checkAddress(c.addr, c.named)
+		var pa *privateAddress
+		if c.ok != (err == nil) || !c.ok && !errors.As(err, &pa) {
+			t.Errorf("checkAddress(%s, named %v) = %v, want ok %v", c.addr, c.named, err, c.ok)
+		}
+	}
+}
+
+// TestHostsNames: only an entry naming the host and its port, without a
+// wildcard, names an address; Allows takes the wider rules.
+func TestHostsNames(t *testing.T) {
+	hs := box.ParseHosts([]string{"example.com", "*.corp.test", "127.0.0.1:8080", "LocalHost:3000"})
+	for _, c := range []struct {
+		hostport      string
+		allows, names bool
+	}{
+		{"example.com:443", true, false},
+		{"example.com:8443", false, false},
+		{"a.corp.test:443", true, false},
+		{"127.0.0.1:8080", true, true},
+		{"127.0.0.1:8081", false, false},
+		{"localhost:3000", true, true},
+		{"evil.test:443", false, false},
+	} {
+		if got := hs.Allows(c.hostport); got != c.allows {
+			t.Errorf("Allows(%s) = %v, want %v", c.hostport, got, c.allows)
+		}
+		if got := hs.Names(c.hostport); got != c.names {
+			t.Errorf("Names(%s) = %v, want %v", c.hostport, got, c.names)
+		}
+	}
+}
+
+// TestWebFetchURLs: what is not an http(s) URL with a host is refused
+// before any question.
+func TestWebFetchURLs(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		host string
+	}{
+		{"https://example.com/a#frag", "example.com:443"},
+		{"http://Example.COM./x", "example.com:80"},
+		{"http://[::1]:8080/", "[::1]:8080"},
+		{"file:///etc/passwd", ""},
+		{"ftp://example.com/", ""},
+		{"http://user:pw@example.com/", ""},
+		{"https:///nohost", ""},
+	} {
+		u, err := parseURL(c.raw)
+		if c.host == "" {
+			if err == nil {
+				t.Errorf("parseURL(%q) = %v, want an error", c.raw, u)
+			}
+			continue
+		}
+		if err != nil || hostPort(u) != c.host {
+			t.Errorf("parseURL(%q) = %v %v, want host %s", c.raw, u, err, c.host)
+		}
+	}
+}
