@@ -252,7 +252,9 @@ func (e *redirectRefused) Error() string { return "a redirect to " + e.host + ",
 
 type privateAddress struct{ addr string }
 
-func (e *privateAddress) Error() string { return e.addr + " is a loopback, private or link-local address" }
+func (e *privateAddress) Error() string {
+	return e.addr + " is a loopback, private or link-local address"
+}
 
 // checkAddress is called with every address a fetch dials, after DNS:
 // an address that is not public is refused unless named says that
