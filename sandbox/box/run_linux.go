@@ -224,6 +224,7 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		TmpBytes:    s.TmpBytes,
 		ShmBytes:    s.ShmBytes,
 		Hidden:      s.Hidden,
+		Stdin:       s.Stdin,
 		AllowUserNS: s.AllowUserNamespaces,
 		MemoryBytes: s.MemoryBytes,
 		Processes:   s.Processes,
