@@ -42,6 +42,7 @@ const (
 	KindPlanUpdated      Kind = "plan_updated"
 	KindRewindStarted    Kind = "rewind_started"
 	KindRewound          Kind = "rewound"
+	KindHookRan          Kind = "hook_ran"
 )
 
 // Payload is the body of one event.
@@ -506,6 +507,34 @@ type SubagentFinished struct {
 	Tokens int `json:"tokens,omitempty"`
 }
 
+// HookRan records one hook the settings ran (config.Hook): what ran, its
+// verdict and how long it took. Key says where in the loop: the call's
+// key and the hook's place for PreToolUse and PostToolUse
+// ("<call key>/PreToolUse/0"), the opening event's seq for the others. A
+// resumed turn that meets a Key already recorded takes the verdict as
+// recorded and does not run the hook again.
+type HookRan struct {
+	V       int    `json:"v"`
+	Key     string `json:"key"`
+	Event   string `json:"event"`
+	Command string `json:"command"`
+	// Whose is "user" or "project"; File the settings file.
+	Whose string `json:"whose"`
+	File  string `json:"file,omitempty"`
+	// Tool and CallID name the call of a tool event.
+	Tool   string `json:"tool,omitempty"`
+	CallID string `json:"call_id,omitempty"`
+	// Verdict is allow, deny, context (allowed, with Context for the
+	// model) or failed (it did not answer: a non-zero exit other than 2,
+	// a timeout, a signal; Reason says which). A failed hook allows.
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	Context string `json:"context,omitempty"`
+	// ExitCode and DurationMS are how it ended.
+	ExitCode   int   `json:"exit_code"`
+	DurationMS int64 `json:"duration_ms"`
+}
+
 // TurnFinished closes a prompt.
 type TurnFinished struct {
 	V          int    `json:"v"`
@@ -549,6 +578,7 @@ func (ProviderError) Kind() Kind    { return KindProviderError }
 func (PlanUpdated) Kind() Kind      { return KindPlanUpdated }
 func (RewindStarted) Kind() Kind    { return KindRewindStarted }
 func (Rewound) Kind() Kind          { return KindRewound }
+func (HookRan) Kind() Kind          { return KindHookRan }
 
 var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindSessionStarted:   decode[SessionStarted],
@@ -574,6 +604,7 @@ var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindPlanUpdated:      decode[PlanUpdated],
 	KindRewindStarted:    decode[RewindStarted],
 	KindRewound:          decode[Rewound],
+	KindHookRan:          decode[HookRan],
 }
 
 // decode parses a payload of type T and returns it with its version

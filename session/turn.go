@@ -109,6 +109,9 @@ type turn struct {
 	spent bool
 	// sent is the size of the last request, as assembled.
 	sent int
+	// hookNotes are what the PreToolUse hooks of a call said, by its
+	// key, for its result (postToolHooks).
+	hookNotes map[string]string
 }
 
 // budget bounds one turn.
