@@ -226,3 +226,75 @@ func TestHookNotRerunAfterACrash(t *testing.T) {
 		t.Errorf("the recovered read's result: %q", out)
 	}
 }
+
+// TestHookPointsOfATurn: a SessionStart hook runs once, before the
+// session's first prompt; a UserPromptSubmit hook adds context to each
+// prompt and refuses one (which is then neither recorded nor sent); a
+// Stop hook runs when a turn ends and what it says reaches the model
+// with the next prompt. The model reads the contexts after the prompt.
+func TestHookPointsOfATurn(t *testing.T) {
+	home := t.TempDir()
+	writeSettings(t, home, `{"hooks": {
+		"SessionStart": [{"command": "echo SESSION-CONTEXT; echo started >> starts.txt"}],
+		"UserPromptSubmit": [{"command": "if grep -q FORBIDDEN; then echo 'no forbidden prompts' >&2; exit 2; fi; echo '{\"additional_context\": \"PROMPT-CONTEXT\"}'"}],
+		"Stop": [{"command": "echo '{\"additional_context\": \"STOP-CONTEXT\"}'"}]
+	}}`)
+	ws := acptest.Workspace(t, nil)
+	requests := filepath.Join(t.TempDir(), "requests.jsonl")
+	a := acptest.Start(t, acptest.Options{Home: home, Env: []string{"BRIDLE_RECORD_REQUESTS=" + requests},
+		Model: acptest.Scenario(t, `{"turns": [{"calls": [{"text": "one"}]}, {"calls": [{"text": "two"}]}]}`)})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if _, err := os.Stat(filepath.Join(ws, "starts.txt")); err == nil {
+		t.Errorf("the SessionStart hook ran before the first prompt")
+	}
+	for _, c := range []struct{ prompt, stop string }{{"first", "end_turn"}, {"FORBIDDEN second", "refusal"}, {"third", "end_turn"}} {
+		if stop := a.Prompt(sid, c.prompt); stop != c.stop {
+			t.Fatalf("the prompt %q ended %q, want %q", c.prompt, stop, c.stop)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "starts.txt")); string(got) != "started\n" {
+		t.Errorf("the SessionStart hook ran %d times, want once", strings.Count(string(got), "started"))
+	}
+	var contexts [][]any
+	for _, e := range acptest.Log(t, a.DB, sid) {
+		if e["kind"] != "user_message" {
+			continue
+		}
+		p := e["payload"].(map[string]any)
+		hc, _ := p["hook_context"].([]any)
+		contexts = append(contexts, hc)
+		if strings.Contains(fmt.Sprint(p["content"]), "FORBIDDEN") {
+			t.Errorf("the refused prompt was recorded: %v", p)
+		}
+	}
+	want := []string{"[SESSION-CONTEXT PROMPT-CONTEXT]", "[STOP-CONTEXT PROMPT-CONTEXT]"}
+	if len(contexts) != 2 || fmt.Sprint(contexts[0]) != want[0] || fmt.Sprint(contexts[1]) != want[1] {
+		t.Errorf("the prompts' hook contexts: %v, want %v", contexts, want)
+	}
+	reqs := modelRequests(t, requests)
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2 (the refused prompt sends none)", len(reqs))
+	}
+	if first := reqs[0].first(); !strings.Contains(first, "first") || !strings.Contains(first, "SESSION-CONTEXT") || !strings.Contains(first, "PROMPT-CONTEXT") {
+		t.Errorf("the first request's prompt: %q", first)
+	}
+	var last strings.Builder
+	for _, m := range reqs[1].Messages {
+		for _, p := range m.Parts {
+			last.WriteString(p.Text + "\n")
+		}
+	}
+	if !strings.Contains(last.String(), "STOP-CONTEXT") || strings.Contains(last.String(), "FORBIDDEN") {
+		t.Errorf("the second request:\n%s", last.String())
+	}
+	said := false
+	for _, u := range a.Updates(sid) {
+		if strings.Contains(u.Text, "no forbidden prompts") {
+			said = true
+		}
+	}
+	if !said {
+		t.Errorf("the user was not told why the prompt was refused")
+	}
+}

@@ -103,6 +103,21 @@ type UserMessage struct {
 	// Command is the prompt command the user typed, when Content is its
 	// expansion: the log keeps what the model saw and what produced it.
 	Command *CommandUse `json:"command,omitempty"`
+	// HookContext is what the user's hooks added for the model with this
+	// prompt (SessionStart, UserPromptSubmit, and the Stop hooks of the
+	// turn before): the model reads it after the prompt (ModelText); the
+	// editor shows the prompt alone.
+	HookContext []string `json:"hook_context,omitempty"`
+}
+
+// ModelText is the prompt as the model reads it: its text, then what the
+// hooks added.
+func (m UserMessage) ModelText() string {
+	s := m.Text()
+	for _, c := range m.HookContext {
+		s += "\n\n[added by a hook of the user: " + c + "]"
+	}
+	return s
 }
 
 // CommandUse is a prompt command as the user typed it: /Name Arguments.

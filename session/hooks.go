@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -292,4 +293,75 @@ func (s *Session) started(key string) bool {
 		}
 	}
 	return false
+}
+
+// promptHooks runs, for a prompt about to be recorded, the session's
+// SessionStart hooks (once: before its first prompt, so that session/new
+// is never held by a hook) and the UserPromptSubmit hooks. It returns
+// what the hooks add for the model with the prompt, including what the
+// Stop hooks of the turn before said, or the reasons a hook refused the
+// prompt (which is then not recorded, and the model not called).
+func (t *turn) promptHooks(ctx context.Context, content []event.Content) (added, refused []string, err error) {
+	s := t.s
+	if s.parent != nil {
+		return nil, nil, nil
+	}
+	events := s.Events()
+	prompts, since := 0, 0
+	for i, e := range events {
+		if _, ok := e.Payload.(event.UserMessage); ok {
+			prompts, since = prompts+1, i+1
+		}
+	}
+	if prompts == 0 {
+		if _, err := s.runHooks(ctx, s.row.ID+"/session", hookInput{HookEventName: config.HookSessionStart, Source: "startup"}); err != nil {
+			return nil, nil, err
+		}
+		events = s.Events()
+	}
+	// What the SessionStart hooks and the last turn's Stop hooks said
+	// reaches the model with this prompt.
+	for _, e := range events[since:] {
+		h, ok := e.Payload.(event.HookRan)
+		if !ok || h.Event != config.HookSessionStart && h.Event != config.HookStop {
+			continue
+		}
+		switch {
+		case h.Verdict == "context":
+			added = append(added, h.Context)
+		case h.Verdict == "deny" && h.Event == config.HookStop:
+			added = append(added, "when your last answer ended, a hook said the work is not done: "+h.Reason)
+		}
+	}
+	text := event.UserMessage{Content: content}.Text()
+	sum := sha256.Sum256([]byte(text))
+	// The prompt's number and text name its hooks' keys: the same prompt
+	// sent again after a crash finds their verdicts; another runs them.
+	base := fmt.Sprintf("%s/prompt-%d-%x", s.row.ID, prompts+1, sum[:6])
+	v, err := s.runHooks(ctx, base, hookInput{HookEventName: config.HookUserPromptSubmit, Prompt: text})
+	if err != nil {
+		return nil, nil, err
+	}
+	if v.denied {
+		return nil, v.reasons, nil
+	}
+	return append(added, v.contexts...), nil, nil
+}
+
+// stopHooks runs the Stop hooks of a turn that ended (recorded already):
+// what they say reaches the model with the next prompt; bridle does not
+// call the model again on a hook's word.
+func (t *turn) stopHooks(ctx context.Context, stop StopReason) error {
+	s := t.s
+	if s.parent != nil || len(s.hooksFor(config.HookStop, "")) == 0 {
+		return nil
+	}
+	events := s.Events()
+	for i := len(events) - 1; i >= 0; i-- {
+		if _, ok := events[i].Payload.(event.UserMessage); ok {
+			_, err := s.runHooks(ctx, fmt.Sprintf("%s/%d", s.row.ID, events[i].Seq), hookInput{HookEventName: config.HookStop, StopReason: string(stop)})
+			return err
+		}
+	}
+	return nil
 }
