@@ -162,7 +162,7 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools
 	// the card: a command holding a secret then matches no pattern, and
 	// is refused.
 	red := s.redactor()
-	scope := ScopeMeta{Pattern: red.Redact(sc.Pattern), Command: red.Redact(sc.Command)}
+	scope := ScopeMeta{Pattern: red.Redact(sc.Pattern), Command: red.Redact(sc.Command), Host: sc.Host}
 	for _, p := range sc.Paths {
 		scope.Paths = append(scope.Paths, red.Redact(p))
 	}
@@ -247,4 +247,6 @@ type ScopeMeta struct {
 	Pattern string   `json:"pattern"`
 	Command string   `json:"command,omitempty"`
 	Paths   []string `json:"paths,omitempty"`
+	// Host is the host and port a web_fetch reaches.
+	Host string `json:"host,omitempty"`
 }

@@ -248,9 +248,10 @@ func scopeOf(meta map[string]any) (tool string, scope permission.Scope, pattern 
 		Pattern string   `json:"pattern"`
 		Command string   `json:"command"`
 		Paths   []string `json:"paths"`
+		Host    string   `json:"host"`
 	}
 	json.Unmarshal(raw, &s)
-	return tool, permission.Scope{Command: s.Command, Paths: s.Paths}, s.Pattern
+	return tool, permission.Scope{Command: s.Command, Paths: s.Paths, Host: s.Host}, s.Pattern
 }
 
 // choose answers req with its first option of kind, or cancelled.
