@@ -149,18 +149,20 @@ func (t *WebFetch) fetch(ctx context.Context, u *url.URL) (string, error) {
 	// The call's own host was allowed by the settings or by the user;
 	// another, reached by a redirect, only by the settings.
 	allowed := func(hp string) bool { return hp == first || t.Hosts.Allows(hp) }
-	var lastHost string
 	transport := &http.Transport{
 		// No proxy from bridle's environment: the checks are on the
 		// address actually dialled.
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			lastHost = addr
 			// The check is on the address dialled, after DNS: a name
 			// that resolves (or rebinds) to a private address is caught.
 			named := t.Hosts.Names(addr)
 			d := net.Dialer{Timeout: 15 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
-				return checkAddress(address, named)
+				if err := checkAddress(address, named); err != nil {
+					err.host = addr
+					return err
+				}
+				return nil
 			}}
 			return d.DialContext(ctx, network, addr)
 		},
@@ -195,7 +197,7 @@ func (t *WebFetch) fetch(ctx context.Context, u *url.URL) (string, error) {
 		case errors.As(err, &rr):
 			return "", fmt.Errorf("web_fetch: %s redirects to %s, whose host %s is not in the allowed hosts: not followed. Fetch that URL with its own call if you need it (the user may be asked)", u, rr.url, rr.host)
 		case errors.As(err, &pa):
-			return "", fmt.Errorf("web_fetch: %s resolves to %s, a loopback, private or link-local address: not fetched (only an allow_hosts entry naming exactly %s lets bridle reach it)", lastHost, pa.addr, lastHost)
+			return "", fmt.Errorf("web_fetch: %s resolves to %s, a loopback, private or link-local address: not fetched (only an allow_hosts entry naming exactly %s lets bridle reach it)", pa.host, pa.addr, pa.host)
 		case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return "", fmt.Errorf("web_fetch: %s did not answer within %v", u, t.Timeout)
 		}
@@ -250,7 +252,9 @@ type redirectRefused struct{ host, url string }
 
 func (e *redirectRefused) Error() string { return "a redirect to " + e.host + ", which is not allowed" }
 
-type privateAddress struct{ addr string }
+// privateAddress is a dial refused: host is the host:port asked for,
+// addr the address it resolved to.
+type privateAddress struct{ host, addr string }
 
 func (e *privateAddress) Error() string {
 	return e.addr + " is a loopback, private or link-local address"
@@ -260,14 +264,14 @@ func (e *privateAddress) Error() string {
 // an address that is not public is refused unless named says that
 // allow_hosts names the dialled host with its port ("127.0.0.1:8080",
 // "localhost:3000"): the user wrote that very address down.
-func checkAddress(address string, named bool) error {
+func checkAddress(address string, named bool) *privateAddress {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
-		return err
+		return &privateAddress{addr: address}
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return fmt.Errorf("web_fetch dialled %q, not an IP address", address)
+		return &privateAddress{addr: address}
 	}
 	if ip = ip.Unmap(); public(ip) || named {
 		return nil
