@@ -23,6 +23,17 @@ func writeSettings(t *testing.T, home, settings string) {
 	}
 }
 
+// text is every text part of a recorded request's messages, a line each.
+func (r modelRequest) text() string {
+	var b strings.Builder
+	for _, m := range r.Messages {
+		for _, p := range m.Parts {
+			b.WriteString(p.Text + "\n")
+		}
+	}
+	return b.String()
+}
+
 // hookRuns are the log's hook_ran payloads.
 func hookRuns(t *testing.T, db, sid string) []map[string]any {
 	var out []map[string]any
@@ -101,14 +112,9 @@ func TestHooksThroughTheBinary(t *testing.T) {
 		t.Errorf("the command the hook allowed did not run: %v", err)
 	}
 	reqs := modelRequests(t, requests)
-	var last strings.Builder
-	for _, m := range reqs[len(reqs)-1].Messages {
-		for _, p := range m.Parts {
-			last.WriteString(p.Text + "\n")
-		}
-	}
+	last := reqs[len(reqs)-1].text()
 	for _, want := range []string{"rm -rf is not allowed here: delete files one by one", "formatted a.txt"} {
-		if !strings.Contains(last.String(), want) {
+		if !strings.Contains(last, want) {
 			t.Errorf("the model's last request lacks %q", want)
 		}
 	}
@@ -279,14 +285,8 @@ func TestHookPointsOfATurn(t *testing.T) {
 	if first := reqs[0].first(); !strings.Contains(first, "first") || !strings.Contains(first, "SESSION-CONTEXT") || !strings.Contains(first, "PROMPT-CONTEXT") {
 		t.Errorf("the first request's prompt: %q", first)
 	}
-	var last strings.Builder
-	for _, m := range reqs[1].Messages {
-		for _, p := range m.Parts {
-			last.WriteString(p.Text + "\n")
-		}
-	}
-	if !strings.Contains(last.String(), "STOP-CONTEXT") || strings.Contains(last.String(), "FORBIDDEN") {
-		t.Errorf("the second request:\n%s", last.String())
+	if last := reqs[1].text(); !strings.Contains(last, "STOP-CONTEXT") || strings.Contains(last, "FORBIDDEN") {
+		t.Errorf("the second request:\n%s", last)
 	}
 	said := false
 	for _, u := range a.Updates(sid) {

@@ -152,13 +152,7 @@ func TestWebFetchThroughTheBinary(t *testing.T) {
 		t.Errorf("the question about %s does not offer its host for the session:\n%s", other, q)
 	}
 	reqs := modelRequests(t, requests)
-	var last strings.Builder
-	for _, m := range reqs[len(reqs)-1].Messages {
-		for _, p := range m.Parts {
-			last.WriteString(p.Text)
-		}
-	}
-	if strings.Contains(last.String(), secret) || !strings.Contains(last.String(), "# Release Notes") {
+	if last := reqs[len(reqs)-1].text(); strings.Contains(last, secret) || !strings.Contains(last, "# Release Notes") {
 		t.Errorf("the model's last request holds the secret or lacks the page")
 	}
 }

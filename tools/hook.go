@@ -6,8 +6,6 @@ import (
 
 	"fmt"
 	"time"
-
-	"github.com/bridle-dev/bridle/sandbox/box"
 )
 
 // HookRun is how one hook command ended (RunCommand.RunHook).
@@ -44,24 +42,9 @@ func (t *RunCommand) RunHook(ctx context.Context, env *Env, command string, stdi
 	defer release()
 	defer env.Texts.Clear()
 	var out boundedBuffer
-	o, err := t.Box.Run(ctx, box.Spec{
-		Command:             command,
-		Dir:                 env.Root.Dir(),
-		Writable:            env.Root.Dirs(),
-		Env:                 append(t.environment(), "BRIDLE_HOOK=1"),
-		Output:              &out,
-		Stdin:               stdin,
-		Timeout:             timeout,
-		MemoryBytes:         t.Settings.Memory(),
-		Processes:           orDefault(t.Settings.Processes, 1024),
-		AllowHosts:          t.Settings.AllowHosts,
-		AllowUnixSockets:    t.Settings.AllowUnixSockets,
-		AllowUserNamespaces: t.Settings.AllowUserNamespaces,
-		Hidden:              env.Root.Hidden(),
-		TmpBytes:            int64(t.Settings.TmpMB) << 20,
-		ShmBytes:            int64(t.Settings.ShmMB) << 20,
-		Writes:              env.Writes,
-	})
+	spec := t.boxSpec(env, command, env.Root.Dir(), timeout, &out)
+	spec.Env, spec.Stdin = append(spec.Env, "BRIDLE_HOOK=1"), stdin
+	o, err := t.Box.Run(ctx, spec)
 	r := HookRun{Output: env.redact(out.String()), ExitCode: o.ExitCode, TimedOut: o.TimedOut, Duration: o.Duration}
 	switch {
 	case err != nil:
