@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,6 +54,9 @@ var webFetchSpec = newSpec[webFetchInput]("web_fetch", KindFetch, permission.Eff
 type webFetchInput struct {
 	URL string `json:"url" jsonschema:"the http or https URL to fetch" check:"minLength=1,maxLength=4096"`
 }
+
+// markers matches the untrusted-content markers, however written.
+var markers = regexp.MustCompile(`(?i)(<|&lt;)\s*/?\s*untrusted-web-content`)
 
 // maxRedirects bounds the redirects one fetch follows.
 const maxRedirects = 5
@@ -130,6 +134,9 @@ func (t *WebFetch) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	if err != nil {
 		return Errorf("%v", err)
 	}
+	// A page that writes the markers itself must not end the untrusted
+	// part early and speak as bridle after it.
+	text = markers.ReplaceAllString(text, "[a marker of bridle's, written by the page]")
 	res := CapOutput(env, DefaultCaps, text)
 	// The page is the web's text, not the user's: the model is told so
 	// around it, after redaction (which cannot remove the markers).
