@@ -2,8 +2,13 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bridle-dev/bridle/sandbox/confine"
 )
 
 // TestParseHooks: the "hooks" section as written, and what is wrong
@@ -36,5 +41,26 @@ func TestParseHooks(t *testing.T) {
 		if got := hooks[0].Matches(tool); got != want {
 			t.Errorf("matcher edit_file|write_file on %s: %v, want %v", tool, got, want)
 		}
+	}
+}
+
+// TestProjectHooksNeedTrust: a project's hooks are not read until the
+// user trusts the project (even a malformed section is only a warning),
+// and then run after the user's, marked as the project's.
+func TestProjectHooksNeedTrust(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(proj, ".bridle"), 0o755)
+	os.WriteFile(ProjectPath(proj), []byte(`{"hooks": {"PreToolUse": [{"command": "project-check"}], "Nonsense": 1}}`), 0o644)
+	user := filepath.Join(home, "settings.json")
+	os.WriteFile(user, []byte(`{"hooks": {"Stop": [{"command": "notify"}]}}`), 0o644)
+	s, err := Load(user, proj, confine.ProjectFiles{})
+	if err != nil || len(s.Hooks) != 1 || s.Hooks[0].Whose != "user" || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], `"hooks" are ignored`) {
+		t.Fatalf("untrusted: %v, hooks %+v, warnings %q", err, s.Hooks, s.Warnings)
+	}
+	os.WriteFile(ProjectPath(proj), []byte(`{"hooks": {"PreToolUse": [{"command": "project-check"}]}}`), 0o644)
+	os.WriteFile(user, []byte(fmt.Sprintf(`{"trusted_projects": [%q], "hooks": {"Stop": [{"command": "notify"}]}}`, proj)), 0o644)
+	s, err = Load(user, proj, confine.ProjectFiles{})
+	if err != nil || len(s.Hooks) != 2 || s.Hooks[0].Whose != "user" || s.Hooks[1].Whose != "project" || s.Hooks[1].Command != "project-check" {
+		t.Fatalf("trusted: %v, hooks %+v", err, s.Hooks)
 	}
 }

@@ -328,17 +328,19 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 	}
 	delete(doc, "instructions")
 	delete(doc, "hooks")
-	if s.Hooks != nil {
+	switch {
+	case s.Hooks == nil:
+	case project && !src.trusted:
+		// Not even read: they cannot run, and a repository's mistake in
+		// them must not stop the session.
+		unknown = append(unknown, fmt.Sprintf("%s: \"hooks\" are ignored: a project's hooks are commands its author wrote, and run only in a project you trust (\"trusted_projects\" in your own settings file, %s)", path, userSettingsOrDefault(src.userPath)))
+	default:
 		whose := "user"
 		if project {
 			whose = "project"
 		}
 		if hooks, err = parseHooks(s.Hooks, path, whose); err != nil {
 			return nil, nil, "", nil, invalid(err)
-		}
-		if project && !src.trusted && len(hooks) > 0 {
-			unknown = append(unknown, fmt.Sprintf("%s: its %d hooks are ignored: a project's hooks are commands its author wrote, and run only in a project you trust (\"trusted_projects\" in your own settings file, %s)", path, len(hooks), userSettingsOrDefault(src.userPath)))
-			hooks = nil
 		}
 	}
 	if project {

@@ -182,7 +182,7 @@ func TestProjectHooksWaitForTrust(t *testing.T) {
 		case trusted && (err != nil || len(runs) != 1 || runs[0]["whose"] != "project"):
 			t.Errorf("the project's hook did not run once trusted: %v, recorded %v", err, runs)
 		}
-		if !trusted && !strings.Contains(a.Stderr(), "hooks are ignored") {
+		if !trusted && !strings.Contains(a.Stderr(), "are ignored: a project's hooks are commands its author wrote") {
 			t.Errorf("no warning that the project's hooks are ignored:\n%s", a.Stderr())
 		}
 		a.CloseStdin()
