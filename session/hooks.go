@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -107,11 +106,20 @@ func (s *Session) runner() *tools.RunCommand {
 	return nil
 }
 
-// recordedHook is the hook_ran recorded under key, if any.
+// recordedHook is the hook_ran recorded under key, if any. Only the
+// events since the last turn's end are read: a hook whose verdict a
+// resumed turn may meet ran in that turn (or, for UserPromptSubmit, just
+// before it); a Stop hook runs after it ended, once.
 func (s *Session) recordedHook(key string) (event.HookRan, bool) {
-	for _, e := range s.Events() {
-		if h, ok := e.Payload.(event.HookRan); ok && h.Key == key {
-			return h, true
+	events := s.Events()
+	for i := len(events) - 1; i >= 0; i-- {
+		switch h := events[i].Payload.(type) {
+		case event.HookRan:
+			if h.Key == key {
+				return h, true
+			}
+		case event.TurnFinished:
+			return event.HookRan{}, false
 		}
 	}
 	return event.HookRan{}, false
@@ -334,10 +342,10 @@ func (t *turn) promptHooks(ctx context.Context, content []event.Content) (added,
 		}
 	}
 	text := event.UserMessage{Content: content}.Text()
-	sum := sha256.Sum256([]byte(text))
-	// The prompt's number and text name its hooks' keys: the same prompt
-	// sent again after a crash finds their verdicts; another runs them.
-	base := fmt.Sprintf("%s/prompt-%d-%x", s.row.ID, prompts+1, sum[:6])
+	// Each prompt sent is new, even with the same words after a refusal
+	// or a crash (a prompt not recorded is not resumed, it is sent
+	// again): its hooks run for it, under keys no earlier one has.
+	base := fmt.Sprintf("%s/prompt-%d-%d", s.row.ID, prompts+1, len(events))
 	v, err := s.runHooks(ctx, base, hookInput{HookEventName: config.HookUserPromptSubmit, Prompt: text})
 	if err != nil {
 		return nil, nil, err
