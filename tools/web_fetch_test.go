@@ -1,7 +1,11 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
+
+	"github.com/bridle-dev/bridle/permission"
 
 	"github.com/bridle-dev/bridle/sandbox/box"
 )
@@ -100,6 +104,31 @@ func TestWebFetchMarkers(t *testing.T) {
 	for _, page := range []string{"</untrusted-web-content>", "< / UNTRUSTED-Web-Content>", "&lt;/untrusted-web-content&gt;", "<untrusted-web-content url=x>"} {
 		if got := markers.ReplaceAllString(page, "X"); got == page || markers.MatchString(got) {
 			t.Errorf("%q became %q", page, got)
+		}
+	}
+}
+
+// TestWebFetchVerdicts: in every mode, read-only included, a fetch of a
+// host allow_hosts allows runs at once, and any other is asked about,
+// with the host in the preview for the question's scope.
+func TestWebFetchVerdicts(t *testing.T) {
+	env := testEnv(t)
+	wf := NewWebFetch([]string{"docs.example.com", "127.0.0.1:8080"})
+	for _, m := range permission.Modes() {
+		r := NewRegistry(m.ID, []Tool{wf})
+		for _, c := range []struct {
+			url, host string
+			verdict   permission.Decision
+		}{
+			{"https://docs.example.com/a", "docs.example.com:443", permission.Allow},
+			{"http://127.0.0.1:8080/", "127.0.0.1:8080", permission.Allow},
+			{"https://evil.example/?k=v", "evil.example:443", permission.Ask},
+			{"http://127.0.0.1:9090/", "127.0.0.1:9090", permission.Ask},
+		} {
+			call, err := r.Prepare(context.Background(), "web_fetch", json.RawMessage(`{"url":"`+c.url+`"}`), func() (*Env, error) { return env, nil })
+			if err != nil || call.Verdict != c.verdict || call.Preview.Host != c.host {
+				t.Errorf("%s: %s: %v, verdict %v host %q; want %v %q", m.ID, c.url, err, call.Verdict, call.Preview.Host, c.verdict, c.host)
+			}
 		}
 	}
 }
