@@ -128,6 +128,9 @@ func (t *WebFetch) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 		return Errorf("%v", err)
 	}
 	if r, ok := env.Fetched.get(u.String()); ok {
+		// Redacted again: a .env file made since may name a value the
+		// page holds.
+		r.Output = env.redact(r.Output)
 		return r
 	}
 	text, err := t.fetch(ctx, u)
