@@ -160,3 +160,31 @@ func TestWebFetchThroughTheBinary(t *testing.T) {
 		t.Errorf("the model's last request holds the secret or lacks the page")
 	}
 }
+
+// TestHeadlessWebFetchHost: `bridle run` refuses a fetch of a host that
+// is not allowed, naming the --allow pattern that would answer it
+// (host:HOST:PORT); with that pattern the question is answered, and the
+// loopback address is still not reached, since only allow_hosts naming
+// it can open it.
+func TestHeadlessWebFetchHost(t *testing.T) {
+	host, hits := webServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "LOCAL") }))
+	model := acptest.Scenario(t, fmt.Sprintf(`{"name":"w","turns":[{"calls":[{"tool_calls":[{"name":"web_fetch","input":{"url":"http://%s/x"}}]},{"text":"Done."}]}]}`, host))
+	pattern := "host:" + host
+	for _, allow := range []bool{false, true} {
+		args := []string{"run", "--json", "--db", filepath.Join(t.TempDir(), "b.db"), "--model", model, "--cwd", acptest.Workspace(t, nil)}
+		if allow {
+			args = append(args, "--allow", pattern)
+		}
+		out, errs, code := runHeadless(t, []string{"HOME=" + t.TempDir()}, "", append(args, "Fetch it.")...)
+		jsonLines(t, out)
+		switch {
+		case !allow && (code != 3 || !strings.Contains(errs, "--allow "+pattern+", or add "+host+" to sandbox.command.allow_hosts") || strings.Contains(errs, "--mode")):
+			t.Errorf("without --allow: exit %d, stderr:\n%s", code, errs)
+		case allow && (code != 0 || !strings.Contains(out, `"allowed"`) || !strings.Contains(out, "loopback, private or link-local")):
+			t.Errorf("with --allow %s: exit %d\n%s\n%s", pattern, code, out, errs)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the loopback server got %d requests", n)
+	}
+}

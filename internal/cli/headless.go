@@ -228,6 +228,10 @@ func (h *headless) advice(scope permission.Scope, pattern string) string {
 	if pattern == "" {
 		allow = "--allow PATTERN"
 	}
+	if scope.Host != "" {
+		// No mode fetches a host the settings do not allow.
+		return fmt.Sprintf("to run it unasked, run with %s, or add %s to sandbox.command.allow_hosts in your settings", allow, scope.Host)
+	}
 	if mode == "" {
 		return "to run it unasked, run with " + allow
 	}
