@@ -66,6 +66,12 @@ type Settings struct {
 	// model next to its AGENTS.md.
 	Instructions []workspace.Doc `json:"-"`
 
+	// Hooks are the user's hooks, then those of a project the user
+	// trusts (trusted_projects); like Instructions, both apply. A
+	// project's hooks are commands its author wrote: without the trust
+	// they are ignored, with a warning.
+	Hooks []Hook `json:"-"`
+
 	// Files lists the settings files that were read, user's first.
 	Files []string `json:"-"`
 	// Warnings name keys that no part of bridle reads (a misspelling,
@@ -144,6 +150,7 @@ func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings,
 	merged := map[string]any{}
 	var files []string
 	var instructions []workspace.Doc
+	var hooks []Hook
 	var trusted []string
 	unknownKeys := map[string][]string{}
 	var skipped []string
@@ -158,7 +165,7 @@ func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings,
 		if f.project {
 			f.trusted = trusts(trusted, projectRoot)
 		}
-		doc, unknown, text, err := readSettings(f)
+		doc, unknown, text, fileHooks, err := readSettings(f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -183,6 +190,7 @@ func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings,
 		if text != "" {
 			instructions = append(instructions, workspace.Doc{Path: f.path, Text: text})
 		}
+		hooks = append(hooks, fileHooks...)
 		mergeInto(merged, doc)
 	}
 	var s Settings
@@ -198,7 +206,7 @@ func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings,
 			return Settings{}, fmt.Errorf("settings (%s): %w", strings.Join(files, ", "), err)
 		}
 	}
-	s.Files, s.Warnings, s.Instructions, s.LSPRefused = files, warnings, instructions, refused
+	s.Files, s.Warnings, s.Instructions, s.LSPRefused, s.Hooks = files, warnings, instructions, refused, hooks
 	return s, nil
 }
 
@@ -246,7 +254,7 @@ func projectSettingsOrEmpty(root string) string {
 // top-level keys are only warnings, and dropped. The file's "instructions" come back apart, as text.
 // A project's file loses what only the user may set (see Load),
 // with an error for providers and a warning for the rest.
-func readSettings(src source) (doc map[string]any, unknown []string, instructions string, err error) {
+func readSettings(src source) (doc map[string]any, unknown []string, instructions string, hooks []Hook, err error) {
 	path, project := src.path, src.project
 	var data []byte
 	if project {
@@ -256,15 +264,15 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, "", err
+			return nil, nil, "", nil, err
 		}
 		if project {
-			return nil, nil, "", &skippedError{fmt.Errorf("settings file %s not read: %w", path, err)}
+			return nil, nil, "", nil, &skippedError{fmt.Errorf("settings file %s not read: %w", path, err)}
 		}
-		return nil, nil, "", fmt.Errorf("read settings: %w", err)
+		return nil, nil, "", nil, fmt.Errorf("read settings: %w", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return map[string]any{}, nil, "", nil
+		return map[string]any{}, nil, "", nil, nil
 	}
 	invalid := func(err error) error {
 		return fmt.Errorf("settings file %s is not valid: %w (see docs/configuration.md)", path, err)
@@ -274,11 +282,11 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 	// "providers" while the checks below look for the exact key.
 	keys, err := strictjson.Check(data, reflect.TypeFor[file]())
 	if err != nil {
-		return nil, nil, "", invalid(err)
+		return nil, nil, "", nil, invalid(err)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, nil, "", invalid(err)
+		return nil, nil, "", nil, invalid(err)
 	}
 	var wrong []string
 	for _, k := range keys {
@@ -290,33 +298,33 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 		wrong = append(wrong, k.Error())
 	}
 	if len(wrong) > 0 {
-		return nil, nil, "", invalid(errors.New(strings.Join(wrong, "; ")))
+		return nil, nil, "", nil, invalid(errors.New(strings.Join(wrong, "; ")))
 	}
 	slices.Sort(unknown)
 	var s file
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, nil, "", invalid(err)
+		return nil, nil, "", nil, invalid(err)
 	}
 	if s.Instructions != nil {
 		if instructions, err = instructionText(s.Instructions); err != nil {
-			return nil, nil, "", invalid(err)
+			return nil, nil, "", nil, invalid(err)
 		}
 	}
 	var trusted []string
 	if _, ok := top["trusted_projects"]; ok && !project {
 		if trusted, err = trustedDirs(s.TrustedProjects); err != nil {
-			return nil, nil, "", invalid(err)
+			return nil, nil, "", nil, invalid(err)
 		}
 	}
 	if project {
 		for _, name := range slices.Sorted(maps.Keys(s.Providers)) {
 			if s.Providers[name].APIKey != "" {
-				return nil, nil, "", fmt.Errorf("settings file %s sets providers.%s.api_key: a project's settings are usually committed, so keys do not belong there; put the key in the environment and name its variable with api_key_env in your own settings file (%s), or in this file if you list the project in \"trusted_projects\" there", path, name, userSettingsOrDefault(src.userPath))
+				return nil, nil, "", nil, fmt.Errorf("settings file %s sets providers.%s.api_key: a project's settings are usually committed, so keys do not belong there; put the key in the environment and name its variable with api_key_env in your own settings file (%s), or in this file if you list the project in \"trusted_projects\" there", path, name, userSettingsOrDefault(src.userPath))
 			}
 		}
 		if !src.trusted {
 			if keys := providerKeys(top["providers"]); len(keys) > 0 {
-				return nil, nil, "", fmt.Errorf("settings file %s sets %s: a project's settings come with the repository, so bridle does not let them decide where requests go or which keys they carry, "+
+				return nil, nil, "", nil, fmt.Errorf("settings file %s sets %s: a project's settings come with the repository, so bridle does not let them decide where requests go or which keys they carry, "+
 					"and sends no request from this project until this is resolved. A project's settings may choose a \"model\" among the providers you configured. "+
 					"Move these keys to your own settings file (%s), or, if you trust this repository's authors, add the project there: \"trusted_projects\": [%q]",
 					path, strings.Join(keys, ", "), userSettingsOrDefault(src.userPath), cleanRoot(src.root))
@@ -324,7 +332,7 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 		}
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, nil, "", invalid(err)
+		return nil, nil, "", nil, invalid(err)
 	}
 	for k := range doc {
 		if _, known := top[k]; !known {
@@ -332,6 +340,22 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 		}
 	}
 	delete(doc, "instructions")
+	delete(doc, "hooks")
+	switch {
+	case s.Hooks == nil:
+	case project && !src.trusted:
+		// Not even read: they cannot run, and a repository's mistake in
+		// them must not stop the session.
+		unknown = append(unknown, fmt.Sprintf("%s: \"hooks\" are ignored: a project's hooks are commands its author wrote, and run only in a project you trust (\"trusted_projects\" in your own settings file, %s)", path, userSettingsOrDefault(src.userPath)))
+	default:
+		whose := "user"
+		if project {
+			whose = "project"
+		}
+		if hooks, err = parseHooks(s.Hooks, path, whose); err != nil {
+			return nil, nil, "", nil, invalid(err)
+		}
+	}
 	if project {
 		if _, ok := doc["sandbox"]; ok {
 			delete(doc, "sandbox")
@@ -348,7 +372,7 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 	} else if trusted != nil {
 		doc["trusted_projects"] = trusted
 	}
-	return doc, unknown, instructions, nil
+	return doc, unknown, instructions, hooks, nil
 }
 
 // providerKeys lists the keys a "providers" section sets, as
@@ -462,6 +486,7 @@ func instructionText(raw json.RawMessage) (string, error) {
 type file struct {
 	Settings
 	Instructions json.RawMessage `json:"instructions,omitempty"`
+	Hooks        json.RawMessage `json:"hooks,omitempty"`
 }
 
 // mergeInto copies src over dst, descending into objects so that only the

@@ -179,7 +179,7 @@ func renderForSummary(c tokens.Counter, e event.Event, limit int) (string, int) 
 	n := e.Tokens
 	switch v := e.Payload.(type) {
 	case event.UserMessage:
-		s = fmt.Sprintf("[#%d user]\n%s\n", e.Seq, v.Text())
+		s = fmt.Sprintf("[#%d user]\n%s\n", e.Seq, v.ModelText())
 	case event.AssistantMessage:
 		s = fmt.Sprintf("[#%d assistant]\n%s\n", e.Seq, v.Text)
 		for _, call := range v.ToolCalls {

@@ -53,7 +53,7 @@ func imageTokens(tokenizer string, p event.Payload) int {
 // named there in words), then its stored images, which the session loads
 // when it sends the request.
 func userParts(u event.UserMessage) []provider.Part {
-	parts := []provider.Part{{Kind: provider.PartText, Text: u.Text()}}
+	parts := []provider.Part{{Kind: provider.PartText, Text: u.ModelText()}}
 	for _, c := range u.Content {
 		if c.Type == "image" && c.URI != "" {
 			parts = append(parts, provider.Part{Kind: provider.PartImage, MimeType: c.MimeType, Ref: c.URI})

@@ -211,7 +211,7 @@ func resultTokens(output int) int { return output + 2*partOverhead }
 func countPayload(c tokens.Counter, p event.Payload) int {
 	switch v := p.(type) {
 	case event.UserMessage:
-		return c.Count(v.Text()) + partOverhead
+		return c.Count(v.ModelText()) + partOverhead
 	case event.AssistantMessage:
 		n := c.Count(v.Text) + c.Count(v.Thinking) + partOverhead
 		for _, call := range v.ToolCalls {

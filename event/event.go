@@ -42,6 +42,7 @@ const (
 	KindPlanUpdated      Kind = "plan_updated"
 	KindRewindStarted    Kind = "rewind_started"
 	KindRewound          Kind = "rewound"
+	KindHookRan          Kind = "hook_ran"
 )
 
 // Payload is the body of one event.
@@ -102,6 +103,21 @@ type UserMessage struct {
 	// Command is the prompt command the user typed, when Content is its
 	// expansion: the log keeps what the model saw and what produced it.
 	Command *CommandUse `json:"command,omitempty"`
+	// HookContext is what the user's hooks added for the model with this
+	// prompt (SessionStart, UserPromptSubmit, and the Stop hooks of the
+	// turn before): the model reads it after the prompt (ModelText); the
+	// editor shows the prompt alone.
+	HookContext []string `json:"hook_context,omitempty"`
+}
+
+// ModelText is the prompt as the model reads it: its text, then what the
+// hooks added.
+func (m UserMessage) ModelText() string {
+	s := m.Text()
+	for _, c := range m.HookContext {
+		s += "\n\n[added by a hook of the user: " + c + "]"
+	}
+	return s
 }
 
 // CommandUse is a prompt command as the user typed it: /Name Arguments.
@@ -506,6 +522,34 @@ type SubagentFinished struct {
 	Tokens int `json:"tokens,omitempty"`
 }
 
+// HookRan records one hook the settings ran (config.Hook): what ran, its
+// verdict and how long it took. Key says where in the loop: the call's
+// key and the hook's place for PreToolUse and PostToolUse
+// ("<call key>/PreToolUse/0"), the opening event's seq for the others. A
+// resumed turn that meets a Key already recorded takes the verdict as
+// recorded and does not run the hook again.
+type HookRan struct {
+	V       int    `json:"v"`
+	Key     string `json:"key"`
+	Event   string `json:"event"`
+	Command string `json:"command"`
+	// Whose is "user" or "project"; File the settings file.
+	Whose string `json:"whose"`
+	File  string `json:"file,omitempty"`
+	// Tool and CallID name the call of a tool event.
+	Tool   string `json:"tool,omitempty"`
+	CallID string `json:"call_id,omitempty"`
+	// Verdict is allow, deny, context (allowed, with Context for the
+	// model) or failed (it did not answer: a non-zero exit other than 2,
+	// a timeout, a signal; Reason says which). A failed hook allows.
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	Context string `json:"context,omitempty"`
+	// ExitCode and DurationMS are how it ended.
+	ExitCode   int   `json:"exit_code"`
+	DurationMS int64 `json:"duration_ms"`
+}
+
 // TurnFinished closes a prompt.
 type TurnFinished struct {
 	V          int    `json:"v"`
@@ -549,6 +593,7 @@ func (ProviderError) Kind() Kind    { return KindProviderError }
 func (PlanUpdated) Kind() Kind      { return KindPlanUpdated }
 func (RewindStarted) Kind() Kind    { return KindRewindStarted }
 func (Rewound) Kind() Kind          { return KindRewound }
+func (HookRan) Kind() Kind          { return KindHookRan }
 
 var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindSessionStarted:   decode[SessionStarted],
@@ -574,6 +619,7 @@ var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindPlanUpdated:      decode[PlanUpdated],
 	KindRewindStarted:    decode[RewindStarted],
 	KindRewound:          decode[Rewound],
+	KindHookRan:          decode[HookRan],
 }
 
 // decode parses a payload of type T and returns it with its version

@@ -150,3 +150,17 @@ func (v Rewound) Line() string {
 	}
 	return line
 }
+
+func (v HookRan) Line() string {
+	line := fmt.Sprintf("%s (%s's) %s → %s in %d ms", v.Event, v.Whose, Quote(v.Command), v.Verdict, v.DurationMS)
+	if v.Tool != "" {
+		line = fmt.Sprintf("%s %s key=%s", line, v.Tool, v.Key)
+	}
+	if v.Reason != "" {
+		line += ": " + Quote(v.Reason)
+	}
+	if v.Context != "" {
+		line += " context " + Quote(v.Context)
+	}
+	return line
+}

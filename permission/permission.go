@@ -161,7 +161,13 @@ type Verdict struct {
 // standing answer for the tool that covers the call settles, and without
 // one the user is asked.
 func Decide(mode Mode, effect Effect, answers []Answer, tool string, call Scope) Verdict {
-	d := ForMode(mode, effect)
+	return Settle(ForMode(mode, effect), answers, tool, call)
+}
+
+// Settle is Decide from a decision already made for the call (the mode's,
+// or Ask for a call the mode allows but whose host the settings do not):
+// an Ask is settled by the latest standing answer that covers the call.
+func Settle(d Decision, answers []Answer, tool string, call Scope) Verdict {
 	if d != Ask {
 		return Verdict{Decision: d}
 	}
@@ -199,6 +205,15 @@ type Scope struct {
 	// (absolute when outside the workspace); Command its command line.
 	Paths   []string
 	Command string
+	// Host is the host and port a network call reaches; an answer about
+	// it covers that host and port only.
+	Host string
+}
+
+// HostScope is the scope of a call that reaches hostport: a
+// session-wide answer covers every call to it.
+func HostScope(hostport string) Scope {
+	return Scope{Pattern: "host:" + hostport, Label: "the host " + hostport, Host: hostport}
 }
 
 // ScopeOf derives the scope a session-wide answer would have for a call:
@@ -252,6 +267,8 @@ func (call Scope) Matches(pattern string) bool {
 	switch {
 	case pattern == "*":
 		return true
+	case call.Host != "":
+		return pattern == "host:"+call.Host
 	case call.Command != "":
 		return pattern == call.Command
 	case len(call.Paths) == 0:

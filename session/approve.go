@@ -34,6 +34,9 @@ const (
 
 // scopeOf derives the scope a session-wide answer would have for a call.
 func (s *Session) scopeOf(p tools.Preview) permission.Scope {
+	if p.Host != "" {
+		return permission.HostScope(p.Host)
+	}
 	paths := make([]string, len(p.Locations))
 	for i, l := range p.Locations {
 		paths[i] = l.Path
@@ -82,7 +85,7 @@ func (t *turn) approve(ctx context.Context, key string, c provider.ToolCall, cal
 	}
 	s := t.s
 	sc := s.scopeOf(p)
-	v := permission.Decide(mode, effect, answers(s.approvals()), c.Name, sc)
+	v := permission.Settle(call.Verdict, answers(s.approvals()), c.Name, sc)
 	switch v.Decision {
 	case permission.Allow:
 		return true, false, nil
@@ -159,7 +162,7 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools
 	// the card: a command holding a secret then matches no pattern, and
 	// is refused.
 	red := s.redactor()
-	scope := ScopeMeta{Pattern: red.Redact(sc.Pattern), Command: red.Redact(sc.Command)}
+	scope := ScopeMeta{Pattern: red.Redact(sc.Pattern), Command: red.Redact(sc.Command), Host: sc.Host}
 	for _, p := range sc.Paths {
 		scope.Paths = append(scope.Paths, red.Redact(p))
 	}
@@ -244,4 +247,6 @@ type ScopeMeta struct {
 	Pattern string   `json:"pattern"`
 	Command string   `json:"command,omitempty"`
 	Paths   []string `json:"paths,omitempty"`
+	// Host is the host and port a web_fetch reaches.
+	Host string `json:"host,omitempty"`
 }

@@ -21,11 +21,14 @@ type Fault struct {
 	// full disk (store.FailAppendAt), once: the process lives on, and the
 	// commits after it work, as if space had been freed.
 	NoSpace int64
+	// AfterHook kills the process right after the N-th hook it runs is
+	// recorded (hook_ran), before anything else happens.
+	AfterHook int64
 
-	events, tools atomic.Int64
+	events, tools, hooks atomic.Int64
 }
 
-// ParseFault reads BRIDLE_FAULT: "event:N", "tool:N" or "nospace:N" (N
+// ParseFault reads BRIDLE_FAULT: "event:N", "tool:N", "hook:N" or "nospace:N" (N
 // from 1).
 func ParseFault(s string) (*Fault, error) {
 	if s == "" {
@@ -34,7 +37,7 @@ func ParseFault(s string) (*Fault, error) {
 	kind, n, ok := strings.Cut(s, ":")
 	v, err := strconv.ParseInt(n, 10, 64)
 	if !ok || err != nil || v < 1 {
-		return nil, fmt.Errorf("BRIDLE_FAULT=%q: want event:N, tool:N or nospace:N with N ≥ 1", s)
+		return nil, fmt.Errorf("BRIDLE_FAULT=%q: want event:N, tool:N, hook:N or nospace:N with N ≥ 1", s)
 	}
 	switch kind {
 	case "event":
@@ -43,8 +46,10 @@ func ParseFault(s string) (*Fault, error) {
 		return &Fault{InTool: v}, nil
 	case "nospace":
 		return &Fault{NoSpace: v}, nil
+	case "hook":
+		return &Fault{AfterHook: v}, nil
 	}
-	return nil, fmt.Errorf("BRIDLE_FAULT=%q: want event:N, tool:N or nospace:N", s)
+	return nil, fmt.Errorf("BRIDLE_FAULT=%q: want event:N, tool:N, hook:N or nospace:N", s)
 }
 
 func (f *Fault) committed(n int) {
@@ -61,6 +66,15 @@ func (f *Fault) toolRan() {
 		return
 	}
 	if f.tools.Add(1) == f.InTool {
+		die()
+	}
+}
+
+func (f *Fault) hookRan() {
+	if f == nil || f.AfterHook == 0 {
+		return
+	}
+	if f.hooks.Add(1) == f.AfterHook {
 		die()
 	}
 }

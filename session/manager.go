@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bridle-dev/bridle/acp"
+	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/contextwin"
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/internal/display"
@@ -107,6 +108,10 @@ type Config struct {
 	// of a session's directory (extend.Standard); nil: none. They are
 	// read when a session opens and at each prompt.
 	Extensions func(cwd string) extend.Places
+	// Hooks returns the hooks of the settings that apply in a session's
+	// directory (config.Settings.Hooks); nil: none. Asked at each point
+	// of the loop, so an edited setting applies at once.
+	Hooks func(cwd string) []config.Hook
 	// CountTokens counts an event payload's tokens for the session's
 	// pinned model when it is appended; nil uses the session's window's
 	// CountEvent.

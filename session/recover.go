@@ -223,6 +223,14 @@ func (s *Session) recoverCut(ctx context.Context, why *cut) error {
 				continue
 			}
 			c := toProviderCall(cs.call)
+			// Its PreToolUse hooks ran before the question: recorded,
+			// they are not run again.
+			if denied, err := t.preToolHooks(ctx, cs.key, c); err != nil || denied {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 			if err := t.execute(ctx, cs.key, c, tools.CallOf(tool, c.Input), false); err != nil {
 				return err
 			}

@@ -160,6 +160,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	}
 	s.rewound = hasRewind(events)
 	s.box.Results = s.loggedResult
+	s.box.Fetched = &tools.Fetched{}
 	if row.ParentID == "" {
 		s.task = subagent.New(asParent{s})
 		s.readExtensions()

@@ -65,6 +65,9 @@ func (t *turn) runCall(ctx context.Context, seq int64, i int, c provider.ToolCal
 		// an error result it can read, never a crash.
 		return t.result(ctx, key, event.ToolResult{CallID: c.ID, Name: c.Name, IsError: true, Status: "failed", Output: err.Error()})
 	}
+	if denied, err := t.preToolHooks(ctx, key, c); err != nil || denied {
+		return err
+	}
 	granted, asked, err := t.approve(ctx, key, c, call)
 	if err != nil || !granted {
 		return err
@@ -250,6 +253,11 @@ func (t *turn) result(ctx context.Context, key string, r event.ToolResult) error
 // record holds a call's result, its texts redacted already.
 func (t *turn) record(ctx context.Context, key string, r event.ToolResult) error {
 	r.Key = key
+	if r.Status != "denied" && r.Status != "cancelled" {
+		if err := t.postToolHooks(ctx, key, &r); err != nil {
+			return err
+		}
+	}
 	// Cut at the source, before the result is counted: one output may
 	// never carry the window past both thresholds at once.
 	info := t.s.Info()

@@ -109,6 +109,9 @@ type turn struct {
 	spent bool
 	// sent is the size of the last request, as assembled.
 	sent int
+	// hookNotes are what the PreToolUse hooks of a call said, by its
+	// key, for its result (postToolHooks).
+	hookNotes map[string]string
 }
 
 // budget bounds one turn.
@@ -203,7 +206,16 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		s.send(ctx, replay.AgentText(s.skillsText()))
 		return StopEndTurn, nil
 	}
-	if err := s.logPrompt(ctx, images, event.UserMessage{Content: content, Redacted: redacted, Command: use}); err != nil {
+	added, refused, err := t.promptHooks(ctx, content)
+	if err != nil {
+		return "", err
+	}
+	if len(refused) > 0 {
+		// Not recorded as a prompt: the model never sees it.
+		s.send(ctx, replay.AgentText("A hook of yours refused this prompt, which was not sent: "+strings.Join(refused, "; ")))
+		return StopRefusal, nil
+	}
+	if err := s.logPrompt(ctx, images, event.UserMessage{Content: content, Redacted: redacted, Command: use, HookContext: added}); err != nil {
 		return "", err
 	}
 	if s.Info().Title == "" {
@@ -400,6 +412,11 @@ func (t *turn) finish(ctx context.Context, stop StopReason, err error) (StopReas
 	}
 	if _, aerr := s.commit(ctx, streamed, append(t.tail, event.TurnFinished{StopReason: string(stop), Iterations: t.iters})...); aerr != nil {
 		return "", aerr
+	}
+	if stop == StopEndTurn {
+		if err := t.stopHooks(ctx, stop); err != nil {
+			return "", err
+		}
 	}
 	return stop, nil
 }

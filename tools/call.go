@@ -99,6 +99,12 @@ func (r *Registry) Prepare(ctx context.Context, name string, input json.RawMessa
 	}
 	c := CallOf(t, input)
 	c.Mode, c.Verdict, c.Preview = r.mode, r.Decide(t), p
+	// A call that reaches a host the settings do not allow is asked
+	// about in every mode (read-only included: the question is the only
+	// way the page is read), and a standing answer for its host settles it.
+	if g, ok := t.(HostGate); ok && p.Host != "" && c.Verdict == permission.Allow && !g.HostAllowed(p.Host) {
+		c.Verdict = permission.Ask
+	}
 	return c, nil
 }
 

@@ -129,24 +129,7 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		defer stop()
 		out = io.MultiWriter(w, live)
 	}
-	o, err := t.Box.Run(ctx, box.Spec{
-		Command:          in.Command,
-		Dir:              dir,
-		Writable:         env.Root.Dirs(),
-		Env:              t.environment(),
-		Output:           out,
-		Timeout:          timeout,
-		MemoryBytes:      t.Settings.Memory(),
-		Processes:        orDefault(t.Settings.Processes, 1024),
-		AllowHosts:       t.Settings.AllowHosts,
-		AllowUnixSockets: t.Settings.AllowUnixSockets,
-
-		AllowUserNamespaces: t.Settings.AllowUserNamespaces,
-		Hidden:              env.Root.Hidden(),
-		TmpBytes:            int64(t.Settings.TmpMB) << 20,
-		ShmBytes:            int64(t.Settings.ShmMB) << 20,
-		Writes:              env.Writes,
-	})
+	o, err := t.Box.Run(ctx, t.boxSpec(env, in.Command, dir, timeout, out))
 	w.Close()
 	res := c.Finish()
 	res.Locations = []Location{{Path: dir}}
@@ -172,6 +155,28 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		}
 	}
 	return res
+}
+
+// boxSpec is a command of the session's in the box, with the settings'
+// limits: run_command's, and a hook's.
+func (t *RunCommand) boxSpec(env *Env, command, dir string, timeout time.Duration, out io.Writer) box.Spec {
+	return box.Spec{
+		Command:             command,
+		Dir:                 dir,
+		Writable:            env.Root.Dirs(),
+		Env:                 t.environment(),
+		Output:              out,
+		Timeout:             timeout,
+		MemoryBytes:         t.Settings.Memory(),
+		Processes:           orDefault(t.Settings.Processes, 1024),
+		AllowHosts:          t.Settings.AllowHosts,
+		AllowUnixSockets:    t.Settings.AllowUnixSockets,
+		AllowUserNamespaces: t.Settings.AllowUserNamespaces,
+		Hidden:              env.Root.Hidden(),
+		TmpBytes:            int64(t.Settings.TmpMB) << 20,
+		ShmBytes:            int64(t.Settings.ShmMB) << 20,
+		Writes:              env.Writes,
+	}
 }
 
 // WatchesWrites says why the box cannot tell Env.Writes what a command

@@ -51,6 +51,10 @@ type Preview struct {
 	Diff      *Diff
 	// Command is the exact command line for execute tools.
 	Command string
+	// Host is the host and port a network call reaches
+	// ("example.com:443"): a session-wide answer about it covers that
+	// host (HostGate).
+	Host string
 }
 
 // PinKind says what a pin records.
@@ -149,6 +153,9 @@ type Env struct {
 	// edit tools end their results with the diagnostics an edit
 	// introduced. Nil: no server.
 	Code Code
+
+	// Fetched caches the session's web_fetch results. Nil: none is.
+	Fetched *Fetched
 
 	// call is set by ForCall: what Preview, Plan and Run of one call share.
 	call *callMemo

@@ -54,10 +54,10 @@ func byName(name string) Tool {
 
 func TestModeCatalogues(t *testing.T) {
 	want := map[permission.Mode][]string{
-		permission.ModeReadOnly: {"read_file", "list_dir", "glob", "grep", "read_artifact", "remember", "plan"},
-		permission.ModeAsk:      {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "remember", "plan"},
-		permission.ModeAutoEdit: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "remember", "plan"},
-		permission.ModeFullAuto: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "remember", "plan"},
+		permission.ModeReadOnly: {"read_file", "list_dir", "glob", "grep", "read_artifact", "web_fetch", "remember", "plan"},
+		permission.ModeAsk:      {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "web_fetch", "remember", "plan"},
+		permission.ModeAutoEdit: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "web_fetch", "remember", "plan"},
+		permission.ModeFullAuto: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "web_fetch", "remember", "plan"},
 	}
 	asks := map[permission.Mode][]string{
 		permission.ModeReadOnly: nil,

@@ -185,6 +185,7 @@ func (a *App) config(client session.Client, files session.FileClient) session.Co
 		DataDir:      filepath.Dir(a.DB),
 		Project:      a.Models.ProjectInstructions,
 		Extensions:   a.Extensions,
+		Hooks:        func(cwd string) []config.Hook { return a.Models.Config(cwd).Settings.Hooks },
 		Version:      a.Version,
 		Locks:        a.locks,
 		Unconfined:   func() string { return a.StartProbe().Report().Unconfined() },

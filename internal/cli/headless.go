@@ -228,6 +228,10 @@ func (h *headless) advice(scope permission.Scope, pattern string) string {
 	if pattern == "" {
 		allow = "--allow PATTERN"
 	}
+	if scope.Host != "" {
+		// No mode fetches a host the settings do not allow.
+		return fmt.Sprintf("to run it unasked, run with %s, or add %s to sandbox.command.allow_hosts in your settings", allow, scope.Host)
+	}
 	if mode == "" {
 		return "to run it unasked, run with " + allow
 	}
@@ -248,9 +252,10 @@ func scopeOf(meta map[string]any) (tool string, scope permission.Scope, pattern 
 		Pattern string   `json:"pattern"`
 		Command string   `json:"command"`
 		Paths   []string `json:"paths"`
+		Host    string   `json:"host"`
 	}
 	json.Unmarshal(raw, &s)
-	return tool, permission.Scope{Command: s.Command, Paths: s.Paths}, s.Pattern
+	return tool, permission.Scope{Command: s.Command, Paths: s.Paths, Host: s.Host}, s.Pattern
 }
 
 // choose answers req with its first option of kind, or cancelled.

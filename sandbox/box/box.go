@@ -1,5 +1,5 @@
 // Package box runs shell commands confined: own session and process group,
-// no TTY, stdin from /dev/null, a timeout, memory and process caps, and on
+// no TTY, stdin from /dev/null (or Spec.Stdin), a timeout, memory and process caps, and on
 // Linux a user, network, PID and IPC namespace, Landlock (writes only in
 // the workspace and a private temp dir) and a seccomp filter. A command
 // that is done, cancelled or timed out leaves no process behind.
@@ -39,6 +39,10 @@ type Spec struct {
 	// Output receives stdout and stderr, interleaved as written; for
 	// Start, stderr alone (stdout is Process.Stdout).
 	Output io.Writer
+	// Stdin is what the command reads on its standard input (a hook's
+	// event); nil: /dev/null. It is held in memory, never in a file the
+	// command could find.
+	Stdin []byte
 	// Timeout ends the command; 0 means none.
 	Timeout time.Duration
 	// MemoryBytes caps each process's address space; 0 means none.

@@ -3,6 +3,7 @@
 package box
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	cmd.Dir = s.Dir
 	cmd.Env = append(append([]string(nil), s.Env...), "TMPDIR="+tmp)
 	cmd.Stdout, cmd.Stderr = s.Output, s.Output
+	if s.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(s.Stdin)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second

@@ -1,6 +1,7 @@
 package box
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,7 +63,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	winjob.Prepare(cmd)
 	cmd.Dir = s.Dir
 	cmd.Env = append(append([]string(nil), s.Env...), "TEMP="+tmp, "TMP="+tmp)
-	cmd.Stdin = nil // the null device
+	if s.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(s.Stdin) // a hook's event
+	} // else the null device
 	cmd.Stdout, cmd.Stderr = s.Output, s.Output
 	cmd.Cancel = job.Kill
 	cmd.WaitDelay = 2 * time.Second

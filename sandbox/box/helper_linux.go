@@ -46,6 +46,8 @@ type helperConfig struct {
 	// Private is a writable directory (also in Writable) that may lie
 	// inside a hidden path and stays visible there.
 	Private string `json:"private,omitempty"`
+	// Stdin is put on the command's descriptor 0 as a memfd.
+	Stdin []byte `json:"stdin,omitempty"`
 
 	MemoryBytes int64 `json:"memory_bytes,omitempty"`
 	Processes   int   `json:"processes,omitempty"`
@@ -261,6 +263,11 @@ func execCommand(cfg helperConfig) {
 	if err := unix.Chdir(cfg.Dir); err != nil {
 		fail(rep, "enter %s: %v", cfg.Dir, err)
 	}
+	if cfg.Stdin != nil {
+		if err := stdinFrom(cfg.Stdin); err != nil {
+			fail(rep, "the command's input: %v", err)
+		}
+	}
 	if err := dropCapabilities(); err != nil {
 		fail(rep, "drop capabilities: %v", err)
 	}
@@ -331,6 +338,29 @@ func execCommand(cfg helperConfig) {
 	// Still here: the exec failed. Lift the cap so reporting can allocate.
 	unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY})
 	fail(helperReport{}, "start %s: %v", prog, errno)
+}
+
+// stdinFrom puts data on descriptor 0: an anonymous memory file, read
+// from its start, which nothing else in the box can open by a path.
+func stdinFrom(data []byte) error {
+	fd, err := unix.MemfdCreate("stdin", 0)
+	if err != nil {
+		return fmt.Errorf("memfd: %w", err)
+	}
+	for rest := data; len(rest) > 0; {
+		n, err := unix.Write(fd, rest)
+		if err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		rest = rest[n:]
+	}
+	if _, err := unix.Seek(fd, 0, 0); err != nil {
+		return fmt.Errorf("seek: %w", err)
+	}
+	if err := unix.Dup3(fd, 0, 0); err != nil {
+		return fmt.Errorf("dup: %w", err)
+	}
+	return unix.Close(fd)
 }
 
 // probeWrites loads a filter that watches writes, hands its listener to

@@ -15,7 +15,7 @@ import (
 // proxy is an HTTP proxy (CONNECT and plain HTTP) that lets a box reach
 // only the hosts its policy allows.
 type proxy struct {
-	allow  []hostRule
+	allow  Hosts
 	srv    *http.Server
 	mu     sync.Mutex
 	denied []string
@@ -27,8 +27,14 @@ type hostRule struct {
 	port string // "" means 80 and 443
 }
 
-func parseHostRules(hosts []string) []hostRule {
-	var out []hostRule
+// Hosts are the allow_hosts rules of the settings: what the box's proxy
+// lets a command reach, and what web_fetch may fetch without asking.
+type Hosts []hostRule
+
+// ParseHosts reads allow_hosts entries: "example.com" (ports 80 and
+// 443), "*.example.com" (its subdomains), "host:8080" (that port only).
+func ParseHosts(hosts []string) Hosts {
+	var out Hosts
 	for _, h := range hosts {
 		h = strings.ToLower(strings.TrimSpace(h))
 		if h == "" {
@@ -43,22 +49,37 @@ func parseHostRules(hosts []string) []hostRule {
 	return out
 }
 
-func (p *proxy) allowed(hostport string) bool {
+// Allows reports whether hostport ("example.com:443") is allowed.
+func (hs Hosts) Allows(hostport string) bool {
+	return hs.match(hostport, func(r hostRule) bool { return true })
+}
+
+// Names reports whether one rule names hostport exactly: the host
+// without a wildcard and the port written out ("127.0.0.1:8080"). Only
+// such a rule lets web_fetch reach a loopback or private address: the
+// user wrote that very address down.
+func (hs Hosts) Names(hostport string) bool {
+	return hs.match(hostport, func(r hostRule) bool { return r.port != "" && !strings.HasPrefix(r.host, "*.") })
+}
+
+func (hs Hosts) match(hostport string, also func(hostRule) bool) bool {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
 		return false
 	}
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	for _, r := range p.allow {
+	for _, r := range hs {
 		if r.port == "" && port != "80" && port != "443" || r.port != "" && r.port != port {
 			continue
 		}
-		if r.host == host || strings.HasPrefix(r.host, "*.") && strings.HasSuffix(host, r.host[1:]) {
+		if (r.host == host || strings.HasPrefix(r.host, "*.") && strings.HasSuffix(host, r.host[1:])) && also(r) {
 			return true
 		}
 	}
 	return false
 }
+
+func (p *proxy) allowed(hostport string) bool { return p.allow.Allows(hostport) }
 
 func (p *proxy) deny(w http.ResponseWriter, hostport string) {
 	p.mu.Lock()
@@ -77,7 +98,7 @@ func (p *proxy) Denied() []string {
 }
 
 func newProxy(hosts []string) *proxy {
-	p := &proxy{allow: parseHostRules(hosts)}
+	p := &proxy{allow: ParseHosts(hosts)}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	return p
 }

@@ -363,6 +363,7 @@ func (b *Box) helperConfig(s Spec, tmp string) helperConfig {
 		TmpBytes:    s.TmpBytes,
 		ShmBytes:    s.ShmBytes,
 		Hidden:      s.Hidden,
+		Stdin:       s.Stdin,
 		AllowUserNS: s.AllowUserNamespaces,
 		MemoryBytes: s.MemoryBytes,
 		Processes:   s.Processes,

@@ -161,6 +161,8 @@ func (r *Replayer) Updates(ctx context.Context, e event.Event) []acp.SessionUpda
 			Status: Status(acp.ToolCallStatusCompleted), Content: Output(text, false)}}}
 	case event.Rewound:
 		return []acp.SessionUpdate{AgentText(rewoundText(v))}
+	case event.HookRan:
+		return hookCard(v, r.shown)
 	case event.PlanUpdated:
 		plan := &acp.Plan{Entries: make([]acp.PlanEntry, len(v.Entries))}
 		for i, e := range v.Entries {

@@ -91,3 +91,25 @@ func rewoundText(v event.Rewound) string {
 	}
 	return b.String()
 }
+
+// hookCard shows a hook that refused, added context or failed as a
+// finished card of kind other; one that allowed in silence is not shown.
+func hookCard(v event.HookRan, shown func(string) string) []acp.SessionUpdate {
+	var text string
+	status := acp.ToolCallStatusCompleted
+	switch v.Verdict {
+	case "deny":
+		text, status = "Refused: "+v.Reason, acp.ToolCallStatusFailed
+	case "context":
+		text = "Added for the model: " + v.Context
+	case "failed":
+		text, status = "The hook failed, and did not stop anything: "+v.Reason, acp.ToolCallStatusFailed
+	default:
+		return nil
+	}
+	kind := acp.ToolKindOther
+	title := display.Label(fmt.Sprintf("%s hook (%s's): %s", v.Event, v.Whose, shown(v.Command)))
+	id := "hook-" + strings.NewReplacer("/", "-").Replace(v.Key)
+	return []acp.SessionUpdate{{ToolCall: &acp.ToolCall{ToolCallID: id, Title: title, Kind: &kind,
+		Status: Status(status), Content: Output(shown(text), false)}}}
+}
