@@ -31,7 +31,9 @@ lint:
 	GOOS=windows GOARCH=arm64 $(GO) build -o /dev/null .
 
 test-go: build
-	BRIDLE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 ./...
+	@# The end-to-end package runs the binary, gopls and Wine: more than go
+	@# test's default 10 minutes on a loaded 2-core machine.
+	BRIDLE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
 
 test-editors: build
 	@for s in $(EDITORS); do \
