@@ -27,7 +27,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+# Everything the tests, the editor and bridle put in the temporary
+# directory lands here and goes with it.
+mkdir "$tmp/t"
+export TMPDIR="$tmp/t"
 if [ -z "${BRIDLE_BIN:-}" ]; then
   command -v go >/dev/null || { say "missing: go (to build bridle), or set BRIDLE_BIN to a built binary."; echo "0 passed, 1 failed"; exit 1; }
   say "building bridle"

@@ -56,7 +56,11 @@ done
 command -v go >/dev/null || { say "missing: go (to build bridle and the .vsix's static bridle)."; echo "0 passed, 1 failed"; exit 1; }
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+# Everything the tests, the editor and bridle put in the temporary
+# directory lands here and goes with it.
+mkdir "$tmp/t"
+export TMPDIR="$tmp/t"
 
 # ---- bridle ----
 if [ -z "${BRIDLE_BIN:-}" ]; then
