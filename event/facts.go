@@ -59,6 +59,7 @@ var facts = map[Kind]Facts{
 	KindPlanUpdated:      {Shown: true, Kept: true},
 	KindRewindStarted:    {Kept: true},
 	KindRewound:          {Shown: true, Kept: true},
+	KindCommandFinished:  {Shown: true, Kept: true},
 }
 
 // Facts returns what is known of events of kind k (none for a kind this

@@ -150,3 +150,11 @@ func (v Rewound) Line() string {
 	}
 	return line
 }
+
+func (v CommandFinished) Line() string {
+	line := fmt.Sprintf("%s %s key=%s: %s", v.ID, v.Status, v.Key, Quote(v.Summary))
+	if len(v.Changed) > 0 {
+		line += fmt.Sprintf(" changed %d file(s)", len(v.Changed))
+	}
+	return line
+}

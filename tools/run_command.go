@@ -36,6 +36,7 @@ type runCommandInput struct {
 	Workdir        string `json:"workdir,omitempty" jsonschema:"directory to run in, inside the workspace (default: the workspace)"`
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"time limit in seconds" check:"minimum=1"`
 	Description    string `json:"description,omitempty" jsonschema:"a few words saying what the command does, shown to the user"`
+	Background     bool   `json:"background,omitempty" jsonschema:"run it in the background (a server, a watcher): the call returns its id at once; read its output with command_output, write to its input with command_input, end it with command_stop"`
 }
 
 func (t *RunCommand) Description() string {
@@ -55,6 +56,9 @@ func (t *RunCommand) parse(env *Env, input json.RawMessage) (runCommandInput, st
 		return in, "", 0, fmt.Errorf("run_command: command is empty")
 	}
 	timeout := t.Settings.Timeout()
+	if in.TimeoutSeconds > 0 && in.Background {
+		return in, "", 0, fmt.Errorf("run_command: a command in the background has no timeout_seconds: it runs until it ends or command_stop stops it")
+	}
 	if in.TimeoutSeconds > 0 {
 		timeout = time.Duration(in.TimeoutSeconds) * time.Second
 		if timeout > t.Settings.MaxTimeout() {
@@ -101,9 +105,15 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 	if err := env.Root.CheckDirs(); err != nil {
 		return Errorf("run_command: not run: %v", err)
 	}
+	if in.Background && env.Background == nil {
+		return Errorf("run_command: this session cannot run commands in the background (a subagent's cannot); run it without background")
+	}
 	release, err := t.announce(ctx, env)
 	if err != nil {
 		return Errorf("run_command: not run: %v", err)
+	}
+	if in.Background {
+		return t.background(env, in.Command, dir, release)
 	}
 	defer release()
 	// What bridle had from the editor's buffers may be stale once the
@@ -117,24 +127,9 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		defer stop()
 		out = io.MultiWriter(w, live)
 	}
-	o, err := t.Box.Run(ctx, box.Spec{
-		Command:          in.Command,
-		Dir:              dir,
-		Writable:         env.Root.Dirs(),
-		Env:              t.environment(),
-		Output:           out,
-		Timeout:          timeout,
-		MemoryBytes:      t.Settings.Memory(),
-		Processes:        orDefault(t.Settings.Processes, 1024),
-		AllowHosts:       t.Settings.AllowHosts,
-		AllowUnixSockets: t.Settings.AllowUnixSockets,
-
-		AllowUserNamespaces: t.Settings.AllowUserNamespaces,
-		Hidden:              env.Root.Hidden(),
-		TmpBytes:            int64(t.Settings.TmpMB) << 20,
-		ShmBytes:            int64(t.Settings.ShmMB) << 20,
-		Writes:              env.Writes,
-	})
+	s := t.boxSpec(env, in.Command, dir)
+	s.Output, s.Timeout, s.Writes = out, timeout, env.Writes
+	o, err := t.Box.Run(ctx, s)
 	w.Close()
 	res := c.Finish()
 	res.Locations = []Location{{Path: dir}}
@@ -160,6 +155,40 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		}
 	}
 	return res
+}
+
+// boxSpec is the box of a command of the session: the same for one in
+// the background.
+func (t *RunCommand) boxSpec(env *Env, command, dir string) box.Spec {
+	return box.Spec{
+		Command:          command,
+		Dir:              dir,
+		Writable:         env.Root.Dirs(),
+		Env:              t.environment(),
+		MemoryBytes:      t.Settings.Memory(),
+		Processes:        orDefault(t.Settings.Processes, 1024),
+		AllowHosts:       t.Settings.AllowHosts,
+		AllowUnixSockets: t.Settings.AllowUnixSockets,
+
+		AllowUserNamespaces: t.Settings.AllowUserNamespaces,
+		Hidden:              env.Root.Hidden(),
+		TmpBytes:            int64(t.Settings.TmpMB) << 20,
+		ShmBytes:            int64(t.Settings.ShmMB) << 20,
+	}
+}
+
+// background starts the command in the background (Background.Start):
+// the call's result is its id; its card stays live until it ends.
+// release ends its announcement (fslock) when it has ended.
+func (t *RunCommand) background(env *Env, command, dir string, release func()) Result {
+	env.Texts.Clear()
+	id, err := env.Background.Start(env, BackgroundStart{Box: t.Box, Spec: t.boxSpec(env, command, dir), Command: command, Release: release})
+	if err != nil {
+		release()
+		return Errorf("run_command: not started in the background: %v", err)
+	}
+	return Result{Output: fmt.Sprintf("[started in the background as %s: read its output with command_output {\"id\": %q}, write to its input with command_input, end it with command_stop; it is stopped when the session ends]\n", id, id),
+		Locations: []Location{{Path: dir}}, Background: id}
 }
 
 // WatchesWrites says why the box cannot tell Env.Writes what a command

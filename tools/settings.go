@@ -20,6 +20,9 @@ func NewTools(s config.Sandbox, b *box.Box) []Tool {
 			HeadLines: orDefault(s.Caps.CommandHeadLines, 100), HeadBytes: 8 << 10,
 			TailLines: orDefault(s.Caps.CommandTailLines, 200), TailBytes: 16 << 10,
 		}},
+		CommandOutput{},
+		CommandInput{},
+		CommandStop{},
 		Remember{},
 		Plan{},
 	}

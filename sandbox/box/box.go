@@ -39,6 +39,10 @@ type Spec struct {
 	// Output receives stdout and stderr, interleaved as written; for
 	// Start, stderr alone (stdout is Process.Stdout).
 	Output io.Writer
+	// Stdin, when set, is Run's command's standard input (the read end of
+	// a pipe: a background command's, which command_input writes); nil:
+	// /dev/null. Start has its own pipe.
+	Stdin *os.File
 	// Timeout ends the command; 0 means none.
 	Timeout time.Duration
 	// MemoryBytes caps each process's address space; 0 means none.

@@ -49,6 +49,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	cmd.Dir = s.Dir
 	cmd.Env = append(append([]string(nil), s.Env...), "TMPDIR="+tmp)
 	cmd.Stdout, cmd.Stderr = s.Output, s.Output
+	if s.Stdin != nil {
+		cmd.Stdin = s.Stdin
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second

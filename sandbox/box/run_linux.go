@@ -243,7 +243,12 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("box: output pipe: %w", err)
 	}
 	defer pr.Close()
-	h, limitErr, err := b.handOver(runCtx, s, cfgFile, pw)
+	std := []*os.File{pw}
+	if s.Stdin != nil {
+		// stdin, stdout and stderr, as for a long-lived process.
+		std = []*os.File{s.Stdin, pw, pw}
+	}
+	h, limitErr, err := b.handOver(runCtx, s, cfgFile, std...)
 	pw.Close()
 	switch {
 	case err != nil && runCtx.Err() != nil:

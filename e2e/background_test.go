@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/bridle-dev/bridle/internal/acptest"
+)
+
+// bgScenario is a turn that starts command in the background, then
+// plays calls, then ends.
+func bgScenario(command string, calls ...string) string {
+	all := append([]string{fmt.Sprintf(`{"tool_calls": [{"name": "run_command", "input": {"command": %q, "background": true}}]}`, command)}, calls...)
+	return `{"turns": [{"calls": [` + strings.Join(append(all, `{"text": "done"}`), ",") + `]}, {"calls": [{"text": "again"}]}]}`
+}
+
+// cardID is the editor's id of the card of the call key (event.ToolCallID).
+func cardID(key string) string {
+	parts := strings.Split(key, "/")
+	return "call-" + parts[len(parts)-2] + "-" + parts[len(parts)-1]
+}
+
+func toolCall(name, input string) string {
+	return fmt.Sprintf(`{"tool_calls": [{"name": %q, "input": %s}]}`, name, input)
+}
+
+// callUpdates are the session's tool_call_update notifications for the
+// card toolCallId.
+func callUpdates(a *acptest.Agent, sid, id string) []map[string]any {
+	var out []map[string]any
+	for _, u := range a.Updates(sid) {
+		if u.Kind == "tool_call_update" && u.Fields["toolCallId"] == id {
+			out = append(out, u.Fields)
+		}
+	}
+	return out
+}
+
+// A command started in the background runs on after its call: its output
+// is read twice (the second read has only what is new), input written to
+// it is answered, and command_stop ends it and everything it started.
+// Its card stays live (in_progress, its output streamed) until it ends,
+// then is completed; its end is recorded.
+func TestBackgroundCommandOutputInputStop(t *testing.T) {
+	marker := fmt.Sprintf("bridle-bg-test-%d", os.Getpid())
+	command := fmt.Sprintf(`sh -c 'sleep 301 # %[1]s-child' & echo ready-%[1]s; while read l; do echo "echo:$l"; done`, marker)
+	scenario := bgScenario(command,
+		toolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
+		toolCall("command_input", `{"id": "bg1", "text": "hello\n"}`),
+		toolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
+		toolCall("command_stop", `{"id": "bg1"}`),
+		toolCall("command_output", `{"id": "bg1"}`),
+	)
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	stop := a.Prompt(sid, "serve")
+	if stop != "end_turn" {
+		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
+	}
+	if n := processesWith(marker); n != 0 {
+		t.Errorf("%d processes of the stopped command are left", n)
+	}
+	res := toolResults(t, a.DB, sid)
+	if len(res) != 6 {
+		t.Fatalf("%d results, want 6: %v", len(res), res)
+	}
+	out := func(i int) string { s, _ := res[i]["output"].(string); return s }
+	if res[0]["background"] != "bg1" || !strings.Contains(out(0), "started in the background as bg1") {
+		t.Fatalf("start: %v", res[0])
+	}
+	if !strings.Contains(out(1), "ready-"+marker) || !strings.Contains(out(1), "[bg1 is running]") {
+		t.Errorf("first read: %q", out(1))
+	}
+	if res[2]["status"] != "completed" {
+		t.Errorf("input: %v", res[2])
+	}
+	if !strings.Contains(out(3), "echo:hello") || strings.Contains(out(3), "ready-") {
+		t.Errorf("second read (only what is new): %q", out(3))
+	}
+	if !strings.Contains(out(4), "[bg1 has ended: [stopped: by command_stop") {
+		t.Errorf("stop: %q", out(4))
+	}
+	if !strings.Contains(out(5), "has ended") {
+		t.Errorf("read after the stop: %q", out(5))
+	}
+	ended := eventsOf(acptest.Log(t, a.DB, sid), "command_finished")
+	if len(ended) != 1 || ended[0]["status"] != "stopped" || ended[0]["id"] != "bg1" || ended[0]["key"] != res[0]["key"] {
+		t.Fatalf("command_finished: %v", ended)
+	}
+	// The card: in_progress with the start's result, output streamed,
+	// then completed by the command's end.
+	ups := callUpdates(a, sid, cardID(res[0]["key"].(string)))
+	var states []string
+	for _, u := range ups {
+		st, _ := u["status"].(string)
+		b, _ := json.Marshal(u["content"])
+		switch {
+		case strings.Contains(string(b), "started in the background"):
+			states = append(states, "result:"+st)
+		case st != "":
+			states = append(states, st)
+		case strings.Contains(string(b), "ready-"):
+			states = append(states, "output")
+		}
+	}
+	got := strings.Join(states, " ")
+	if !strings.Contains(got, "result:in_progress") || !strings.HasSuffix(got, "completed") || strings.Index(got, "result:in_progress") > strings.LastIndex(got, "completed") {
+		t.Fatalf("the card's updates: %q (%d updates)", got, len(ups))
+	}
+}
+
+// A session runs at most 4 commands in the background at once; a
+// session/cancel stops them (and their ends are recorded as stopped).
+func TestBackgroundCommandsBoundedAndStoppedByCancel(t *testing.T) {
+	marker := fmt.Sprintf("bridle-bg-bound-%d", os.Getpid())
+	command := fmt.Sprintf(`sleep 302 # %s`, marker)
+	start := fmt.Sprintf(`{"name": "run_command", "input": {"command": %q, "background": true}}`, command)
+	scenario := `{"turns": [{"calls": [{"tool_calls": [` + strings.Repeat(start+",", 4) + start + `]}, {"text": "done"}]}]}`
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
+		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
+	}
+	res := toolResults(t, a.DB, sid)
+	if len(res) != 5 {
+		t.Fatalf("%d results: %v", len(res), res)
+	}
+	for i, r := range res[:4] {
+		if r["background"] != fmt.Sprintf("bg%d", i+1) {
+			t.Errorf("start %d: %v", i+1, r)
+		}
+	}
+	if res[4]["status"] != "failed" || !strings.Contains(res[4]["output"].(string), "4 commands already run in the background") {
+		t.Errorf("the fifth: %v", res[4])
+	}
+	waitFor(t, func() bool { return processesWith(marker) == 4 })
+	a.Notify("session/cancel", map[string]string{"sessionId": sid})
+	waitFor(t, func() bool { return processesWith(marker) == 0 })
+	waitFor(t, func() bool { return len(eventsOf(acptest.Log(t, a.DB, sid), "command_finished")) == 4 })
+	for _, e := range eventsOf(acptest.Log(t, a.DB, sid), "command_finished") {
+		if e["status"] != "stopped" || !strings.Contains(e["summary"].(string), "cancelled") {
+			t.Errorf("command_finished %v", e)
+		}
+	}
+}
+
+// A command left running in the background when bridle is killed is gone
+// with it, and the next bridle to open the session records its end as
+// unknown; its card is shown done.
+func TestBackgroundCommandGoneAfterACrash(t *testing.T) {
+	marker := fmt.Sprintf("bridle-bg-crash-%d", os.Getpid())
+	command := fmt.Sprintf(`sh -c 'sleep 303 # %[1]s-child' & sleep 304 # %[1]s`, marker)
+	scenario := bgScenario(command)
+	ws := acptest.Workspace(t, nil)
+	model := acptest.Scenario(t, scenario)
+	a := acptest.Start(t, acptest.Options{Model: model})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
+		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
+	}
+	waitFor(t, func() bool { return processesWith(marker) == 2 })
+	a.Signal(syscall.SIGKILL)
+	a.WaitExit()
+	waitFor(t, func() bool { return processesWith(marker) == 0 })
+
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	b.Initialize()
+	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	ended := eventsOf(acptest.Log(t, b.DB, sid), "command_finished")
+	if len(ended) != 1 || ended[0]["status"] != "unknown" || ended[0]["id"] != "bg1" {
+		t.Fatalf("command_finished after recovery: %v", ended)
+	}
+	// The replay shows the card done (failed: how it ended is unknown).
+	var done bool
+	for _, u := range b.Updates(sid) {
+		if u.Kind == "tool_call_update" && u.Fields["status"] == "failed" {
+			b, _ := json.Marshal(u.Fields["content"])
+			done = done || strings.Contains(string(b), "bridle ended while the command ran")
+		}
+	}
+	if !done {
+		t.Errorf("the replay did not show the command's card done")
+	}
+}
