@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,5 +194,82 @@ func TestBackgroundCommandGoneAfterACrash(t *testing.T) {
 	}
 	if !done {
 		t.Errorf("the replay did not show the command's card done")
+	}
+}
+
+// What a command in the background changes in the workspace after its
+// call's result is recorded when it ends (command_finished), and /rewind
+// puts it back: watched by the box, or found by scans around it.
+func TestBackgroundCommandChangesRewound(t *testing.T) {
+	for _, mode := range []string{"watch", "scan"} {
+		t.Run(mode, func(t *testing.T) {
+			settings, _ := userSettings(t, fmt.Sprintf(`{"sandbox": {"command": {"checkpoint": %q}}}`, mode))
+			backgroundChangesRewound(t, settings)
+		})
+	}
+}
+
+func backgroundChangesRewound(t *testing.T, settings string) {
+	scenario := bgScenario(`read l; echo changed > a.txt; echo new > made.txt; echo written; read l`,
+		toolCall("command_input", `{"id": "bg1", "text": "go\n"}`),
+		toolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
+		toolCall("command_stop", `{"id": "bg1"}`),
+	)
+	ws := acptest.Workspace(t, map[string]string{"a.txt": "orig\n"})
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{settings}})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
+		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
+	}
+	if got := readFile(t, ws, "made.txt"); got != "new\n" {
+		t.Fatalf("the command did not write: %q", got)
+	}
+	ended := eventsOf(acptest.Log(t, a.DB, sid), "command_finished")
+	if len(ended) != 1 {
+		t.Fatalf("command_finished: %v", ended)
+	}
+	var changed []string
+	for _, c := range ended[0]["changed"].([]any) {
+		changed = append(changed, filepath.Base(c.(map[string]any)["path"].(string)))
+	}
+	slices.Sort(changed)
+	if strings.Join(changed, " ") != "a.txt made.txt" {
+		t.Fatalf("changed = %v (%v)", changed, ended[0])
+	}
+	if stop := a.Prompt(sid, "/rewind 1"); stop != "end_turn" {
+		t.Fatalf("/rewind 1: %s", stop)
+	}
+	if got := readFile(t, ws, "a.txt"); got != "orig\n" {
+		t.Errorf("a.txt after the rewind: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "made.txt")); !os.IsNotExist(err) {
+		t.Errorf("made.txt is still there after the rewind: %v", err)
+	}
+}
+
+// bridle's exit (the editor closes its stdin) stops a command in the
+// background and records its end.
+func TestBackgroundCommandStoppedOnExit(t *testing.T) {
+	marker := fmt.Sprintf("bridle-bg-exit-%d", os.Getpid())
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, bgScenario(fmt.Sprintf(`sleep 305 # %s`, marker)))})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
+		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
+	}
+	waitFor(t, func() bool { return processesWith(marker) == 1 })
+	if code := a.CloseStdin(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if n := processesWith(marker); n != 0 {
+		t.Errorf("%d processes left after bridle's exit", n)
+	}
+	ended := eventsOf(acptest.Log(t, a.DB, sid), "command_finished")
+	if len(ended) != 1 || ended[0]["status"] != "stopped" || !strings.Contains(ended[0]["summary"].(string), "the session ended") {
+		t.Fatalf("command_finished: %v", ended)
 	}
 }
