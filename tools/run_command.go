@@ -88,6 +88,10 @@ func (t *RunCommand) Preview(_ context.Context, env *Env, input json.RawMessage)
 	if in.Description != "" {
 		title = in.Description
 	}
+	if in.Background {
+		// The question and the card say it keeps running.
+		title += " (in the background)"
+	}
 	return Preview{Title: title, Command: in.Command, Locations: []Location{{Path: dir}}}, nil
 }
 
