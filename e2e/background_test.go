@@ -116,6 +116,7 @@ func TestBackgroundCommandOutputInputStop(t *testing.T) {
 	if !strings.Contains(got, "result:in_progress") || !strings.HasSuffix(got, "completed") || strings.Index(got, "result:in_progress") > strings.LastIndex(got, "completed") {
 		t.Fatalf("the card's updates: %q (%d updates)", got, len(ups))
 	}
+	a.AssertValid(t)
 }
 
 // A session runs at most 4 commands in the background at once; a
@@ -272,4 +273,41 @@ func TestBackgroundCommandStoppedOnExit(t *testing.T) {
 	if len(ended) != 1 || ended[0]["status"] != "stopped" || !strings.Contains(ended[0]["summary"].(string), "the session ended") {
 		t.Fatalf("command_finished: %v", ended)
 	}
+}
+
+// In ask mode, starting a command in the background asks as any command
+// does, and so does writing to its input; reading its output and stopping
+// it do not. The question names it as a command in the background.
+func TestBackgroundCommandApprovals(t *testing.T) {
+	scenario := bgScenario(`read l; echo "got $l"`,
+		toolCall("command_output", `{"id": "bg1"}`),
+		toolCall("command_input", `{"id": "bg1", "text": "yes\n"}`),
+		toolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
+		toolCall("command_stop", `{"id": "bg1"}`),
+	)
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	an := &answerer{answers: []string{"allow_once", "allow_once"}}
+	a.OnRequest = an.handle
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
+		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
+	}
+	if an.count() != 2 {
+		t.Fatalf("asked %d times, want 2 (the start and the input): %v", an.count(), an.asked)
+	}
+	first := an.asked[0]["toolCall"].(map[string]any)
+	if !strings.Contains(fmt.Sprint(first["title"]), "(in the background)") {
+		t.Errorf("the start's question: %v", first)
+	}
+	second := an.asked[1]["toolCall"].(map[string]any)
+	if !strings.Contains(fmt.Sprint(second["title"]), `Write "yes\n" to bg1`) {
+		t.Errorf("the input's question: %v", second)
+	}
+	res := toolResults(t, a.DB, sid)
+	if len(res) != 5 || !strings.Contains(res[3]["output"].(string), "got yes") {
+		t.Fatalf("results: %v", res)
+	}
+	a.AssertValid(t)
 }
