@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -163,7 +164,8 @@ func TestBackgroundCommandsBoundedAndStoppedByCancel(t *testing.T) {
 func TestBackgroundCommandGoneAfterACrash(t *testing.T) {
 	marker := fmt.Sprintf("bridle-bg-crash-%d", os.Getpid())
 	command := fmt.Sprintf(`sh -c 'sleep 303 # %[1]s-child' & sleep 304 # %[1]s`, marker)
-	scenario := bgScenario(command)
+	scenario := strings.Replace(bgScenario(command), `{"calls": [{"text": "again"}]}`,
+		`{"calls": [{"tool_calls": [{"name": "run_command", "input": {"command": "echo second", "background": true}}]}, {"text": "again"}]}`, 1)
 	ws := acptest.Workspace(t, nil)
 	model := acptest.Scenario(t, scenario)
 	a := acptest.Start(t, acptest.Options{Model: model})
@@ -195,6 +197,15 @@ func TestBackgroundCommandGoneAfterACrash(t *testing.T) {
 	}
 	if !done {
 		t.Errorf("the replay did not show the command's card done")
+	}
+	// A command started now is numbered after the log's.
+	b.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := b.Prompt(sid, "serve again"); stop != "end_turn" {
+		t.Fatalf("stop reason %q", stop)
+	}
+	res := toolResults(t, b.DB, sid)
+	if last := res[len(res)-1]; last["background"] != "bg2" {
+		t.Errorf("the next command: %v", last)
 	}
 }
 
@@ -310,4 +321,102 @@ func TestBackgroundCommandApprovals(t *testing.T) {
 		t.Fatalf("results: %v", res)
 	}
 	a.AssertValid(t)
+}
+
+// procStart is a process's start time (field 22 of /proc/PID/stat).
+func procStart(t *testing.T, pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[19]
+}
+
+// The box of a command in the background is recorded in bridle's data
+// directory while it runs. A bridle opening the session after one that
+// died kills a box its record names when that very process still runs
+// (the same pid, start time and boot), and leaves alone a process that
+// has the pid but not the start time (a pid used again). Two stand-ins
+// play the boxes: the real ones died with the killed bridle.
+func TestBackgroundRecoveryKillsOnlyTheRecordedBox(t *testing.T) {
+	start := `{"name": "run_command", "input": {"command": "sleep 306", "background": true}}`
+	scenario := `{"turns": [{"calls": [{"tool_calls": [` + start + `, ` + start + `]}, {"text": "done"}]}, {"calls": [{"text": "again"}]}]}`
+	ws := acptest.Workspace(t, nil)
+	model := acptest.Scenario(t, scenario)
+	a := acptest.Start(t, acptest.Options{Model: model})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
+		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
+	}
+	dir := filepath.Join(filepath.Dir(a.DB), "background", sid)
+	var records []string
+	waitFor(t, func() bool {
+		records, _ = filepath.Glob(filepath.Join(dir, "*"))
+		return len(records) == 2
+	})
+	slices.Sort(records)
+	for _, r := range records {
+		b, _ := os.ReadFile(r)
+		if parts := strings.Split(string(b), "@"); len(parts) != 3 || parts[1] == "" {
+			t.Fatalf("record %s = %q", r, b)
+		}
+	}
+	a.Signal(syscall.SIGKILL)
+	a.WaitExit()
+
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	standIn := func() *exec.Cmd {
+		c := exec.Command("sleep", "307")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return c
+	}
+	box, stranger := standIn(), standIn()
+	write := func(path string, pid int, start string) {
+		if err := os.WriteFile(path, []byte(fmt.Sprintf("%d@%s@%s", pid, start, strings.TrimSpace(string(boot)))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(records[0], box.Process.Pid, procStart(t, box.Process.Pid))
+	write(records[1], stranger.Process.Pid, "1") // the pid, not its start time
+	waited := make(chan error, 1)
+	go func() { waited <- box.Wait() }()
+
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: model})
+	b.Initialize()
+	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	if err := <-waited; err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("the recorded box: %v", err)
+	}
+	if err := stranger.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("a process with the recorded pid but another start time was killed: %v", err)
+	}
+	ended := eventsOf(acptest.Log(t, b.DB, sid), "command_finished")
+	if len(ended) != 2 {
+		t.Fatalf("command_finished: %v", ended)
+	}
+	var killed int
+	for _, e := range ended {
+		if e["status"] != "unknown" {
+			t.Errorf("status %v", e)
+		}
+		if strings.Contains(e["summary"].(string), "was still running, and was killed now") {
+			killed++
+		}
+	}
+	if killed != 1 {
+		t.Errorf("%d said killed now, want 1: %v", killed, ended)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
+		t.Errorf("records left: %v", left)
+	}
 }

@@ -50,11 +50,16 @@ type Background struct {
 	// Live, when set, is shown the end of a command's output as it comes,
 	// on the card of the call that started it (key).
 	Live func(key, tail string)
+	// Started, when set, is told the pid of the first process of a
+	// command's box (box.Spec.Started), for a record a later bridle can
+	// kill it by should this one die.
+	Started func(key string, pid int)
 	// Ended, when set, is told once of each command's end, after every
 	// process of its box is gone.
 	Ended func(BackgroundEnd)
 
 	mu     sync.Mutex
+	first  int // the number of the session's first command here
 	cmds   []*bgCommand
 	closed string // why no command starts any more ("": they may)
 }
@@ -79,6 +84,8 @@ type bgCommand struct {
 	cancel           context.CancelFunc
 	done             chan struct{}
 	end              BackgroundEnd // set before done is closed
+	// recorded is closed once Ended was told: a stop waits for it.
+	recorded chan struct{}
 
 	mu       sync.Mutex
 	buf      []byte // the latest output, at most backgroundRing: redacted as it is read
@@ -149,8 +156,8 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 		return "", fmt.Errorf("stdin pipe: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &bgCommand{id: fmt.Sprintf("bg%d", len(b.cmds)+1), key: env.Key, command: st.Command,
-		stdin: w, cancel: cancel, done: make(chan struct{}), changed: make(chan struct{})}
+	c := &bgCommand{id: fmt.Sprintf("bg%d", max(b.first, 1)+len(b.cmds)), key: env.Key, command: st.Command,
+		stdin: w, cancel: cancel, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{})}
 	b.cmds = append(b.cmds, c)
 	b.mu.Unlock()
 
@@ -165,6 +172,9 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 	s.Stdin, s.Output, s.Timeout = r, out, 0
 	if b.Begin != nil {
 		s.Writes = b.Begin(c.key)
+	}
+	if b.Started != nil {
+		s.Started = func(pid int) { b.Started(c.key, pid) }
 	}
 	go func() {
 		o, err := st.Box.Run(ctx, s)
@@ -199,8 +209,17 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 		if b.Ended != nil {
 			b.Ended(end)
 		}
+		close(c.recorded)
 	}()
 	return c.id, nil
+}
+
+// Number sets the number the first command started here is named by
+// (bg3): the session's log holds n-1 already.
+func (b *Background) Number(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.first = n
 }
 
 // find is the command id names.
@@ -352,7 +371,7 @@ func (b *Background) stop(c *bgCommand, why string) {
 	c.mu.Unlock()
 	c.cancel()
 	select {
-	case <-c.done:
+	case <-c.recorded:
 	case <-time.After(stopWait):
 	}
 }
@@ -371,14 +390,17 @@ func (b *Background) Running() []string {
 }
 
 // StopAll stops every running command, for why, and waits until they
-// have ended (and Ended was told).
+// have ended and Ended was told.
 func (b *Background) StopAll(why string) {
 	b.mu.Lock()
 	cmds := append([]*bgCommand(nil), b.cmds...)
 	b.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, c := range cmds {
-		if c.running() {
+		select {
+		case <-c.recorded:
+		default:
+			// Running, or ended and not recorded yet: waited for.
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

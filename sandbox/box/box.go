@@ -39,6 +39,11 @@ type Spec struct {
 	// Output receives stdout and stderr, interleaved as written; for
 	// Start, stderr alone (stdout is Process.Stdout).
 	Output io.Writer
+	// Started, when set, is told the pid of the box's first process once
+	// the command runs (Linux): killing it kills the whole box. A
+	// background command's record, for a later bridle to kill a box a
+	// dead one left.
+	Started func(pid int)
 	// Stdin, when set, is Run's command's standard input (the read end of
 	// a pipe: a background command's, which command_input writes); nil:
 	// /dev/null. Start has its own pipe.

@@ -258,6 +258,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("box: hand the command to a helper: %w", err)
 	}
 	defer h.ctl.Close()
+	if s.Started != nil {
+		s.Started(h.cmd.Process.Pid)
+	}
 	// The next command's helper starts when this one is done.
 	defer func() { go b.refill() }()
 	if limitErr != nil {
