@@ -31,6 +31,21 @@ func toolCall(name, input string) string {
 	return fmt.Sprintf(`{"tool_calls": [{"name": %q, "input": %s}]}`, name, input)
 }
 
+// serve starts bridle with o in a workspace of files, opens a session in
+// full-auto mode and plays the prompt "serve" to its end.
+func serve(t *testing.T, o acptest.Options, files map[string]string) (a *acptest.Agent, sid, ws string) {
+	t.Helper()
+	ws = acptest.Workspace(t, files)
+	a = acptest.Start(t, o)
+	a.Initialize()
+	sid = a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
+		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
+	}
+	return a, sid, ws
+}
+
 // callUpdates are the session's tool_call_update notifications for the
 // card toolCallId.
 func callUpdates(a *acptest.Agent, sid, id string) []map[string]any {
@@ -127,14 +142,7 @@ func TestBackgroundCommandsBoundedAndStoppedByCancel(t *testing.T) {
 	command := fmt.Sprintf(`sleep 302 # %s`, marker)
 	start := fmt.Sprintf(`{"name": "run_command", "input": {"command": %q, "background": true}}`, command)
 	scenario := `{"turns": [{"calls": [{"tool_calls": [` + strings.Repeat(start+",", 4) + start + `]}, {"text": "done"}]}]}`
-	ws := acptest.Workspace(t, nil)
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
-	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
-		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
-	}
+	a, sid, _ := serve(t, acptest.Options{Model: acptest.Scenario(t, scenario)}, nil)
 	res := toolResults(t, a.DB, sid)
 	if len(res) != 5 {
 		t.Fatalf("%d results: %v", len(res), res)
@@ -166,15 +174,8 @@ func TestBackgroundCommandGoneAfterACrash(t *testing.T) {
 	command := fmt.Sprintf(`sh -c 'sleep 303 # %[1]s-child' & sleep 304 # %[1]s`, marker)
 	scenario := strings.Replace(bgScenario(command), `{"calls": [{"text": "again"}]}`,
 		`{"calls": [{"tool_calls": [{"name": "run_command", "input": {"command": "echo second", "background": true}}]}, {"text": "again"}]}`, 1)
-	ws := acptest.Workspace(t, nil)
 	model := acptest.Scenario(t, scenario)
-	a := acptest.Start(t, acptest.Options{Model: model})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
-	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
-		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
-	}
+	a, sid, ws := serve(t, acptest.Options{Model: model}, nil)
 	waitFor(t, func() bool { return processesWith(marker) == 2 })
 	a.Signal(syscall.SIGKILL)
 	a.WaitExit()
@@ -227,14 +228,7 @@ func backgroundChangesRewound(t *testing.T, settings string) {
 		toolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
 		toolCall("command_stop", `{"id": "bg1"}`),
 	)
-	ws := acptest.Workspace(t, map[string]string{"a.txt": "orig\n"})
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{settings}})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
-	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
-		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
-	}
+	a, sid, ws := serve(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{settings}}, map[string]string{"a.txt": "orig\n"})
 	if got := readFile(t, ws, "made.txt"); got != "new\n" {
 		t.Fatalf("the command did not write: %q", got)
 	}
@@ -265,14 +259,7 @@ func backgroundChangesRewound(t *testing.T, settings string) {
 // background and records its end.
 func TestBackgroundCommandStoppedOnExit(t *testing.T) {
 	marker := fmt.Sprintf("bridle-bg-exit-%d", os.Getpid())
-	ws := acptest.Workspace(t, nil)
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, bgScenario(fmt.Sprintf(`sleep 305 # %s`, marker)))})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
-	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
-		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
-	}
+	a, sid, _ := serve(t, acptest.Options{Model: acptest.Scenario(t, bgScenario(fmt.Sprintf(`sleep 305 # %s`, marker)))}, nil)
 	waitFor(t, func() bool { return processesWith(marker) == 1 })
 	if code := a.CloseStdin(); code != 0 {
 		t.Fatalf("exit code %d", code)
@@ -342,15 +329,8 @@ func procStart(t *testing.T, pid int) string {
 func TestBackgroundRecoveryKillsOnlyTheRecordedBox(t *testing.T) {
 	start := `{"name": "run_command", "input": {"command": "sleep 306", "background": true}}`
 	scenario := `{"turns": [{"calls": [{"tool_calls": [` + start + `, ` + start + `]}, {"text": "done"}]}, {"calls": [{"text": "again"}]}]}`
-	ws := acptest.Workspace(t, nil)
 	model := acptest.Scenario(t, scenario)
-	a := acptest.Start(t, acptest.Options{Model: model})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
-	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
-		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
-	}
+	a, sid, ws := serve(t, acptest.Options{Model: model}, nil)
 	dir := filepath.Join(filepath.Dir(a.DB), "background", sid)
 	var records []string
 	waitFor(t, func() bool {
