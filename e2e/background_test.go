@@ -400,3 +400,26 @@ func TestBackgroundRecoveryKillsOnlyTheRecordedBox(t *testing.T) {
 		t.Errorf("records left: %v", left)
 	}
 }
+
+// session/close and session/delete stop the session's commands in the
+// background, whole; a close records their end.
+func TestBackgroundCommandStoppedByCloseAndDelete(t *testing.T) {
+	for _, method := range []string{"session/close", "session/delete"} {
+		t.Run(method, func(t *testing.T) {
+			marker := fmt.Sprintf("bridle-bg-%s-%d", strings.TrimPrefix(method, "session/"), os.Getpid())
+			command := fmt.Sprintf(`sh -c 'sleep 308 # %[1]s-child' & sleep 309 # %[1]s`, marker)
+			a, sid, _ := serve(t, acptest.Options{Model: acptest.Scenario(t, bgScenario(command))}, nil)
+			waitFor(t, func() bool { return processesWith(marker) == 2 })
+			a.MustCall(method, map[string]any{"sessionId": sid}, nil)
+			if n := processesWith(marker); n != 0 {
+				t.Errorf("%d processes left after %s", n, method)
+			}
+			if method == "session/close" {
+				ended := eventsOf(acptest.Log(t, a.DB, sid), "command_finished")
+				if len(ended) != 1 || ended[0]["status"] != "stopped" {
+					t.Errorf("command_finished: %v", ended)
+				}
+			}
+		})
+	}
+}
