@@ -360,7 +360,12 @@ func (b *Background) Stop(id, why string) (BackgroundEnd, error) {
 		return BackgroundEnd{}, err
 	}
 	b.stop(c, why)
-	return c.end, nil
+	select {
+	case <-c.done:
+		return c.end, nil
+	default:
+		return BackgroundEnd{}, nil // not ended within stopWait
+	}
 }
 
 func (b *Background) stop(c *bgCommand, why string) {
