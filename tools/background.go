@@ -169,7 +169,7 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 		out = io.MultiWriter(c, live)
 	}
 	s := st.Spec
-	s.Stdin, s.Output, s.Timeout = r, out, 0
+	s.StdinPipe, s.Output, s.Timeout, s.Writes = r, out, 0, nil
 	if b.Begin != nil {
 		s.Writes = b.Begin(c.key)
 	}

@@ -131,9 +131,7 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 		defer stop()
 		out = io.MultiWriter(w, live)
 	}
-	s := t.boxSpec(env, in.Command, dir)
-	s.Output, s.Timeout, s.Writes = out, timeout, env.Writes
-	o, err := t.Box.Run(ctx, s)
+	o, err := t.Box.Run(ctx, t.boxSpec(env, in.Command, dir, timeout, out))
 	w.Close()
 	res := c.Finish()
 	res.Locations = []Location{{Path: dir}}
@@ -161,23 +159,26 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 	return res
 }
 
-// boxSpec is the box of a command of the session: the same for one in
-// the background.
-func (t *RunCommand) boxSpec(env *Env, command, dir string) box.Spec {
+// boxSpec is a command of the session's in the box, with the settings'
+// limits: run_command's, and one in the background (whose output, input,
+// watch of writes and lack of a timeout Background.Start sets).
+func (t *RunCommand) boxSpec(env *Env, command, dir string, timeout time.Duration, out io.Writer) box.Spec {
 	return box.Spec{
-		Command:          command,
-		Dir:              dir,
-		Writable:         env.Root.Dirs(),
-		Env:              t.environment(),
-		MemoryBytes:      t.Settings.Memory(),
-		Processes:        orDefault(t.Settings.Processes, 1024),
-		AllowHosts:       t.Settings.AllowHosts,
-		AllowUnixSockets: t.Settings.AllowUnixSockets,
-
+		Command:             command,
+		Dir:                 dir,
+		Writable:            env.Root.Dirs(),
+		Env:                 t.environment(),
+		Output:              out,
+		Timeout:             timeout,
+		MemoryBytes:         t.Settings.Memory(),
+		Processes:           orDefault(t.Settings.Processes, 1024),
+		AllowHosts:          t.Settings.AllowHosts,
+		AllowUnixSockets:    t.Settings.AllowUnixSockets,
 		AllowUserNamespaces: t.Settings.AllowUserNamespaces,
 		Hidden:              env.Root.Hidden(),
 		TmpBytes:            int64(t.Settings.TmpMB) << 20,
 		ShmBytes:            int64(t.Settings.ShmMB) << 20,
+		Writes:              env.Writes,
 	}
 }
 
@@ -186,7 +187,7 @@ func (t *RunCommand) boxSpec(env *Env, command, dir string) box.Spec {
 // release ends its announcement (fslock) when it has ended.
 func (t *RunCommand) background(env *Env, command, dir string, release func()) Result {
 	env.Texts.Clear()
-	id, err := env.Background.Start(env, BackgroundStart{Box: t.Box, Spec: t.boxSpec(env, command, dir), Command: command, Release: release})
+	id, err := env.Background.Start(env, BackgroundStart{Box: t.Box, Spec: t.boxSpec(env, command, dir, 0, nil), Command: command, Release: release})
 	if err != nil {
 		release()
 		return Errorf("run_command: not started in the background: %v", err)

@@ -44,10 +44,10 @@ type Spec struct {
 	// background command's record, for a later bridle to kill a box a
 	// dead one left.
 	Started func(pid int)
-	// Stdin, when set, is Run's command's standard input (the read end of
-	// a pipe: a background command's, which command_input writes); nil:
-	// /dev/null. Start has its own pipe.
-	Stdin *os.File
+	// StdinPipe, when set, is Run's command's standard input (the read
+	// end of a pipe: a background command's, which command_input
+	// writes); nil: /dev/null. Start has its own pipe.
+	StdinPipe *os.File
 	// Timeout ends the command; 0 means none.
 	Timeout time.Duration
 	// MemoryBytes caps each process's address space; 0 means none.

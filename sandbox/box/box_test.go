@@ -72,7 +72,7 @@ func TestRunStdin(t *testing.T) {
 	defer r.Close()
 	w.WriteString("from the pipe\n")
 	w.Close()
-	o, out := run(t, b, dir, "cat; echo; echo err >&2", func(s *Spec) { s.Stdin = r })
+	o, out := run(t, b, dir, "cat; echo; echo err >&2", func(s *Spec) { s.StdinPipe = r })
 	if o.ExitCode != 0 || out != "from the pipe\n\nerr\n" {
 		t.Fatalf("outcome %+v output %q", o, out)
 	}

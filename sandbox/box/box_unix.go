@@ -49,8 +49,8 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	cmd.Dir = s.Dir
 	cmd.Env = append(append([]string(nil), s.Env...), "TMPDIR="+tmp)
 	cmd.Stdout, cmd.Stderr = s.Output, s.Output
-	if s.Stdin != nil {
-		cmd.Stdin = s.Stdin
+	if s.StdinPipe != nil {
+		cmd.Stdin = s.StdinPipe
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

@@ -244,9 +244,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	}
 	defer pr.Close()
 	std := []*os.File{pw}
-	if s.Stdin != nil {
+	if s.StdinPipe != nil {
 		// stdin, stdout and stderr, as for a long-lived process.
-		std = []*os.File{s.Stdin, pw, pw}
+		std = []*os.File{s.StdinPipe, pw, pw}
 	}
 	h, limitErr, err := b.handOver(runCtx, s, cfgFile, std...)
 	pw.Close()
