@@ -43,6 +43,7 @@ const (
 	KindRewindStarted    Kind = "rewind_started"
 	KindRewound          Kind = "rewound"
 	KindHookRan          Kind = "hook_ran"
+	KindCommandFinished  Kind = "command_finished"
 )
 
 // Payload is the body of one event.
@@ -245,6 +246,28 @@ type ToolResult struct {
 	// command (or not after it): what it changed is not all in Changed,
 	// and a rewind says it cannot put that back.
 	Unscanned string `json:"unscanned,omitempty"`
+	// Background is the id of the command this call started in the
+	// background (bg1): it ran on after the result, until its
+	// command_finished.
+	Background string `json:"background,omitempty"`
+}
+
+// CommandFinished records the end of a command run_command started in
+// the background (ToolResult.Background), whose call's key is Key: how
+// it ended, the end of its output, and what it changed in the workspace
+// while it ran, for a rewind to put back.
+type CommandFinished struct {
+	V   int    `json:"v"`
+	Key string `json:"key"`
+	ID  string `json:"id"`
+	// Status is completed, failed, stopped, or unknown: bridle ended
+	// (killed, crashed) while it ran, and a later bridle found it so.
+	Status  string `json:"status"`
+	Summary string `json:"summary"`
+	// Tail is the end of its output, redacted.
+	Tail      string       `json:"tail,omitempty"`
+	Changed   []FileChange `json:"changed,omitempty"`
+	Unscanned string       `json:"unscanned,omitempty"`
 }
 
 // FileChange is a file a command changed: its hash before ("" when the
@@ -594,6 +617,7 @@ func (PlanUpdated) Kind() Kind      { return KindPlanUpdated }
 func (RewindStarted) Kind() Kind    { return KindRewindStarted }
 func (Rewound) Kind() Kind          { return KindRewound }
 func (HookRan) Kind() Kind          { return KindHookRan }
+func (CommandFinished) Kind() Kind  { return KindCommandFinished }
 
 var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindSessionStarted:   decode[SessionStarted],
@@ -620,6 +644,7 @@ var decoders = map[Kind]func([]byte) (Payload, int, error){
 	KindRewindStarted:    decode[RewindStarted],
 	KindRewound:          decode[Rewound],
 	KindHookRan:          decode[HookRan],
+	KindCommandFinished:  decode[CommandFinished],
 }
 
 // decode parses a payload of type T and returns it with its version

@@ -60,6 +60,7 @@ var facts = map[Kind]Facts{
 	KindRewindStarted:    {Kept: true},
 	KindRewound:          {Shown: true, Kept: true},
 	KindHookRan:          {Shown: true},
+	KindCommandFinished:  {Shown: true, Kept: true},
 }
 
 // Facts returns what is known of events of kind k (none for a kind this

@@ -164,3 +164,11 @@ func (v HookRan) Line() string {
 	}
 	return line
 }
+
+func (v CommandFinished) Line() string {
+	line := fmt.Sprintf("%s %s key=%s: %s", v.ID, v.Status, v.Key, Quote(v.Summary))
+	if len(v.Changed) > 0 {
+		line += fmt.Sprintf(" changed %d file(s)", len(v.Changed))
+	}
+	return line
+}

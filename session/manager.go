@@ -382,7 +382,10 @@ func (m *Manager) open(ctx context.Context, id string, servers []mcp.Server) (*S
 		cancel()
 	}
 	s.muted.Store(true)
-	err = s.recover(ctx)
+	err = s.endOrphans(ctx)
+	if err == nil {
+		err = s.recover(ctx)
+	}
 	if err == nil && s.buffered() && rewindCutShort(s.Events()) {
 		// The editor holds the files and cannot answer while it waits for
 		// this session: AskPending finishes the rewind once it has it.
@@ -592,5 +595,7 @@ func (m *Manager) Cancel(id string) {
 	m.mu.Unlock()
 	if ok {
 		s.Cancel()
+		// A cancel of the session stops its background commands too.
+		s.stopBackground("the session was cancelled")
 	}
 }

@@ -74,8 +74,8 @@ func (s *Session) Prompts(ctx context.Context) ([]PromptView, error) {
 			if n := len(out); n > 0 && v.Path != "" && (v.BeforeHash != "" || v.AfterHash != "") && !slices.Contains(out[n-1].Files, v.Path) {
 				out[n-1].Files = append(out[n-1].Files, v.Path)
 			}
-		case event.ToolResult:
-			for _, f := range v.Changed {
+		case event.ToolResult, event.CommandFinished:
+			for _, f := range changedBy(v) {
 				if n := len(out); n > 0 && !slices.Contains(out[n-1].Files, f.Path) {
 					out[n-1].Files = append(out[n-1].Files, f.Path)
 				}
@@ -87,7 +87,19 @@ func (s *Session) Prompts(ctx context.Context) ([]PromptView, error) {
 
 // rewindKinds are the events a rewind's plan reads: the prompts, and the
 // files the calls changed.
-var rewindKinds = []event.Kind{event.KindUserMessage, event.KindToolStarted, event.KindToolResult}
+var rewindKinds = []event.Kind{event.KindUserMessage, event.KindToolStarted, event.KindToolResult, event.KindCommandFinished}
+
+// changedBy is what a command changed in the workspace, as its result
+// records it, or a background command's end (command_finished).
+func changedBy(p event.Payload) []event.FileChange {
+	switch v := p.(type) {
+	case event.ToolResult:
+		return v.Changed
+	case event.CommandFinished:
+		return v.Changed
+	}
+	return nil
+}
 
 // wholeSince is the session's log from seq from on, the stubs a rewind's
 // plan reads whole.
@@ -201,8 +213,8 @@ func changesSince(events []event.Event, from int64) (order []string, before, aft
 			if v.Path != "" && (v.BeforeHash != "" || v.AfterHash != "") {
 				note(v.Path, v.BeforeHash, v.AfterHash)
 			}
-		case event.ToolResult:
-			for _, f := range v.Changed {
+		case event.ToolResult, event.CommandFinished:
+			for _, f := range changedBy(v) {
 				note(f.Path, f.Before, f.After)
 			}
 		case event.Rewound:
@@ -220,8 +232,8 @@ func changesSince(events []event.Event, from int64) (order []string, before, aft
 func firstChanges(events []event.Event, from int64) map[string]event.FileChange {
 	first := map[string]event.FileChange{}
 	for _, e := range events {
-		if r, ok := e.Payload.(event.ToolResult); ok && e.Seq >= from {
-			for _, f := range r.Changed {
+		if e.Seq >= from {
+			for _, f := range changedBy(e.Payload) {
 				if _, seen := first[f.Path]; !seen {
 					first[f.Path] = f
 				}
@@ -238,9 +250,16 @@ func unscanned(events []event.Event, from int64) []string {
 	var whys []string
 	count := map[string]int{}
 	for _, e := range events {
-		if r, ok := e.Payload.(event.ToolResult); ok && e.Seq >= from && r.Unscanned != "" {
-			if count[r.Unscanned]++; count[r.Unscanned] == 1 {
-				whys = append(whys, r.Unscanned)
+		var why string
+		switch v := e.Payload.(type) {
+		case event.ToolResult:
+			why = v.Unscanned
+		case event.CommandFinished:
+			why = v.Unscanned
+		}
+		if e.Seq >= from && why != "" {
+			if count[why]++; count[why] == 1 {
+				whys = append(whys, why)
 			}
 		}
 	}

@@ -40,6 +40,11 @@ type Session struct {
 	// box is what every tool call gets: the workspace, the artifact store
 	// and the editor's buffers; each call adds its key and the redactor.
 	box tools.Env
+	// bg are the commands run_command started in the background (a
+	// top-level session's; nil for a child), bgRecs what records their
+	// changes (background.go).
+	bg     *tools.Background
+	bgRecs bgRecords
 	// regs caches the registries of the session's modes.
 	regs tools.Registries
 	// calls are the Envs of the calls of the running turn, by key: the
@@ -162,6 +167,8 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 	s.box.Results = s.loggedResult
 	s.box.Fetched = &tools.Fetched{}
 	if row.ParentID == "" {
+		s.bg = s.newBackground()
+		s.box.Background = s.bg
 		s.task = subagent.New(asParent{s})
 		s.readExtensions()
 	}
@@ -172,6 +179,10 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 // may be called more than once.
 func (s *Session) close() {
 	s.closeOnce.Do(func() {
+		if s.bg != nil {
+			// Before the workspace is released: their ends are recorded.
+			s.bg.Close("the session ended")
+		}
 		s.mu.Lock()
 		set := s.mcp
 		s.mu.Unlock()

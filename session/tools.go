@@ -149,7 +149,7 @@ func (t *turn) noteChanges(ctx context.Context) error {
 // resultOf turns what a tool returned into its result event.
 func resultOf(callID, key, name string, res tools.Result, ctx context.Context) event.ToolResult {
 	r := event.ToolResult{CallID: callID, Key: key, Name: name, Output: res.Output, IsError: res.IsError, Status: "completed",
-		Artifact: res.Artifact, Lines: res.Lines, Bytes: res.Bytes}
+		Artifact: res.Artifact, Lines: res.Lines, Bytes: res.Bytes, Background: res.Background}
 	switch {
 	case ctx.Err() != nil:
 		r.Status, r.IsError = "cancelled", true

@@ -36,6 +36,7 @@ type runCommandInput struct {
 	Workdir        string `json:"workdir,omitempty" jsonschema:"directory to run in, inside the workspace (default: the workspace)"`
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"time limit in seconds" check:"minimum=1"`
 	Description    string `json:"description,omitempty" jsonschema:"a few words saying what the command does, shown to the user"`
+	Background     bool   `json:"background,omitempty" jsonschema:"run it in the background (a server, a watcher): the call returns its id at once; read its output with command_output, write to its input with command_input, end it with command_stop"`
 }
 
 func (t *RunCommand) Description() string { return t.describe(cmdExe) }
@@ -67,6 +68,9 @@ func (t *RunCommand) parse(env *Env, input json.RawMessage) (runCommandInput, st
 		return in, "", 0, fmt.Errorf("run_command: command is empty")
 	}
 	timeout := t.Settings.Timeout()
+	if in.TimeoutSeconds > 0 && in.Background {
+		return in, "", 0, fmt.Errorf("run_command: a command in the background has no timeout_seconds: it runs until it ends or command_stop stops it")
+	}
 	if in.TimeoutSeconds > 0 {
 		timeout = time.Duration(in.TimeoutSeconds) * time.Second
 		if timeout > t.Settings.MaxTimeout() {
@@ -96,6 +100,10 @@ func (t *RunCommand) Preview(_ context.Context, env *Env, input json.RawMessage)
 	if in.Description != "" {
 		title = in.Description
 	}
+	if in.Background {
+		// The question and the card say it keeps running.
+		title += " (in the background)"
+	}
 	return Preview{Title: title, Command: in.Command, Locations: []Location{{Path: dir}}}, nil
 }
 
@@ -113,9 +121,15 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 	if err := env.Root.CheckDirs(); err != nil {
 		return Errorf("run_command: not run: %v", err)
 	}
+	if in.Background && env.Background == nil {
+		return Errorf("run_command: this session cannot run commands in the background (a subagent's cannot); run it without background")
+	}
 	release, err := t.announce(ctx, env)
 	if err != nil {
 		return Errorf("run_command: not run: %v", err)
+	}
+	if in.Background {
+		return t.background(env, in.Command, dir, release)
 	}
 	defer release()
 	// What bridle had from the editor's buffers may be stale once the
@@ -158,7 +172,9 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 }
 
 // boxSpec is a command of the session's in the box, with the settings'
-// limits: run_command's, and a hook's.
+// limits: run_command's, a hook's, and one in the background (whose
+// output, input, watch of writes and lack of a timeout Background.Start
+// sets).
 func (t *RunCommand) boxSpec(env *Env, command, dir string, timeout time.Duration, out io.Writer) box.Spec {
 	return box.Spec{
 		Command:             command,
@@ -177,6 +193,20 @@ func (t *RunCommand) boxSpec(env *Env, command, dir string, timeout time.Duratio
 		ShmBytes:            int64(t.Settings.ShmMB) << 20,
 		Writes:              env.Writes,
 	}
+}
+
+// background starts the command in the background (Background.Start):
+// the call's result is its id; its card stays live until it ends.
+// release ends its announcement (fslock) when it has ended.
+func (t *RunCommand) background(env *Env, command, dir string, release func()) Result {
+	env.Texts.Clear()
+	id, err := env.Background.Start(env, BackgroundStart{Box: t.Box, Spec: t.boxSpec(env, command, dir, 0, nil), Command: command, Release: release})
+	if err != nil {
+		release()
+		return Errorf("run_command: not started in the background: %v", err)
+	}
+	return Result{Output: fmt.Sprintf("[started in the background as %s: read its output with command_output {\"id\": %q}, write to its input with command_input, end it with command_stop; it is stopped when the session ends]\n", id, id),
+		Locations: []Location{{Path: dir}}, Background: id}
 }
 
 // WatchesWrites says why the box cannot tell Env.Writes what a command

@@ -21,6 +21,9 @@ func NewTools(s config.Sandbox, b *box.Box) []Tool {
 			TailLines: orDefault(s.Caps.CommandTailLines, 200), TailBytes: 16 << 10,
 		}},
 		NewWebFetch(s.Command.AllowHosts),
+		CommandOutput{},
+		CommandInput{},
+		CommandStop{},
 		Remember{},
 		Plan{},
 	}

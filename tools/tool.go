@@ -102,6 +102,9 @@ type Result struct {
 	// Unwatched says why Env.Writes was not told what the command
 	// changed ("" when it was, or when it was not set).
 	Unwatched string
+	// Background is the id of the command this call started in the
+	// background: its card stays live until the command ends.
+	Background string
 }
 
 // Errorf returns an error result the model can read.
@@ -153,6 +156,10 @@ type Env struct {
 	// edit tools end their results with the diagnostics an edit
 	// introduced. Nil: no server.
 	Code Code
+	// Background is the session's commands running in the background
+	// (run_command with background, command_output, command_input,
+	// command_stop). Nil: none can be started.
+	Background *Background
 
 	// Fetched caches the session's web_fetch results. Nil: none is.
 	Fetched *Fetched

@@ -54,15 +54,15 @@ func byName(name string) Tool {
 
 func TestModeCatalogues(t *testing.T) {
 	want := map[permission.Mode][]string{
-		permission.ModeReadOnly: {"read_file", "list_dir", "glob", "grep", "read_artifact", "web_fetch", "remember", "plan"},
-		permission.ModeAsk:      {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "web_fetch", "remember", "plan"},
-		permission.ModeAutoEdit: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "web_fetch", "remember", "plan"},
-		permission.ModeFullAuto: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "web_fetch", "remember", "plan"},
+		permission.ModeReadOnly: {"read_file", "list_dir", "glob", "grep", "read_artifact", "web_fetch", "command_output", "command_stop", "remember", "plan"},
+		permission.ModeAsk:      {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "web_fetch", "command_output", "command_input", "command_stop", "remember", "plan"},
+		permission.ModeAutoEdit: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "web_fetch", "command_output", "command_input", "command_stop", "remember", "plan"},
+		permission.ModeFullAuto: {"read_file", "list_dir", "glob", "grep", "read_artifact", "edit_file", "write_file", "run_command", "web_fetch", "command_output", "command_input", "command_stop", "remember", "plan"},
 	}
 	asks := map[permission.Mode][]string{
 		permission.ModeReadOnly: nil,
-		permission.ModeAsk:      {"edit_file", "write_file", "run_command"},
-		permission.ModeAutoEdit: {"run_command"},
+		permission.ModeAsk:      {"edit_file", "write_file", "run_command", "command_input"},
+		permission.ModeAutoEdit: {"run_command", "command_input"},
 		permission.ModeFullAuto: nil,
 	}
 	for _, m := range permission.Modes() {

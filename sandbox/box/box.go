@@ -43,6 +43,15 @@ type Spec struct {
 	// event); nil: /dev/null. It is held in memory, never in a file the
 	// command could find.
 	Stdin []byte
+	// Started, when set, is told the pid of the box's first process once
+	// the command runs (Linux): killing it kills the whole box. A
+	// background command's record, for a later bridle to kill a box a
+	// dead one left.
+	Started func(pid int)
+	// StdinPipe, when set, is Run's command's standard input (the read
+	// end of a pipe: a background command's, which command_input
+	// writes); nil: /dev/null. Start has its own pipe.
+	StdinPipe *os.File
 	// Timeout ends the command; 0 means none.
 	Timeout time.Duration
 	// MemoryBytes caps each process's address space; 0 means none.

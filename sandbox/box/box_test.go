@@ -68,3 +68,24 @@ func TestRunStdin(t *testing.T) {
 		}
 	}
 }
+
+// A command given a Stdin reads it (a background command's input); the
+// others read /dev/null.
+func TestRunStdinPipe(t *testing.T) {
+	b := New(Options{})
+	dir := t.TempDir()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w.WriteString("from the pipe\n")
+	w.Close()
+	o, out := run(t, b, dir, "cat; echo; echo err >&2", func(s *Spec) { s.StdinPipe = r })
+	if o.ExitCode != 0 || out != "from the pipe\n\nerr\n" {
+		t.Fatalf("outcome %+v output %q", o, out)
+	}
+	if _, out := run(t, b, dir, "cat; echo end"); out != "end\n" {
+		t.Fatalf("without Stdin: %q", out)
+	}
+}

@@ -53,6 +53,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	if s.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(s.Stdin)
 	}
+	if s.StdinPipe != nil {
+		cmd.Stdin = s.StdinPipe
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second

@@ -243,7 +243,12 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("box: output pipe: %w", err)
 	}
 	defer pr.Close()
-	h, limitErr, err := b.handOver(runCtx, s, cfgFile, pw)
+	std := []*os.File{pw}
+	if s.StdinPipe != nil {
+		// stdin, stdout and stderr, as for a long-lived process.
+		std = []*os.File{s.StdinPipe, pw, pw}
+	}
+	h, limitErr, err := b.handOver(runCtx, s, cfgFile, std...)
 	pw.Close()
 	switch {
 	case err != nil && runCtx.Err() != nil:
@@ -253,6 +258,9 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("box: hand the command to a helper: %w", err)
 	}
 	defer h.ctl.Close()
+	if s.Started != nil {
+		s.Started(h.cmd.Process.Pid)
+	}
 	// The next command's helper starts when this one is done.
 	defer func() { go b.refill() }()
 	if limitErr != nil {

@@ -29,6 +29,7 @@ func TestReplayerMatchesShownFacts(t *testing.T) {
 		event.Compaction{Through: 9, Goal: "g"},
 		event.Rewound{Turn: 2, From: 5, Restored: []event.FileRestore{{Path: "/w/a", From: "sha256:1", To: "sha256:0"}}},
 		event.HookRan{Key: "s/2/0/PreToolUse/0", Event: "PreToolUse", Command: "check", Whose: "user", Verdict: "deny", Reason: "no"},
+		event.CommandFinished{Key: "s/2/0", ID: "bg1", Status: "stopped", Summary: "[stopped]"},
 	}
 	seen := map[event.Kind]bool{}
 	for _, p := range shown {

@@ -115,8 +115,13 @@ func (r *Replayer) Updates(ctx context.Context, e event.Event) []acp.SessionUpda
 		return []acp.SessionUpdate{CallUpdate(acp.ToolCallUpdate{ToolCallID: event.ToolCallID(v.Key), Status: Status(acp.ToolCallStatusInProgress)})}
 	case event.ToolResult:
 		up := acp.ToolCallUpdate{ToolCallID: event.ToolCallID(v.Key), Status: Status(acp.ToolCallStatusCompleted)}
-		if v.IsError {
+		switch {
+		case v.IsError:
 			up.Status = Status(acp.ToolCallStatusFailed)
+		case v.Background != "":
+			// The command runs on: its card stays live until its
+			// command_finished.
+			up.Status = Status(acp.ToolCallStatusInProgress)
 		}
 		t, ok := r.cfg.Tools[v.Name]
 		out := v.Output
@@ -136,6 +141,18 @@ func (r *Replayer) Updates(ctx context.Context, e event.Event) []acp.SessionUpda
 				up.Locations = append(up.Locations, acp.ToolCallLocation{Path: p})
 			}
 		}
+		return []acp.SessionUpdate{CallUpdate(up)}
+	case event.CommandFinished:
+		// The card of the call that started it, done.
+		up := acp.ToolCallUpdate{ToolCallID: event.ToolCallID(v.Key), Status: Status(acp.ToolCallStatusCompleted)}
+		if v.Status != "completed" && v.Status != "stopped" {
+			up.Status = Status(acp.ToolCallStatusFailed)
+		}
+		text := v.Summary
+		if v.Tail != "" {
+			text = v.Tail + "\n" + text
+		}
+		up.Content = Output(r.shown(text), true)
 		return []acp.SessionUpdate{CallUpdate(up)}
 	case event.Interrupted:
 		var out []acp.SessionUpdate

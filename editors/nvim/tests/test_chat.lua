@@ -124,6 +124,37 @@ return {
     end,
   },
   {
+    "a command in the background keeps its card running, its output streamed, until it ends",
+    function()
+      local b = H.plugin()
+      vim.cmd("Bridle")
+      H.wait(function()
+        return b.state.session_id
+      end, 10000, "a session")
+      b.state.rpc:request_sync("session/set_mode", { sessionId = b.state.session_id, modeId = "full-auto" })
+      H.eq("end_turn", H.turn(b, "bg server go"), "stop reason")
+      local card
+      for _, it in ipairs(b.state.chat.items) do
+        if it.kind == "tool" and it.title == "a server (in the background)" then
+          card = it
+        end
+      end
+      H.ok(card, "the command's card")
+      H.eq("in_progress", card.status, "the card stays live after the turn")
+      local text = H.buf_text(b.state.chat.buf)
+      H.ok(text:find("a server (in the background) · running", 1, true), text)
+      H.wait(function()
+        return (card.output or ""):find("bg-ready", 1, true)
+      end, 10000, "the command's output streamed into its card")
+      H.eq("end_turn", H.turn(b, "bg finish go"), "stop reason")
+      H.wait(function()
+        return card.status == "completed"
+      end, 10000, "the card completed when the command ended")
+      H.ok((card.output or ""):find("bg-got bye", 1, true), "its last output: " .. tostring(card.output))
+      H.ok(H.buf_text(b.state.chat.buf):find("a server (in the background) · done", 1, true), "shown done")
+    end,
+  },
+  {
     ":BridleStop during a slow stream ends the turn as cancelled",
     function()
       local b = H.plugin()

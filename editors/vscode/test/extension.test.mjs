@@ -391,3 +391,21 @@ test("the plan tool's updates fold into one plan item, replaced in place, and se
     deactivate(t);
   }
 });
+
+test("a command in the background keeps its card in progress, its output streamed, until it ends", async () => {
+  const t = activate();
+  try {
+    await t.controller.newChat();
+    await t.controller.setMode("full-auto");
+    await t.controller.send("bg server go");
+    const card = () => t.controller.items().find((i) => i.kind === "tool" && i.title === "a server (in the background)");
+    assert.ok(card(), "the command's card");
+    assert.equal(card().status, "in_progress", "the card stays live after the turn");
+    await until(() => (card().output ?? "").includes("bg-ready"), 10000, "its output streamed into the card");
+    await t.controller.send("bg finish go");
+    await until(() => card().status === "completed", 10000, "the card completed when the command ended");
+    assert.match(card().output, /bg-got bye/);
+  } finally {
+    deactivate(t);
+  }
+});

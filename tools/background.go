@@ -1,0 +1,425 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bridle-dev/bridle/redact"
+	"github.com/bridle-dev/bridle/sandbox/box"
+)
+
+// A command run_command starts in the background (a dev server, a
+// watcher, a long test run) runs in the same box as any command, with
+// the same limits but no timeout, until it ends, command_stop stops it,
+// or its session ends (close, delete, cancel, bridle's exit). Its output
+// goes to a bounded ring, redacted as it is written, that command_output
+// reads; command_input writes to its standard input.
+const (
+	// MaxBackground bounds the commands a session runs in the background
+	// at once.
+	MaxBackground = 4
+	// backgroundRing is how much of a command's latest output is kept.
+	backgroundRing = 256 << 10
+	// backgroundRead bounds what one command_output returns.
+	backgroundRead = 16 << 10
+	// backgroundInput bounds what one command_input writes.
+	backgroundInput = 64 << 10
+	// maxOutputWait bounds command_output's wait for new output.
+	maxOutputWait = 60 * time.Second
+	// stopWait bounds how long a stop waits for the box to be gone.
+	stopWait = 10 * time.Second
+)
+
+// Background is a session's commands running in the background. The
+// session makes one and gives it to every call's Env; its hooks record
+// what a command changes and how it ended.
+type Background struct {
+	// Max bounds the commands running at once; 0: MaxBackground.
+	Max int
+	// Begin, when set, is asked before a command starts for what the
+	// box tells of the files it changes (nil: nothing); the session
+	// records them when the command ends (Ended).
+	Begin func(key string) box.Writes
+	// Live, when set, is shown the end of a command's output as it comes,
+	// on the card of the call that started it (key).
+	Live func(key, tail string)
+	// Started, when set, is told the pid of the first process of a
+	// command's box (box.Spec.Started), for a record a later bridle can
+	// kill it by should this one die.
+	Started func(key string, pid int)
+	// Ended, when set, is told once of each command's end, after every
+	// process of its box is gone.
+	Ended func(BackgroundEnd)
+
+	mu     sync.Mutex
+	first  int // the number of the session's first command here
+	cmds   []*bgCommand
+	closed string // why no command starts any more ("": they may)
+}
+
+// BackgroundEnd is how a background command ended.
+type BackgroundEnd struct {
+	ID, Key, Command string
+	// Status is completed (exit status 0), failed, or stopped (by
+	// command_stop or the session's end).
+	Status string
+	// Summary is the box's line about how it ended, and why it stopped.
+	Summary string
+	// Tail is the end of its output, redacted.
+	Tail string
+	// Unwatched says why Begin's Writes were not told what it changed.
+	Unwatched string
+}
+
+type bgCommand struct {
+	id, key, command string
+	stdin            *os.File
+	cancel           context.CancelFunc
+	done             chan struct{}
+	end              BackgroundEnd // set before done is closed
+	// recorded is closed once Ended was told: a stop waits for it.
+	recorded chan struct{}
+
+	mu       sync.Mutex
+	buf      []byte // the latest output, at most backgroundRing: redacted as it is read
+	total    int64  // bytes ever written
+	read     int64  // bytes command_output has returned up to
+	changed  chan struct{}
+	stopping string // why it is being stopped ("": it is not)
+}
+
+// Write implements io.Writer for the command's redacted output.
+func (c *bgCommand) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf = append(c.buf, p...)
+	if over := len(c.buf) - backgroundRing; over > 0 {
+		c.buf = append(c.buf[:0], c.buf[over:]...)
+	}
+	c.total += int64(len(p))
+	if len(p) > 0 {
+		close(c.changed)
+		c.changed = make(chan struct{})
+	}
+	return len(p), nil
+}
+
+func (c *bgCommand) running() bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// BackgroundStart is what starting a command needs besides its box.Spec:
+// the box, the call's Env (its key names the command's card, its
+// redactor redacts the output) and what to release when it has ended
+// (the command's announcement, fslock).
+type BackgroundStart struct {
+	Box     *box.Box
+	Spec    box.Spec
+	Command string
+	Release func()
+}
+
+// Start starts a command in the background and returns its id (bg1,
+// bg2, … in the order of the session's starts). The command runs until
+// it ends or is stopped, whatever ctx, the call's, does.
+func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
+	b.mu.Lock()
+	if b.closed != "" {
+		b.mu.Unlock()
+		return "", errors.New(b.closed)
+	}
+	var running []string
+	for _, c := range b.cmds {
+		if c.running() {
+			running = append(running, c.id)
+		}
+	}
+	if max := orDefault(b.Max, MaxBackground); len(running) >= max {
+		b.mu.Unlock()
+		return "", fmt.Errorf("%d commands already run in the background in this session (%s), the most it may: stop one with command_stop first", len(running), strings.Join(running, ", "))
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		b.mu.Unlock()
+		return "", fmt.Errorf("stdin pipe: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &bgCommand{id: fmt.Sprintf("bg%d", max(b.first, 1)+len(b.cmds)), key: env.Key, command: st.Command,
+		stdin: w, cancel: cancel, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{})}
+	b.cmds = append(b.cmds, c)
+	b.mu.Unlock()
+
+	var out io.Writer = c
+	stopLive := func() {}
+	if b.Live != nil {
+		var live io.Writer
+		live, stopLive = startLive(env, func(tail string) { b.Live(c.key, tail) })
+		out = io.MultiWriter(c, live)
+	}
+	s := st.Spec
+	s.StdinPipe, s.Output, s.Timeout, s.Writes = r, out, 0, nil
+	if b.Begin != nil {
+		s.Writes = b.Begin(c.key)
+	}
+	if b.Started != nil {
+		s.Started = func(pid int) { b.Started(c.key, pid) }
+	}
+	go func() {
+		o, err := st.Box.Run(ctx, s)
+		r.Close()
+		stopLive()
+		if st.Release != nil {
+			st.Release()
+		}
+		if env.Texts != nil {
+			// The editor may have reloaded files the command changed.
+			env.Texts.Clear()
+		}
+		c.mu.Lock()
+		why := c.stopping
+		tail := tailOf(env.redact(string(c.buf)), liveLines, liveBytes)
+		c.mu.Unlock()
+		end := BackgroundEnd{ID: c.id, Key: c.key, Command: c.command, Tail: tail, Unwatched: o.Unwatched}
+		switch {
+		case err != nil:
+			end.Status, end.Summary = "failed", "[the sandbox failed: "+env.redact(err.Error())+"]"
+		case why != "":
+			end.Status, end.Summary = "stopped", "[stopped: "+why+"; the command and all its processes were killed]"
+		default:
+			end.Status, end.Summary = "completed", o.Summary(0)
+			if o.ExitCode != 0 || o.Signal != "" || o.MemoryLimitHit {
+				end.Status = "failed"
+			}
+		}
+		c.end = end
+		w.Close()
+		close(c.done)
+		if b.Ended != nil {
+			b.Ended(end)
+		}
+		close(c.recorded)
+	}()
+	return c.id, nil
+}
+
+// Number sets the number the first command started here is named by
+// (bg3): the session's log holds n-1 already.
+func (b *Background) Number(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.first = n
+}
+
+// find is the command id names.
+func (b *Background) find(id string) (*bgCommand, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var ids []string
+	for _, c := range b.cmds {
+		if c.id == id {
+			return c, nil
+		}
+		ids = append(ids, c.id)
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("no command was started in the background in this session (run_command with background: true starts one)")
+	}
+	return nil, fmt.Errorf("no background command is called %q; this session's are: %s", id, strings.Join(ids, ", "))
+}
+
+// Output is the command's output the model has not read yet (all of it
+// when tail is set, up to what the ring keeps), redacted with r, waiting
+// up to wait for some when there is none yet and the command runs, then
+// a line saying whether it runs or how it ended. While the command runs,
+// a line it has not finished is left for the next read (unless it is
+// longer than the redactor's reach): a secret is never cut in two reads,
+// each half too short to be recognised.
+func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, tail bool, wait time.Duration) (string, error) {
+	c, err := b.find(id)
+	if err != nil {
+		return "", err
+	}
+	deadline := time.NewTimer(min(wait, maxOutputWait))
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		if tail || wait <= 0 || c.unread() != "" || !c.running() {
+			break
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+			continue
+		case <-c.done:
+			continue
+		case <-deadline.C:
+		case <-ctx.Done():
+		}
+		c.mu.Lock()
+		break
+	}
+	kept := c.total - int64(len(c.buf))
+	var sb strings.Builder
+	if !tail && c.read < kept {
+		fmt.Fprintf(&sb, "[%d bytes of output were not kept: only the last %d KiB are]\n", kept-c.read, backgroundRing>>10)
+	}
+	text := c.unread()
+	if tail {
+		text = string(c.buf[:int64(len(c.buf))-(c.total-max(c.read, kept))]) + text
+	}
+	c.read = max(c.read, kept) + int64(len(c.unread()))
+	c.mu.Unlock()
+	text = r.Redact(text)
+	if len(text) > backgroundRead {
+		cut := tailOf(text, 1<<30, backgroundRead)
+		fmt.Fprintf(&sb, "[%d earlier bytes of this output are not shown]\n", len(text)-len(cut))
+		text = cut
+	}
+	sb.WriteString(text)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		sb.WriteString("\n")
+	}
+	if text == "" && !tail {
+		sb.WriteString("[no new output]\n")
+	}
+	select {
+	case <-c.done:
+		fmt.Fprintf(&sb, "[%s has ended: %s]\n", c.id, c.end.Summary)
+	default:
+		fmt.Fprintf(&sb, "[%s is running]\n", c.id)
+	}
+	return sb.String(), nil
+}
+
+// unread is the output not read yet that a read may return: while the
+// command runs, up to its last line's end (the whole of a line longer
+// than the redactor's reach). c.mu is held.
+func (c *bgCommand) unread() string {
+	kept := c.total - int64(len(c.buf))
+	text := c.buf[max(c.read, kept)-kept:]
+	if c.running() {
+		if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
+			text = text[:i+1]
+		} else if len(text) < lineReach {
+			text = nil
+		}
+	}
+	return string(text)
+}
+
+// lineReach is the longest unfinished line a read holds back.
+const lineReach = 8 << 10
+
+// Input writes text to the command's standard input, then closes it
+// when eof is set.
+func (b *Background) Input(id, text string, eof bool) error {
+	c, err := b.find(id)
+	if err != nil {
+		return err
+	}
+	if !c.running() {
+		return fmt.Errorf("%s has ended: %s", c.id, c.end.Summary)
+	}
+	if len(text) > backgroundInput {
+		return fmt.Errorf("the text is %d bytes; write at most %d at a time", len(text), backgroundInput)
+	}
+	if text != "" {
+		// A command that does not read its input must not hang the call.
+		c.stdin.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(c.stdin, text); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return fmt.Errorf("%s did not read its input within 5 s (its input pipe is full)", c.id)
+			}
+			return fmt.Errorf("%s's input is closed: %v", c.id, err)
+		}
+	}
+	if eof {
+		c.stdin.Close()
+	}
+	return nil
+}
+
+// Stop stops the command and everything it started, waits until they
+// are gone, and returns how it ended.
+func (b *Background) Stop(id, why string) (BackgroundEnd, error) {
+	c, err := b.find(id)
+	if err != nil {
+		return BackgroundEnd{}, err
+	}
+	b.stop(c, why)
+	select {
+	case <-c.done:
+		return c.end, nil
+	default:
+		return BackgroundEnd{}, nil // not ended within stopWait
+	}
+}
+
+func (b *Background) stop(c *bgCommand, why string) {
+	c.mu.Lock()
+	if c.stopping == "" && c.running() {
+		c.stopping = why
+	}
+	c.mu.Unlock()
+	c.cancel()
+	select {
+	case <-c.recorded:
+	case <-time.After(stopWait):
+	}
+}
+
+// Running lists the ids of the commands still running.
+func (b *Background) Running() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var ids []string
+	for _, c := range b.cmds {
+		if c.running() {
+			ids = append(ids, c.id)
+		}
+	}
+	return ids
+}
+
+// StopAll stops every running command, for why, and waits until they
+// have ended and Ended was told.
+func (b *Background) StopAll(why string) {
+	b.mu.Lock()
+	cmds := append([]*bgCommand(nil), b.cmds...)
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range cmds {
+		select {
+		case <-c.recorded:
+		default:
+			// Running, or ended and not recorded yet: waited for.
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.stop(c, why)
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// Close stops every command and starts none after: the session ends.
+func (b *Background) Close(why string) {
+	b.mu.Lock()
+	b.closed = "the session is closing: no command starts in the background"
+	b.mu.Unlock()
+	b.StopAll(why)
+}

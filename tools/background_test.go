@@ -1,0 +1,101 @@
+package tools
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/bridle-dev/bridle/redact"
+)
+
+// fakeCommand is a background command with no process: what it wrote, and
+// whether it has ended.
+func fakeCommand(b *Background, id string, ended bool) *bgCommand {
+	c := &bgCommand{id: id, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{}), cancel: func() {}}
+	if ended {
+		c.end = BackgroundEnd{ID: id, Summary: "[exit status 0]"}
+		close(c.done)
+		close(c.recorded)
+	}
+	b.cmds = append(b.cmds, c)
+	return c
+}
+
+func TestBackgroundOutput(t *testing.T) {
+	r := redact.New([]string{"API_TOKEN=s3cr3t-value-123456"})
+	tests := []struct {
+		name   string
+		writes []string // written before each read
+		ended  bool
+		tail   bool
+		want   []string // what each read holds
+		absent []string // what no read may hold
+	}{
+		{name: "new output only", writes: []string{"one\n", "two\n"},
+			want: []string{"one\n[bg1 is running]", "two\n[bg1 is running]"}, absent: []string{"", "one"}},
+		{name: "an unfinished line waits for its end while it runs", writes: []string{"par", "tial\n"},
+			want: []string{"[no new output]", "partial\n"}},
+		{name: "an unfinished line is given once it has ended", writes: []string{"last"}, ended: true,
+			want: []string{"last\n[bg1 has ended: [exit status 0]]"}},
+		{name: "a secret is redacted, whole, even written in two pieces", writes: []string{"token s3cr3t-va", "lue-123456 ok\n"},
+			want: []string{"[no new output]", "token"}, absent: []string{"s3cr3t", "s3cr3t"}},
+		{name: "tail gives all that is kept", writes: []string{"one\n", "two\n"}, tail: true,
+			want: []string{"one\n", "one\ntwo\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &Background{}
+			c := fakeCommand(b, "bg1", tt.ended)
+			for i, w := range tt.writes {
+				c.Write([]byte(w))
+				got, err := b.Output(context.Background(), r, "bg1", tt.tail, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i < len(tt.want) && !strings.Contains(got, tt.want[i]) {
+					t.Errorf("read %d = %q, want it to hold %q", i+1, got, tt.want[i])
+				}
+				if i < len(tt.absent) && tt.absent[i] != "" && strings.Contains(got, tt.absent[i]) {
+					t.Errorf("read %d = %q, holds %q", i+1, got, tt.absent[i])
+				}
+			}
+		})
+	}
+}
+
+// Output past the ring is dropped, and the next read says how much.
+func TestBackgroundOutputPastTheRing(t *testing.T) {
+	b := &Background{}
+	c := fakeCommand(b, "bg1", false)
+	line := strings.Repeat("x", 1023) + "\n"
+	for range backgroundRing/len(line) + 10 {
+		c.Write([]byte(line))
+	}
+	got, err := b.Output(context.Background(), nil, "bg1", false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "[10240 bytes of output were not kept: only the last 256 KiB are]") || !strings.Contains(got, "earlier bytes of this output are not shown") {
+		t.Errorf("read = %q…", got[:200])
+	}
+	if len(got) > backgroundRead+300 {
+		t.Errorf("a read of %d bytes, over the bound", len(got))
+	}
+}
+
+func TestBackgroundBoundAndNames(t *testing.T) {
+	b := &Background{Max: 2}
+	fakeCommand(b, "bg1", false)
+	fakeCommand(b, "bg2", true)
+	fakeCommand(b, "bg3", false)
+	_, err := b.Start(&Env{}, BackgroundStart{})
+	if err == nil || !strings.Contains(err.Error(), "2 commands already run in the background in this session (bg1, bg3)") {
+		t.Errorf("a third start: %v", err)
+	}
+	if _, err := b.Output(context.Background(), nil, "bg9", false, 0); err == nil || !strings.Contains(err.Error(), "this session's are: bg1, bg2, bg3") {
+		t.Errorf("an unknown id: %v", err)
+	}
+	if err := b.Input("bg2", "x", false); err == nil || !strings.Contains(err.Error(), "bg2 has ended") {
+		t.Errorf("input to an ended command: %v", err)
+	}
+}
