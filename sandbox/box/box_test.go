@@ -60,9 +60,9 @@ func TestRunEcho(t *testing.T) {
 	t.Log(b.Report().String())
 }
 
-// A command given a Stdin reads it (a background command's input); the
+// A command given a StdinPipe reads it (a background command's input); the
 // others read /dev/null.
-func TestRunStdin(t *testing.T) {
+func TestRunStdinPipe(t *testing.T) {
 	b := New(Options{})
 	dir := t.TempDir()
 	r, w, err := os.Pipe()
