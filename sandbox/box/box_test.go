@@ -69,7 +69,7 @@ func TestRunStdin(t *testing.T) {
 	}
 }
 
-// A command given a Stdin reads it (a background command's input); the
+// A command given a StdinPipe reads it (a background command's input); the
 // others read /dev/null.
 func TestRunStdinPipe(t *testing.T) {
 	b := New(Options{})
