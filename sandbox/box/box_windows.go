@@ -63,8 +63,11 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	winjob.Prepare(cmd)
 	cmd.Dir = s.Dir
 	cmd.Env = append(append([]string(nil), s.Env...), "TEMP="+tmp, "TMP="+tmp)
-	if s.Stdin != nil {
+	switch {
+	case s.Stdin != nil:
 		cmd.Stdin = bytes.NewReader(s.Stdin) // a hook's event
+	case s.StdinPipe != nil:
+		cmd.Stdin = s.StdinPipe // a background command's, which command_input writes
 	} // else the null device
 	cmd.Stdout, cmd.Stderr = s.Output, s.Output
 	cmd.Cancel = job.Kill
