@@ -22,6 +22,9 @@ type Workspace struct {
 
 	mu      sync.Mutex
 	pending []*pending
+	// offered is Offered's answer for the settings' reading offeredFor.
+	offered, offeredKnown bool
+	offeredFor            uint64
 }
 
 // pending is an edit whose diagnostics were not given in its result: its
