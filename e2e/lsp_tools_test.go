@@ -133,3 +133,37 @@ func TestCodeToolsOfferedOnlyWithAServer(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandReportsWhatItBroke: a command that changes a source file
+// ends its result with the diagnostics its change introduced (gopls has
+// main.go open from an edit; the command changes util.go, which breaks
+// main.go's call); a command that mends it says nothing new is wrong.
+func TestCommandReportsWhatItBroke(t *testing.T) {
+	gopls := lsptest.Gopls(t)
+	ws := goWorkspace(t)
+	breakIt := `sed -i 's/a, b int) int/a, b string) string/' util.go`
+	mendIt := `sed -i 's/a, b string) string/a, b int) int/' util.go`
+	scenario := `{"turns": [{"calls": [` + editCall("main.go", "add(1, 2))", "add(1, 2)) // sum") + `,
+		` + toolCall("run_command", map[string]any{"command": breakIt}) + `,
+		` + toolCall("run_command", map[string]any{"command": mendIt}) + `, {"text": "Done."}]}]}`
+	a, sid, _ := lspAgent(t, scenario, `{"lsp": {"wait_seconds": 120}}`, gopls+":"+goDir(t)+":/usr/bin:/bin", ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+	if stop := a.Prompt(sid, "go"); stop != "end_turn" {
+		t.Fatalf("%s\n%s", stop, a.Stderr())
+	}
+	out := outputs(t, a.DB, sid)
+	if len(out) != 3 {
+		t.Fatalf("results %q", out)
+	}
+	t.Logf("the breaking command:\n%s\nthe mending one:\n%s", out[1], out[2])
+	for _, want := range []string{"gopls: 2 new problems after this command:",
+		"main.go:6:18 error cannot use 1 (untyped int constant) as string value in argument to add",
+		"main.go:6:21 error cannot use 2 (untyped int constant) as string value in argument to add"} {
+		if !strings.Contains(out[1], want) {
+			t.Errorf("the breaking command's result does not say %q:\n%s", want, out[1])
+		}
+	}
+	if !strings.Contains(out[2], "gopls: no new problems after this command (1 open file checked).") {
+		t.Errorf("the mending command's result does not say nothing new is wrong:\n%s", out[2])
+	}
+}

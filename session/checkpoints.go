@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/permission"
@@ -148,12 +149,15 @@ func recordStep(x *callRun, next func() error) error {
 	}
 	if code := x.env.Code; code != nil && len(x.changed) > 0 {
 		// The language servers hear of what the command changed before
-		// its result is given: the next edit's diagnostics know of it.
+		// its result is given: the next edit's diagnostics know of it,
+		// and a command's result ends with what its changes broke.
 		paths := make([]string, len(x.changed))
 		for i, c := range x.changed {
 			paths[i] = c.Path
 		}
-		code.Changed(x.ctx, paths)
+		if note := code.Changed(x.ctx, paths); note != "" && x.call.Effect == permission.EffectExecute {
+			x.res.Output = strings.TrimRight(x.res.Output, "\n") + "\n" + x.env.Redactor.Redact(note) + "\n"
+		}
 	}
 	return err
 }

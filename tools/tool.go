@@ -195,8 +195,10 @@ type Code interface {
 	// introduced, in a few lines ("" when no server serves the file).
 	Edited(ctx context.Context, path string, before, after []byte) string
 	// Changed tells the servers that are running that a command changed
-	// these files on disk (absolute paths); it starts none.
-	Changed(ctx context.Context, paths []string)
+	// these files on disk (absolute paths), and returns what the model
+	// should read of it: the diagnostics the changes introduced ("" when
+	// no running server serves them); it starts none.
+	Changed(ctx context.Context, paths []string) string
 }
 
 // diagnosed ends an edit's output with what the language servers say of
