@@ -102,7 +102,7 @@ func TestCodeToolsOnOwnCode(t *testing.T) {
 
 // TestCodeToolsOfferedOnlyWithAServer: a workspace no server serves is
 // offered the tools it was offered before; one gopls serves is offered
-// the code tools, in read-only mode too.
+// the code tools that read, in read-only mode too (not rename).
 func TestCodeToolsOfferedOnlyWithAServer(t *testing.T) {
 	gopls := lsptest.Gopls(t)
 	for _, c := range []struct {
@@ -129,6 +129,9 @@ func TestCodeToolsOfferedOnlyWithAServer(t *testing.T) {
 				if got := strings.Contains(string(b), `"name":"`+name+`"`); got != c.want {
 					t.Errorf("tool %s offered: %v, want %v", name, got, c.want)
 				}
+			}
+			if strings.Contains(string(b), `"name":"rename"`) {
+				t.Errorf("read-only offers rename, which writes")
 			}
 		})
 	}
@@ -165,5 +168,107 @@ func TestCommandReportsWhatItBroke(t *testing.T) {
 	}
 	if !strings.Contains(out[2], "gopls: no new problems after this command (1 open file checked).") {
 		t.Errorf("the mending command's result does not say nothing new is wrong:\n%s", out[2])
+	}
+}
+
+// TestRenameThroughApprovalAndRewind: through the real binary with
+// gopls, in ask mode: rename's one permission request shows the whole
+// diff (both files it changes), the files are renamed after the answer,
+// and /rewind puts both back.
+func TestRenameThroughApprovalAndRewind(t *testing.T) {
+	gopls := lsptest.Gopls(t)
+	ws := goWorkspace(t)
+	orig := map[string]string{}
+	for _, f := range []string{"main.go", "util.go"} {
+		b, _ := os.ReadFile(filepath.Join(ws, f))
+		orig[f] = string(b)
+	}
+	scenario := `{"turns": [{"match": "rename", "calls": [` +
+		toolCall("rename", map[string]any{"path": "util.go", "line": 3, "symbol": "add", "new_name": "sum"}) + `, {"text": "Renamed."}]}]}`
+	a, sid, _ := lspAgent(t, scenario, `{"lsp": {"wait_seconds": 120}}`, gopls+":"+goDir(t)+":/usr/bin:/bin", ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "ask"}, nil)
+	an := &answerer{answers: []string{"allow_once"}}
+	a.OnRequest = an.handle
+	if stop := a.Prompt(sid, "rename add"); stop != "end_turn" {
+		t.Fatalf("%s\n%s", stop, a.Stderr())
+	}
+	if an.count() != 1 {
+		t.Fatalf("%d permission requests, want 1", an.count())
+	}
+	// The one question shows both files' diffs.
+	content, _ := an.asked[0]["toolCall"].(map[string]any)["content"].([]any)
+	diffs := map[string]string{}
+	for _, c := range content {
+		m, _ := c.(map[string]any)
+		if m["type"] == "diff" {
+			p, _ := m["path"].(string)
+			n, _ := m["newText"].(string)
+			diffs[filepath.Base(p)] = n
+		}
+	}
+	if !strings.Contains(diffs["util.go"], "func sum(a, b int) int") || !strings.Contains(diffs["main.go"], "fmt.Println(sum(1, 2))") || len(diffs) != 2 {
+		t.Fatalf("the permission request's diffs: %q", diffs)
+	}
+	out := outputs(t, a.DB, sid)
+	t.Logf("rename's result:\n%s", out[0])
+	if !strings.Contains(out[0], "Renamed add to sum: 2 edits in 2 files.") || !strings.Contains(out[0], "gopls: no new problems after this edit") {
+		t.Errorf("rename's result:\n%s", out[0])
+	}
+	for f, want := range map[string]string{"main.go": "fmt.Println(sum(1, 2))", "util.go": "func sum(a, b int) int"} {
+		if b, _ := os.ReadFile(filepath.Join(ws, f)); !strings.Contains(string(b), want) {
+			t.Errorf("%s after the rename:\n%s", f, b)
+		}
+	}
+	if stop := a.Prompt(sid, "/rewind 1"); stop != "end_turn" {
+		t.Fatalf("/rewind 1: %s", stop)
+	}
+	for f, want := range orig {
+		if b, _ := os.ReadFile(filepath.Join(ws, f)); string(b) != want {
+			t.Errorf("%s after /rewind 1:\n%s\nwant\n%s", f, b, want)
+		}
+	}
+}
+
+// TestRenameOutsideTheWorkspaceIsRefused: a server whose rename would
+// also change a file outside the workspace, or a hidden one, has the
+// whole rename refused: nothing is asked, nothing is written.
+func TestRenameOutsideTheWorkspaceIsRefused(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "victim.src")
+	os.WriteFile(outside, []byte("ok\n"), 0o644)
+	for _, c := range []struct{ name, target string }{
+		{"outside", outside},
+		{"hidden", "secret/b.src"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := acptest.Workspace(t, map[string]string{"a.src": "ok\n", "secret/b.src": "ok\n"})
+			target := c.target
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(ws, target)
+			}
+			var settings map[string]any
+			json.Unmarshal([]byte(fakeServerSettings(t, 60, nil, "-rename-also", target)), &settings)
+			settings["sandbox"] = map[string]any{"command": map[string]any{"hidden_paths": []string{filepath.Join(ws, "secret")}}}
+			raw, _ := json.Marshal(settings)
+			scenario := `{"turns": [{"calls": [` + toolCall("rename", map[string]any{"path": "a.src", "line": 1, "symbol": "ok", "new_name": "x"}) + `, {"text": "Done."}]}]}`
+			a, sid, _ := lspAgent(t, scenario, string(raw), "/usr/bin:/bin", ws)
+			an := &answerer{}
+			a.OnRequest = an.handle
+			a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "ask"}, nil)
+			if stop := a.Prompt(sid, "rename"); stop != "end_turn" {
+				t.Fatalf("%s\n%s", stop, a.Stderr())
+			}
+			out := outputs(t, a.DB, sid)
+			if len(out) != 1 || !strings.Contains(out[0], "outside the workspace or hidden; nothing was changed") {
+				t.Errorf("results %q", out)
+			}
+			if an.count() != 0 {
+				t.Errorf("a refused rename was put to the user")
+			}
+			for _, f := range []string{filepath.Join(ws, "a.src"), target} {
+				if b, _ := os.ReadFile(f); string(b) != "ok\n" {
+					t.Errorf("%s was changed: %q", f, b)
+				}
+			}
+		})
 	}
 }

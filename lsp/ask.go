@@ -26,6 +26,9 @@ const (
 	OpReferences  = "references"
 	OpHover       = "hover"
 	OpSymbols     = "symbols"
+	// OpRename asks for the edits of a rename (Answer.Edits); bridle
+	// applies them through its own edit path, never the server.
+	OpRename = "rename"
 )
 
 // Query is one question to the language server of a file, or of the
@@ -40,8 +43,16 @@ type Query struct {
 	// asked about.
 	Line, Column int
 	// Query is a workspace symbol query; Severity the lowest severity of
-	// the diagnostics wanted ("error", "warning", "info", "hint").
-	Query, Severity string
+	// the diagnostics wanted ("error", "warning", "info", "hint");
+	// NewName a rename's.
+	Query, Severity, NewName string
+}
+
+// TextEdit is one replacement of a rename: the range from Start to End
+// (lines from 0, columns in UTF-16 units from 0) becomes NewText.
+type TextEdit struct {
+	StartLine, StartCol16, EndLine, EndCol16 int
+	NewText                                  string
 }
 
 // Item is one place an answer names.
@@ -67,6 +78,8 @@ type Answer struct {
 	// Note says what the answer may lack (a server still loading) or a
 	// failure not said yet.
 	Note string
+	// Edits are a rename's, by absolute path.
+	Edits map[string][]TextEdit
 }
 
 // Offered says whether a language server is found for the session's
@@ -202,6 +215,11 @@ func (w *Workspace) Ask(ctx context.Context, q Query) (Answer, error) {
 			f, _ = srv.diags.get(q.Path, 0)
 		}
 		ans.Items = diagnosticItems(map[string]fileDiags{q.Path: f}, q.Severity)
+	case OpRename:
+		err = srv.Request(ctx, protocol.MethodTextDocumentRename, protocol.RenameParams{TextDocumentPositionParams: at, NewName: q.NewName}, &raw)
+		if err == nil {
+			ans.Edits, err = workspaceEdit(raw)
+		}
 	default:
 		return ans, fmt.Errorf("bridle does not ask %q", q.Op)
 	}
@@ -209,6 +227,60 @@ func (w *Workspace) Ask(ctx context.Context, q Query) (Answer, error) {
 		return ans, srv.failure(e, err)
 	}
 	return ans, nil
+}
+
+// workspaceEdit reads a rename's WorkspaceEdit: its text edits by file
+// (changes, or documentChanges' text document edits). A server that
+// would create, rename or delete files, or names a URI that is not a
+// file's, is refused: a rename changes the text of files, nothing more.
+func workspaceEdit(raw json.RawMessage) (map[string][]TextEdit, error) {
+	if string(raw) == "null" || len(raw) == 0 {
+		return nil, errors.New("the server found nothing to rename there (put the position on an identifier)")
+	}
+	var we struct {
+		Changes         map[string][]protocol.TextEdit `json:"changes"`
+		DocumentChanges []struct {
+			Kind         string `json:"kind"`
+			TextDocument struct {
+				URI string `json:"uri"`
+			} `json:"textDocument"`
+			Edits []protocol.TextEdit `json:"edits"`
+		} `json:"documentChanges"`
+	}
+	if err := json.Unmarshal(raw, &we); err != nil {
+		return nil, fmt.Errorf("the server's rename is not a WorkspaceEdit: %w", err)
+	}
+	out := map[string][]TextEdit{}
+	add := func(u string, edits []protocol.TextEdit) error {
+		p, ok := pathOf(u)
+		if !ok {
+			return fmt.Errorf("the server's rename names %q, which is not a file; nothing was changed", u)
+		}
+		for _, e := range edits {
+			out[p] = append(out[p], TextEdit{StartLine: int(e.Range.Start.Line), StartCol16: int(e.Range.Start.Character),
+				EndLine: int(e.Range.End.Line), EndCol16: int(e.Range.End.Character), NewText: e.NewText})
+		}
+		return nil
+	}
+	for _, d := range we.DocumentChanges {
+		if d.Kind != "" {
+			return nil, fmt.Errorf("the server's rename would %s a file; bridle applies only text edits, so nothing was changed", d.Kind)
+		}
+		if err := add(d.TextDocument.URI, d.Edits); err != nil {
+			return nil, err
+		}
+	}
+	if len(we.DocumentChanges) == 0 {
+		for u, edits := range we.Changes {
+			if err := add(u, edits); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the server's rename changes nothing")
+	}
+	return out, nil
 }
 
 // askWorkspace answers a question about the whole workspace: its

@@ -131,6 +131,11 @@ func keepStep(x *callRun, next func() error) error {
 	if fe := x.call.Plan; fe != nil && fe.Before != "" {
 		x.t.s.checkpoints().KeepBefore(*fe)
 	}
+	for _, fe := range x.call.Plans {
+		if fe.Before != "" {
+			x.t.s.checkpoints().KeepBefore(fe)
+		}
+	}
 	return next()
 }
 
@@ -144,6 +149,11 @@ func recordStep(x *callRun, next func() error) error {
 		err = next()
 		return x.res.Unwatched
 	})
+	for _, fe := range x.res.Edits {
+		// A multi-file edit's files (rename), recorded as a command's
+		// changes: a rewind puts them back from the contents kept.
+		x.changed = append(x.changed, event.FileChange{Path: fe.Path, Before: fe.Before, After: fe.After})
+	}
 	if runsChild(x.call.Tool) && s.parent == nil && s.m.cfg.DataDir != "" {
 		x.changed, x.unscanned = s.withChildChanges(x.ctx, x.key, x.changed, x.unscanned, s.recording(x.call) == recordNone)
 	}

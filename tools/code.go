@@ -41,11 +41,12 @@ type CodeAsker interface {
 	Ask(ctx context.Context, q CodeQuery) (CodeAnswer, error)
 }
 
-// CodeTools are the tools that ask the language servers about the code:
-// they read, and are offered in every mode when a server is found for
-// the workspace (Code.Offered).
+// CodeTools are the tools that ask the language servers about the code,
+// offered when a server is found for the workspace (Code.Offered): they
+// read, and are offered in every mode, but rename, which edits as the
+// edit tools do.
 func CodeTools() []Tool {
-	return []Tool{Diagnostics{}, Definition{}, References{}, Hover{}, Symbols{}}
+	return []Tool{Diagnostics{}, Definition{}, References{}, Hover{}, Symbols{}, Rename{}}
 }
 
 // maxCodeItems bounds the places one answer lists; maxSnippet the
@@ -122,24 +123,9 @@ func runPosition(ctx context.Context, env *Env, name string, spec toolSpec, op s
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	q, err := fileQuery(env, op, in.Path)
+	q, err := positionQuery(env, name, op, in)
 	if err != nil {
-		return Errorf("%s: %v", name, err)
-	}
-	lines := strings.Split(string(q.Text), "\n")
-	if in.Line > len(lines) {
-		return Errorf("%s: %s has %d lines; line %d is past its end", name, in.Path, len(lines), in.Line)
-	}
-	q.Line, q.Column = in.Line, in.Column
-	if in.Symbol != "" {
-		i := strings.Index(lines[in.Line-1], in.Symbol)
-		if i < 0 {
-			return Errorf("%s: %q is not on line %d of %s, which reads: %s", name, in.Symbol, in.Line, in.Path, snippet(lines[in.Line-1]))
-		}
-		q.Column = utf8.RuneCountInString(lines[in.Line-1][:i]) + 1
-	}
-	if q.Column == 0 {
-		return Errorf("%s: give the symbol (the identifier on line %d) or its column", name, in.Line)
+		return Errorf("%v", err)
 	}
 	return ask(ctx, env, name, q)
 }
