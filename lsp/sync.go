@@ -173,6 +173,9 @@ func (s *Server) diagnosticsOf(ctx context.Context, path string, version int32) 
 		}
 	}
 	f, ok := s.diags.wait(ctx, s.Done(), path, version)
+	if ok && !s.caps.pull {
+		f = s.diags.settle(ctx, s.Done(), path, f)
+	}
 	if !ok && !s.alive() {
 		return f, false, s.connErr(jsonrpc2.ErrClosed)
 	}
