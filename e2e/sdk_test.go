@@ -38,6 +38,25 @@ func atoi(s string) int {
 	return n
 }
 
+// runNodeClient runs script (in dir, e2e/node) against the binary with
+// ws, env added to the environment, and returns what it printed; the
+// test fails with its output when it fails.
+func runNodeClient(t *testing.T, dir, script, ws string, env ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("node", script, acptest.Binary(t), ws)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node client: %v\n%s\n%s", err, out, stderr)
+	}
+	return out
+}
+
 // A client written with the official ACP TypeScript SDK completes
 // initialize → session/new → prompt → cancel → load against the binary.
 func TestTypeScriptSDKClient(t *testing.T) {
@@ -50,17 +69,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		{"calls": [{"text": ["one ", "two ", "three ", "four ", "five ", "six "], "delay_ms": 200}]}
 	]}`
 	ws := acptest.Workspace(t, map[string]string{"notes.txt": "hello\n"})
-	cmd := exec.Command("node", "client.mjs", acptest.Binary(t), ws)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario))
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node client: %v\n%s\n%s", err, out, stderr)
-	}
+	out := runNodeClient(t, dir, "client.mjs", ws, "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario))
 	var r struct {
 		ProtocolVersion int            `json:"protocolVersion"`
 		Agent           string         `json:"agent"`
@@ -91,17 +100,7 @@ func TestTypeScriptSDKForks(t *testing.T) {
 		{"match": "PROMPT-TWO", "calls": [{"text": "two done"}]}
 	]}`
 	ws := acptest.Workspace(t, map[string]string{"notes.txt": "hello\n"})
-	cmd := exec.Command("node", "fork.mjs", acptest.Binary(t), ws)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario))
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node client: %v\n%s\n%s", err, out, stderr)
-	}
+	out := runNodeClient(t, dir, "fork.mjs", ws, "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario))
 	var r struct {
 		OffersFork    bool     `json:"offersFork"`
 		Parent        string   `json:"parent"`
@@ -138,19 +137,9 @@ func TestTypeScriptSDKClientSeesDiagnostics(t *testing.T) {
 	scenario := `{"turns": [{"calls": [` + editCall("main.go", "add(1, 2)", `add(1, "two")`) + `,
 		` + toolCall("diagnostics", map[string]any{"path": "other.go"}) + `, {"text": "Broken."}]}]}`
 	cfg, _ := userSettings(t, `{"lsp": {"wait_seconds": 120}}`)
-	cmd := exec.Command("node", "diagnostics.mjs", acptest.Binary(t), ws)
-	cmd.Dir = dir
 	node, _ := exec.LookPath("node")
-	cmd.Env = append(os.Environ(), "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario),
+	out := runNodeClient(t, dir, "diagnostics.mjs", ws, "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario),
 		cfg, "XDG_CACHE_HOME="+t.TempDir(), "PATH="+gopls+":"+goDir(t)+":"+filepath.Dir(node)+":/usr/bin:/bin")
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node client: %v\n%s\n%s", err, out, stderr)
-	}
 	var r struct {
 		Stop  string   `json:"stop"`
 		Texts []string `json:"texts"`

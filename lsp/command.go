@@ -88,29 +88,14 @@ func (w *Workspace) afterCommand(ctx context.Context, srv *Server, paths []strin
 		if !b.known {
 			continue // nothing to compare with
 		}
-		for _, d := range introduced(b.diags.items, f.items) {
-			if shown(d) {
-				problems = append(problems, problem{p, d})
-			}
-		}
+		problems = append(problems, introducedIn(p, b.diags, f)...)
 	}
-	for p, now := range srv.diags.since(others) {
-		for _, d := range introduced(others[p].items, now.items) {
-			if shown(d) {
-				problems = append(problems, problem{p, d})
-			}
-		}
-	}
+	problems = append(problems, republished(srv, others)...)
 	name := srv.name()
 	var out []string
 	switch {
 	case len(problems) > 0:
-		noun := "problem"
-		if len(problems) > 1 {
-			noun = "problems"
-		}
-		out = append(out, fmt.Sprintf("%s: %d new %s after this command:", name, len(problems), noun))
-		out = append(out, lines(problems, w.show)...)
+		out = append(out, w.newProblems(name, problems, "after this command")...)
 	case len(open) > 0 && late == 0:
 		out = append(out, fmt.Sprintf("%s: no new problems after this command (%s checked).", name, count(len(open), "open file")))
 	}
@@ -142,4 +127,36 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// introducedIn are the problems worth showing that file's diagnostics
+// now have and before did not.
+func introducedIn(path string, before, now fileDiags) []problem {
+	var out []problem
+	for _, d := range introduced(before.items, now.items) {
+		if shown(d) {
+			out = append(out, problem{path, d})
+		}
+	}
+	return out
+}
+
+// republished are the problems introduced in the files the server
+// published again since others was taken (among those it holds).
+func republished(srv *Server, others map[string]fileDiags) []problem {
+	var out []problem
+	for p, now := range srv.diags.since(others) {
+		out = append(out, introducedIn(p, others[p], now)...)
+	}
+	return out
+}
+
+// newProblems words problems a change introduced: a heading, then the
+// lines.
+func (w *Workspace) newProblems(name string, problems []problem, when string) []string {
+	noun := "problem"
+	if len(problems) > 1 {
+		noun = "problems"
+	}
+	return append([]string{fmt.Sprintf("%s: %d new %s %s:", name, len(problems), noun, when)}, lines(problems, w.show)...)
 }

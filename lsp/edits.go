@@ -116,28 +116,13 @@ func (w *Workspace) editFiles(ctx context.Context, srv *Server, files []FileText
 		if !known[f.Path] {
 			continue
 		}
-		for _, x := range introduced(before[f.Path].items, d.items) {
-			if shown(x) {
-				problems = append(problems, problem{f.Path, x})
-			}
-		}
+		problems = append(problems, introducedIn(f.Path, before[f.Path], d)...)
 	}
-	for p, now := range srv.diags.since(others) {
-		for _, x := range introduced(others[p].items, now.items) {
-			if shown(x) {
-				problems = append(problems, problem{p, x})
-			}
-		}
-	}
+	problems = append(problems, republished(srv, others)...)
 	var out []string
 	switch {
 	case len(problems) > 0:
-		noun := "problem"
-		if len(problems) > 1 {
-			noun = "problems"
-		}
-		out = append(out, fmt.Sprintf("%s: %d new %s after this edit:", name, len(problems), noun))
-		out = append(out, lines(problems, w.show)...)
+		out = append(out, w.newProblems(name, problems, "after this edit")...)
 	case late == 0:
 		out = append(out, fmt.Sprintf("%s: no new problems after this edit (%s).", name, count(len(files), "file")))
 	}
