@@ -121,6 +121,10 @@ func BenchmarkEditToDiagnostics(b *testing.B) {
 				b.ReportMetric(cur, "server-MiB")
 				b.ReportMetric(peak, "server-peak-MiB")
 			}
+			// Ended before the workspace is removed: its watcher and
+			// servers are gone by then.
+			a.CloseStdin()
+			a.WaitExit()
 		})
 	}
 }

@@ -86,19 +86,27 @@ type Answer struct {
 // workspace: one that is not turned off, whose program is found, and
 // whose root markers or files are at the top of one of the session's
 // directories. The code tools are offered then only, so a workspace no
-// server serves sees the tools it saw before. The answer is kept for
-// the settings' reading: it is asked at every model call.
+// server serves sees the tools it saw before. It is asked at every model
+// call: the answer is kept for a second (reading the settings stats
+// their files), and for as long as the settings' reading is the same.
 func (w *Workspace) Offered() bool {
+	w.mu.Lock()
+	if w.offeredKnown && time.Since(w.offeredAt) < time.Second {
+		defer w.mu.Unlock()
+		return w.offered
+	}
+	w.mu.Unlock()
 	cfg := w.m.cfg.Settings(w.dirs[0])
 	w.mu.Lock()
-	if w.offeredFor == cfg.Version && w.offeredKnown {
+	if w.offeredKnown && w.offeredFor == cfg.Version {
+		w.offeredAt = time.Now()
 		defer w.mu.Unlock()
 		return w.offered
 	}
 	w.mu.Unlock()
 	offered := len(w.topServers(cfg)) > 0
 	w.mu.Lock()
-	w.offered, w.offeredFor, w.offeredKnown = offered, cfg.Version, true
+	w.offered, w.offeredFor, w.offeredKnown, w.offeredAt = offered, cfg.Version, true, time.Now()
 	w.mu.Unlock()
 	return offered
 }

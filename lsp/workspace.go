@@ -22,9 +22,11 @@ type Workspace struct {
 
 	mu      sync.Mutex
 	pending []*pending
-	// offered is Offered's answer for the settings' reading offeredFor.
+	// offered is Offered's answer for the settings' reading offeredFor,
+	// made or confirmed at offeredAt.
 	offered, offeredKnown bool
 	offeredFor            uint64
+	offeredAt             time.Time
 }
 
 // pending is an edit whose diagnostics were not given in its result: its
