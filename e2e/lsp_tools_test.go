@@ -66,6 +66,8 @@ func TestCodeToolsOnOwnCode(t *testing.T) {
 		toolCall("symbols", map[string]any{"path": file}),
 		toolCall("symbols", map[string]any{"query": "ForMode"}),
 		toolCall("diagnostics", map[string]any{}),
+		// The outline again: from the session's cache, nothing changed.
+		toolCall("symbols", map[string]any{"path": file}),
 	}
 	scenario := `{"turns": [{"calls": [` + strings.Join(calls, ",") + `, {"text": "Done."}]}]}`
 	a, sid, _ := lspAgent(t, scenario, `{"lsp": {"wait_seconds": 120}}`, gopls+":"+goDir(t)+":/usr/bin:/bin", ws)
@@ -88,12 +90,16 @@ func TestCodeToolsOnOwnCode(t *testing.T) {
 		{def + " function Offered", fmt.Sprintf("%s:%d:%d function ForMode", file, forLine, forCol+len("func "))},
 		{fmt.Sprintf("%s:%d:%d function github.com/bridle-dev/bridle/permission.ForMode", file, forLine, forCol+len("func "))},
 		{"permission/broken.go:3:", "error cannot use 42.5"},
+		{def + " function Offered"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(out[i], w) {
 				t.Errorf("%s's result lacks %q:\n%s", calls[i], w, out[i])
 			}
 		}
+	}
+	if rs := toolResults(t, a.DB, sid); rs[6]["cached"] != true || rs[3]["cached"] == true {
+		t.Errorf("the outline asked again was not served from the cache (cached: %v, first: %v)", rs[6]["cached"], rs[3]["cached"])
 	}
 	if n := strings.Count(out[1], file+":"); n != uses {
 		t.Errorf("references lists %d places; the file has %d uses of Offered (with its declaration):\n%s", n, uses, out[1])
