@@ -104,6 +104,18 @@ func TestCodeToolsOnOwnCode(t *testing.T) {
 	if n := strings.Count(out[1], file+":"); n != uses {
 		t.Errorf("references lists %d places; the file has %d uses of Offered (with its declaration):\n%s", n, uses, out[1])
 	}
+	// A bridle that cannot run gopls (the code tools are not offered
+	// there) replays the same cards, asking no server.
+	live := callTexts(a, sid)
+	if a.CloseStdin() != 0 {
+		t.Fatalf("bridle did not exit cleanly:\n%s", a.Stderr())
+	}
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: "scripted/demo", Env: []string{"PATH=/usr/bin:/bin"}})
+	b.Initialize()
+	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	if replayed := callTexts(b, sid); len(live) < len(calls) || strings.Join(replayed, "\n") != strings.Join(live, "\n") {
+		t.Errorf("the replay shows\n%q\nlive was\n%q", replayed, live)
+	}
 }
 
 // TestCodeToolsOfferedOnlyWithAServer: a workspace no server serves is
