@@ -40,7 +40,7 @@ func (an *answerer) count() int {
 	return len(an.asked)
 }
 
-func toolResults(t *testing.T, db, sid string) []map[string]any {
+func toolResults(t testing.TB, db, sid string) []map[string]any {
 	var out []map[string]any
 	for _, e := range acptest.Log(t, db, sid) {
 		if e["kind"] == "tool_result" {

@@ -29,7 +29,8 @@ func cardID(key string) string {
 	return "call-" + parts[len(parts)-2] + "-" + parts[len(parts)-1]
 }
 
-func toolCall(name, input string) string {
+// rawToolCall is a scripted call of a tool whose input is JSON text.
+func rawToolCall(name, input string) string {
 	return fmt.Sprintf(`{"tool_calls": [{"name": %q, "input": %s}]}`, name, input)
 }
 
@@ -69,11 +70,11 @@ func TestBackgroundCommandOutputInputStop(t *testing.T) {
 	marker := fmt.Sprintf("bridle-bg-test-%d", os.Getpid())
 	command := fmt.Sprintf(`sh -c 'sleep 301 # %[1]s-child' & echo ready-%[1]s; while read l; do echo "echo:$l"; done`, marker)
 	scenario := bgScenario(command,
-		toolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
-		toolCall("command_input", `{"id": "bg1", "text": "hello\n"}`),
-		toolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
-		toolCall("command_stop", `{"id": "bg1"}`),
-		toolCall("command_output", `{"id": "bg1"}`),
+		rawToolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
+		rawToolCall("command_input", `{"id": "bg1", "text": "hello\n"}`),
+		rawToolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
+		rawToolCall("command_stop", `{"id": "bg1"}`),
+		rawToolCall("command_output", `{"id": "bg1"}`),
 	)
 	ws := acptest.Workspace(t, nil)
 	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
@@ -226,9 +227,9 @@ func TestBackgroundCommandChangesRewound(t *testing.T) {
 
 func backgroundChangesRewound(t *testing.T, settings string) {
 	scenario := bgScenario(`read l; echo changed > a.txt; echo new > made.txt; echo written; read l`,
-		toolCall("command_input", `{"id": "bg1", "text": "go\n"}`),
-		toolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
-		toolCall("command_stop", `{"id": "bg1"}`),
+		rawToolCall("command_input", `{"id": "bg1", "text": "go\n"}`),
+		rawToolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
+		rawToolCall("command_stop", `{"id": "bg1"}`),
 	)
 	a, sid, ws := serve(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{settings}}, map[string]string{"a.txt": "orig\n"})
 	if got := readFile(t, ws, "made.txt"); got != "new\n" {
@@ -280,10 +281,10 @@ func TestBackgroundCommandStoppedOnExit(t *testing.T) {
 // it do not. The question names it as a command in the background.
 func TestBackgroundCommandApprovals(t *testing.T) {
 	scenario := bgScenario(`read l; echo "got $l"`,
-		toolCall("command_output", `{"id": "bg1"}`),
-		toolCall("command_input", `{"id": "bg1", "text": "yes\n"}`),
-		toolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
-		toolCall("command_stop", `{"id": "bg1"}`),
+		rawToolCall("command_output", `{"id": "bg1"}`),
+		rawToolCall("command_input", `{"id": "bg1", "text": "yes\n"}`),
+		rawToolCall("command_output", `{"id": "bg1", "wait_seconds": 30}`),
+		rawToolCall("command_stop", `{"id": "bg1"}`),
 	)
 	ws := acptest.Workspace(t, nil)
 	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})

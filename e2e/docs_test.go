@@ -40,10 +40,12 @@ func TestDocsReadOnlyTools(t *testing.T) {
 		documented = append(documented, name)
 	}
 	model := acptest.Scenario(t, `{"name":"ok","turns":[{"calls":[{"text":"Fine."}]}]}`)
-	// A skill, so the tools offered only with skills are offered too.
-	skill := map[string]string{".bridle/skills/check/SKILL.md": "---\nname: check\ndescription: Checks things.\n---\nCheck.\n"}
+	// A skill, and a file a language server serves, so the tools offered
+	// only with skills or a server are offered too.
+	skill := map[string]string{".bridle/skills/check/SKILL.md": "---\nname: check\ndescription: Checks things.\n---\nCheck.\n", "a.src": "ok\n"}
+	cfg, _ := userSettings(t, fakeServerSettings(t, 5, nil))
 	rec := filepath.Join(t.TempDir(), "requests.jsonl")
-	_, errs, code := runHeadless(t, []string{"BRIDLE_RECORD_REQUESTS=" + rec}, "", "run", "--mode", "read-only",
+	_, errs, code := runHeadless(t, []string{"BRIDLE_RECORD_REQUESTS=" + rec, cfg, "XDG_CACHE_HOME=" + t.TempDir()}, "", "run", "--mode", "read-only",
 		"--db", filepath.Join(t.TempDir(), "b.db"), "--model", model, "--cwd", acptest.Workspace(t, skill), "hi")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs)

@@ -17,7 +17,7 @@ import (
 
 // fakeServerSettings are the user's settings running the test language
 // server, with args, for *.src files.
-func fakeServerSettings(t *testing.T, wait float64, extra map[string]any, args ...string) string {
+func fakeServerSettings(t testing.TB, wait float64, extra map[string]any, args ...string) string {
 	t.Helper()
 	srv := map[string]any{"command": lsptest.Binary(t), "args": args, "files": []string{"*.src"}}
 	for k, v := range extra {

@@ -19,7 +19,7 @@ func editCall(path, old, new string) string {
 }
 
 // goDir is the directory of the go command, which gopls runs.
-func goDir(t *testing.T) string {
+func goDir(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("go")
 	if err != nil {
@@ -52,7 +52,7 @@ func lspAgent(t *testing.T, scenario, settings, path, ws string) (*acptest.Agent
 }
 
 // outputs are the outputs of a session's tool results, in order.
-func outputs(t *testing.T, db, sid string) []string {
+func outputs(t testing.TB, db, sid string) []string {
 	t.Helper()
 	var out []string
 	for _, r := range toolResults(t, db, sid) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
+	"github.com/bridle-dev/bridle/internal/lsptest"
 )
 
 // nodeSDK returns e2e/node once Node 20 or later and the ACP SDK are
@@ -37,6 +38,25 @@ func atoi(s string) int {
 	return n
 }
 
+// runNodeClient runs script (in dir, e2e/node) against the binary with
+// ws, env added to the environment, and returns what it printed; the
+// test fails with its output when it fails.
+func runNodeClient(t *testing.T, dir, script, ws string, env ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("node", script, acptest.Binary(t), ws)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node client: %v\n%s\n%s", err, out, stderr)
+	}
+	return out
+}
+
 // A client written with the official ACP TypeScript SDK completes
 // initialize → session/new → prompt → cancel → load against the binary.
 func TestTypeScriptSDKClient(t *testing.T) {
@@ -49,17 +69,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		{"calls": [{"text": ["one ", "two ", "three ", "four ", "five ", "six "], "delay_ms": 200}]}
 	]}`
 	ws := acptest.Workspace(t, map[string]string{"notes.txt": "hello\n"})
-	cmd := exec.Command("node", "client.mjs", acptest.Binary(t), ws)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario))
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node client: %v\n%s\n%s", err, out, stderr)
-	}
+	out := runNodeClient(t, dir, "client.mjs", ws, "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario))
 	var r struct {
 		ProtocolVersion int            `json:"protocolVersion"`
 		Agent           string         `json:"agent"`
@@ -90,17 +100,7 @@ func TestTypeScriptSDKForks(t *testing.T) {
 		{"match": "PROMPT-TWO", "calls": [{"text": "two done"}]}
 	]}`
 	ws := acptest.Workspace(t, map[string]string{"notes.txt": "hello\n"})
-	cmd := exec.Command("node", "fork.mjs", acptest.Binary(t), ws)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario))
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node client: %v\n%s\n%s", err, out, stderr)
-	}
+	out := runNodeClient(t, dir, "fork.mjs", ws, "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario))
 	var r struct {
 		OffersFork    bool     `json:"offersFork"`
 		Parent        string   `json:"parent"`
@@ -123,5 +123,33 @@ func TestTypeScriptSDKForks(t *testing.T) {
 	}
 	if want := []string{"PROMPT-ONE"}; !slices.Equal(r.ParentPrompts, want) {
 		t.Errorf("the parent's load replayed prompts %q; want %q (the fork's prompt stays in the fork)", r.ParentPrompts, want)
+	}
+}
+
+// A client written with the official ACP TypeScript SDK sees a language
+// server's diagnostics in tool results: an edit that breaks a Go file
+// (gopls, pinned) reports the type error in the tool call's content the
+// client receives, and so does the diagnostics tool of another file.
+func TestTypeScriptSDKClientSeesDiagnostics(t *testing.T) {
+	dir := nodeSDK(t)
+	gopls := lsptest.Gopls(t)
+	ws := goWorkspace(t)
+	scenario := `{"turns": [{"calls": [` + editCall("main.go", "add(1, 2)", `add(1, "two")`) + `,
+		` + toolCall("diagnostics", map[string]any{"path": "other.go"}) + `, {"text": "Broken."}]}]}`
+	cfg, _ := userSettings(t, `{"lsp": {"wait_seconds": 120}}`)
+	node, _ := exec.LookPath("node")
+	out := runNodeClient(t, dir, "diagnostics.mjs", ws, "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db"), "BRIDLE_MODEL="+acptest.Scenario(t, scenario),
+		cfg, "XDG_CACHE_HOME="+t.TempDir(), "PATH="+gopls+":"+goDir(t)+":"+filepath.Dir(node)+":/usr/bin:/bin")
+	var r struct {
+		Stop  string   `json:"stop"`
+		Texts []string `json:"texts"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("node client printed %q: %v", out, err)
+	}
+	all := strings.Join(r.Texts, "\n")
+	if r.Stop != "end_turn" || !strings.Contains(all, `main.go:6:21 error cannot use "two" (untyped string constant) as int value in argument to add`) ||
+		!strings.Contains(all, `other.go:3:25 error cannot use "not a number" (untyped string constant) as int value in variable declaration`) {
+		t.Errorf("the client saw stop %q and tool results:\n%s", r.Stop, all)
 	}
 }

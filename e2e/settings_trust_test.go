@@ -19,7 +19,7 @@ import (
 // userSettings writes the user's settings.json under a fresh
 // XDG_CONFIG_HOME and returns the environment entry naming it and the
 // file's path.
-func userSettings(t *testing.T, content string) (env, path string) {
+func userSettings(t testing.TB, content string) (env, path string) {
 	t.Helper()
 	config := t.TempDir()
 	path = filepath.Join(config, "bridle", "settings.json")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"go.lsp.dev/protocol"
 )
@@ -52,7 +53,17 @@ type diagnostics struct {
 	changed chan struct{}
 	// wrong counts publications for versions never sent.
 	wrong int
+	// versioned says the server has said which version a publication
+	// is for: one that never does is waited on until it is quiet.
+	versioned bool
 }
+
+// quiet is how long a server that does not say the version of its
+// publications must say nothing more of a file before its last one is
+// taken for the version sent: typescript-language-server publishes a
+// file's syntactic, semantic and suggestion diagnostics one after the
+// other (each debounced by 50 ms), with no version.
+const quiet = 300 * time.Millisecond
 
 func newDiagnostics(max int, current func(string) int32) *diagnostics {
 	if max <= 0 {
@@ -75,6 +86,8 @@ func (d *diagnostics) publish(path string, version int32, items []protocol.Diagn
 		// cannot be matched to any text.
 		d.wrong++
 		return
+	default:
+		d.versioned = true
 	}
 	if old := d.files[path]; old != nil && old.version > version {
 		return // stale: a later version's are kept
@@ -144,6 +157,39 @@ func (d *diagnostics) wait(ctx context.Context, gone <-chan struct{}, path strin
 			return fileDiags{}, false
 		case <-gone:
 			return fileDiags{}, false
+		}
+	}
+}
+
+// settle returns f, or the file's later publications, once the server
+// has said nothing more of it for the quiet period (or ctx ends): what a
+// server that gives no versions said last of the version sent.
+func (d *diagnostics) settle(ctx context.Context, gone <-chan struct{}, path string, f fileDiags) fileDiags {
+	d.mu.Lock()
+	versioned := d.versioned
+	d.mu.Unlock()
+	if versioned {
+		return f
+	}
+	t := time.NewTimer(quiet)
+	defer t.Stop()
+	for {
+		d.mu.Lock()
+		changed := d.changed
+		last := d.files[path]
+		d.mu.Unlock()
+		if last != nil && last.seq > f.seq {
+			f = *last
+			t.Reset(quiet)
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return f
+		case <-ctx.Done():
+			return f
+		case <-gone:
+			return f
 		}
 	}
 }

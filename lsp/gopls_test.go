@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,66 @@ func TestGoplsHearsOfDiskChanges(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("gopls never said what the change on disk broke in main.go")
 		}
+	}
+}
+
+// TestGoplsAnswersTheCodeTools: the code tools' questions, asked of
+// gopls, name the right places.
+func TestGoplsAnswersTheCodeTools(t *testing.T) {
+	m, ws := withGopls(t)
+	w := m.Workspace([]string{ws})
+	if !w.Offered() {
+		t.Fatal("a module with gopls found is not offered the code tools")
+	}
+	main := filepath.Join(ws, "main.go")
+	util := filepath.Join(ws, "util.go")
+	mainText, _ := os.ReadFile(main)
+	utilText, _ := os.ReadFile(util)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	for _, c := range []struct {
+		name string
+		q    Query
+		want []Item // the first items: Path, Line, Col16 compared; Label when set
+		text string // in hover's Text
+	}{
+		{"definition", Query{Op: OpDefinition, Path: main, Text: mainText, Line: 6, Column: 14},
+			[]Item{{Path: util, Line: 3, Col16: 5}}, ""},
+		{"references", Query{Op: OpReferences, Path: util, Text: utilText, Line: 3, Column: 6},
+			[]Item{{Path: main, Line: 6, Col16: 13}, {Path: util, Line: 3, Col16: 5}}, ""},
+		{"hover", Query{Op: OpHover, Path: main, Text: mainText, Line: 6, Column: 14}, nil, "func add(a int, b int) int"},
+		{"outline", Query{Op: OpSymbols, Path: util, Text: utilText},
+			[]Item{{Path: util, Line: 3, Col16: 5, Label: "function add"}}, ""},
+		{"workspace symbols", Query{Op: OpSymbols, Query: "add"},
+			[]Item{{Path: util, Line: 3, Col16: 5, Label: "function example.com/demo.add"}}, ""},
+		{"diagnostics of a file", Query{Op: OpDiagnostics, Path: main, Text: mainText, Severity: "warning"}, nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ans, err := w.Ask(ctx, c.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ans.Server != "gopls" {
+				t.Errorf("server %q", ans.Server)
+			}
+			if !strings.Contains(ans.Text, c.text) {
+				t.Errorf("hover text %q lacks %q", ans.Text, c.text)
+			}
+			if c.q.Op == OpSymbols && c.q.Path == "" && len(ans.Items) > 1 {
+				ans.Items = ans.Items[:1] // the library's symbols come after
+			}
+			if len(ans.Items) != len(c.want) {
+				t.Fatalf("items %+v, want %+v", ans.Items, c.want)
+			}
+			for i, it := range ans.Items {
+				want := c.want[i]
+				if want.Label == "" {
+					it.Label = ""
+				}
+				if it != want {
+					t.Errorf("item %d %+v, want %+v", i, it, want)
+				}
+			}
+		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -168,16 +167,20 @@ const clientCapabilities = `{
 }`
 
 // initializeParams are protocol's, with the capabilities as bridle
-// writes them (the protocol package lacks the pulled diagnostics').
+// writes them (the protocol package lacks the pulled diagnostics'), and
+// no process id: bridle's is not in the box's PID namespace, and a
+// server that watches its parent by it (vscode-languageserver's, in
+// typescript-language-server: kill(pid, 0) every 3 s) would take bridle
+// for dead and exit. The box ends with bridle all the same.
 type initializeParams struct {
 	protocol.InitializeParams
+	ProcessID    *int32          `json:"processId"`
 	Capabilities json.RawMessage `json:"capabilities"`
 }
 
 func (s *Server) initialize(ctx context.Context, opts json.RawMessage) error {
 	root := uri.File(s.Root)
 	p := initializeParams{Capabilities: json.RawMessage(clientCapabilities)}
-	p.ProcessID = int32(os.Getpid())
 	p.ClientInfo = &protocol.ClientInfo{Name: "bridle"}
 	p.RootURI = protocol.DocumentURI(root)
 	p.RootPath = s.Root

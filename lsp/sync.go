@@ -77,6 +77,17 @@ func (d *documents) set(path string, version int32, text string, disk uint64) {
 	d.open[path] = &document{version: version, text: text, disk: disk}
 }
 
+// paths are the files the server has open.
+func (d *documents) paths() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]string, 0, len(d.open))
+	for p := range d.open {
+		out = append(out, p)
+	}
+	return out
+}
+
 // close forgets path: the server was never given it.
 func (d *documents) close(path string) {
 	d.mu.Lock()
@@ -162,6 +173,9 @@ func (s *Server) diagnosticsOf(ctx context.Context, path string, version int32) 
 		}
 	}
 	f, ok := s.diags.wait(ctx, s.Done(), path, version)
+	if ok && !s.caps.pull {
+		f = s.diags.settle(ctx, s.Done(), path, f)
+	}
 	if !ok && !s.alive() {
 		return f, false, s.connErr(jsonrpc2.ErrClosed)
 	}

@@ -53,16 +53,6 @@ func (m *Manager) runningIn(dirs []string) []*Server {
 	return servers
 }
 
-// Changed tells the running servers of the session's directories that a
-// command changed these files on disk, before the command's result is
-// given: the next edit's diagnostics know of it (the watcher would tell
-// them too, a little later). It starts no server.
-func (w *Workspace) Changed(ctx context.Context, paths []string) {
-	for _, srv := range w.m.runningIn(w.dirs) {
-		srv.filesChanged(ctx, paths)
-	}
-}
-
 // changes passes the watcher's batches on to the server, in order, until
 // it is gone: the watcher does not wait for a server.
 func (s *Server) changes() {

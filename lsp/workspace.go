@@ -22,6 +22,11 @@ type Workspace struct {
 
 	mu      sync.Mutex
 	pending []*pending
+	// offered is Offered's answer for the settings' reading offeredFor,
+	// made or confirmed at offeredAt.
+	offered, offeredKnown bool
+	offeredFor            uint64
+	offeredAt             time.Time
 }
 
 // pending is an edit whose diagnostics were not given in its result: its
@@ -202,19 +207,7 @@ func (w *Workspace) edit(ctx context.Context, e *entry, srv *Server, err error, 
 // files the server published again meanwhile. Without a baseline (known
 // false: the file's state before never came) every problem is said.
 func (w *Workspace) report(name string, srv *Server, path string, c change, when string, known bool) []string {
-	var problems []problem
-	for _, d := range introduced(c.before.items, c.after.items) {
-		if shown(d) {
-			problems = append(problems, problem{path, d})
-		}
-	}
-	for p, now := range srv.diags.since(c.others) {
-		for _, d := range introduced(c.others[p].items, now.items) {
-			if shown(d) {
-				problems = append(problems, problem{p, d})
-			}
-		}
-	}
+	problems := append(introducedIn(path, c.before, c.after), republished(srv, c.others)...)
 	if len(problems) == 0 {
 		left := 0
 		for _, d := range c.after.items {

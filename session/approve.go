@@ -156,6 +156,12 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools
 			card.Content = []acp.ToolCallContent{{Diff: d}}
 		}
 	}
+	for _, diff := range p.Diffs {
+		// A rename's: every file it changes, in the one question.
+		if d := r.Diff(diff.Path, diff.OldText, diff.NewText); d != nil {
+			card.Content = append(card.Content, acp.ToolCallContent{Diff: d})
+		}
+	}
 	// _meta.bridle says what a session-wide answer would cover, in the
 	// permission package's terms, so that a client with no person
 	// (`bridle run --allow`) decides by the same patterns. Redacted like

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 
 	"github.com/bridle-dev/bridle/event"
 	"github.com/bridle-dev/bridle/permission"
@@ -130,6 +131,11 @@ func keepStep(x *callRun, next func() error) error {
 	if fe := x.call.Plan; fe != nil && fe.Before != "" {
 		x.t.s.checkpoints().KeepBefore(*fe)
 	}
+	for _, fe := range x.call.Plans {
+		if fe.Before != "" {
+			x.t.s.checkpoints().KeepBefore(fe)
+		}
+	}
 	return next()
 }
 
@@ -143,17 +149,25 @@ func recordStep(x *callRun, next func() error) error {
 		err = next()
 		return x.res.Unwatched
 	})
+	for _, fe := range x.res.Edits {
+		// A multi-file edit's files (rename), recorded as a command's
+		// changes: a rewind puts them back from the contents kept.
+		x.changed = append(x.changed, event.FileChange{Path: fe.Path, Before: fe.Before, After: fe.After})
+	}
 	if runsChild(x.call.Tool) && s.parent == nil && s.m.cfg.DataDir != "" {
 		x.changed, x.unscanned = s.withChildChanges(x.ctx, x.key, x.changed, x.unscanned, s.recording(x.call) == recordNone)
 	}
 	if code := x.env.Code; code != nil && len(x.changed) > 0 {
 		// The language servers hear of what the command changed before
-		// its result is given: the next edit's diagnostics know of it.
+		// its result is given: the next edit's diagnostics know of it,
+		// and a command's result ends with what its changes broke.
 		paths := make([]string, len(x.changed))
 		for i, c := range x.changed {
 			paths[i] = c.Path
 		}
-		code.Changed(x.ctx, paths)
+		if note := code.Changed(x.ctx, paths); note != "" && x.call.Effect == permission.EffectExecute {
+			x.res.Output = strings.TrimRight(x.res.Output, "\n") + "\n" + x.env.Redactor.Redact(note) + "\n"
+		}
 	}
 	return err
 }

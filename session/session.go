@@ -213,7 +213,7 @@ func (s *Session) client() Client {
 }
 
 // tools returns every tool the session may offer, whatever the mode: the
-// built-ins, task and the MCP servers' tools; a child's are the parent's
+// built-ins, task, skill, the code tools and the MCP servers' tools; a child's are the parent's
 // it was given.
 func (s *Session) tools() []tools.Tool {
 	if s.parent != nil {
@@ -228,6 +228,11 @@ func (s *Session) tools() []tools.Tool {
 	}
 	if sk := s.skillTool(); sk != nil {
 		out = append(out, sk)
+	}
+	if code, ok := s.box.Code.(tools.CodeAsker); ok && code.Offered() {
+		// Only where a language server is found: a workspace without one
+		// is offered what it was before.
+		out = append(out, tools.CodeTools()...)
 	}
 	return append(out, set.Tools()...)
 }

@@ -41,6 +41,8 @@ type Call struct {
 	// Plan is the edit the call will make (nil for a tool that does not
 	// edit files, Planner): its file's hashes before and after.
 	Plan *FileEdit
+	// Plans are a MultiPlanner's edits, made as Plan is.
+	Plans []FileEdit
 	// Deps are what a cacheable call reads (Cacheable.Depends).
 	Deps []workspace.Dep
 	// Volatile says this call of a cacheable tool must not be cached
@@ -130,6 +132,13 @@ func (c *Call) Run(ctx context.Context, env *Env, around func(run func() Result)
 			return notApplied{err}
 		}
 		c.Plan = &fe
+	}
+	if p, ok := c.Tool.(MultiPlanner); ok {
+		fes, err := p.PlanFiles(ctx, env, c.Input)
+		if err != nil {
+			return notApplied{err}
+		}
+		c.Plans = fes
 	}
 	if ct, ok := c.Tool.(Cacheable); ok {
 		c.Deps = ct.Depends(ctx, env, c.Input)

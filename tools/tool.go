@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bridle-dev/bridle/lsp"
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/redact"
 	"github.com/bridle-dev/bridle/sandbox/box"
@@ -49,6 +50,9 @@ type Preview struct {
 	Title     string
 	Locations []Location
 	Diff      *Diff
+	// Diffs are the edits of a call that changes several files (rename):
+	// the approval shows them all.
+	Diffs []Diff
 	// Command is the exact command line for execute tools.
 	Command string
 	// Host is the host and port a network call reaches
@@ -105,6 +109,10 @@ type Result struct {
 	// Background is the id of the command this call started in the
 	// background: its card stays live until the command ends.
 	Background string
+	// Edits are the files a MultiPlanner's call changed, as planned: the
+	// session records them as a command's changes (a rewind puts them
+	// back).
+	Edits []FileEdit
 }
 
 // Errorf returns an error result the model can read.
@@ -209,8 +217,13 @@ type Code interface {
 	// introduced, in a few lines ("" when no server serves the file).
 	Edited(ctx context.Context, path string, before, after []byte) string
 	// Changed tells the servers that are running that a command changed
-	// these files on disk (absolute paths); it starts none.
-	Changed(ctx context.Context, paths []string)
+	// these files on disk (absolute paths), and returns what the model
+	// should read of it: the diagnostics the changes introduced ("" when
+	// no running server serves them); it starts none.
+	Changed(ctx context.Context, paths []string) string
+	// EditedFiles is Edited for an edit of several files at once (a
+	// rename): the servers hear of them together.
+	EditedFiles(ctx context.Context, files []lsp.FileText) string
 }
 
 // diagnosed ends an edit's output with what the language servers say of

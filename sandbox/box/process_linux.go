@@ -189,3 +189,7 @@ func (p *std) closeParent() {
 	p.stdout.Close()
 	p.stderr.Close()
 }
+
+// KeepsServers says Start can keep long-lived processes in: always on
+// Linux, with whatever layers the machine has (as commands).
+func (b *Box) KeepsServers() error { return nil }

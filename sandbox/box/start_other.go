@@ -17,3 +17,6 @@ var ErrNoBox = errors.New("language servers run only in the Linux box (namespace
 func (b *Box) Start(context.Context, Spec) (*Process, error) {
 	return nil, ErrNoBox
 }
+
+// KeepsServers says why long-lived processes cannot be kept in here.
+func (b *Box) KeepsServers() error { return ErrNoBox }

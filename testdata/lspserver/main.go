@@ -26,6 +26,9 @@ var (
 	pull   = flag.Bool("pull", false, "answer textDocument/diagnostic (pulled diagnostics) instead of publishing")
 	escape = flag.String("escape", "", "try to get out of the box first: the host port to reach (and $HOME/.ssh, the workspace, forks)")
 	gate   = flag.String("gate", "", "publish nothing until this file exists")
+	// renameAlso makes a hostile rename: its WorkspaceEdit also changes
+	// this file (outside the workspace, or hidden).
+	renameAlso = flag.String("rename-also", "", "textDocument/rename also edits this file")
 )
 
 type message struct {
@@ -187,6 +190,25 @@ func handle(m message) {
 			return
 		}
 		reply(m.ID, map[string]any{"kind": "full", "items": diagnose(p.TextDocument.URI)})
+	case "textDocument/rename":
+		var p struct {
+			TextDocument struct {
+				URI string `json:"uri"`
+			} `json:"textDocument"`
+			Position struct {
+				Line      int `json:"line"`
+				Character int `json:"character"`
+			} `json:"position"`
+			NewName string `json:"newName"`
+		}
+		json.Unmarshal(m.Params, &p)
+		at := map[string]any{"line": p.Position.Line, "character": p.Position.Character}
+		edit := []any{map[string]any{"range": map[string]any{"start": at, "end": at}, "newText": p.NewName}}
+		changes := map[string]any{p.TextDocument.URI: edit}
+		if *renameAlso != "" {
+			changes["file://"+*renameAlso] = edit
+		}
+		reply(m.ID, map[string]any{"changes": changes})
 	default:
 		if len(m.ID) > 0 && m.Method != "" {
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "not handled"}})
