@@ -13,24 +13,6 @@ import (
 	"time"
 )
 
-// MaybeRunHelper returns at once: there is no helper outside Linux.
-func MaybeRunHelper() {}
-
-// There are no helpers or cgroups outside Linux.
-type (
-	helper     struct{}
-	cgroupBase struct{}
-)
-
-// WatchesWrites says that commands' writes cannot be watched here: that
-// takes Linux's seccomp.
-func (b *Box) WatchesWrites() error {
-	return errors.New("watching what commands write needs Linux (seccomp)")
-}
-
-// Close does nothing: there is no spare helper outside Linux.
-func (b *Box) Close() error { return nil }
-
 // Run runs the command in its own process group with a timeout; this
 // system has none of the Linux layers, and the outcome says so.
 func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {

@@ -15,24 +15,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// MaybeRunHelper returns at once: there is no helper outside Linux.
-func MaybeRunHelper() {}
-
-// There are no helpers or cgroups outside Linux.
-type (
-	helper     struct{}
-	cgroupBase struct{}
-)
-
-// WatchesWrites says that commands' writes cannot be watched here: that
-// takes Linux's seccomp.
-func (b *Box) WatchesWrites() error {
-	return errors.New("watching what commands write needs Linux (seccomp)")
-}
-
-// Close does nothing: there is no spare helper outside Linux.
-func (b *Box) Close() error { return nil }
-
 // Run runs the command through cmd.exe in a Job Object (sandbox/winjob):
 // its whole process tree is capped in processes and memory, and killed
 // when the command ends, times out or is cancelled. This system has none
