@@ -3,9 +3,7 @@
 package box
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,12 +30,7 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	cmd.Dir = s.Dir
 	cmd.Env = append(append([]string(nil), s.Env...), "TMPDIR="+tmp)
 	cmd.Stdout, cmd.Stderr = s.Output, s.Output
-	if s.Stdin != nil {
-		cmd.Stdin = bytes.NewReader(s.Stdin)
-	}
-	if s.StdinPipe != nil {
-		cmd.Stdin = s.StdinPipe
-	}
+	cmd.Stdin = stdinOf(s)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
@@ -49,19 +42,7 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	if s.Writes != nil {
 		out.Unwatched = b.WatchesWrites().Error()
 	}
-	switch {
-	case ctx.Err() != nil:
-		out.Cancelled = true
-	case runCtx.Err() != nil:
-		out.TimedOut = true
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		out.ExitCode = ee.ExitCode()
-	} else if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-		return out, fmt.Errorf("box: %w", err)
-	}
-	return out, nil
+	return ended(ctx, runCtx, out, err)
 }
 
 func (b *Box) layers(out Outcome, runErr error) Report {

@@ -1,9 +1,7 @@
 package box
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,12 +43,7 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	winjob.Prepare(cmd)
 	cmd.Dir = s.Dir
 	cmd.Env = append(append([]string(nil), s.Env...), "TEMP="+tmp, "TMP="+tmp)
-	switch {
-	case s.Stdin != nil:
-		cmd.Stdin = bytes.NewReader(s.Stdin) // a hook's event
-	case s.StdinPipe != nil:
-		cmd.Stdin = s.StdinPipe // a background command's, which command_input writes
-	} // else the null device
+	cmd.Stdin = stdinOf(s)
 	cmd.Stdout, cmd.Stderr = s.Output, s.Output
 	cmd.Cancel = job.Kill
 	cmd.WaitDelay = 2 * time.Second
@@ -73,21 +66,10 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	if s.Writes != nil {
 		out.Unwatched = b.WatchesWrites().Error()
 	}
-	switch {
-	case ctx.Err() != nil:
-		out.Cancelled = true
-	case runCtx.Err() != nil:
-		out.TimedOut = true
-	case job.MemoryHit():
+	if ctx.Err() == nil && runCtx.Err() == nil && job.MemoryHit() {
 		out.MemoryLimitHit, out.MemoryLimit = true, s.MemoryBytes
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		out.ExitCode = ee.ExitCode()
-	} else if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-		return out, fmt.Errorf("box: %w", err)
-	}
-	return out, nil
+	return ended(ctx, runCtx, out, err)
 }
 
 // shell is the system's cmd.exe (the command line is cmd.exe's, whatever

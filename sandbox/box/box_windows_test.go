@@ -205,3 +205,28 @@ func TestWindowsReport(t *testing.T) {
 		t.Errorf("Unconfined() is empty: full-auto would not ask")
 	}
 }
+
+// TestRunStdinWindows: cmd.exe's command reads Spec.Stdin (a hook's
+// event) and a StdinPipe (a background command's input); without either
+// it reads the null device.
+func TestRunStdinWindows(t *testing.T) {
+	b := New(Options{})
+	dir := testfs.TempDir(t)
+	const line = `set /p X= & call echo got:%X%`
+	if _, out := run(t, b, dir, line, func(s *Spec) { s.Stdin = []byte("event\r\n") }); !strings.Contains(out, "got:event") {
+		t.Errorf("Stdin: %q", out)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w.WriteString("from the pipe\r\n")
+	w.Close()
+	if _, out := run(t, b, dir, line, func(s *Spec) { s.StdinPipe = r }); !strings.Contains(out, "got:from the pipe") {
+		t.Errorf("StdinPipe: %q", out)
+	}
+	if _, out := run(t, b, dir, line); strings.Contains(out, "got:event") || strings.Contains(out, "got:from") {
+		t.Errorf("without stdin: %q", out)
+	}
+}

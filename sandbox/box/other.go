@@ -3,8 +3,12 @@
 package box
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os/exec"
 )
 
 // MaybeRunHelper returns at once: there is no helper outside Linux.
@@ -38,3 +42,35 @@ func (b *Box) Start(context.Context, Spec) (*Process, error) {
 
 // KeepsServers says why long-lived processes cannot be kept in here.
 func (b *Box) KeepsServers() error { return ErrNoBox }
+
+// stdinOf is what a command reads: a hook's event, a background
+// command's pipe (which command_input writes), or nothing (nil: the
+// null device).
+func stdinOf(s Spec) io.Reader {
+	switch {
+	case s.Stdin != nil:
+		return bytes.NewReader(s.Stdin)
+	case s.StdinPipe != nil:
+		return s.StdinPipe
+	}
+	return nil
+}
+
+// ended completes out with how the command ended: cancelled (ctx), timed
+// out (runCtx, ctx with the command's timeout) or its exit code; err is
+// Wait's.
+func ended(ctx, runCtx context.Context, out Outcome, err error) (Outcome, error) {
+	switch {
+	case ctx.Err() != nil:
+		out.Cancelled = true
+	case runCtx.Err() != nil:
+		out.TimedOut = true
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		out.ExitCode = ee.ExitCode()
+	} else if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		return out, fmt.Errorf("box: %w", err)
+	}
+	return out, nil
+}
