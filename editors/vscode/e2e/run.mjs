@@ -49,6 +49,9 @@ writeFileSync(join(ws, "notes.txt"), "hello\n");
 const draftText = "first line\nsecond line\n";
 writeFileSync(join(ws, "draft.txt"), draftText);
 writeFileSync(join(ws, "closed.txt"), "closed\n");
+// A project's prompt command, for the slash hints.
+mkdirSync(join(ws, ".bridle", "commands"), { recursive: true });
+writeFileSync(join(ws, ".bridle", "commands", "review.md"), "---\ndescription: Review a file\nargument-hint: a path\n---\nReview $ARGUMENTS\n");
 const pkg = JSON.parse(readFileSync(join(extRoot, "package.json"), "utf8"));
 const xdg = join(root, "xdg");
 for (const d of ["config", "data", "cache", "state"]) mkdirSync(join(xdg, d), { recursive: true });
@@ -309,6 +312,13 @@ try {
     await chat().locator("#input").waitFor({ timeout: 30000 });
     await chat().locator("#mode option").first().waitFor({ state: "attached", timeout: 15000 });
   }, { inVsix: true });
+
+  await check("typing / lists the session's commands with their descriptions and argument hints", async () => {
+    const input = chat().locator("#input");
+    await input.fill("/rev");
+    await chat().locator(".cmd", { hasText: "/review <a path> — Review a file" }).waitFor({ timeout: 15000 });
+    await input.fill("");
+  });
 
   await check("a prompt's answer streams in as rendered markdown", async () => {
     await sendPrompt("hello bridle");

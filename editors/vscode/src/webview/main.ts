@@ -25,7 +25,7 @@ const title = $<HTMLElement>("title");
 const attachments = $<HTMLElement>("attachments");
 const attachError = $<HTMLElement>("attach-error");
 
-let commands: { name: string; description: string }[] = [];
+let commands: { name: string; description: string; hint?: string }[] = [];
 let running = false;
 /** The workspace folder; paths inside it are shown relative to it. */
 let root = "";
@@ -297,7 +297,7 @@ window.addEventListener("message", (ev: MessageEvent<ToWebview>) => {
       }
       setRunning(m.running);
       setModes(m);
-      commands = m.commands.map((c) => ({ name: c.name, description: c.description }));
+      commands = m.commands.map((c) => ({ name: c.name, description: c.description, hint: c.input && "hint" in c.input ? c.input.hint : undefined }));
       usage.textContent = m.usage ?? "";
       setImagesOk(m.images);
       document.body.dataset.session = m.sessionId ?? "";
@@ -448,7 +448,8 @@ function updateHint(): void {
     return;
   }
   const matches = commands.filter((c) => `/${c.name}`.startsWith(v));
-  hint.replaceChildren(...matches.map((c) => el("div", "cmd", `/${c.name} — ${c.description}`)));
+  // A command that takes an argument says which (its input hint).
+  hint.replaceChildren(...matches.map((c) => el("div", "cmd", `/${c.name}${c.hint ? ` <${c.hint}>` : ""} — ${c.description}`)));
 }
 
 input.addEventListener("keydown", (e) => {
