@@ -4,8 +4,6 @@ package box
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -15,17 +13,11 @@ import (
 // system has none of the Linux layers, and the outcome says so.
 func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	start := time.Now()
-	tmp, err := os.MkdirTemp("", "bridle-box-")
+	tmp, runCtx, done, err := prepare(ctx, s)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("box: private temp dir: %w", err)
+		return Outcome{}, err
 	}
-	defer os.RemoveAll(tmp)
-	runCtx := ctx
-	if s.Timeout > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
-		defer cancel()
-	}
+	defer done()
 	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", s.Command)
 	cmd.Dir = s.Dir
 	cmd.Env = append(append([]string(nil), s.Env...), "TMPDIR="+tmp)

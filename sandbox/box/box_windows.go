@@ -19,17 +19,11 @@ import (
 // of the Linux layers, and the outcome says so.
 func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	start := time.Now()
-	tmp, err := os.MkdirTemp("", "bridle-box-")
+	tmp, runCtx, done, err := prepare(ctx, s)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("box: private temp dir: %w", err)
+		return Outcome{}, err
 	}
-	defer os.RemoveAll(tmp)
-	runCtx := ctx
-	if s.Timeout > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
-		defer cancel()
-	}
+	defer done()
 	job, err := winjob.New(winjob.Limits{Processes: s.Processes, MemoryBytes: s.MemoryBytes})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("box: %w", err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 )
 
@@ -73,4 +74,21 @@ func ended(ctx, runCtx context.Context, out Outcome, err error) (Outcome, error)
 		return out, fmt.Errorf("box: %w", err)
 	}
 	return out, nil
+}
+
+// prepare makes a command's private temp dir and the context that ends
+// it at its timeout; done removes the one and releases the other.
+func prepare(ctx context.Context, s Spec) (tmp string, runCtx context.Context, done func(), err error) {
+	tmp, err = os.MkdirTemp("", "bridle-box-")
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("box: private temp dir: %w", err)
+	}
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if s.Timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, s.Timeout)
+	}
+	return tmp, runCtx, func() {
+		cancel()
+		os.RemoveAll(tmp)
+	}, nil
 }
