@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
+	"golang.org/x/net/html"
 
 	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/box"
@@ -245,6 +247,9 @@ func pageText(contentType string, body []byte) string {
 	}
 	switch {
 	case mt == "text/html" || mt == "application/xhtml+xml":
+		if text, depth := htmlText(body); depth > markdownMaxDepth || len(body) > markdownMaxBytes {
+			return fmt.Sprintf("[the page is too deeply nested or too long to turn into Markdown (%d levels, %d bytes); its text:]\n%s", depth, len(body), text)
+		}
 		md, err := htmltomarkdown.ConvertString(string(body))
 		if err != nil {
 			return fmt.Sprintf("[the HTML could not be turned into Markdown (%v); its text as it came:]\n%s", err, strings.ToValidUTF8(string(body), "\uFFFD"))
@@ -257,6 +262,58 @@ func pageText(contentType string, body []byte) string {
 	}
 	return fmt.Sprintf("[%d bytes of %s: not text, not shown]", len(body), mt)
 }
+
+// The converter's cost grows with a page's nesting times its lines (each
+// line is prefixed once per enclosing block: a page 500 blockquotes deep
+// took minutes and tens of GiB, and no context stops it), so it is given
+// only pages within these bounds; the others come as their text.
+const (
+	markdownMaxDepth = 32
+	markdownMaxBytes = 512 << 10
+)
+
+// htmlText is a page's text (scripts and styles left out) and how deep
+// its elements nest, in one linear pass of the tokenizer.
+func htmlText(body []byte) (text string, depth int) {
+	var b strings.Builder
+	z := html.NewTokenizer(bytes.NewReader(body))
+	open, skip := 0, 0
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return strings.Join(strings.Fields(b.String()), " "), depth
+		case html.StartTagToken:
+			name, _ := z.TagName()
+			if voidElements[string(name)] {
+				continue
+			}
+			if open++; open > depth {
+				depth = open
+			}
+			if n := string(name); n == "script" || n == "style" {
+				skip++
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			if voidElements[string(name)] {
+				continue
+			}
+			open = max(open-1, 0)
+			if n := string(name); (n == "script" || n == "style") && skip > 0 {
+				skip--
+			}
+		case html.TextToken:
+			if skip == 0 {
+				b.Write(z.Text())
+				b.WriteByte(' ')
+			}
+		}
+	}
+}
+
+// voidElements have no end tag: they do not nest.
+var voidElements = map[string]bool{"area": true, "base": true, "br": true, "col": true, "embed": true, "hr": true,
+	"img": true, "input": true, "link": true, "meta": true, "source": true, "track": true, "wbr": true}
 
 type redirectRefused struct{ host, url string }
 

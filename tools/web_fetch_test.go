@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/bridle-dev/bridle/permission"
@@ -128,6 +129,36 @@ func TestWebFetchVerdicts(t *testing.T) {
 			call, err := r.Prepare(context.Background(), "web_fetch", json.RawMessage(`{"url":"`+c.url+`"}`), func() (*Env, error) { return env, nil })
 			if err != nil || call.Verdict != c.verdict || call.Preview.Host != c.host {
 				t.Errorf("%s: %s: %v, verdict %v host %q; want %v %q", m.ID, c.url, err, call.Verdict, call.Preview.Host, c.verdict, c.host)
+			}
+		}
+	}
+}
+
+// TestPageTextBounds: a page nested deeper than the converter is given,
+// or longer, comes as its text (the converter's cost grows with nesting
+// times lines: a page 500 blockquotes deep took minutes); an ordinary one
+// as Markdown.
+func TestPageTextBounds(t *testing.T) {
+	deep := strings.Repeat("<blockquote>", 500) + strings.Repeat("<p>a</p>", 2000) + "<script>var k = 1</script>"
+	tests := []struct {
+		name, page string
+		want, not  []string
+	}{
+		{"ordinary", "<h1>Title</h1><p>Some <b>bold</b> text.</p>", []string{"# Title", "**bold**"}, []string{"too deeply nested"}},
+		{"500 deep", deep, []string{"too deeply nested or too long", "(501 levels", "a a a"}, []string{"> >", "var k"}},
+		{"over 512 KiB", "<p>" + strings.Repeat("word ", 120000) + "</p>", []string{"too deeply nested or too long", "word word"}, []string{"<p>"}},
+		{"void elements do not nest", strings.Repeat("<br><img src=x>", 100) + "<p>fine</p>", []string{"fine"}, []string{"too deeply nested"}},
+	}
+	for _, tt := range tests {
+		got := pageText("text/html", []byte(tt.page))
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: the text lacks %q:\n%.300s", tt.name, w, got)
+			}
+		}
+		for _, w := range tt.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%s: the text has %q:\n%.300s", tt.name, w, got)
 			}
 		}
 	}
