@@ -263,57 +263,48 @@ func pageText(contentType string, body []byte) string {
 	return fmt.Sprintf("[%d bytes of %s: not text, not shown]", len(body), mt)
 }
 
-// The converter's cost grows with a page's nesting times its lines (each
-// line is prefixed once per enclosing block: a page 500 blockquotes deep
-// took minutes and tens of GiB, and no context stops it), so it is given
-// only pages within these bounds; the others come as their text.
+// The converter's cost grows with a page's nesting of quotes and lists
+// times its lines (each line is prefixed once per enclosing quote or list:
+// a page 500 blockquotes deep took minutes and tens of GiB, and no context
+// stops it), so it is given only pages within these bounds; the others
+// come as their text.
 const (
-	markdownMaxDepth = 32
+	markdownMaxDepth = 16
 	markdownMaxBytes = 512 << 10
 )
 
 // htmlText is a page's text (scripts and styles left out) and how deep
-// its elements nest, in one linear pass of the tokenizer.
+// its quotes and lists nest, in one linear pass of the tokenizer.
 func htmlText(body []byte) (text string, depth int) {
 	var b strings.Builder
 	z := html.NewTokenizer(bytes.NewReader(body))
 	open, skip := 0, 0
 	for {
-		switch z.Next() {
-		case html.ErrorToken:
+		tt := z.Next()
+		if tt == html.ErrorToken {
 			return strings.Join(strings.Fields(b.String()), " "), depth
-		case html.StartTagToken:
-			name, _ := z.TagName()
-			if voidElements[string(name)] {
-				continue
-			}
-			if open++; open > depth {
-				depth = open
-			}
-			if n := string(name); n == "script" || n == "style" {
-				skip++
-			}
-		case html.EndTagToken:
-			name, _ := z.TagName()
-			if voidElements[string(name)] {
-				continue
-			}
+		}
+		name, _ := z.TagName()
+		switch n := string(name); {
+		case tt == html.TextToken && skip == 0:
+			b.Write(z.Text())
+			b.WriteByte(' ')
+		case tt == html.StartTagToken && prefixing[n]:
+			open++
+			depth = max(depth, open)
+		case tt == html.EndTagToken && prefixing[n]:
 			open = max(open-1, 0)
-			if n := string(name); (n == "script" || n == "style") && skip > 0 {
-				skip--
-			}
-		case html.TextToken:
-			if skip == 0 {
-				b.Write(z.Text())
-				b.WriteByte(' ')
-			}
+		case tt == html.StartTagToken && (n == "script" || n == "style"):
+			skip++
+		case tt == html.EndTagToken && (n == "script" || n == "style"):
+			skip = max(skip-1, 0)
 		}
 	}
 }
 
-// voidElements have no end tag: they do not nest.
-var voidElements = map[string]bool{"area": true, "base": true, "br": true, "col": true, "embed": true, "hr": true,
-	"img": true, "input": true, "link": true, "meta": true, "source": true, "track": true, "wbr": true}
+// prefixing are the elements whose Markdown prefixes every line inside
+// them (a quote's "> ", a list's indent).
+var prefixing = map[string]bool{"blockquote": true, "ul": true, "ol": true, "li": true, "dl": true, "dd": true}
 
 type redirectRefused struct{ host, url string }
 

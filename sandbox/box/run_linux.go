@@ -27,6 +27,14 @@ const nsFlags = unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix
 
 // probeMachine finds which namespaces a helper can be started in.
 func (b *Box) probeMachine() {
+	if len(os.Args) > 1 && os.Args[1] == helperArg {
+		// A helper whose program did not call MaybeRunHelper first (a
+		// test binary without it in TestMain) would run the program
+		// again, start a helper of its own, and so on until the machine
+		// has no processes left.
+		fmt.Fprintln(os.Stderr, "box: this process was started as a box helper but its main (or TestMain) does not call box.MaybeRunHelper first")
+		os.Exit(2)
+	}
 	m := machine{seccomp: seccompAvailable()}
 	if abi, err := ll.LandlockGetABIVersion(); err == nil {
 		m.landlock = abi
