@@ -90,7 +90,7 @@ type Answer struct {
 // call: the answer is kept for a second (reading the settings stats
 // their files), and for as long as the settings' reading is the same.
 func (w *Workspace) Offered() bool {
-	if w.m.cfg.Box != nil && w.m.cfg.Box.KeepsServers() != nil {
+	if w.m.unconfined() != "" {
 		return false // no server could start: the tools would only fail
 	}
 	w.mu.Lock()

@@ -304,3 +304,20 @@ func TestRequestCarriesAnyCall(t *testing.T) {
 		t.Fatalf("a file no server serves: %v", err)
 	}
 }
+
+// TestNoServerWhereTheBoxCannotKeepIt: on a machine whose box would not
+// keep a server in (no Landlock nor read-only root, no network
+// namespace, hidden paths not hidden), no server starts on an edit, the
+// result says why, and the code tools are not offered.
+func TestNoServerWhereTheBoxCannotKeepIt(t *testing.T) {
+	m, ws := fake(t, 5)
+	m.cfg.Unconfined = func() string { return "commands can write anywhere this user can" }
+	w := m.Workspace([]string{ws})
+	os.WriteFile(filepath.Join(ws, "a.src"), []byte("ok\n"), 0o644)
+	if w.Offered() {
+		t.Error("the code tools are offered where no server may start")
+	}
+	got := edit(t, w, filepath.Join(ws, "a.src"), "ok\n", "BAD: trouble\n")
+	says(t, "the edit", got, "language servers do not run on this machine", "commands can write anywhere this user can")
+	saysNot(t, "the edit", got, "error trouble")
+}

@@ -35,6 +35,11 @@ type Config struct {
 	// Limits are the sandbox's command limits, which servers take unless
 	// their settings say otherwise.
 	Limits config.CommandSettings
+	// Unconfined says why the box would not keep a server in on this
+	// machine (box.Report.KeepsServersOut; "" when it would, nil: ask the
+	// box alone): then no server starts and the code tools are not
+	// offered.
+	Unconfined func() string
 	// Look finds a program on PATH (exec.LookPath).
 	Look func(string) (string, error)
 	Log  *slog.Logger
@@ -177,7 +182,13 @@ var errStarting = errors.New("starting")
 func (e *entry) start(done chan struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.m.cfg.StartTimeout)
 	started := time.Now()
-	srv, err := start(ctx, e.spec)
+	var srv *Server
+	var err error
+	if why := e.m.unconfined(); why != "" {
+		err = fmt.Errorf("language servers do not run on this machine: the box would not keep them in (%s; bridle doctor says more)", why)
+	} else {
+		srv, err = start(ctx, e.spec)
+	}
 	cancel()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -398,4 +409,17 @@ func (m *Manager) entryFor(s config.Server, program, root string, section config
 	}}
 	m.entries[key] = e
 	return e, nil
+}
+
+// unconfined says why no server may start here ("" when one may).
+func (m *Manager) unconfined() string {
+	if m.cfg.Box != nil {
+		if err := m.cfg.Box.KeepsServers(); err != nil {
+			return err.Error()
+		}
+	}
+	if m.cfg.Unconfined != nil {
+		return m.cfg.Unconfined()
+	}
+	return ""
 }

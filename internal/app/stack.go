@@ -124,14 +124,15 @@ func (a *App) Open(ctx context.Context) error {
 func (a *App) languageServers() *lsp.Manager {
 	hidden, _ := a.paths()
 	return lsp.NewManager(lsp.Config{
-		Box:      a.Box,
-		Settings: a.Models.Config,
-		Env:      func() []string { return tools.CommandEnv(a.Sandbox.Command, os.Environ()) },
-		Hidden:   func() []string { return hidden },
-		CacheDir: CacheDir(),
-		Limits:   a.Sandbox.Command,
-		Look:     exec.LookPath,
-		Log:      a.Log,
+		Box:        a.Box,
+		Settings:   a.Models.Config,
+		Env:        func() []string { return tools.CommandEnv(a.Sandbox.Command, os.Environ()) },
+		Hidden:     func() []string { return hidden },
+		CacheDir:   CacheDir(),
+		Limits:     a.Sandbox.Command,
+		Look:       exec.LookPath,
+		Log:        a.Log,
+		Unconfined: func() string { return a.StartProbe().Report().KeepsServersOut() },
 	})
 }
 

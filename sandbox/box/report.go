@@ -55,6 +55,21 @@ func (r Report) Unconfined() string {
 	return strings.Join(why, "; ")
 }
 
+// KeepsServersOut says why a language server would not be kept in here
+// ("" when it would): as Unconfined for commands, and also when hidden
+// paths are not hidden. A server is not asked about as a command is: it
+// starts on an edit and runs the repository's code, so it runs only
+// where the box holds it.
+func (r Report) KeepsServersOut() string {
+	why := r.Unconfined()
+	for _, l := range r.Layers {
+		if l.Name == "hidden paths" && !l.OK {
+			why = strings.TrimPrefix(why+"; bridle's own files and the credential stores are not hidden", "; ")
+		}
+	}
+	return why
+}
+
 // String renders the report for a terminal.
 func (r Report) String() string {
 	var b strings.Builder
