@@ -26,7 +26,13 @@ func (t CommandInput) Preview(_ context.Context, env *Env, input json.RawMessage
 	if err != nil {
 		return Preview{}, err
 	}
-	title := fmt.Sprintf("Write %q to %s", in.Text, in.ID)
+	// The question shows the text as the model sees output: redacted, and
+	// cut (up to 64 KiB may be written).
+	text := env.redact(in.Text)
+	if r := []rune(text); len(r) > 200 {
+		text = string(r[:200]) + "…"
+	}
+	title := fmt.Sprintf("Write %q to %s", text, in.ID)
 	if in.EOF {
 		title += " and close its input"
 	}
