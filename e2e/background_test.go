@@ -313,6 +313,51 @@ func TestBackgroundCommandApprovals(t *testing.T) {
 	a.AssertValid(t)
 }
 
+// "Allow for this session" on a write to one background command's input
+// covers that command only: a second command (a shell reads any line as a
+// command) is asked about again, and its option names the command.
+func TestBackgroundInputAllowedForOneCommand(t *testing.T) {
+	echo := `while read l; do echo "got $l"; done`
+	scenario := bgScenario(echo,
+		rawToolCall("run_command", fmt.Sprintf(`{"command": %q, "background": true}`, echo)),
+		rawToolCall("command_input", `{"id": "bg1", "text": "a\n"}`),
+		rawToolCall("command_input", `{"id": "bg1", "text": "b\n"}`),
+		rawToolCall("command_input", `{"id": "bg2", "text": "c\n"}`),
+		rawToolCall("command_stop", `{"id": "bg1"}`),
+		rawToolCall("command_stop", `{"id": "bg2"}`),
+	)
+	ws := acptest.Workspace(t, nil)
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	an := &answerer{answers: []string{"allow_once", "allow_once", "allow_always", "allow_once"}}
+	a.OnRequest = an.handle
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if stop := a.Prompt(sid, "serve"); stop != "end_turn" {
+		t.Fatalf("stop reason %q; stderr:\n%s", stop, a.Stderr())
+	}
+	var titles []string
+	for _, q := range an.asked {
+		titles = append(titles, fmt.Sprint(q["toolCall"].(map[string]any)["title"]))
+	}
+	if an.count() != 4 || !strings.Contains(titles[3], "to bg2") {
+		t.Fatalf("asked %d times, want 4 (two starts, bg1's first input, bg2's input): %q", an.count(), titles)
+	}
+	opts := fmt.Sprint(an.asked[2]["options"])
+	if !strings.Contains(opts, "bg1 (`"+echo+"`) for this session") {
+		t.Errorf("the session-wide option does not name the command: %s", opts)
+	}
+	res := toolResults(t, a.DB, sid)
+	if len(res) != 7 {
+		t.Fatalf("%d results, want 7: %v", len(res), res)
+	}
+	for i, want := range map[int]string{2: "wrote 2 bytes to bg1", 3: "wrote 2 bytes to bg1", 4: "wrote 2 bytes to bg2"} {
+		if out, _ := res[i]["output"].(string); res[i]["status"] != "completed" || !strings.Contains(out, want) {
+			t.Errorf("result %d: %v %q, want %q", i, res[i]["status"], out, want)
+		}
+	}
+	a.AssertValid(t)
+}
+
 // procStart is a process's start time (field 22 of /proc/PID/stat).
 func procStart(t *testing.T, pid int) string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

@@ -208,12 +208,31 @@ type Scope struct {
 	// Host is the host and port a network call reaches; an answer about
 	// it covers that host and port only.
 	Host string
+	// Target is the one thing a call acts on when it is neither paths nor
+	// a command line (a background command's input, "input:bg1"): an
+	// answer covers that target only.
+	Target string
 }
 
 // HostScope is the scope of a call that reaches hostport: a
 // session-wide answer covers every call to it.
 func HostScope(hostport string) Scope {
 	return Scope{Pattern: "host:" + hostport, Label: "the host " + hostport, Host: hostport}
+}
+
+// InputScope is the scope of a write to the input of the background
+// command id (command is its command line, for the label): a
+// session-wide answer covers what is written to that command, not to the
+// session's others.
+func InputScope(id, command string) Scope {
+	label := id
+	if command != "" {
+		if r := []rune(command); len(r) > 60 {
+			command = string(r[:60]) + "…"
+		}
+		label = fmt.Sprintf("%s (`%s`)", id, command)
+	}
+	return Scope{Pattern: "input:" + id, Label: label, Target: "input:" + id}
 }
 
 // ScopeOf derives the scope a session-wide answer would have for a call:
@@ -269,6 +288,8 @@ func (call Scope) Matches(pattern string) bool {
 		return true
 	case call.Host != "":
 		return pattern == "host:"+call.Host
+	case call.Target != "":
+		return pattern == call.Target
 	case call.Command != "":
 		return pattern == call.Command
 	case len(call.Paths) == 0:

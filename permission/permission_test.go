@@ -116,6 +116,7 @@ func TestMatches(t *testing.T) {
 	outside := ScopeOf("/w", "", []string{"/etc/passwd"})
 	cmd := ScopeOf("/w", "make test", nil)
 	none := ScopeOf("/w", "", nil)
+	input := InputScope("bg1", "npm run dev")
 	// What Rel leaves of paths outside a workspace on Windows.
 	drive := Scope{Paths: []string{"C:/Users/u/.ssh/id_ed25519"}}
 	lower := Scope{Paths: []string{"d:/x"}}
@@ -151,6 +152,11 @@ func TestMatches(t *testing.T) {
 		{unc, "**", false},
 		{driveRel, "**", false},
 		{drive, "*", true},
+		{input, "input:bg1", true},
+		{input, "input:bg2", false}, // another command's input
+		{input, "**", false},
+		{input, "npm run dev", false}, // running a command is not writing to one
+		{cmd, "input:bg1", false},
 	} {
 		if got := tc.call.Matches(tc.pattern); got != tc.want {
 			t.Errorf("%+v.Matches(%q) = %v, want %v", tc.call, tc.pattern, got, tc.want)

@@ -34,6 +34,9 @@ const (
 
 // scopeOf derives the scope a session-wide answer would have for a call.
 func (s *Session) scopeOf(p tools.Preview) permission.Scope {
+	if p.Scope != nil {
+		return *p.Scope
+	}
 	if p.Host != "" {
 		return permission.HostScope(p.Host)
 	}

@@ -222,6 +222,15 @@ func (b *Background) Number(n int) {
 	b.first = n
 }
 
+// Command is the command line of the background command id ("" when
+// there is none).
+func (b *Background) Command(id string) string {
+	if c, err := b.find(id); err == nil {
+		return c.command
+	}
+	return ""
+}
+
 // find is the command id names.
 func (b *Background) find(id string) (*bgCommand, error) {
 	b.mu.Lock()

@@ -36,7 +36,14 @@ func (t CommandInput) Preview(_ context.Context, env *Env, input json.RawMessage
 	if in.EOF {
 		title += " and close its input"
 	}
-	return Preview{Title: title}, nil
+	// "Allow for this session" covers this command's input only: a
+	// shell started in the background takes any text as a command.
+	var command string
+	if env.Background != nil {
+		command = env.redact(env.Background.Command(in.ID))
+	}
+	sc := permission.InputScope(in.ID, command)
+	return Preview{Title: title, Scope: &sc}, nil
 }
 
 func (t CommandInput) Run(_ context.Context, env *Env, input json.RawMessage) Result {

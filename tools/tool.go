@@ -59,6 +59,10 @@ type Preview struct {
 	// ("example.com:443"): a session-wide answer about it covers that
 	// host (HostGate).
 	Host string
+	// Scope, when set, is what a session-wide answer about the call
+	// covers, where neither its paths nor its command say it
+	// (command_input: the one command written to).
+	Scope *permission.Scope
 }
 
 // PinKind says what a pin records.
