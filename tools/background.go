@@ -395,8 +395,9 @@ func (b *Background) Running() []string {
 }
 
 // StopAll stops every running command, for why, and waits until they
-// have ended and Ended was told.
-func (b *Background) StopAll(why string) {
+// have ended and Ended was told. It returns the ids of those that were
+// running, for the caller to tell the user.
+func (b *Background) StopAll(why string) (stopped []string) {
 	b.mu.Lock()
 	cmds := append([]*bgCommand(nil), b.cmds...)
 	b.mu.Unlock()
@@ -406,6 +407,9 @@ func (b *Background) StopAll(why string) {
 		case <-c.recorded:
 		default:
 			// Running, or ended and not recorded yet: waited for.
+			if c.running() {
+				stopped = append(stopped, c.id)
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -414,6 +418,7 @@ func (b *Background) StopAll(why string) {
 		}
 	}
 	wg.Wait()
+	return stopped
 }
 
 // Close stops every command and starts none after: the session ends.
