@@ -171,6 +171,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 		s.box.Background = s.bg
 		s.task = subagent.New(asParent{s})
 		s.readExtensions()
+		s.tellSettings()
 	}
 	return s, nil
 }
