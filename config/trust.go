@@ -405,8 +405,11 @@ func trustedLines(parts map[string]any) []string {
 				out = append(out, path[1:]+" = (a header's value, not shown)")
 				return
 			}
-			b, _ := json.Marshal(x)
-			out = append(out, path[1:]+" = "+string(b))
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false) // shown as written: "a > b", not "a \u003e b"
+			enc.Encode(x)
+			out = append(out, path[1:]+" = "+strings.TrimSuffix(b.String(), "\n"))
 		}
 	}
 	walk("", parts)
