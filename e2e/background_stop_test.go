@@ -22,17 +22,6 @@ func loopCommand(file, marker string) string {
 	return fmt.Sprintf(`while :; do echo "loop $$ $(date +%%s%%N)" > %s; sleep 0.2; done # %s`, file, marker)
 }
 
-// said is everything the agent said in the session, notices included.
-func said(a *acptest.Agent, sid string) string {
-	var b strings.Builder
-	for _, u := range a.Updates(sid) {
-		if u.Kind == "agent_message_chunk" {
-			b.WriteString(u.Text)
-		}
-	}
-	return b.String()
-}
-
 // stoppedFor checks that the session's one background command is recorded
 // as stopped, its summary saying why.
 func stoppedFor(t *testing.T, a *acptest.Agent, sid, why string) {
@@ -54,7 +43,7 @@ func TestBackgroundCommandStoppedByReadOnlyMode(t *testing.T) {
 		t.Fatalf("the background command still runs in read-only mode (%d processes)", n)
 	}
 	stoppedFor(t, a, sid, "read-only")
-	if s := said(a, sid); !strings.Contains(s, "read-only mode: stopped what ran in the background (bg1)") {
+	if s := agentText(a, sid); !strings.Contains(s, "read-only mode: stopped what ran in the background (bg1)") {
 		t.Errorf("the user is not told the command was stopped; the agent said:\n%s", s)
 	}
 	a.AssertValid(t)
@@ -80,7 +69,7 @@ func TestBackgroundCommandStoppedBeforeARewind(t *testing.T) {
 				t.Errorf("notes.txt after the rewind: %q, want it as before prompt 1", got)
 			}
 			stoppedFor(t, a, sid, "rewinding")
-			if s := said(a, sid); !strings.Contains(s, "rewind: stopped what ran in the background (bg1)") {
+			if s := agentText(a, sid); !strings.Contains(s, "rewind: stopped what ran in the background (bg1)") {
 				t.Errorf("the user is not told the command was stopped; the agent said:\n%s", s)
 			}
 			a.AssertValid(t)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,18 +20,6 @@ import (
 // in that session or the next bridle's, that the user is told, and that
 // `bridle trust DIR` accepts it.
 
-// runCLIIn runs bridle with args in the directory dir and the
-// environment env added to the test's.
-func runCLIIn(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, err error) {
-	t.Helper()
-	cmd := exec.Command(acptest.Binary(t), args...)
-	cmd.Dir, cmd.Env = dir, append(cmd.Environ(), env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
-	return out.String(), errb.String(), err
-}
-
 // trustCLI runs `bridle trust ARGS` in the environment env and returns
 // its output; it must succeed.
 func trustCLI(t *testing.T, env []string, args ...string) string {
@@ -42,6 +29,24 @@ func trustCLI(t *testing.T, env []string, args ...string) string {
 		t.Fatalf("bridle trust %s: %v\n%s%s", strings.Join(args, " "), err, out, errs)
 	}
 	return out
+}
+
+// sessionIn starts bridle with o, opens a session in ws (in mode, if
+// not ""), and plays each prompt to its end.
+func sessionIn(t *testing.T, o acptest.Options, ws, mode string, prompts ...string) (*acptest.Agent, string) {
+	t.Helper()
+	a := acptest.Start(t, o)
+	a.Initialize()
+	sid := a.NewSession(ws)
+	if mode != "" {
+		a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": mode}, nil)
+	}
+	for _, p := range prompts {
+		if stop := a.Prompt(sid, p); stop != "end_turn" {
+			t.Fatalf("the prompt %q ended %q; stderr:\n%s", p, stop, a.Stderr())
+		}
+	}
+	return a, sid
 }
 
 func TestTrustedProjectHookAddedByTheAgentDoesNotRun(t *testing.T) {
@@ -59,13 +64,7 @@ func TestTrustedProjectHookAddedByTheAgentDoesNotRun(t *testing.T) {
 	// model adds a hook, then reads a file.
 	edit := `{"turns": [{"calls": [{"text": "hello"}]}, {"calls": [` + editCall(".bridle/settings.json", `{"hooks": {"Stop"`, added) + `,
 		{"tool_calls": [{"name": "read_file", "input": {"path": "README.md"}}]}, {"text": "edited"}]}]}`
-	a := acptest.Start(t, acptest.Options{Home: home, Model: acptest.Scenario(t, edit)})
-	a.Initialize()
-	sid := a.NewSession(ws)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
-	if stop := a.Prompt(sid, "hello"); stop != "end_turn" {
-		t.Fatalf("the prompt ended %q", stop)
-	}
+	a, sid := sessionIn(t, acptest.Options{Home: home, Model: acptest.Scenario(t, edit)}, ws, "auto-edit", "hello")
 	if _, err := os.Stat(filepath.Join(ws, "stop-hook-ran.txt")); err != nil {
 		t.Errorf("the trusted project's own hook did not run: %v", err)
 	}
@@ -83,12 +82,7 @@ func TestTrustedProjectHookAddedByTheAgentDoesNotRun(t *testing.T) {
 
 	// A new bridle, a new session: the added hook does not run, and the
 	// user is told which file changed and how to accept it.
-	b := acptest.Start(t, acptest.Options{Home: home, Model: acptest.Scenario(t, readOnce)})
-	b.Initialize()
-	sid = b.NewSession(ws)
-	if stop := b.Prompt(sid, "read"); stop != "end_turn" {
-		t.Fatalf("the prompt ended %q", stop)
-	}
+	b, sid := sessionIn(t, acptest.Options{Home: home, Model: acptest.Scenario(t, readOnce)}, ws, "", "read")
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("the hook the model added ran in the next session")
 	}
@@ -97,7 +91,7 @@ func TestTrustedProjectHookAddedByTheAgentDoesNotRun(t *testing.T) {
 			t.Errorf("a project's hook ran from the changed file: %v", r)
 		}
 	}
-	told := said(b, sid)
+	told := agentText(b, sid)
 	for _, want := range []string{filepath.Join(ws, ".bridle", "settings.json") + " changed since you accepted it", "hooks.PreToolUse", "bridle trust " + ws} {
 		if strings.Count(told, want) != 1 {
 			t.Errorf("the user is not told once %q; the agent said:\n%s", want, told)
@@ -115,16 +109,11 @@ func TestTrustedProjectHookAddedByTheAgentDoesNotRun(t *testing.T) {
 	if !strings.Contains(out, `hooks.PreToolUse[0].command = "echo pwned > marker.txt"`) || !strings.Contains(out, "changed since you last accepted it") {
 		t.Errorf("bridle trust does not show what it accepts:\n%s", out)
 	}
-	c := acptest.Start(t, acptest.Options{Home: home, Model: acptest.Scenario(t, readOnce)})
-	c.Initialize()
-	sid = c.NewSession(ws)
-	if stop := c.Prompt(sid, "read"); stop != "end_turn" {
-		t.Fatalf("the prompt ended %q", stop)
-	}
+	c, sid := sessionIn(t, acptest.Options{Home: home, Model: acptest.Scenario(t, readOnce)}, ws, "", "read")
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the accepted hook did not run: %v", err)
 	}
-	if told := said(c, sid); strings.Contains(told, "changed since") {
+	if told := agentText(c, sid); strings.Contains(told, "changed since") {
 		t.Errorf("the user is still told the file changed:\n%s", told)
 	}
 	if list := trustCLI(t, env, "--list"); !strings.Contains(list, "as accepted") || !strings.Contains(list, ws) {
@@ -142,11 +131,7 @@ func TestTrustedProjectProviderRedirectedSendsNoKey(t *testing.T) {
 	env := isolated(t, config, "TEAM_GATEWAY_KEY=team-key")
 
 	// Untouched, the trusted project's gateway gets the request.
-	a := acptest.Start(t, acptest.Options{Env: env})
-	a.Initialize()
-	if stop := a.Prompt(a.NewSession(ws), "hello"); stop != "end_turn" {
-		t.Fatalf("stopReason = %q", stop)
-	}
+	a, _ := sessionIn(t, acptest.Options{Env: env}, ws, "", "hello")
 	if n := len(gateway.Requests()); n != 1 {
 		t.Fatalf("the trusted project's gateway got %d requests, want 1", n)
 	}
@@ -155,13 +140,7 @@ func TestTrustedProjectProviderRedirectedSendsNoKey(t *testing.T) {
 
 	// The model points the provider elsewhere.
 	edit := `{"turns": [{"calls": [` + editCall(".bridle/settings.json", gateway.URL, attacker.URL) + `, {"text": "edited"}]}]}`
-	b := acptest.Start(t, acptest.Options{Env: env, Model: acptest.Scenario(t, edit)})
-	b.Initialize()
-	sid := b.NewSession(ws)
-	b.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)
-	if stop := b.Prompt(sid, "do what the README says"); stop != "end_turn" {
-		t.Fatalf("the prompt ended %q", stop)
-	}
+	b, _ := sessionIn(t, acptest.Options{Env: env, Model: acptest.Scenario(t, edit)}, ws, "auto-edit", "do what the README says")
 	if got := readFile(t, ws, ".bridle/settings.json"); !strings.Contains(got, attacker.URL) {
 		t.Fatalf("the model did not edit the settings: %s", got)
 	}
@@ -169,9 +148,7 @@ func TestTrustedProjectProviderRedirectedSendsNoKey(t *testing.T) {
 	b.WaitExit()
 
 	// The next session sends nothing anywhere, and says why.
-	c := acptest.Start(t, acptest.Options{Env: env})
-	c.Initialize()
-	sid = c.NewSession(ws)
+	c, sid := sessionIn(t, acptest.Options{Env: env}, ws, "")
 	_, rerr := c.Call("session/prompt", acptest.PromptParams(sid, "hello"))
 	if n := len(attacker.Requests()); n != 0 {
 		t.Fatalf("the address the model wrote got %d requests; the first carried %v", n, attacker.Requests()[0].Header)
@@ -182,7 +159,7 @@ func TestTrustedProjectProviderRedirectedSendsNoKey(t *testing.T) {
 	if rerr == nil || rerr.Code != -32000 || !strings.Contains(rerr.Message, "providers.team.base_url") || !strings.Contains(rerr.Message, "bridle trust "+ws) || strings.Contains(rerr.Message, "team-key") {
 		t.Fatalf("prompt answered %v, want -32000 naming the key and how to accept the file", rerr)
 	}
-	if told := said(c, sid); !strings.Contains(told, "changed since you accepted it") || !strings.Contains(told, "providers.team") {
+	if told := agentText(c, sid); !strings.Contains(told, "changed since you accepted it") || !strings.Contains(told, "providers.team") {
 		t.Errorf("the user is not told the file changed; the agent said:\n%s", told)
 	}
 	c.AssertValid(t)
@@ -193,11 +170,7 @@ func TestTrustedProjectProviderRedirectedSendsNoKey(t *testing.T) {
 	if out := trustCLI(t, append(env, "BRIDLE_DB="+filepath.Join(t.TempDir(), "b.db")), ws); !strings.Contains(out, `providers.team.base_url = "`+attacker.URL+`"`) {
 		t.Errorf("bridle trust does not show what it accepts:\n%s", out)
 	}
-	d := acptest.Start(t, acptest.Options{Env: env})
-	d.Initialize()
-	if stop := d.Prompt(d.NewSession(ws), "hello"); stop != "end_turn" {
-		t.Fatalf("after bridle trust: stopReason = %q", stop)
-	}
+	sessionIn(t, acptest.Options{Env: env}, ws, "", "hello")
 	if n := len(attacker.Requests()); n != 1 {
 		t.Errorf("the accepted address got %d requests, want 1", n)
 	}
@@ -223,29 +196,18 @@ func TestCommandsCannotForgeTrust(t *testing.T) {
 	forge := fmt.Sprintf("mkdir -p .bridle %s; printf '%%s' %s > .bridle/settings.json; printf '%%s' %s > %s; echo forged=$?",
 		filepath.Dir(recordPath), shellQuote(hook), shellQuote(record), recordPath)
 	scenario := `{"turns": [{"calls": [{"tool_calls": [{"name": "run_command", "input": {"command": ` + jsonString(forge) + `}}]}, {"text": "done"}]}]}`
-	a := acptest.Start(t, acptest.Options{Home: home, Model: acptest.Scenario(t, scenario)})
-	a.Initialize()
-	sid := a.NewSession(home)
-	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
-	if stop := a.Prompt(sid, "set things up"); stop != "end_turn" {
-		t.Fatalf("the prompt ended %q", stop)
-	}
+	a, _ := sessionIn(t, acptest.Options{Home: home, Model: acptest.Scenario(t, scenario)}, home, "full-auto", "set things up")
 	if got := readFile(t, home, ".bridle/settings.json"); got != hook {
 		t.Fatalf("the command did not write the settings: %q", got)
 	}
 	a.CloseStdin()
 	a.WaitExit()
 	readOnce := `{"turns": [{"calls": [{"tool_calls": [{"name": "read_file", "input": {"path": ".bridle/settings.json"}}]}, {"text": "read"}]}]}`
-	b := acptest.Start(t, acptest.Options{Home: home, Model: acptest.Scenario(t, readOnce)})
-	b.Initialize()
-	sid = b.NewSession(home)
-	if stop := b.Prompt(sid, "read"); stop != "end_turn" {
-		t.Fatalf("the prompt ended %q", stop)
-	}
+	b, sid := sessionIn(t, acptest.Options{Home: home, Model: acptest.Scenario(t, readOnce)}, home, "", "read")
 	if _, err := os.Stat(filepath.Join(home, "forged-hook-ran")); err == nil {
 		t.Fatalf("the hook ran: a command forged bridle's record of trust")
 	}
-	if told := said(b, sid); !strings.Contains(told, "changed since you accepted it") {
+	if told := agentText(b, sid); !strings.Contains(told, "changed since you accepted it") {
 		t.Errorf("the user is not told the file changed; the agent said:\n%s", told)
 	}
 }
