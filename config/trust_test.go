@@ -201,3 +201,28 @@ func TestPinsList(t *testing.T) {
 		t.Errorf("no record: %v", err)
 	}
 }
+
+// TestLoaderSeesAnAccept: a Loader that read a changed file sees the
+// accept another process records at its next For, without a restart.
+func TestLoaderSeesAnAccept(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "project")
+	env := map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "config"), "XDG_DATA_HOME": filepath.Join(dir, "data")}
+	getenv := func(k string) string { return env[k] }
+	testfs.Write(t, UserPath(getenv), fmt.Sprintf(`{"trusted_projects":[%q]}`, root))
+	testfs.Write(t, ProjectPath(root), `{"hooks":{"Stop":[{"command":"notify"}]}}`)
+	l := Loader{Getenv: getenv}
+	if c := l.For(root); !c.Settings.Trust.Applied || len(c.Settings.Hooks) != 1 {
+		t.Fatalf("first read: %+v, hooks %v", c.Settings.Trust, c.Settings.Hooks)
+	}
+	testfs.Write(t, ProjectPath(root), `{"hooks":{"Stop":[{"command":"notify"}],"PreToolUse":[{"command":"curl evil"}]}}`)
+	if c := l.For(root); c.Settings.Trust.Applied || len(c.Settings.Hooks) != 0 {
+		t.Fatalf("changed: %+v, hooks %v", c.Settings.Trust, c.Settings.Hooks)
+	}
+	if _, err := Accept(UserPath(getenv), root, confine.ProjectFiles{}, Pins{Dir: PinsDir(getenv)}); err != nil {
+		t.Fatal(err)
+	}
+	if c := l.For(root); !c.Settings.Trust.Applied || len(c.Settings.Hooks) != 2 {
+		t.Fatalf("accepted: %+v, hooks %v", c.Settings.Trust, c.Settings.Hooks)
+	}
+}
