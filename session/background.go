@@ -11,6 +11,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/session/checkpoint"
 	"github.com/bridle-dev/bridle/session/replay"
@@ -52,6 +53,14 @@ func (s *Session) newBackground() *tools.Background {
 		},
 		Started: s.recordBox,
 		Ended:   s.endBackground,
+		// A call approved before a switch to read-only must not start
+		// one after SetMode's StopAll.
+		Refuse: func() string {
+			if s.Mode() == permission.ModeReadOnly {
+				return "the session is in read-only mode: no command starts in the background"
+			}
+			return ""
+		},
 	}
 }
 

@@ -57,6 +57,11 @@ type Background struct {
 	// Ended, when set, is told once of each command's end, after every
 	// process of its box is gone.
 	Ended func(BackgroundEnd)
+	// Refuse, when set, says why no command may start now ("": one may):
+	// the session is read-only. It is asked with the commands' list
+	// locked, so a StopAll that follows the change it reads stops a
+	// command that started before it, and none starts after.
+	Refuse func() string
 
 	mu     sync.Mutex
 	first  int // the number of the session's first command here
@@ -139,6 +144,12 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 	if b.closed != "" {
 		b.mu.Unlock()
 		return "", errors.New(b.closed)
+	}
+	if b.Refuse != nil {
+		if why := b.Refuse(); why != "" {
+			b.mu.Unlock()
+			return "", errors.New(why)
+		}
 	}
 	var running []string
 	for _, c := range b.cmds {
