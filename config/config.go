@@ -31,8 +31,8 @@ type Config struct {
 	Settings Settings
 	// Err says the settings files are unusable (invalid JSON, a project
 	// that sets providers without the user's trust, a key in a project's
-	// file); Settings is then empty. Whatever resolves models must fail
-	// with it, naming the file.
+	// file); Settings is then empty but for its Trust. Whatever resolves
+	// models must fail with it, naming the file.
 	Err error
 	// Context is the "context" section, overridden key by key by
 	// BRIDLE_CONTEXT; ContextErr says one of them is not an object of
@@ -169,6 +169,10 @@ type Loader struct {
 	// hides nothing, and the files are confined to the project all the
 	// same. It is called when a directory's files are read.
 	Hidden func() (hidden, own []string)
+	// Pins are the records of what the user accepted of trusted
+	// projects' settings; a zero Dir is PinsDir (bridle's data
+	// directory, from Getenv).
+	Pins Pins
 
 	mu      sync.Mutex
 	cache   map[string]*entry
@@ -199,20 +203,24 @@ func (l *Loader) For(cwd string) *Config {
 		getenv = os.Getenv
 	}
 	user := UserPath(getenv)
+	pins := l.Pins
+	if pins.Dir == "" {
+		pins.Dir = PinsDir(getenv)
+	}
 	l.mu.Lock()
 	e := l.cache[cwd]
 	l.mu.Unlock()
 	var prevEnvs []string
 	if e != nil {
 		prevEnvs = e.envs
-		if slices.Equal(e.ids, identify(user, cwd, prevEnvs)) {
+		if slices.Equal(e.ids, identify(user, cwd, prevEnvs, pins)) {
 			return e.resolve
 		}
 	}
 	// Identify before reading, so that a change made while reading is
 	// seen by the next call.
 	envs := dotEnvNames(cwd)
-	ids := identify(user, cwd, envs)
+	ids := identify(user, cwd, envs, pins)
 	c := &Config{Cwd: cwd, Version: l.version.Add(1), environ: l.Environ}
 	if c.environ == nil {
 		c.environ = os.Environ
@@ -220,7 +228,7 @@ func (l *Loader) For(cwd string) *Config {
 	if l.Hidden != nil && cwd != "" {
 		c.files.Hidden, c.files.Own = l.Hidden()
 	}
-	c.Settings, c.Err = Load(user, cwd, c.files)
+	c.Settings, c.Err = Load(user, cwd, c.files, pins)
 	c.Context, c.ContextErr = ParseContext(c.Settings.Context, getenv("BRIDLE_CONTEXT"))
 	l.mu.Lock()
 	if l.cache == nil || len(l.cache) >= maxCached {
@@ -256,9 +264,10 @@ func identity(path string) fileID {
 }
 
 // identify lists the identities of every file a Config for cwd is read
-// from, and of the directories whose listing decides which files those
-// are.
-func identify(user, cwd string, envs []string) []fileID {
+// from (the record of the project's trust too: a `bridle trust` in
+// another process applies here at once), and of the directories whose
+// listing decides which files those are.
+func identify(user, cwd string, envs []string, pins Pins) []fileID {
 	var ids []fileID
 	if user != "" {
 		ids = append(ids, identity(user))
@@ -267,6 +276,9 @@ func identify(user, cwd string, envs []string) []fileID {
 		return ids
 	}
 	ids = append(ids, identity(ProjectPath(cwd)), identity(cwd))
+	if pins.Dir != "" {
+		ids = append(ids, identity(pins.path(cleanRoot(cwd))))
+	}
 	for d := cwd; ; {
 		for _, name := range workspace.InstructionFiles {
 			ids = append(ids, identity(filepath.Join(d, name)))

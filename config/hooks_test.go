@@ -53,13 +53,13 @@ func TestProjectHooksNeedTrust(t *testing.T) {
 	os.WriteFile(ProjectPath(proj), []byte(`{"hooks": {"PreToolUse": [{"command": "project-check"}], "Nonsense": 1}}`), 0o644)
 	user := filepath.Join(home, "settings.json")
 	os.WriteFile(user, []byte(`{"hooks": {"Stop": [{"command": "notify"}]}}`), 0o644)
-	s, err := Load(user, proj, confine.ProjectFiles{})
+	s, err := Load(user, proj, confine.ProjectFiles{}, Pins{Dir: t.TempDir()})
 	if err != nil || len(s.Hooks) != 1 || s.Hooks[0].Whose != "user" || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], `"hooks" are ignored`) {
 		t.Fatalf("untrusted: %v, hooks %+v, warnings %q", err, s.Hooks, s.Warnings)
 	}
 	os.WriteFile(ProjectPath(proj), []byte(`{"hooks": {"PreToolUse": [{"command": "project-check"}]}}`), 0o644)
 	os.WriteFile(user, []byte(fmt.Sprintf(`{"trusted_projects": [%q], "hooks": {"Stop": [{"command": "notify"}]}}`, proj)), 0o644)
-	s, err = Load(user, proj, confine.ProjectFiles{})
+	s, err = Load(user, proj, confine.ProjectFiles{}, Pins{Dir: t.TempDir()})
 	if err != nil || len(s.Hooks) != 2 || s.Hooks[0].Whose != "user" || s.Hooks[1].Whose != "project" || s.Hooks[1].Command != "project-check" {
 		t.Fatalf("trusted: %v, hooks %+v", err, s.Hooks)
 	}

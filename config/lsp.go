@@ -230,8 +230,9 @@ func (c *Config) LSPSection() LSP {
 // limits, the waits) is taken out; a server the project tried to choose
 // the program, arguments or network of is refused (refused names it, with
 // why), and the rest is said in warnings. doc is the project's file,
-// changed in place; path names it.
-func projectLSP(doc map[string]any, path, root, userPath string) (refused map[string]string, warnings []string) {
+// changed in place; path names it; remedy says how the user would let
+// the project choose (listRemedy, or accepting the file as it is now).
+func projectLSP(doc map[string]any, path, remedy, userPath string) (refused map[string]string, warnings []string) {
 	section, ok := doc["lsp"].(map[string]any)
 	if !ok {
 		return nil, nil
@@ -277,8 +278,8 @@ func projectLSP(doc map[string]any, path, root, userPath string) (refused map[st
 				refused = map[string]string{}
 			}
 			refused[lang] = fmt.Sprintf("refused: %s sets %s, and what a language server runs is code execution chosen by the repository's author, "+
-				"so the %s server does not run in this project. Move these keys to your own settings file (%s), or, if you trust this repository's authors, add the project there: \"trusted_projects\": [%q]",
-				path, strings.Join(chose, ", "), lang, userSettingsOrDefault(userPath), cleanRoot(root))
+				"so the %s server does not run in this project. Move these keys to your own settings file (%s), or %s",
+				path, strings.Join(chose, ", "), lang, userSettingsOrDefault(userPath), remedy)
 		}
 	}
 	return refused, warnings

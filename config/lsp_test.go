@@ -129,7 +129,7 @@ func TestLSPServersFromSettings(t *testing.T) {
 			if tt.project != "" {
 				testfs.Write(t, ProjectPath(root), tt.project)
 			}
-			s, err := Load(userPath, root, confine.ProjectFiles{})
+			s, err := Load(userPath, root, confine.ProjectFiles{}, Pins{Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,7 +27,7 @@ func TestSettingsPipeDoesNotBlock(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s, err := Load("", dir, confine.ProjectFiles{})
+		s, err := Load("", dir, confine.ProjectFiles{}, Pins{Dir: t.TempDir()})
 		if err != nil || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "named pipe") {
 			t.Errorf("settings as a pipe: %v, warnings %q; want it skipped, saying why", err, s.Warnings)
 		}

@@ -72,6 +72,11 @@ type Settings struct {
 	// they are ignored, with a warning.
 	Hooks []Hook `json:"-"`
 
+	// Trust is what was found of the user's trust in the project: listed
+	// or not, its trusted keys applied or not (pinned to what the user
+	// accepted: Pins), and what the user must be told of it.
+	Trust ProjectTrust `json:"-"`
+
 	// Files lists the settings files that were read, user's first.
 	Files []string `json:"-"`
 	// Warnings name keys that no part of bridle reads (a misspelling,
@@ -131,7 +136,8 @@ func ProjectPath(root string) string {
 
 // Load reads the user's settings (userPath, "" for none) and then
 // the project's (under projectRoot, "" for none); a missing file is not an
-// error. The project's values override the user's, key by key.
+// error. The project's values override the user's, key by key. With an
+// error, only the Settings' Trust is set.
 //
 // A project's file comes with the repository, so its author, not the
 // user, wrote it: it may choose the "model" and correct "models",
@@ -143,15 +149,21 @@ func ProjectPath(root string) string {
 // sets providers.openai.base_url keeps the user's api_key_env for the
 // same provider). An api_key is refused in every project file.
 //
+// Trust is in the file's content, not only its place (pins, see
+// checkTrust): what trust lets a project set (its providers, hooks and
+// language servers' commands) applies only as the user accepted it, so
+// an edit by the agent, a command or a pull does not inherit the trust.
+//
 // The project's file is read through project (the file tools'
 // confinement): a link leading out of the project, or to a hidden path,
 // is not followed, and the file is skipped with a warning.
-func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings, error) {
+func Load(userPath, projectRoot string, project confine.ProjectFiles, pins Pins) (Settings, error) {
 	merged := map[string]any{}
 	var files []string
 	var instructions []workspace.Doc
 	var hooks []Hook
 	var trusted []string
+	var trust ProjectTrust
 	unknownKeys := map[string][]string{}
 	var skipped []string
 	var refused map[string]string
@@ -162,10 +174,10 @@ func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings,
 		if f.path == "" {
 			continue
 		}
+		data, err := readSource(f)
 		if f.project {
-			f.trusted = trusts(trusted, projectRoot)
+			f.trusted, f.remedy, trust = checkTrust(trusted, f, data, err, pins)
 		}
-		doc, unknown, text, fileHooks, err := readSettings(f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -175,14 +187,20 @@ func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings,
 			continue
 		}
 		if err != nil {
-			return Settings{}, err
+			return Settings{Trust: trust}, err
+		}
+		doc, unknown, text, fileHooks, err := parseSettings(f, data)
+		if err != nil {
+			// The trust's notices still say why a trusted project's
+			// providers were refused.
+			return Settings{Trust: trust}, err
 		}
 		if !f.project {
 			trusted, _ = doc["trusted_projects"].([]string)
 		}
 		if f.project && !f.trusted {
 			var warn []string
-			refused, warn = projectLSP(doc, f.path, f.root, f.userPath)
+			refused, warn = projectLSP(doc, f.path, f.remedyOrList(), f.userPath)
 			unknown = append(unknown, warn...)
 		}
 		files = append(files, f.path)
@@ -206,7 +224,7 @@ func Load(userPath, projectRoot string, project confine.ProjectFiles) (Settings,
 			return Settings{}, fmt.Errorf("settings (%s): %w", strings.Join(files, ", "), err)
 		}
 	}
-	s.Files, s.Warnings, s.Instructions, s.LSPRefused, s.Hooks = files, warnings, instructions, refused, hooks
+	s.Files, s.Warnings, s.Instructions, s.LSPRefused, s.Hooks, s.Trust = files, warnings, instructions, refused, hooks, trust
 	return s, nil
 }
 
@@ -217,9 +235,13 @@ type source struct {
 	// author; root is the project's directory.
 	project bool
 	root    string
-	// trusted: the user's settings list the project in trusted_projects,
-	// so its providers count.
+	// trusted: the user's settings list the project in trusted_projects
+	// and its file is as the user accepted it (checkTrust), so its
+	// providers, hooks and language servers count.
 	trusted bool
+	// remedy says how the user would let the project set what it may
+	// set only when trusted: list it, or accept its file as it is now.
+	remedy string
 	// userPath is the user's settings file, for messages.
 	userPath string
 	// files reads a project's file (the user's is read as it is).
@@ -237,6 +259,20 @@ func (e *skippedError) Error() string {
 	return fmt.Sprintf("%v; the project's settings are ignored until it is a regular file inside the project", e.err)
 }
 
+// remedyOrList is what the user would do to let the project set what
+// only trust lets it set.
+func (src source) remedyOrList() string {
+	if src.remedy != "" {
+		return src.remedy
+	}
+	return listRemedy(src.userPath, src.root)
+}
+
+// listRemedy tells the user to list the project in trusted_projects.
+func listRemedy(userPath, root string) string {
+	return fmt.Sprintf("if you trust this repository's authors, add the project to \"trusted_projects\" in your own settings file (%s): \"trusted_projects\": [%q]", userSettingsOrDefault(userPath), cleanRoot(root))
+}
+
 func projectSettingsOrEmpty(root string) string {
 	if root == "" {
 		return ""
@@ -244,33 +280,37 @@ func projectSettingsOrEmpty(root string) string {
 	return ProjectPath(root)
 }
 
-// readSettings reads one file and returns it as a generic document for
-// merging, with the top-level keys bridle does not know. Keys are spelt
-// exactly: one that is a known key in another case ("Providers", or
-// "provider\u017f" by Unicode folding) is an error naming it as written,
-// at any level, since encoding/json would take it for the key. Inside the
-// sections this file defines, unknown keys are errors naming the file, so
-// a misspelt "base_ulr" is reported rather than ignored; other unknown
-// top-level keys are only warnings, and dropped. The file's "instructions" come back apart, as text.
-// A project's file loses what only the user may set (see Load),
-// with an error for providers and a warning for the rest.
-func readSettings(src source) (doc map[string]any, unknown []string, instructions string, hooks []Hook, err error) {
+// readSource reads one settings file: a project's through its
+// confinement, with an error that is not fs.ErrNotExist made a
+// skippedError (the session goes on without it).
+func readSource(src source) ([]byte, error) {
+	if !src.project {
+		data, err := workspace.ReadRegular(src.path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read settings: %w", err)
+		}
+		return data, err
+	}
+	data, err := src.files.Read(src.root, filepath.Join(".bridle", "settings.json"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, &skippedError{fmt.Errorf("settings file %s not read: %w", src.path, err)}
+	}
+	return data, err
+}
+
+// parseSettings reads one file's content and returns it as a generic
+// document for merging, with the top-level keys bridle does not know.
+// Keys are spelt exactly: one that is a known key in another case
+// ("Providers", or "provider\u017f" by Unicode folding) is an error naming
+// it as written, at any level, since encoding/json would take it for the
+// key. Inside the sections this file defines, unknown keys are errors
+// naming the file, so a misspelt "base_ulr" is reported rather than
+// ignored; other unknown top-level keys are only warnings, and dropped.
+// The file's "instructions" come back apart, as text. A project's file
+// loses what only the user may set (see Load), with an error for
+// providers and a warning for the rest.
+func parseSettings(src source, data []byte) (doc map[string]any, unknown []string, instructions string, hooks []Hook, err error) {
 	path, project := src.path, src.project
-	var data []byte
-	if project {
-		data, err = src.files.Read(src.root, filepath.Join(".bridle", "settings.json"))
-	} else {
-		data, err = workspace.ReadRegular(path)
-	}
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, "", nil, err
-		}
-		if project {
-			return nil, nil, "", nil, &skippedError{fmt.Errorf("settings file %s not read: %w", path, err)}
-		}
-		return nil, nil, "", nil, fmt.Errorf("read settings: %w", err)
-	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return map[string]any{}, nil, "", nil, nil
 	}
@@ -326,8 +366,8 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 			if keys := providerKeys(top["providers"]); len(keys) > 0 {
 				return nil, nil, "", nil, fmt.Errorf("settings file %s sets %s: a project's settings come with the repository, so bridle does not let them decide where requests go or which keys they carry, "+
 					"and sends no request from this project until this is resolved. A project's settings may choose a \"model\" among the providers you configured. "+
-					"Move these keys to your own settings file (%s), or, if you trust this repository's authors, add the project there: \"trusted_projects\": [%q]",
-					path, strings.Join(keys, ", "), userSettingsOrDefault(src.userPath), cleanRoot(src.root))
+					"Move these keys to your own settings file (%s), or %s",
+					path, strings.Join(keys, ", "), userSettingsOrDefault(src.userPath), src.remedyOrList())
 			}
 		}
 	}
@@ -346,7 +386,7 @@ func readSettings(src source) (doc map[string]any, unknown []string, instruction
 	case project && !src.trusted:
 		// Not even read: they cannot run, and a repository's mistake in
 		// them must not stop the session.
-		unknown = append(unknown, fmt.Sprintf("%s: \"hooks\" are ignored: a project's hooks are commands its author wrote, and run only in a project you trust (\"trusted_projects\" in your own settings file, %s)", path, userSettingsOrDefault(src.userPath)))
+		unknown = append(unknown, fmt.Sprintf("%s: \"hooks\" are ignored: a project's hooks are commands its author wrote, and run only in a project you trust: %s", path, src.remedyOrList()))
 	default:
 		whose := "user"
 		if project {
@@ -411,33 +451,6 @@ func trustedDirs(list []string) ([]string, error) {
 		out = append(out, filepath.Clean(d))
 	}
 	return out, nil
-}
-
-// trusts says whether the project in root is one of the trusted
-// directories or below one. Symbolic links are followed on both sides, so
-// a project opened through a link is the project it links to.
-func trusts(trusted []string, root string) bool {
-	if root == "" || len(trusted) == 0 {
-		return false
-	}
-	project := []string{cleanRoot(root)}
-	if r, err := filepath.EvalSymlinks(project[0]); err == nil {
-		project = append(project, r)
-	}
-	for _, dir := range trusted {
-		dirs := []string{dir}
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			dirs = append(dirs, r)
-		}
-		for _, d := range dirs {
-			for _, p := range project {
-				if within(d, p) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // within says whether path is dir or below it; both are clean and

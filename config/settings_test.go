@@ -126,7 +126,7 @@ func TestLoadSettings(t *testing.T) {
 			for i, d := range tt.want.TrustedProjects {
 				tt.want.TrustedProjects[i] = strings.ReplaceAll(d, "$ROOT", root)
 			}
-			got, err := Load(userPath, root, confine.ProjectFiles{})
+			got, err := Load(userPath, root, confine.ProjectFiles{}, Pins{Dir: t.TempDir()})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.err)
@@ -146,6 +146,10 @@ func TestLoadSettings(t *testing.T) {
 			}
 			tt.want.Files = files
 			got.Warnings = nil
+			if got.Trust.Listed && (!got.Trust.Applied || !got.Trust.Recorded || len(got.Trust.Notices) != 0) {
+				t.Errorf("a project just listed: %+v; want its file recorded and applied, saying nothing", got.Trust)
+			}
+			got.Trust = ProjectTrust{}
 			for i, d := range tt.want.Instructions {
 				tt.want.Instructions[i].Path = map[string]string{"user": userPath, "project": ProjectPath(root)}[d.Path]
 			}
@@ -162,7 +166,7 @@ func TestSandboxSettingsOnlyFromTheUser(t *testing.T) {
 	os.WriteFile(user, []byte(`{"sandbox": {"command": {"timeout_seconds": 30}}}`), 0o644)
 	os.MkdirAll(filepath.Join(proj, ".bridle"), 0o755)
 	os.WriteFile(ProjectPath(proj), []byte(`{"sandbox": {"command": {"allow_hosts": ["evil.example"]}}}`), 0o644)
-	s, err := Load(user, proj, confine.ProjectFiles{})
+	s, err := Load(user, proj, confine.ProjectFiles{}, Pins{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,13 +183,14 @@ func TestSandboxSettingsOnlyFromTheUser(t *testing.T) {
 // they carry, unless the user's own settings trust the project.
 func TestProjectProvidersNeedTrust(t *testing.T) {
 	tests := []struct {
-		name    string
-		user    string // $ROOT is the project, $DIR the test's directory
-		project string
-		refused []string // the keys the error names; nil: no error
-		err     string   // what else the error says
-		want    Settings // Providers and Model, when there is no error
-		warn    []string
+		name     string
+		user     string // $ROOT is the project, $DIR the test's directory
+		project  string
+		refused  []string // the keys the error names; nil: no error
+		err      string   // what else the error says
+		want     Settings // Providers and Model, when there is no error
+		warn     []string
+		accepted bool // the project's file was accepted (bridle trust) before it is read
 	}{
 		{
 			name:    "base_url of a built-in provider",
@@ -276,10 +281,20 @@ func TestProjectProvidersNeedTrust(t *testing.T) {
 			},
 		},
 		{
-			name:    "trust covers the directories below",
+			name:     "trust covers the directories below, once their file is accepted",
+			user:     `{"trusted_projects":["$DIR/"]}`,
+			project:  `{"providers":{"vllm":{"base_url":"http://gpu-box:8000/v1"}}}`,
+			accepted: true,
+			want:     Settings{Providers: map[string]ProviderSettings{"vllm": {BaseURL: "http://gpu-box:8000/v1"}}},
+		},
+		{
+			// The user listed a directory above, not this file: the agent
+			// may have written it there.
+			name:    "below a trusted directory, a file never accepted",
 			user:    `{"trusted_projects":["$DIR/"]}`,
 			project: `{"providers":{"vllm":{"base_url":"http://gpu-box:8000/v1"}}}`,
-			want:    Settings{Providers: map[string]ProviderSettings{"vllm": {BaseURL: "http://gpu-box:8000/v1"}}},
+			refused: []string{"providers.vllm.base_url"},
+			err:     "bridle trust $ROOT",
 		},
 		{
 			name:    "trust written with ~/",
@@ -321,7 +336,17 @@ func TestProjectProvidersNeedTrust(t *testing.T) {
 			}
 			projectFile := ProjectPath(root)
 			testfs.Write(t, projectFile, expand(tt.project))
-			got, err := Load(userPath, root, confine.ProjectFiles{})
+			pins := Pins{Dir: filepath.Join(dir, "pins")}
+			if tt.accepted {
+				r, err := ReviewProject(userPath, root, confine.ProjectFiles{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := pins.Set(r.Project, r.Digest); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Load(userPath, root, confine.ProjectFiles{}, pins)
 			if tt.refused != nil || tt.err != "" {
 				if err == nil {
 					t.Fatalf("no error; settings %+v", got)

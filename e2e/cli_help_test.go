@@ -39,7 +39,7 @@ func golden(t *testing.T, name, got string) {
 // same by `bridle COMMAND --help`, `-h` and `bridle help COMMAND`; the
 // global help names serve and goes to stdout too.
 func TestCLIHelp(t *testing.T) {
-	for _, cmd := range []string{"", "serve", "demo", "run", "rewind", "sessions", "log", "doctor"} {
+	for _, cmd := range []string{"", "serve", "demo", "run", "rewind", "sessions", "log", "doctor", "trust"} {
 		name := cmd
 		if name == "" {
 			name = "bridle"

@@ -20,8 +20,14 @@ const cliScenario = `{"name":"cli","sequential":false,"turns":[{"calls":[
 // runCLI runs the binary with args and returns stdout and stderr apart.
 func runCLI(t *testing.T, env []string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return runCLIIn(t, "", env, args...)
+}
+
+// runCLIIn is runCLI in the directory dir ("": the test's).
+func runCLIIn(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	cmd := exec.Command(acptest.Binary(t), args...)
-	cmd.Env = append(cmd.Environ(), env...)
+	cmd.Dir, cmd.Env = dir, append(cmd.Environ(), env...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()

@@ -44,7 +44,9 @@ func lspAgent(t *testing.T, scenario, settings, path, ws string) (*acptest.Agent
 	t.Helper()
 	cfg, _ := userSettings(t, settings)
 	cache := t.TempDir()
-	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{cfg, "PATH=" + path, "XDG_CACHE_HOME=" + cache}})
+	// The data directory too: a trusted project's settings are recorded
+	// there (bridle trust), not in the machine's.
+	a := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario), Env: []string{cfg, "PATH=" + path, "XDG_CACHE_HOME=" + cache, "XDG_DATA_HOME=" + t.TempDir()}})
 	a.Initialize()
 	sid := a.NewSession(ws)
 	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "auto-edit"}, nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/event"
+	"github.com/bridle-dev/bridle/permission"
 	"github.com/bridle-dev/bridle/sandbox/box"
 	"github.com/bridle-dev/bridle/session/checkpoint"
 	"github.com/bridle-dev/bridle/session/replay"
@@ -21,8 +22,10 @@ import (
 // belong to a top-level session: their output is shown on the card of
 // the call that started them until they end, what they change is
 // recorded for a rewind as a command's is, and their end is recorded
-// (command_finished). The session's end (close, delete, bridle's exit)
-// and a session/cancel stop them; a bridle that died with some running
+// (command_finished). The session's end (close, delete, bridle's exit),
+// a session/cancel, a switch to read-only mode (which promises no
+// writes) and a rewind (before it plans: what they wrote is then in the
+// log, and nothing writes over the files it puts back) stop them; a bridle that died with some running
 // took them with it (the box's first process dies with bridle), and
 // the next one to open the session records them as ended, how unknown
 // (endOrphans).
@@ -50,6 +53,14 @@ func (s *Session) newBackground() *tools.Background {
 		},
 		Started: s.recordBox,
 		Ended:   s.endBackground,
+		// A call approved before a switch to read-only must not start
+		// one after SetMode's StopAll.
+		Refuse: func() string {
+			if s.Mode() == permission.ModeReadOnly {
+				return "the session is in read-only mode: no command starts in the background"
+			}
+			return ""
+		},
 	}
 }
 
@@ -153,11 +164,13 @@ func (s *Session) endBackground(end tools.BackgroundEnd) {
 }
 
 // stopBackground stops the session's background commands, for why, and
-// waits until their ends are recorded.
-func (s *Session) stopBackground(why string) {
-	if s.bg != nil {
-		s.bg.StopAll(why)
+// waits until their ends are recorded; it returns the ids of those that
+// were running.
+func (s *Session) stopBackground(why string) []string {
+	if s.bg == nil {
+		return nil
 	}
+	return s.bg.StopAll(why)
 }
 
 // endOrphans records as ended, how unknown, the background commands the

@@ -56,6 +56,19 @@ func (s *Session) readExtensions() (commandsChanged bool) {
 	return !sameCommands(old.Commands, set.Commands)
 }
 
+// tellSettings tells the user, once per process each, what the settings
+// of the session's directory say they must know (Config.Notices).
+func (s *Session) tellSettings() {
+	if s.m.cfg.Notices == nil {
+		return
+	}
+	for _, n := range s.m.cfg.Notices(s.Info().Cwd) {
+		if _, told := s.m.told.LoadOrStore(n, true); !told {
+			s.notice(n)
+		}
+	}
+}
+
 func sameSkills(a, b []extend.Skill) bool {
 	if len(a) != len(b) {
 		return false

@@ -112,6 +112,12 @@ type Config struct {
 	// directory (config.Settings.Hooks); nil: none. Asked at each point
 	// of the loop, so an edited setting applies at once.
 	Hooks func(cwd string) []config.Hook
+	// Notices returns what the user must be told about the settings of
+	// a session's directory (a trusted project's file that changed since
+	// the user accepted it, and how to accept it); nil: nothing. Each is
+	// told once per process, as a notice, when a session opens and at
+	// each prompt.
+	Notices func(cwd string) []string
 	// CountTokens counts an event payload's tokens for the session's
 	// pinned model when it is appended; nil uses the session's window's
 	// CountEvent.
@@ -165,8 +171,8 @@ type Manager struct {
 	// testHook, set by tests only, is called at the named points of races
 	// between goroutines, so that a test can make them meet there.
 	testHook func(point string)
-	// told holds the skills' and commands' problems already told (a
-	// notice each, once per process).
+	// told holds the skills' and commands' problems and the settings'
+	// notices already told (a notice each, once per process).
 	told sync.Map
 	// keepWhole, set by tests only, keeps every event of a live session
 	// whole: the reference a session holding stubs is compared with.

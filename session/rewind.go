@@ -153,13 +153,29 @@ func lastRewind(events []event.Event) (event.Rewound, int64, bool) {
 	return event.Rewound{}, 0, false
 }
 
+// rewindable says why /rewind n (undoRewind: /rewind undo) cannot be
+// done, before anything is stopped or read; nil when it can.
+func (s *Session) rewindable(n int) error {
+	events := s.Events()
+	if n == undoRewind {
+		if _, _, ok := lastRewind(events); !ok {
+			return fmt.Errorf("%w: /rewind undo: there is no rewind to undo", ErrInvalid)
+		}
+		return nil
+	}
+	if prompts := promptSeqs(events); n < 1 || n > len(prompts) {
+		return fmt.Errorf("%w: /rewind %d: this session has %d prompts", ErrInvalid, n, len(prompts))
+	}
+	return nil
+}
+
 // undoPlan is what undoing the last rewind would do: the files it put
 // back go back to what it replaced.
 func (s *Session) undoPlan(ctx context.Context) (RewindPlan, int64, error) {
-	r, seq, ok := lastRewind(s.Events())
-	if !ok {
-		return RewindPlan{}, 0, fmt.Errorf("%w: /rewind undo: there is no rewind to undo", ErrInvalid)
+	if err := s.rewindable(undoRewind); err != nil {
+		return RewindPlan{}, 0, err
 	}
+	r, seq, _ := lastRewind(s.Events())
 	plan := RewindPlan{Prompt: r.Turn, From: r.From, Restore: []event.FileRestore{}, Yours: []string{}, Kept: []string{}}
 	env := s.env("rewind")
 	for _, f := range r.Restored {
@@ -291,10 +307,10 @@ type RewindPlan struct {
 
 // RewindPlan says what /rewind n would do now, changing nothing.
 func (s *Session) RewindPlan(ctx context.Context, n int) (RewindPlan, error) {
-	prompts := promptSeqs(s.Events())
-	if n < 1 || n > len(prompts) {
-		return RewindPlan{}, fmt.Errorf("%w: /rewind %d: this session has %d prompts", ErrInvalid, n, len(prompts))
+	if err := s.rewindable(n); err != nil {
+		return RewindPlan{}, err
 	}
+	prompts := promptSeqs(s.Events())
 	plan := RewindPlan{Prompt: n, From: prompts[n-1], Restore: []event.FileRestore{}, Yours: []string{}, Kept: []string{}}
 	events, err := s.wholeSince(ctx, plan.From)
 	if err != nil {
@@ -341,6 +357,15 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 	var plan RewindPlan
 	var undoes int64
 	var err error
+	if err := s.rewindable(n); err != nil {
+		return "", err
+	}
+	// A command still running in the background would write over the
+	// files the rewind puts back; stopped first, what it changed is in
+	// the log (command_finished) before the plan reads it.
+	if ids := s.stopBackground("the session is rewinding"); len(ids) > 0 {
+		s.notice(fmt.Sprintf("rewind: stopped what ran in the background (%s) before putting files back, so that it cannot write over them; what it changed is recorded", strings.Join(ids, ", ")))
+	}
 	if n == undoRewind {
 		plan, undoes, err = s.undoPlan(ctx)
 	} else {

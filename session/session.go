@@ -171,6 +171,7 @@ func newSession(m *Manager, row store.Session, events []event.Event) (*Session, 
 		s.box.Background = s.bg
 		s.task = subagent.New(asParent{s})
 		s.readExtensions()
+		s.tellSettings()
 	}
 	return s, nil
 }
@@ -747,6 +748,13 @@ func (s *Session) SetMode(ctx context.Context, mode string) error {
 	s.row.Mode = string(to)
 	s.mu.Unlock()
 	s.show(ctx, nil, evs)
+	if to == permission.ModeReadOnly {
+		// Read-only promises no writes: a watcher or server left running
+		// would go on changing the workspace.
+		if ids := s.stopBackground("the session was switched to read-only mode"); len(ids) > 0 {
+			s.notice(fmt.Sprintf("read-only mode: stopped what ran in the background (%s), since it could go on changing the workspace; what it changed is recorded, and a rewind can put it back", strings.Join(ids, ", ")))
+		}
+	}
 	return nil
 }
 

@@ -139,6 +139,9 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 	if s.parent == nil && s.readExtensions() {
 		s.announceCommands(ctx)
 	}
+	if s.parent == nil {
+		s.tellSettings()
+	}
 	// A prompt command is expanded before anything counts or records
 	// the prompt: the model sees, and the log keeps, its text.
 	content, use := s.expandCommand(content)

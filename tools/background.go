@@ -57,6 +57,11 @@ type Background struct {
 	// Ended, when set, is told once of each command's end, after every
 	// process of its box is gone.
 	Ended func(BackgroundEnd)
+	// Refuse, when set, says why no command may start now ("": one may):
+	// the session is read-only. It is asked with the commands' list
+	// locked, so a StopAll that follows the change it reads stops a
+	// command that started before it, and none starts after.
+	Refuse func() string
 
 	mu     sync.Mutex
 	first  int // the number of the session's first command here
@@ -139,6 +144,12 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 	if b.closed != "" {
 		b.mu.Unlock()
 		return "", errors.New(b.closed)
+	}
+	if b.Refuse != nil {
+		if why := b.Refuse(); why != "" {
+			b.mu.Unlock()
+			return "", errors.New(why)
+		}
 	}
 	var running []string
 	for _, c := range b.cmds {
@@ -404,8 +415,9 @@ func (b *Background) Running() []string {
 }
 
 // StopAll stops every running command, for why, and waits until they
-// have ended and Ended was told.
-func (b *Background) StopAll(why string) {
+// have ended and Ended was told. It returns the ids of those that were
+// running, for the caller to tell the user.
+func (b *Background) StopAll(why string) (stopped []string) {
 	b.mu.Lock()
 	cmds := append([]*bgCommand(nil), b.cmds...)
 	b.mu.Unlock()
@@ -415,6 +427,9 @@ func (b *Background) StopAll(why string) {
 		case <-c.recorded:
 		default:
 			// Running, or ended and not recorded yet: waited for.
+			if c.running() {
+				stopped = append(stopped, c.id)
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -423,6 +438,7 @@ func (b *Background) StopAll(why string) {
 		}
 	}
 	wg.Wait()
+	return stopped
 }
 
 // Close stops every command and starts none after: the session ends.

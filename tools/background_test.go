@@ -99,3 +99,15 @@ func TestBackgroundBoundAndNames(t *testing.T) {
 		t.Errorf("input to an ended command: %v", err)
 	}
 }
+
+// TestBackgroundRefused: while Refuse says why (a read-only session),
+// nothing starts, and the error says why.
+func TestBackgroundRefused(t *testing.T) {
+	b := &Background{Refuse: func() string { return "the session is in read-only mode" }}
+	if _, err := b.Start(&Env{}, BackgroundStart{}); err == nil || err.Error() != "the session is in read-only mode" {
+		t.Errorf("a start while refused: %v", err)
+	}
+	if len(b.Running()) != 0 {
+		t.Errorf("running: %v", b.Running())
+	}
+}

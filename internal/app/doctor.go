@@ -21,6 +21,10 @@ type DoctorReport struct {
 	Servers []lsp.Status `json:"language_servers"`
 	// ServersErr says the "lsp" settings cannot be read: no server runs.
 	ServersErr string `json:"language_servers_error,omitempty"`
+	// Trust is the user's trust in the project settings of the current
+	// directory: listed in trusted_projects, applied as accepted, and
+	// what the user must be told (a file changed since it was accepted).
+	Trust config.ProjectTrust `json:"project_trust"`
 }
 
 // Doctor reports which sandbox layers this machine has and what bridle
@@ -32,7 +36,9 @@ func Doctor() DoctorReport {
 	r := DoctorReport{Report: bx.Report()}
 	r.Layers = append(r.Layers, watcherLayer())
 	dir, _ := os.Getwd()
-	servers, err := (&config.Loader{}).For(dir).Servers()
+	c := (&config.Loader{}).For(dir)
+	r.Trust = c.Settings.Trust
+	servers, err := c.Servers()
 	if err != nil {
 		r.ServersErr = err.Error()
 	}
@@ -52,6 +58,24 @@ func (r DoctorReport) ServersString() string {
 			detail = s.Path
 		}
 		fmt.Fprintf(&b, "%-8s %-12s %s\n", s.State, s.Language, detail)
+	}
+	return b.String()
+}
+
+// TrustString renders the trust in this directory's project settings
+// for a terminal.
+func (r DoctorReport) TrustString() string {
+	var b strings.Builder
+	switch t := r.Trust; {
+	case !t.Listed:
+		b.WriteString("not trusted  this directory is not in your \"trusted_projects\": a project's providers, hooks and language servers' commands are not applied here\n")
+	case t.Applied:
+		fmt.Fprintf(&b, "trusted      %s: its settings apply as you accepted them (bridle trust --list shows the records)\n", t.Project)
+	default:
+		fmt.Fprintf(&b, "NOT APPLIED  %s is in your \"trusted_projects\", but its providers, hooks and language servers' commands are not applied:\n", t.Project)
+	}
+	for _, n := range r.Trust.Notices {
+		fmt.Fprintf(&b, "             %s\n", n)
 	}
 	return b.String()
 }

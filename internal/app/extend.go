@@ -36,11 +36,8 @@ func ExtensionsHere(db string) (extend.Set, error) {
 	if err != nil {
 		return extend.Set{}, err
 	}
-	sbx, err := config.ParseSandbox(config.For("").Settings.Sandbox)
-	if err != nil {
-		sbx = config.Sandbox{}
-	}
-	p := places(dir, HiddenPaths(db, sbx), OwnPaths(db))
+	files := projectFiles(db)
+	p := places(dir, files.Hidden, files.Own)
 	p.Reserved = session.BuiltinCommands
 	return extend.Find(p), nil
 }

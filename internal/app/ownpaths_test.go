@@ -18,10 +18,13 @@ func TestOwnPaths(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
 	own := OwnPaths("work.db")
 	for _, want := range []string{
 		filepath.Join(dir, "work.db"), filepath.Join(dir, "work.db-wal"), filepath.Join(dir, "artifacts"),
 		filepath.Join(home, ".config", "bridle"), filepath.Join(home, ".cache", "bridle"),
+		// The records of trust, wherever the database is.
+		filepath.Join(home, ".local", "share", "bridle", "trust"),
 	} {
 		if !slices.Contains(own, want) {
 			t.Errorf("OwnPaths lacks %s: %v", want, own)

@@ -16,8 +16,9 @@ func HiddenPaths(db string, s config.Sandbox) []string {
 }
 
 // OwnPaths are bridle's own settings, database, artifacts, stored images,
-// checkpoints and cache,
-// hidden whatever the workspace (a session at $HOME or / must not rewrite
+// checkpoints, cache and records of trust (config.PinsDir: a command
+// that could write one could make a project's changed settings count as
+// accepted), hidden whatever the workspace (a session at $HOME or / must not rewrite
 // another session's log or widen its own box), and never made visible.
 // They are made absolute: a relative --db is opened from bridle's working
 // directory, and would otherwise be dropped from the list.
@@ -28,6 +29,9 @@ func OwnPaths(db string) []string {
 	}
 	if p := config.UserPath(os.Getenv); p != "" {
 		own = append(own, filepath.Dir(p))
+	}
+	if d := config.PinsDir(os.Getenv); d != "" {
+		own = append(own, d)
 	}
 	if data := filepath.Dir(db); filepath.Base(data) == "bridle" {
 		// bridle's own data directory: all of it.
@@ -47,12 +51,12 @@ func OwnPaths(db string) []string {
 }
 
 // makeOwnDirs creates bridle's own directories that may not exist yet
-// (its settings, cache and artifacts directories), so that the box can
+// (its settings, cache, artifacts and trust directories), so that the box can
 // hide them: a path that does not exist cannot be covered, and a command
 // with the workspace at $HOME could create ~/.config/bridle/settings.json
 // and widen the next session's box.
 func makeOwnDirs(db string) {
-	dirs := []string{CacheDir(), filepath.Join(filepath.Dir(db), "artifacts")}
+	dirs := []string{CacheDir(), filepath.Join(filepath.Dir(db), "artifacts"), config.PinsDir(os.Getenv)}
 	if p := config.UserPath(os.Getenv); p != "" {
 		dirs = append(dirs, filepath.Dir(p))
 	}

@@ -109,7 +109,7 @@ func TestProjectProvidersRefusedBeforeAnyRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := map[string]string{"XDG_CONFIG_HOME": config, "ANTHROPIC_API_KEY": "sk-ant-secret"}
+	env := map[string]string{"XDG_CONFIG_HOME": config, "XDG_DATA_HOME": t.TempDir(), "ANTHROPIC_API_KEY": "sk-ant-secret"}
 	m := &Models{Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 
 	if d := m.DefaultFor(root); d != "" {

@@ -187,6 +187,7 @@ func (a *App) config(client session.Client, files session.FileClient) session.Co
 		Project:      a.Models.ProjectInstructions,
 		Extensions:   a.Extensions,
 		Hooks:        func(cwd string) []config.Hook { return a.Models.Config(cwd).Settings.Hooks },
+		Notices:      func(cwd string) []string { return a.Models.Config(cwd).Settings.Trust.Notices },
 		Version:      a.Version,
 		Locks:        a.locks,
 		Unconfined:   func() string { return a.StartProbe().Report().Unconfined() },

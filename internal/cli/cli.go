@@ -10,6 +10,7 @@
 //	bridle log SESSION [--json] print a session's event log
 //	bridle log --context SESSION  how each request filled the context window
 //	bridle doctor [--json]      show which sandbox layers this machine has
+//	bridle trust [DIR]          accept a trusted project's settings as they are now
 //
 // Global flags: --db PATH (or BRIDLE_DB), --model provider/model-id (or
 // BRIDLE_MODEL), wherever they stand. Each command has --help, on stdout.
@@ -92,6 +93,8 @@ func Main(ctx context.Context, b Build, args []string, stdin io.Reader, stdout, 
 		err = printLog(ctx, g, rest, stdout, stderr)
 	case "doctor":
 		err = doctor(rest, stdout, stderr)
+	case "trust":
+		err = trust(g, rest, stdout, stderr)
 	case "help":
 		return help(fl, rest, stdout, stderr)
 	default:
@@ -146,7 +149,7 @@ func help(fl *flag.FlagSet, rest []string, stdout, stderr io.Writer) int {
 }
 
 // commandHelp are the commands that have a help of their own.
-var commandHelp = map[string]bool{"serve": true, "demo": true, "run": true, "rewind": true, "sessions": true, "log": true, "doctor": true}
+var commandHelp = map[string]bool{"serve": true, "demo": true, "run": true, "rewind": true, "sessions": true, "log": true, "doctor": true, "trust": true}
 
 // parseCommand parses a subcommand's flags wherever they stand among
 // args (parseAll) and returns its other arguments. With -h or --help it
@@ -248,6 +251,8 @@ Usage:
   bridle log SESSION [--json]          print a session's event log
   bridle log --context SESSION [--json] how each request filled the context window
   bridle doctor [--json]               show which sandbox layers this machine has
+  bridle trust [DIR]                   accept a trusted project's settings as they
+                                       are now (--list: those accepted)
   bridle help [COMMAND]                show this help, or a command's
                                        (bridle COMMAND --help is the same)
 

@@ -7,15 +7,18 @@ import (
 	"io"
 
 	"github.com/bridle-dev/bridle/internal/app"
+	"github.com/bridle-dev/bridle/internal/display"
 )
 
 const doctorHelp = `Usage: bridle doctor [--json]
 
 Show which sandbox layers this machine has (namespaces, Landlock, seccomp, ...)
 and what bridle does without each, whether the file watcher can watch the
-current directory, the skills and prompt commands a session there finds, and
-each language's server: found, missing, off or refused by the settings. See
-docs/sandbox.md and docs/code-intelligence.md.
+current directory, the skills and prompt commands a session there finds,
+each language's server (found, missing, off or refused by the settings), and
+whether the project's settings there are trusted and applied as you accepted
+them (bridle trust). See docs/sandbox.md, docs/code-intelligence.md and
+docs/configuration.md.
 
 Flags:
 `
@@ -54,5 +57,7 @@ func doctor(args []string, w, stderr io.Writer) error {
 	}
 	fmt.Fprintln(w, "\nLanguage servers for this directory (run in the same box, workspace read-only; docs/code-intelligence.md):")
 	fmt.Fprint(w, r.ServersString())
+	fmt.Fprintln(w, "\nTrust in this directory's project settings (.bridle/settings.json; docs/configuration.md):")
+	fmt.Fprint(w, display.Text(r.TrustString()))
 	return nil
 }
