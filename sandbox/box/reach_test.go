@@ -396,3 +396,37 @@ func TestCopyBothHalfClose(t *testing.T) {
 		t.Fatalf("the client read %q, %v", got, err)
 	}
 }
+
+// A box holds no descriptor of another box's: what a running box's
+// helper handed bridle (the seccomp filter's listener, the proxy's
+// listener, the connector's socket, relayed listeners) stays with bridle
+// when it starts the next box's helper.
+func TestNoDescriptorOfAnotherBox(t *testing.T) {
+	requirePython(t)
+	b := New(Options{})
+	t.Cleanup(func() { b.Close() })
+	requireNetns(t, b)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := newWaitWriter()
+	loops := make(chan *Loopback, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Run(ctx, Spec{Command: "/usr/bin/python3 -u -m http.server 8765 --bind 127.0.0.1", Dir: dir, Writable: []string{dir},
+			Output: out, Env: []string{"PATH=/usr/bin:/bin"}, AllowHosts: []string{"example.com"}, Writes: &probeSeen{},
+			Serves: func(l *Loopback) { loops <- l }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	l := <-loops
+	out.waitFor(t, done, "port 8765")
+	// Listed by the command itself: no socket and no seccomp listener
+	// (what it inherits from this test's own environment is left alone).
+	_, list := run(t, b, dir, "ls -l /proc/self/fd/", func(s *Spec) { s.Reach = []*Loopback{l}; s.AllowHosts = []string{"example.com"} })
+	if !strings.Contains(list, "/proc/") || strings.Contains(list, "socket:") || strings.Contains(list, "anon_inode:") {
+		t.Errorf("the command holds descriptors it was not given: %q", list)
+	}
+}
