@@ -52,7 +52,8 @@ func (l *Loopback) settle() {
 	}
 }
 
-// end makes the loopback unreachable: the box's command has ended.
+// end makes the loopback unreachable: the box's command has ended and
+// the helper's reports have been read (conn is set, or never will be).
 func (l *Loopback) end() {
 	l.once.Do(func() {
 		l.mu.Lock()
@@ -61,6 +62,10 @@ func (l *Loopback) end() {
 			l.proc.Close()
 		}
 		l.mu.Unlock()
+		if l.conn != nil {
+			l.conn.close()
+		}
+		l.settle()
 		close(l.done)
 	})
 }
