@@ -93,7 +93,9 @@ func serving(t *testing.T, b *Box, dir, command string, ready ...string) (l *Loo
 	return l, stop
 }
 
-func requirePython(t *testing.T) {
+// netBox is a box with a network namespace, for the tests of reaching
+// one box's loopback from another; they need curl and python3.
+func netBox(t *testing.T) *Box {
 	t.Helper()
 	if !hasTool("curl") {
 		t.Fatal("curl is needed for this test (apt-get install curl)")
@@ -101,6 +103,10 @@ func requirePython(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Fatal("/usr/bin/python3 is needed for this test (apt-get install python3)")
 	}
+	b := New(Options{})
+	t.Cleanup(func() { b.Close() })
+	requireNetns(t, b)
+	return b
 }
 
 // A command reaches what a box in its Reach listens on at 127.0.0.1,
@@ -108,10 +114,7 @@ func requirePython(t *testing.T) {
 // else (a port on the host's loopback, a family the server does not
 // listen on); and nothing once that box has ended.
 func TestReachServedLoopback(t *testing.T) {
-	requirePython(t)
-	b := New(Options{})
-	t.Cleanup(func() { b.Close() })
-	requireNetns(t, b)
+	b := netBox(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello from the box\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -170,10 +173,7 @@ func TestReachServedLoopback(t *testing.T) {
 
 // A connection held open to a serving box is closed when that box ends.
 func TestReachEndsWithTheServingBox(t *testing.T) {
-	requirePython(t)
-	b := New(Options{})
-	t.Cleanup(func() { b.Close() })
-	requireNetns(t, b)
+	b := netBox(t)
 	dir := t.TempDir()
 	// A server that accepts and keeps the connection until its box ends.
 	l, stop := serving(t, b, dir, `/usr/bin/python3 -u -c "
@@ -213,10 +213,7 @@ print('end', c.recv(10), flush=True)"`, Dir: dir, Writable: []string{dir}, Outpu
 // that is not a TCP port is refused, and a port open on the host's
 // loopback is not reached through it.
 func TestConnectorOnlyItsOwnLoopback(t *testing.T) {
-	requirePython(t)
-	b := New(Options{})
-	t.Cleanup(func() { b.Close() })
-	requireNetns(t, b)
+	b := netBox(t)
 	host := hostListener(t)
 	l, _ := serving(t, b, t.TempDir(), "echo up; exec sleep 600", "up")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -402,10 +399,7 @@ func TestCopyBothHalfClose(t *testing.T) {
 // listener, the connector's socket, relayed listeners) stays with bridle
 // when it starts the next box's helper.
 func TestNoDescriptorOfAnotherBox(t *testing.T) {
-	requirePython(t)
-	b := New(Options{})
-	t.Cleanup(func() { b.Close() })
-	requireNetns(t, b)
+	b := netBox(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := newWaitWriter()
@@ -428,5 +422,24 @@ func TestNoDescriptorOfAnotherBox(t *testing.T) {
 	_, list := run(t, b, dir, "ls -l /proc/self/fd/", func(s *Spec) { s.Reach = []*Loopback{l}; s.AllowHosts = []string{"example.com"} })
 	if !strings.Contains(list, "/proc/") || strings.Contains(list, "socket:") || strings.Contains(list, "anon_inode:") {
 		t.Errorf("the command holds descriptors it was not given: %q", list)
+	}
+}
+
+// The connector is a child of the command: a shell waiting for its jobs
+// is not held by it, and the box ends when the command does.
+func TestConnectorHoldsNoWait(t *testing.T) {
+	b := netBox(t)
+	served := false
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out := newWaitWriter()
+	dir := t.TempDir()
+	o, err := b.Run(ctx, Spec{Command: "sleep 0.1 & wait; echo waited; bash -c 'sleep 0.1 & wait; echo bash-waited'", Dir: dir, Writable: []string{dir},
+		Output: out, Env: []string{"PATH=/usr/bin:/bin"}, Serves: func(*Loopback) { served = true }})
+	if err != nil || o.ExitCode != 0 || ctx.Err() != nil {
+		t.Fatalf("Run: %+v %v (%v)", o, err, ctx.Err())
+	}
+	if got := out.b.String(); got != "waited\nbash-waited\n" || !served {
+		t.Errorf("output %q, served %v", got, served)
 	}
 }
