@@ -98,6 +98,9 @@ type bgCommand struct {
 	read     int64  // bytes command_output has returned up to
 	changed  chan struct{}
 	stopping string // why it is being stopped ("": it is not)
+	// loop is its box's loopback once it runs (box.Spec.Serves): the
+	// session's later commands reach what it listens on.
+	loop *box.Loopback
 }
 
 // Write implements io.Writer for the command's redacted output.
@@ -186,6 +189,11 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 	}
 	if b.Started != nil {
 		s.Started = func(pid int) { b.Started(c.key, pid) }
+	}
+	s.Serves = func(l *box.Loopback) {
+		c.mu.Lock()
+		c.loop = l
+		c.mu.Unlock()
 	}
 	go func() {
 		o, err := st.Box.Run(ctx, s)
@@ -399,6 +407,27 @@ func (b *Background) stop(c *bgCommand, why string) {
 	case <-c.recorded:
 	case <-time.After(stopWait):
 	}
+}
+
+// Reach is the loopbacks of the commands running in the background, for
+// a command starting now (box.Spec.Reach): it reaches what they listen
+// on at localhost, and no other session's commands do. Nil b: none.
+func (b *Background) Reach() []*box.Loopback {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	cmds := append([]*bgCommand(nil), b.cmds...)
+	b.mu.Unlock()
+	var out []*box.Loopback
+	for _, c := range cmds {
+		c.mu.Lock()
+		if c.loop != nil && c.running() {
+			out = append(out, c.loop)
+		}
+		c.mu.Unlock()
+	}
+	return out
 }
 
 // Running lists the ids of the commands still running.

@@ -173,8 +173,8 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 
 // boxSpec is a command of the session's in the box, with the settings'
 // limits: run_command's, a hook's, and one in the background (whose
-// output, input, watch of writes and lack of a timeout Background.Start
-// sets).
+// output, input, watch of writes, loopback and lack of a timeout
+// Background.Start sets).
 func (t *RunCommand) boxSpec(env *Env, command, dir string, timeout time.Duration, out io.Writer) box.Spec {
 	return box.Spec{
 		Command:             command,
@@ -192,6 +192,9 @@ func (t *RunCommand) boxSpec(env *Env, command, dir string, timeout time.Duratio
 		TmpBytes:            int64(t.Settings.TmpMB) << 20,
 		ShmBytes:            int64(t.Settings.ShmMB) << 20,
 		Writes:              env.Writes,
+		// What the session's background servers listen on, as on the
+		// machine's own localhost.
+		Reach: env.Background.Reach(),
 	}
 }
 

@@ -79,6 +79,17 @@ type Spec struct {
 	// about to change, before it changes it (see Writes). Where the box
 	// cannot watch (WatchesWrites), Outcome.Unwatched says why.
 	Writes Writes
+	// Serves, when set, is given the box's loopback as its command
+	// starts (Run, Linux): a later command naming it in Reach reaches
+	// what this one listens on. The box then holds one more process,
+	// bridle's connector (connector_linux.go).
+	Serves func(*Loopback)
+	// Reach are loopbacks of boxes still running (a session's commands
+	// in the background): the TCP ports they listen on at 127.0.0.1, ::1
+	// or any address when this command starts (at most 64), this one
+	// reaches on its own 127.0.0.1 and ::1, relayed by bridle (Run,
+	// Linux). Elsewhere commands share the machine's loopback already.
+	Reach []*Loopback
 }
 
 // Outcome is how a command ended.

@@ -61,6 +61,13 @@ type helperConfig struct {
 	// ProxyPort is the parent's proxy port when there is no network
 	// namespace.
 	ProxyPort int `json:"proxy_port,omitempty"`
+	// Relay are the ports other boxes listen on that the command reaches
+	// on its own loopback: the helper listens there, in the namespace,
+	// and passes each listener back to the parent (relay_linux.go).
+	Relay []listenPort `json:"relay,omitempty"`
+	// Connector asks for the box's connector (connector_linux.go),
+	// through which later commands reach its loopback.
+	Connector bool `json:"connector,omitempty"`
 
 	// WatchWrites asks for the seccomp filter's listener (writes_linux.go),
 	// sent to the parent before the command starts.
@@ -85,6 +92,10 @@ type helperReport struct {
 	// listener; Unwatched says why there is none when one was asked for.
 	Writes    bool   `json:"writes,omitempty"`
 	Unwatched string `json:"unwatched,omitempty"`
+	// Relay marks a message carrying a listener of Relay's (its port);
+	// Connector one carrying the parent's end of the connector's socket.
+	Relay     int  `json:"relay,omitempty"`
+	Connector bool `json:"connector,omitempty"`
 }
 
 // MaybeRunHelper runs the box's helper and exits when this process was
@@ -109,6 +120,8 @@ func MaybeRunHelper() {
 	case "supervise":
 		// Its exec stage, started at once, waits for the command itself.
 		os.Exit(supervise())
+	case "connector":
+		os.Exit(runConnector())
 	}
 	receiveCommand()
 	cfg, err := readConfig()
@@ -196,6 +209,7 @@ func execCommand(cfg helperConfig) {
 	env := append([]string(nil), cfg.Env...)
 	listenFD := -1
 	ownShm := false
+	var conn *connectorStart
 
 	if cfg.Namespaced {
 		// Local servers (a test suite's) need the box's own loopback.
@@ -203,12 +217,19 @@ func execCommand(cfg helperConfig) {
 			fail(rep, "bring up the box's loopback interface: %v", err)
 		}
 		if cfg.ProxyInside {
-			fd, port, err := listenLoopback()
+			fd, port, err := listenLoopback(0, false)
 			if err != nil {
 				fail(rep, "open the proxy port in the box: %v", err)
 			}
 			listenFD, rep.ProxyPort = fd, port
 			env = append(env, proxyEnv(port)...)
+		}
+		// After the proxy's: a port it took is not relayed.
+		listenRelay(cfg.Relay)
+		if cfg.Connector {
+			// Its socket and descriptors are made before seccomp, which
+			// would watch the open of /dev/null.
+			conn = prepareConnector()
 		}
 		var err error
 		if ownShm, err = setupMounts(cfg, applied, missing); err != nil {
@@ -323,6 +344,8 @@ func execCommand(cfg helperConfig) {
 	} else if cfg.WatchWrites {
 		rep.Unwatched = "seccomp is off"
 	}
+	// Last, so that it runs under every layer the command gets.
+	conn.start()
 	send(rep, listenFD)
 	if listenFD >= 0 {
 		unix.Close(listenFD)
@@ -418,24 +441,100 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-func listenLoopback() (fd, port int, err error) {
-	fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+// listenLoopback listens on port (0: one the kernel picks) of
+// 127.0.0.1, or of ::1 with v6, and returns the port.
+func listenLoopback(port int, v6 bool) (fd, bound int, err error) {
+	family := unix.AF_INET
+	var sa unix.Sockaddr = &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}
+	if v6 {
+		family = unix.AF_INET6
+		sa = &unix.SockaddrInet6{Port: port, Addr: [16]byte{15: 1}}
+	}
+	fd, err = unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, 0, err
 	}
-	if err = unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err == nil {
+	if v6 {
+		err = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
+	}
+	if err == nil {
+		err = unix.Bind(fd, sa)
+	}
+	if err == nil {
 		err = unix.Listen(fd, 128)
 	}
+	if err == nil {
+		sa, err = unix.Getsockname(fd)
+	}
 	if err != nil {
 		unix.Close(fd)
 		return -1, 0, err
 	}
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		unix.Close(fd)
-		return -1, 0, err
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		bound = a.Port
+	case *unix.SockaddrInet6:
+		bound = a.Port
 	}
-	return fd, sa.(*unix.SockaddrInet4).Port, nil
+	return fd, bound, nil
+}
+
+// listenRelay listens on the relayed ports and passes each listener to
+// the parent. A port the box cannot have (the proxy took it; no IPv6)
+// is left out: connecting there is refused, as it would be without the
+// relay.
+func listenRelay(ports []listenPort) {
+	for _, p := range ports {
+		for _, v6 := range []bool{false, true} {
+			if !v6 && !p.V4 || v6 && !p.V6 {
+				continue
+			}
+			if fd, _, err := listenLoopback(p.Port, v6); err == nil {
+				send(helperReport{Relay: p.Port}, fd)
+				unix.Close(fd)
+			}
+		}
+	}
+}
+
+// connectorStart is what the connector is started with: its end of the
+// socket pair, bridle's end, and /dev/null for its standard descriptors.
+type connectorStart struct{ own, parent, null int }
+
+func prepareConnector() *connectorStart {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		closeAll(fds[:])
+		return nil
+	}
+	return &connectorStart{own: fds[1], parent: fds[0], null: null}
+}
+
+// start starts the connector from this thread, so that it has the
+// command's every layer (Landlock and seccomp are this thread's), and
+// passes bridle its end of the socket. The connector becomes a child of
+// the command; it dies with the box's PID namespace. Without it, later
+// commands only cannot reach this box's loopback.
+func (c *connectorStart) start() {
+	if c == nil {
+		return
+	}
+	defer closeAll([]int{c.own, c.parent, c.null})
+	// The configuration stays with the helper.
+	unix.CloseOnExec(configFD)
+	// /proc/self/exe is bridle's binary even where a hidden path now
+	// covers its name.
+	_, err := syscall.ForkExec("/proc/self/exe", []string{"/proc/self/exe", helperArg, "connector"}, &syscall.ProcAttr{
+		Env:   []string{},
+		Files: []uintptr{uintptr(c.null), uintptr(c.null), uintptr(c.null), uintptr(c.own)},
+	})
+	if err == nil {
+		send(helperReport{Connector: true}, c.parent)
+	}
 }
 
 // dropCapabilities leaves the command no capability, even as root: root

@@ -21,6 +21,12 @@ type (
 	cgroupBase struct{}
 )
 
+// Loopback is a running box's loopback (Spec.Serves, Spec.Reach). Outside
+// Linux a box has no network namespace: every command shares the
+// machine's loopback, so there is nothing to relay and Serves is never
+// called.
+type Loopback struct{}
+
 // WatchesWrites says that commands' writes cannot be watched here: that
 // takes Linux's seccomp.
 func (b *Box) WatchesWrites() error {

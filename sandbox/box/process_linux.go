@@ -93,7 +93,7 @@ func (b *Box) Start(ctx context.Context, s Spec) (*Process, error) {
 	}()
 	reports := make(chan helperReport, 1)
 	ctlFD := int(h.ctl.Fd())
-	go func() { reports <- readReports(ctlFD, px, nil) }()
+	go func() { reports <- readReports(ctlFD, receivers{proxy: px}) }()
 	// The helper's report comes when the program starts (its end of the
 	// socket closes on exec) or could not be started.
 	var rep helperReport

@@ -146,7 +146,7 @@ func startProbe(flags uintptr, userns, writes bool) (err, writesErr error) {
 	reports := make(chan helperReport, 1)
 	ctlFD := int(ctl.Fd())
 	go func() {
-		reports <- readReports(ctlFD, nil, func(fd int) { wt = serveWrites(context.Background(), fd, seen, []string{dir}, "") })
+		reports <- readReports(ctlFD, receivers{writes: func(fd int) { wt = serveWrites(context.Background(), fd, seen, []string{dir}, "") }})
 	}()
 	err = cmd.Wait()
 	rep := <-reports // the helper is gone, and its end of the socket with it
@@ -232,6 +232,15 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	if px != nil {
 		defer px.close()
 	}
+	var rl *relay
+	if namespaced {
+		// The ports the boxes in reach listen on now.
+		if rl = newRelay(s.Reach); rl != nil {
+			cfg.Relay = rl.ports
+			defer rl.close()
+		}
+		cfg.Connector = s.Serves != nil
+	}
 	cfgFile, err := configFile(cfg)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("box: %w", err)
@@ -296,7 +305,22 @@ func (b *Box) Run(ctx context.Context, s Spec) (Outcome, error) {
 	// until it is served, a watched call waits.
 	var wt *watch
 	serve := func(fd int) { wt = serveWrites(runCtx, fd, s.Writes, cfg.Writable, tmp) }
-	go func() { reports <- readReports(ctlFD, px, serve) }()
+	var lb *Loopback
+	if cfg.Connector {
+		lb = newLoopback(h.openProc())
+		// Unreachable from here on: the box's processes are gone.
+		defer lb.end()
+	}
+	go func() {
+		rep := readReports(ctlFD, receivers{proxy: px, writes: serve, relay: rl, loopback: lb})
+		if lb != nil {
+			lb.settle()
+		}
+		reports <- rep
+	}()
+	if lb != nil {
+		s.Serves(lb)
+	}
 
 	select {
 	case <-h.exited:
@@ -515,16 +539,30 @@ func killSession(sid int) {
 	}
 }
 
+// receivers are what the helper's descriptors go to: the proxy's
+// listener, the seccomp filter's listener (writes), the relayed ports'
+// listeners and the connector's socket (loopback).
+type receivers struct {
+	proxy    *proxy
+	writes   func(fd int)
+	relay    *relay
+	loopback *Loopback
+}
+
 // readReports collects what the helper says until it closes the socket:
-// its report and the descriptors it passes: with a proxy in the box, the
-// listener to serve; when writes are watched, the seccomp filter's
-// listener, given to writes.
-func readReports(ctl int, px *proxy, writes func(fd int)) helperReport {
+// its report and the descriptors it passes, each given to its receiver
+// (or closed when it has none).
+func readReports(ctl int, to receivers) helperReport {
 	var rep helperReport
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, unix.CmsgSpace(4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(ctl, buf, oob, 0)
+		// Close-on-exec: a helper bridle starts meanwhile (the spare, a
+		// command of another session) must not inherit them.
+		n, oobn, _, _, err := unix.Recvmsg(ctl, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
 		if err != nil || n == 0 {
 			return rep
 		}
@@ -541,24 +579,40 @@ func readReports(ctl int, px *proxy, writes func(fd int)) helperReport {
 			rep.Writes = rep.Writes || r.Writes
 		}
 		fd := -1
-		if oobn > 0 {
-			if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && len(msgs) > 0 {
-				if fds, err := unix.ParseUnixRights(&msgs[0]); err == nil && len(fds) > 0 {
-					fd = fds[0]
-					for _, extra := range fds[1:] {
-						unix.Close(extra)
-					}
-				}
-			}
+		if fds := rightsOf(oob[:oobn]); len(fds) > 0 {
+			fd = fds[0]
+			closeAll(fds[1:])
 		}
 		switch {
 		case fd < 0:
-		case r.Writes && writes != nil:
-			writes(fd)
-		case !r.Writes && px != nil:
+		case r.Writes:
+			if to.writes == nil {
+				unix.Close(fd)
+				break
+			}
+			to.writes(fd)
+		case r.Connector:
+			if to.loopback == nil {
+				unix.Close(fd)
+				break
+			}
+			if c, err := newConnector(fd); err == nil {
+				to.loopback.conn = c
+			}
+		case r.Relay > 0:
+			if to.relay == nil {
+				unix.Close(fd)
+				break
+			}
+			to.relay.serve(fd)
+		case to.proxy != nil:
 			f := os.NewFile(uintptr(fd), "box-proxy")
 			if ln, err := net.FileListener(f); err == nil {
+				px := to.proxy
 				px.serve(ln)
+				if to.loopback != nil {
+					to.loopback.proxyPort = ln.Addr().(*net.TCPAddr).Port
+				}
 			}
 			f.Close()
 		default:

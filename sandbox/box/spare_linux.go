@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,6 +31,11 @@ type helper struct {
 	// exited is closed when the helper has exited; err is then Wait's.
 	exited chan struct{}
 	err    error
+	// proc is /proc/PID of the helper, opened before it can be reaped
+	// (a later open could find another process given its pid), closed
+	// once it is; procMu guards it.
+	procMu sync.Mutex
+	proc   *os.File
 }
 
 // spareIdle is how long an unused spare helper is kept.
@@ -87,8 +94,15 @@ func (b *Box) startHelper() (*helper, error) {
 				return
 			}
 		}
+		h.proc, _ = os.Open("/proc/" + strconv.Itoa(cmd.Process.Pid))
 		started <- nil
 		h.err = cmd.Wait()
+		h.procMu.Lock()
+		if h.proc != nil {
+			h.proc.Close()
+			h.proc = nil
+		}
+		h.procMu.Unlock()
 		close(h.exited)
 	}()
 	if err := <-started; err != nil {
@@ -110,6 +124,21 @@ func (h *helper) send(cfg *os.File, std []*os.File) error {
 		fds = append(fds, int(f.Fd()))
 	}
 	return unix.Sendmsg(int(h.ctl.Fd()), []byte("run"), unix.UnixRights(append(fds, int(cfg.Fd()))...), nil, 0)
+}
+
+// openProc returns a descriptor of the helper's /proc/PID directory
+// (nil once it has been reaped).
+func (h *helper) openProc() *os.File {
+	h.procMu.Lock()
+	defer h.procMu.Unlock()
+	if h.proc == nil {
+		return nil
+	}
+	fd, err := unix.FcntlInt(h.proc.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), h.proc.Name())
 }
 
 func (h *helper) dead() bool {
