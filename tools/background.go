@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -88,9 +87,8 @@ type bgCommand struct {
 	recorded chan struct{}
 
 	mu       sync.Mutex
-	buf      []byte // the latest output, at most backgroundRing: redacted as it is read
-	total    int64  // bytes ever written
-	read     int64  // bytes command_output has returned up to
+	out      *outputRing // the latest output, backgroundRing of it: redacted as it is read
+	read     int64       // the offset command_output has returned up to
 	changed  chan struct{}
 	stopping string // why it is being stopped ("": it is not)
 }
@@ -99,11 +97,7 @@ type bgCommand struct {
 func (c *bgCommand) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.buf = append(c.buf, p...)
-	if over := len(c.buf) - backgroundRing; over > 0 {
-		c.buf = append(c.buf[:0], c.buf[over:]...)
-	}
-	c.total += int64(len(p))
+	c.out.Write(p)
 	if len(p) > 0 {
 		close(c.changed)
 		c.changed = make(chan struct{})
@@ -157,7 +151,8 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &bgCommand{id: fmt.Sprintf("bg%d", max(b.first, 1)+len(b.cmds)), key: env.Key, command: st.Command,
-		stdin: w, cancel: cancel, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{})}
+		stdin: w, cancel: cancel, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{}),
+		out: newOutputRing(backgroundRing)}
 	b.cmds = append(b.cmds, c)
 	b.mu.Unlock()
 
@@ -189,7 +184,7 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 		}
 		c.mu.Lock()
 		why := c.stopping
-		tail := tailOf(env.redact(string(c.buf)), liveLines, liveBytes)
+		tail := tailOf(env.redact(c.out.text(0, c.out.total)), liveLines, liveBytes)
 		c.mu.Unlock()
 		end := BackgroundEnd{ID: c.id, Key: c.key, Command: c.command, Tail: tail, Unwatched: o.Unwatched}
 		switch {
@@ -264,7 +259,7 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
-		if tail || wait <= 0 || c.unread() != "" || !c.running() {
+		if tail || wait <= 0 || c.unreadEnd() > max(c.read, c.out.kept()) || !c.running() {
 			break
 		}
 		changed := c.changed
@@ -280,16 +275,17 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 		c.mu.Lock()
 		break
 	}
-	kept := c.total - int64(len(c.buf))
+	kept := c.out.kept()
 	var sb strings.Builder
 	if !tail && c.read < kept {
 		fmt.Fprintf(&sb, "[%d bytes of output were not kept: only the last %d KiB are]\n", kept-c.read, backgroundRing>>10)
 	}
-	text := c.unread()
+	from, end := max(c.read, kept), c.unreadEnd()
 	if tail {
-		text = string(c.buf[:int64(len(c.buf))-(c.total-max(c.read, kept))]) + text
+		from = kept
 	}
-	c.read = max(c.read, kept) + int64(len(c.unread()))
+	text := c.out.text(from, end)
+	c.read = end
 	c.mu.Unlock()
 	text = r.Redact(text)
 	if len(text) > backgroundRead {
@@ -313,20 +309,19 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 	return sb.String(), nil
 }
 
-// unread is the output not read yet that a read may return: while the
-// command runs, up to its last line's end (the whole of a line longer
-// than the redactor's reach). c.mu is held.
-func (c *bgCommand) unread() string {
-	kept := c.total - int64(len(c.buf))
-	text := c.buf[max(c.read, kept)-kept:]
+// unreadEnd is where the output a read may return ends: while the
+// command runs, at its last line's end (the whole of a line longer than
+// the redactor's reach). c.mu is held.
+func (c *bgCommand) unreadEnd() int64 {
+	from, end := max(c.read, c.out.kept()), c.out.total
 	if c.running() {
-		if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
-			text = text[:i+1]
-		} else if len(text) < lineReach {
-			text = nil
+		if i := c.out.lastIndexByte(from, '\n'); i >= 0 {
+			end = i + 1
+		} else if end-from < lineReach {
+			end = from
 		}
 	}
-	return string(text)
+	return end
 }
 
 // lineReach is the longest unfinished line a read holds back.

@@ -11,7 +11,8 @@ import (
 // fakeCommand is a background command with no process: what it wrote, and
 // whether it has ended.
 func fakeCommand(b *Background, id string, ended bool) *bgCommand {
-	c := &bgCommand{id: id, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{}), cancel: func() {}}
+	c := &bgCommand{id: id, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{}), cancel: func() {},
+		out: newOutputRing(backgroundRing)}
 	if ended {
 		c.end = BackgroundEnd{ID: id, Summary: "[exit status 0]"}
 		close(c.done)
