@@ -86,11 +86,23 @@ type bgCommand struct {
 	// recorded is closed once Ended was told: a stop waits for it.
 	recorded chan struct{}
 
-	mu       sync.Mutex
-	out      *outputRing // the latest output, backgroundRing of it: redacted as it is read
-	read     int64       // the offset command_output has returned up to
-	changed  chan struct{}
-	stopping string // why it is being stopped ("": it is not)
+	mu        sync.Mutex
+	out       *outputRing // the latest output, backgroundRing of it: redacted as it is read
+	lastWrite time.Time   // when it last wrote
+	changed   chan struct{}
+	stopping  string // why it is being stopped ("": it is not)
+
+	// reading serializes reads (Output), and guards what they keep:
+	// read, shown, tried.
+	reading sync.Mutex
+	// read is the offset command_output has returned up to: a line's
+	// start, but for a line longer than lineReach.
+	read int64
+	// shown is what a read showed, redacted, of the line that starts at
+	// read and has not ended (releaseLine); tried is the offset up to
+	// which that line was looked at for more to show.
+	shown string
+	tried int64
 }
 
 // Write implements io.Writer for the command's redacted output.
@@ -99,6 +111,7 @@ func (c *bgCommand) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	c.out.Write(p)
 	if len(p) > 0 {
+		c.lastWrite = time.Now()
 		close(c.changed)
 		c.changed = make(chan struct{})
 	}
@@ -249,45 +262,105 @@ func (b *Background) find(id string) (*bgCommand, error) {
 // a line saying whether it runs or how it ended. While the command runs,
 // a line it has not finished is left for the next read (unless it is
 // longer than the redactor's reach): a secret is never cut in two reads,
-// each half too short to be recognised.
+// each half too short to be recognised. But a line that stays unfinished
+// (a prompt waiting for input: "Password: ") is shown once the command
+// has written nothing for quietLine, or when a read's wait runs out, as
+// far as more text could not make it part of a secret (releaseLine).
 func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, tail bool, wait time.Duration) (string, error) {
 	c, err := b.find(id)
 	if err != nil {
 		return "", err
 	}
+	c.reading.Lock()
+	defer c.reading.Unlock()
 	deadline := time.NewTimer(min(wait, maxOutputWait))
 	defer deadline.Stop()
-	for {
+	quiet := time.NewTimer(0)
+	defer quiet.Stop()
+	waitedOut := false
+	for !tail && wait > 0 {
 		c.mu.Lock()
-		if tail || wait <= 0 || c.unreadEnd() > max(c.read, c.out.kept()) || !c.running() {
+		from, end, total := max(c.read, c.out.kept()), c.unreadEnd(), c.out.total
+		quietIn := quietLine - time.Since(c.lastWrite)
+		changed := c.changed
+		rest := ""
+		if end < total && total > c.tried && quietIn <= 0 {
+			rest = c.out.text(end, total)
+		}
+		c.mu.Unlock()
+		if end > from || !c.running() {
 			break
 		}
-		changed := c.changed
-		c.mu.Unlock()
+		if rest != "" {
+			// Quiet, with a line not finished that was not looked at yet.
+			if _, more := c.releaseLine(r, rest); more {
+				break
+			}
+			c.tried = total
+		}
+		var quietC <-chan time.Time
+		if end < total && total > c.tried && quietIn > 0 {
+			quiet.Reset(quietIn)
+			quietC = quiet.C
+		}
 		select {
 		case <-changed:
 			continue
 		case <-c.done:
 			continue
+		case <-quietC:
+			continue
 		case <-deadline.C:
 		case <-ctx.Done():
 		}
-		c.mu.Lock()
+		waitedOut = true
 		break
 	}
+	c.mu.Lock()
 	kept := c.out.kept()
 	var sb strings.Builder
-	if !tail && c.read < kept {
-		fmt.Fprintf(&sb, "[%d bytes of output were not kept: only the last %d KiB are]\n", kept-c.read, backgroundRing>>10)
+	if c.read < kept {
+		if !tail {
+			fmt.Fprintf(&sb, "[%d bytes of output were not kept: only the last %d KiB are]\n", kept-c.read, backgroundRing>>10)
+		}
+		c.shown = "" // its line's start is gone
 	}
-	from, end := max(c.read, kept), c.unreadEnd()
+	from, end, total := max(c.read, kept), c.unreadEnd(), c.out.total
+	var earlier, rest string
 	if tail {
-		from = kept
+		earlier = c.out.text(kept, from)
 	}
-	text := c.out.text(from, end)
+	complete := c.out.text(from, end)
+	if end < total && (waitedOut || time.Since(c.lastWrite) >= quietLine) {
+		rest = c.out.text(end, total)
+	}
 	c.read = end
 	c.mu.Unlock()
-	text = r.Redact(text)
+
+	text := r.Redact(earlier + complete)
+	if complete != "" {
+		if !tail && strings.HasPrefix(text, c.shown) {
+			// The line a read showed in part goes on: the rest of it.
+			// (Shown again whole when the redactor changed since.)
+			text = text[len(c.shown):]
+		}
+		c.shown = ""
+	}
+	unfinished := false
+	if rest != "" {
+		shown, more := c.releaseLine(r, rest)
+		switch {
+		case tail:
+			text += shown
+		case more:
+			text += shown[len(c.shown):]
+		}
+		unfinished = more || tail && shown != ""
+		if more {
+			c.shown = shown
+		}
+		c.tried = total
+	}
 	if len(text) > backgroundRead {
 		cut := tailOf(text, 1<<30, backgroundRead)
 		fmt.Fprintf(&sb, "[%d earlier bytes of this output are not shown]\n", len(text)-len(cut))
@@ -300,6 +373,9 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 	if text == "" && !tail {
 		sb.WriteString("[no new output]\n")
 	}
+	if unfinished {
+		sb.WriteString("[its last line is not finished: it may be waiting for input (command_input)]\n")
+	}
 	select {
 	case <-c.done:
 		fmt.Fprintf(&sb, "[%s has ended: %s]\n", c.id, c.end.Summary)
@@ -307,6 +383,23 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 		fmt.Fprintf(&sb, "[%s is running]\n", c.id)
 	}
 	return sb.String(), nil
+}
+
+// quietLine is how long a command writes nothing before a read shows the
+// line it has not finished.
+const quietLine = 500 * time.Millisecond
+
+// releaseLine returns what may be shown of line, the command's output
+// from the start of a line it has not finished, redacted: as much of it
+// as redact.Chat passes on, which holds back what more text could make
+// part of a secret ("token s3cr3t-va" shows "token "). What it shows is
+// the start of what the whole line gives once redacted, so the read that
+// gets the rest of the line redacts it whole, with the part shown, and
+// cuts that part off. more says it shows more than c.shown.
+// c.reading is held.
+func (c *bgCommand) releaseLine(r *redact.Redactor, line string) (shown string, more bool) {
+	shown = redact.NewChat(r).Write(line)
+	return shown, len(shown) > len(c.shown) && strings.HasPrefix(shown, c.shown)
 }
 
 // unreadEnd is where the output a read may return ends: while the
