@@ -138,6 +138,32 @@ func TestBackgroundCommandOutputInputStop(t *testing.T) {
 	a.AssertValid(t)
 }
 
+// A command in the background that prompts without a newline and waits
+// for its answer ("Password: ", "Continue? [y/N] "): command_output shows
+// the prompt once the command has been quiet a moment, so the model knows
+// to answer; command_input answers, and the next read has what follows,
+// without the prompt again. Before, the unfinished line was held until its
+// end: the read waited out its wait_seconds and said "[no new output]".
+func TestBackgroundPromptWithoutANewline(t *testing.T) {
+	scenario := bgScenario(`printf 'Password: '; read x; echo "got $x"`,
+		rawToolCall("command_output", `{"id": "bg1", "wait_seconds": 10}`),
+		rawToolCall("command_input", `{"id": "bg1", "text": "open sesame\n"}`),
+		rawToolCall("command_output", `{"id": "bg1", "wait_seconds": 10}`),
+	)
+	a, sid, _ := serve(t, acptest.Options{Model: acptest.Scenario(t, scenario)}, nil)
+	res := toolResults(t, a.DB, sid)
+	if len(res) != 4 {
+		t.Fatalf("%d results, want 4: %v", len(res), res)
+	}
+	out := func(i int) string { s, _ := res[i]["output"].(string); return s }
+	if !strings.HasPrefix(out(1), "Password: \n") || !strings.Contains(out(1), "it may be waiting for input") || !strings.Contains(out(1), "[bg1 is running]") {
+		t.Errorf("the read while it waits for its answer: %q", out(1))
+	}
+	if !strings.Contains(out(3), "got open sesame\n") || strings.Contains(out(3), "Password") {
+		t.Errorf("the read after the answer: %q", out(3))
+	}
+}
+
 // A session runs at most 4 commands in the background at once; a
 // session/cancel stops them (and their ends are recorded as stopped).
 func TestBackgroundCommandsBoundedAndStoppedByCancel(t *testing.T) {

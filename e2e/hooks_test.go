@@ -298,3 +298,55 @@ func TestHookPointsOfATurn(t *testing.T) {
 		t.Errorf("the user was not told why the prompt was refused")
 	}
 }
+
+// TestHookSettingsReadOnceATurn: a turn reads the settings' hooks once,
+// when it first meets a hook point, not at each tool call (each read
+// checks every file the settings come from: ~10-20 stats a call, with
+// hooks or without). So a hook the user adds to the settings while a turn
+// runs applies from the next turn: the rest of the turn runs under the
+// hooks it began with (none here), and the next turn's call meets it.
+// Before, every hook point read the settings again, and the new hook
+// refused the running turn's next call.
+func TestHookSettingsReadOnceATurn(t *testing.T) {
+	home := t.TempDir()
+	writeSettings(t, home, `{}`)
+	ws := acptest.Workspace(t, map[string]string{"a.txt": "content of a\n"})
+	hold := `{"tool_calls": [{"name": "run_command", "input": {"command": "echo holding; while [ ! -e stop ]; do sleep 0.05; done"}}]}`
+	read := `{"tool_calls": [{"name": "read_file", "input": {"path": "a.txt"}}]}`
+	model := acptest.Scenario(t, `{"turns": [{"calls": [`+hold+`, `+read+`, {"text": "one"}]}, {"calls": [`+read+`, {"text": "two"}]}]}`)
+	a := acptest.Start(t, acptest.Options{Home: home, Model: model})
+	a.Initialize()
+	sid := a.NewSession(ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-auto"}, nil)
+
+	_, answer := a.Request("session/prompt", acptest.PromptParams(sid, "first"))
+	a.WaitNote(func(m acptest.Msg) bool {
+		return m.Method == "session/update" && strings.Contains(string(m.Params), "holding")
+	})
+	// The turn is in its first call: the user adds a hook that refuses
+	// reads, then lets the call end.
+	writeSettings(t, home, `{"hooks": {"PreToolUse": [{"matcher": "read_file", "command": "echo 'no reads now' >&2; exit 2"}]}}`)
+	if err := os.WriteFile(filepath.Join(ws, "stop"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, rerr := a.Wait(answer); rerr != nil || !strings.Contains(string(res), "end_turn") {
+		t.Fatalf("the first prompt answered %s %+v", res, rerr)
+	}
+	if stop := a.Prompt(sid, "second"); stop != "end_turn" {
+		t.Fatalf("the second prompt ended %q", stop)
+	}
+	res := toolResults(t, a.DB, sid)
+	if len(res) != 3 {
+		t.Fatalf("%d tool results, want 3: %v", len(res), res)
+	}
+	out := func(i int) string { s, _ := res[i]["output"].(string); return s }
+	if res[1]["status"] != "completed" || !strings.Contains(out(1), "content of a") {
+		t.Errorf("the read in the turn the hook was added during: %v %q", res[1]["status"], out(1))
+	}
+	if res[2]["status"] != "denied" || !strings.Contains(out(2), "no reads now") {
+		t.Errorf("the read of the next turn: %v %q", res[2]["status"], out(2))
+	}
+	if runs := hookRuns(t, a.DB, sid); len(runs) != 1 || runs[0]["verdict"] != "deny" {
+		t.Errorf("hook_ran: %v, want the next turn's refusal only", runs)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/event"
@@ -81,15 +82,37 @@ func (v hookVerdict) note() string {
 	return b.String()
 }
 
+// turnHooks are the session's hooks as one turn sees them: read from the
+// settings once, when the turn first meets a hook point, and kept by
+// event. Reading the settings (config.Loader.For) checks that none of the
+// files they come from changed: ~10-20 stats, which a turn paid at each
+// of its hook points, two per tool call, with or without hooks. An edit
+// of the settings applies from the next turn (decision: a turn's calls
+// run under the hooks it began with, as they run under its mode).
+type turnHooks struct {
+	once    sync.Once
+	byEvent map[string][]config.Hook
+}
+
 // hooksFor are the session's hooks for event (and tool, for the tool
-// events), from the settings that apply in its directory now.
-func (s *Session) hooksFor(ev, tool string) []config.Hook {
+// events), from the settings that applied in its directory when the turn
+// first met a hook point.
+func (t *turn) hooksFor(ev, tool string) []config.Hook {
+	s := t.s
 	if s.m.cfg.Hooks == nil || s.parent != nil && (ev == config.HookSessionStart || ev == config.HookStop || ev == config.HookUserPromptSubmit) {
 		return nil
 	}
+	t.hooks.once.Do(func() {
+		for _, h := range s.m.cfg.Hooks(s.Info().Cwd) {
+			if t.hooks.byEvent == nil {
+				t.hooks.byEvent = map[string][]config.Hook{}
+			}
+			t.hooks.byEvent[h.Event] = append(t.hooks.byEvent[h.Event], h)
+		}
+	})
 	var out []config.Hook
-	for _, h := range s.m.cfg.Hooks(s.Info().Cwd) {
-		if h.Event == ev && h.Matches(tool) {
+	for _, h := range t.hooks.byEvent[ev] {
+		if h.Matches(tool) {
 			out = append(out, h)
 		}
 	}
@@ -128,12 +151,13 @@ func (s *Session) recordedHook(key string) (event.HookRan, bool) {
 // runHooks runs the hooks of in's event (those recorded under base's
 // keys already are not run again) and returns their verdict. It returns
 // an error only when the log cannot be written.
-func (s *Session) runHooks(ctx context.Context, base string, in hookInput) (hookVerdict, error) {
+func (t *turn) runHooks(ctx context.Context, base string, in hookInput) (hookVerdict, error) {
 	var v hookVerdict
-	hooks := s.hooksFor(in.HookEventName, in.ToolName)
+	hooks := t.hooksFor(in.HookEventName, in.ToolName)
 	if len(hooks) == 0 {
 		return v, nil
 	}
+	s := t.s
 	in.SessionID, in.Cwd, in.PermissionMode = s.row.ID, s.Info().Cwd, string(s.Mode())
 	stdin, err := json.Marshal(in)
 	if err != nil {
@@ -225,9 +249,12 @@ func clipHook(s string) string {
 // recorded as the call's result (denied is then true); a context is kept
 // for the call's result (record).
 func (t *turn) preToolHooks(ctx context.Context, key string, c provider.ToolCall) (denied bool, err error) {
+	if len(t.hooksFor(config.HookPreToolUse, c.Name)) == 0 {
+		return false, nil
+	}
 	s := t.s
 	input, _ := s.recordedInput(key, c)
-	v, err := s.runHooks(ctx, key, hookInput{HookEventName: config.HookPreToolUse, ToolName: c.Name, ToolInput: input, ToolUseID: c.ID})
+	v, err := t.runHooks(ctx, key, hookInput{HookEventName: config.HookPreToolUse, ToolName: c.Name, ToolInput: input, ToolUseID: c.ID})
 	if err != nil {
 		return false, err
 	}
@@ -251,12 +278,13 @@ func (t *turn) preToolHooks(ctx context.Context, key string, c provider.ToolCall
 func (t *turn) postToolHooks(ctx context.Context, key string, r *event.ToolResult) error {
 	note := t.hookNotes[key]
 	delete(t.hookNotes, key)
-	if (r.Status == "completed" || r.Status == "failed") && t.s.started(key) {
+	hooks := len(t.hooksFor(config.HookPostToolUse, r.Name)) > 0
+	if hooks && (r.Status == "completed" || r.Status == "failed") && t.s.started(key) {
 		var input json.RawMessage
 		if seq, i, ok := event.ParseCallKey(key); ok {
 			input = t.s.callInput(seq, i)
 		}
-		v, err := t.s.runHooks(ctx, key, hookInput{HookEventName: config.HookPostToolUse, ToolName: r.Name, ToolInput: input, ToolUseID: r.CallID,
+		v, err := t.runHooks(ctx, key, hookInput{HookEventName: config.HookPostToolUse, ToolName: r.Name, ToolInput: input, ToolUseID: r.CallID,
 			ToolResponse: &hookResponse{Output: r.Output, IsError: r.IsError}})
 		if err != nil {
 			return err
@@ -322,7 +350,7 @@ func (t *turn) promptHooks(ctx context.Context, content []event.Content) (added,
 		}
 	}
 	if prompts == 0 {
-		if _, err := s.runHooks(ctx, s.row.ID+"/session", hookInput{HookEventName: config.HookSessionStart, Source: "startup"}); err != nil {
+		if _, err := t.runHooks(ctx, s.row.ID+"/session", hookInput{HookEventName: config.HookSessionStart, Source: "startup"}); err != nil {
 			return nil, nil, err
 		}
 		events = s.Events()
@@ -346,7 +374,7 @@ func (t *turn) promptHooks(ctx context.Context, content []event.Content) (added,
 	// or a crash (a prompt not recorded is not resumed, it is sent
 	// again): its hooks run for it, under keys no earlier one has.
 	base := fmt.Sprintf("%s/prompt-%d-%d", s.row.ID, prompts+1, len(events))
-	v, err := s.runHooks(ctx, base, hookInput{HookEventName: config.HookUserPromptSubmit, Prompt: text})
+	v, err := t.runHooks(ctx, base, hookInput{HookEventName: config.HookUserPromptSubmit, Prompt: text})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -361,13 +389,13 @@ func (t *turn) promptHooks(ctx context.Context, content []event.Content) (added,
 // call the model again on a hook's word.
 func (t *turn) stopHooks(ctx context.Context, stop StopReason) error {
 	s := t.s
-	if s.parent != nil || len(s.hooksFor(config.HookStop, "")) == 0 {
+	if s.parent != nil || len(t.hooksFor(config.HookStop, "")) == 0 {
 		return nil
 	}
 	events := s.Events()
 	for i := len(events) - 1; i >= 0; i-- {
 		if _, ok := events[i].Payload.(event.UserMessage); ok {
-			_, err := s.runHooks(ctx, fmt.Sprintf("%s/%d", s.row.ID, events[i].Seq), hookInput{HookEventName: config.HookStop, StopReason: string(stop)})
+			_, err := t.runHooks(ctx, fmt.Sprintf("%s/%d", s.row.ID, events[i].Seq), hookInput{HookEventName: config.HookStop, StopReason: string(stop)})
 			return err
 		}
 	}

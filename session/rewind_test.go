@@ -98,7 +98,7 @@ func dataManager(t *testing.T, p provider.Provider, cfg Config) *Manager {
 
 // openSession starts a session of m in cwd, in mode ("" leaves the
 // default).
-func openSession(t *testing.T, m *Manager, cwd, mode string) *Session {
+func openSession(t testing.TB, m *Manager, cwd, mode string) *Session {
 	t.Helper()
 	ctx := context.Background()
 	info, err := m.New(ctx, NewParams{Cwd: cwd})

@@ -112,6 +112,8 @@ type turn struct {
 	// hookNotes are what the PreToolUse hooks of a call said, by its
 	// key, for its result (postToolHooks).
 	hookNotes map[string]string
+	// hooks are the settings' hooks, read once for the turn (hooksFor).
+	hooks turnHooks
 }
 
 // budget bounds one turn.

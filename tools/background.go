@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -92,12 +91,23 @@ type bgCommand struct {
 	// recorded is closed once Ended was told: a stop waits for it.
 	recorded chan struct{}
 
-	mu       sync.Mutex
-	buf      []byte // the latest output, at most backgroundRing: redacted as it is read
-	total    int64  // bytes ever written
-	read     int64  // bytes command_output has returned up to
-	changed  chan struct{}
-	stopping string // why it is being stopped ("": it is not)
+	mu        sync.Mutex
+	out       *outputRing // the latest output, backgroundRing of it: redacted as it is read
+	lastWrite time.Time   // when it last wrote
+	changed   chan struct{}
+	stopping  string // why it is being stopped ("": it is not)
+
+	// reading serializes reads (Output), and guards what they keep:
+	// read, shown, tried.
+	reading sync.Mutex
+	// read is the offset command_output has returned up to: a line's
+	// start, but for a line longer than lineReach.
+	read int64
+	// shown is what a read showed, redacted, of the line that starts at
+	// read and has not ended (releaseLine); tried is the offset up to
+	// which that line was looked at for more to show.
+	shown string
+	tried int64
 	// loop is its box's loopback once it runs (box.Spec.Serves): the
 	// session's later commands reach what it listens on.
 	loop *box.Loopback
@@ -107,12 +117,9 @@ type bgCommand struct {
 func (c *bgCommand) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.buf = append(c.buf, p...)
-	if over := len(c.buf) - backgroundRing; over > 0 {
-		c.buf = append(c.buf[:0], c.buf[over:]...)
-	}
-	c.total += int64(len(p))
+	c.out.Write(p)
 	if len(p) > 0 {
+		c.lastWrite = time.Now()
 		close(c.changed)
 		c.changed = make(chan struct{})
 	}
@@ -171,7 +178,8 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &bgCommand{id: fmt.Sprintf("bg%d", max(b.first, 1)+len(b.cmds)), key: env.Key, command: st.Command,
-		stdin: w, cancel: cancel, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{})}
+		stdin: w, cancel: cancel, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{}),
+		out: newOutputRing(backgroundRing)}
 	b.cmds = append(b.cmds, c)
 	b.mu.Unlock()
 
@@ -208,7 +216,7 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 		}
 		c.mu.Lock()
 		why := c.stopping
-		tail := tailOf(env.redact(string(c.buf)), liveLines, liveBytes)
+		tail := tailOf(env.redact(c.out.text(0, c.out.total)), liveLines, liveBytes)
 		c.mu.Unlock()
 		end := BackgroundEnd{ID: c.id, Key: c.key, Command: c.command, Tail: tail, Unwatched: o.Unwatched}
 		switch {
@@ -273,44 +281,105 @@ func (b *Background) find(id string) (*bgCommand, error) {
 // a line saying whether it runs or how it ended. While the command runs,
 // a line it has not finished is left for the next read (unless it is
 // longer than the redactor's reach): a secret is never cut in two reads,
-// each half too short to be recognised.
+// each half too short to be recognised. But a line that stays unfinished
+// (a prompt waiting for input: "Password: ") is shown once the command
+// has written nothing for quietLine, or when a read's wait runs out, as
+// far as more text could not make it part of a secret (releaseLine).
 func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, tail bool, wait time.Duration) (string, error) {
 	c, err := b.find(id)
 	if err != nil {
 		return "", err
 	}
+	c.reading.Lock()
+	defer c.reading.Unlock()
 	deadline := time.NewTimer(min(wait, maxOutputWait))
 	defer deadline.Stop()
-	for {
+	quiet := time.NewTimer(0)
+	defer quiet.Stop()
+	waitedOut := false
+	for !tail && wait > 0 {
 		c.mu.Lock()
-		if tail || wait <= 0 || c.unread() != "" || !c.running() {
+		from, end, total := max(c.read, c.out.kept()), c.unreadEnd(), c.out.total
+		quietIn := quietLine - time.Since(c.lastWrite)
+		changed := c.changed
+		rest := ""
+		if end < total && total > c.tried && quietIn <= 0 {
+			rest = c.out.text(end, total)
+		}
+		c.mu.Unlock()
+		if end > from || !c.running() {
 			break
 		}
-		changed := c.changed
-		c.mu.Unlock()
+		if rest != "" {
+			// Quiet, with a line not finished that was not looked at yet.
+			if _, more := c.releaseLine(r, rest); more {
+				break
+			}
+			c.tried = total
+		}
+		var quietC <-chan time.Time
+		if end < total && total > c.tried && quietIn > 0 {
+			quiet.Reset(quietIn)
+			quietC = quiet.C
+		}
 		select {
 		case <-changed:
 			continue
 		case <-c.done:
 			continue
+		case <-quietC:
+			continue
 		case <-deadline.C:
 		case <-ctx.Done():
 		}
-		c.mu.Lock()
+		waitedOut = true
 		break
 	}
-	kept := c.total - int64(len(c.buf))
+	c.mu.Lock()
+	kept := c.out.kept()
 	var sb strings.Builder
-	if !tail && c.read < kept {
-		fmt.Fprintf(&sb, "[%d bytes of output were not kept: only the last %d KiB are]\n", kept-c.read, backgroundRing>>10)
+	if c.read < kept {
+		if !tail {
+			fmt.Fprintf(&sb, "[%d bytes of output were not kept: only the last %d KiB are]\n", kept-c.read, backgroundRing>>10)
+		}
+		c.shown = "" // its line's start is gone
 	}
-	text := c.unread()
+	from, end, total := max(c.read, kept), c.unreadEnd(), c.out.total
+	var earlier, rest string
 	if tail {
-		text = string(c.buf[:int64(len(c.buf))-(c.total-max(c.read, kept))]) + text
+		earlier = c.out.text(kept, from)
 	}
-	c.read = max(c.read, kept) + int64(len(c.unread()))
+	complete := c.out.text(from, end)
+	if end < total && (waitedOut || time.Since(c.lastWrite) >= quietLine) {
+		rest = c.out.text(end, total)
+	}
+	c.read = end
 	c.mu.Unlock()
-	text = r.Redact(text)
+
+	text := r.Redact(earlier + complete)
+	if complete != "" {
+		if !tail && strings.HasPrefix(text, c.shown) {
+			// The line a read showed in part goes on: the rest of it.
+			// (Shown again whole when the redactor changed since.)
+			text = text[len(c.shown):]
+		}
+		c.shown = ""
+	}
+	unfinished := false
+	if rest != "" {
+		shown, more := c.releaseLine(r, rest)
+		switch {
+		case tail:
+			text += shown
+		case more:
+			text += shown[len(c.shown):]
+		}
+		unfinished = more || tail && shown != ""
+		if more {
+			c.shown = shown
+		}
+		c.tried = total
+	}
 	if len(text) > backgroundRead {
 		cut := tailOf(text, 1<<30, backgroundRead)
 		fmt.Fprintf(&sb, "[%d earlier bytes of this output are not shown]\n", len(text)-len(cut))
@@ -323,6 +392,9 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 	if text == "" && !tail {
 		sb.WriteString("[no new output]\n")
 	}
+	if unfinished {
+		sb.WriteString("[its last line is not finished: it may be waiting for input (command_input)]\n")
+	}
 	select {
 	case <-c.done:
 		fmt.Fprintf(&sb, "[%s has ended: %s]\n", c.id, c.end.Summary)
@@ -332,20 +404,36 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 	return sb.String(), nil
 }
 
-// unread is the output not read yet that a read may return: while the
-// command runs, up to its last line's end (the whole of a line longer
-// than the redactor's reach). c.mu is held.
-func (c *bgCommand) unread() string {
-	kept := c.total - int64(len(c.buf))
-	text := c.buf[max(c.read, kept)-kept:]
+// quietLine is how long a command writes nothing before a read shows the
+// line it has not finished.
+const quietLine = 500 * time.Millisecond
+
+// releaseLine returns what may be shown of line, the command's output
+// from the start of a line it has not finished, redacted: as much of it
+// as redact.Chat passes on, which holds back what more text could make
+// part of a secret ("token s3cr3t-va" shows "token "). What it shows is
+// the start of what the whole line gives once redacted, so the read that
+// gets the rest of the line redacts it whole, with the part shown, and
+// cuts that part off. more says it shows more than c.shown.
+// c.reading is held.
+func (c *bgCommand) releaseLine(r *redact.Redactor, line string) (shown string, more bool) {
+	shown = redact.NewChat(r).Write(line)
+	return shown, len(shown) > len(c.shown) && strings.HasPrefix(shown, c.shown)
+}
+
+// unreadEnd is where the output a read may return ends: while the
+// command runs, at its last line's end (the whole of a line longer than
+// the redactor's reach). c.mu is held.
+func (c *bgCommand) unreadEnd() int64 {
+	from, end := max(c.read, c.out.kept()), c.out.total
 	if c.running() {
-		if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
-			text = text[:i+1]
-		} else if len(text) < lineReach {
-			text = nil
+		if i := c.out.lastIndexByte(from, '\n'); i >= 0 {
+			end = i + 1
+		} else if end-from < lineReach {
+			end = from
 		}
 	}
-	return string(text)
+	return end
 }
 
 // lineReach is the longest unfinished line a read holds back.

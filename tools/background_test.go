@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bridle-dev/bridle/redact"
 )
@@ -11,7 +12,8 @@ import (
 // fakeCommand is a background command with no process: what it wrote, and
 // whether it has ended.
 func fakeCommand(b *Background, id string, ended bool) *bgCommand {
-	c := &bgCommand{id: id, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{}), cancel: func() {}}
+	c := &bgCommand{id: id, done: make(chan struct{}), recorded: make(chan struct{}), changed: make(chan struct{}), cancel: func() {},
+		out: newOutputRing(backgroundRing)}
 	if ended {
 		c.end = BackgroundEnd{ID: id, Summary: "[exit status 0]"}
 		close(c.done)
@@ -28,6 +30,11 @@ func TestBackgroundOutput(t *testing.T) {
 		writes []string // written before each read
 		ended  bool
 		tail   bool
+		// quiet: the command wrote nothing for quietLine before each
+		// read; wait: each read waits up to this long.
+		quiet  bool
+		wait   time.Duration
+		endAt  int      // the command ends before this read (from 1)
 		want   []string // what each read holds
 		absent []string // what no read may hold
 	}{
@@ -41,6 +48,25 @@ func TestBackgroundOutput(t *testing.T) {
 			want: []string{"[no new output]", "token"}, absent: []string{"s3cr3t", "s3cr3t"}},
 		{name: "tail gives all that is kept", writes: []string{"one\n", "two\n"}, tail: true,
 			want: []string{"one\n", "one\ntwo\n"}},
+		{name: "a prompt is shown once the command is quiet, and not again with its answer", writes: []string{"Password: ", "got it\n"}, quiet: true,
+			want:   []string{"Password: \n[its last line is not finished: it may be waiting for input (command_input)]\n[bg1 is running]", "got it\n[bg1 is running]"},
+			absent: []string{"", "Password"}},
+		{name: "a prompt is shown when a read's wait runs out", writes: []string{"Continue? [y/N] "}, wait: time.Millisecond,
+			want: []string{"Continue? [y/N] \n[its last line is not finished"}},
+		{name: "a prompt is shown once quiet, within a read's wait", writes: []string{"Continue? [y/N] "}, wait: time.Minute,
+			want: []string{"Continue? [y/N] \n[its last line is not finished"}},
+		{name: "a line still being written is held", writes: []string{"Compiling pack"}, quiet: false,
+			want: []string{"[no new output]"}, absent: []string{"Compiling"}},
+		{name: "a secret cut by a quiet pause is held from its start, then redacted whole", writes: []string{"token s3cr3t-va", "lue-123456 ok\n"}, quiet: true,
+			want: []string{"token \n", "[REDACTED:env:API_TOKEN] ok\n"}, absent: []string{"s3cr3t", "s3cr3t"}},
+		{name: "a value after its name is held", writes: []string{"password = hunt", "er2-long-enough\n"}, quiet: true,
+			want: []string{"password = \n"}, absent: []string{"hunt", "er2"}},
+		{name: "a line shown in part grows", writes: []string{"step 1... ", "step 2... ", "done\n"}, quiet: true,
+			want: []string{"step 1... \n", "step 2... \n", "done\n"}, absent: []string{"", "step 1", "step"}},
+		{name: "the rest of a line shown in part once the command has ended", writes: []string{"Password: ", "x"}, quiet: true, endAt: 2,
+			want: []string{"Password: \n", "x\n[bg1 has ended"}, absent: []string{"", "Password"}},
+		{name: "tail shows the unfinished line too", writes: []string{"one\nPass: "}, quiet: true, tail: true,
+			want: []string{"one\nPass: \n[its last line is not finished"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +74,16 @@ func TestBackgroundOutput(t *testing.T) {
 			c := fakeCommand(b, "bg1", tt.ended)
 			for i, w := range tt.writes {
 				c.Write([]byte(w))
-				got, err := b.Output(context.Background(), r, "bg1", tt.tail, 0)
+				if i+1 == tt.endAt {
+					c.end = BackgroundEnd{ID: "bg1", Summary: "[exit status 0]"}
+					close(c.done)
+				}
+				if tt.quiet {
+					c.mu.Lock()
+					c.lastWrite = c.lastWrite.Add(-quietLine)
+					c.mu.Unlock()
+				}
+				got, err := b.Output(context.Background(), r, "bg1", tt.tail, tt.wait)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -44,6 +44,10 @@ const maxBufferRead = 8 << 20
 const (
 	viaDisk   = ""
 	viaEditor = "editor"
+	// viaDiskBackground: on disk, though the editor offers buffers: a
+	// command in the background could change what the path leads to
+	// (onDisk).
+	viaDiskBackground = "disk-background"
 )
 
 // usesEditor says whether files go through the editor: only when it
@@ -90,7 +94,7 @@ var errWaitedOut = fmt.Errorf("a command that can write there (of another sessio
 func holdEditor(ctx context.Context, env *Env, path string, wait bool) (*editorCall, error) {
 	abs := env.Root.Abs(path)
 	release, err := env.Locks.Editor(ctx, abs, false)
-	if errors.Is(err, fslock.ErrBusy) && wait && !env.noWait {
+	if errors.Is(err, fslock.ErrBusy) && !errors.Is(err, fslock.ErrBackground) && wait && !env.noWait {
 		if env.Waiting != nil {
 			env.Waiting(fmt.Sprintf("[waiting for a command of another session (or another bridle window) that can write %s to end, up to %v: the editor is not asked about a file while one runs]", path, commandWait))
 		}
@@ -204,7 +208,15 @@ func readFileText(ctx context.Context, env *Env, path string) (content []byte, e
 	}
 	// No fallback to the disk: an edit planned on the disk's text and
 	// written through the editor would drop the user's unsaved changes.
+	// But for onDisk: then the edit is written on disk too.
 	call, err := holdEditor(ctx, env, path, true)
+	if onDisk(err) {
+		data, err := env.Root.ReadFile(path, MaxEditBytes)
+		if err != nil {
+			return nil, false, err
+		}
+		return data, true, nil
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("%w; nothing was changed", err)
 	}
@@ -237,6 +249,9 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 		return viaDisk, env.Root.WriteFile(path, data)
 	}
 	call, err := holdEditor(ctx, env, path, true)
+	if onDisk(err) {
+		return viaDiskBackground, env.Root.WriteFile(path, data)
+	}
 	if err != nil {
 		return "", fmt.Errorf("%w; nothing was changed", err)
 	}
@@ -287,6 +302,21 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 	return viaEditor, nil
 }
 
+// onDisk says whether holdEditor's error is that a command running in the
+// background could change what the path leads to (fslock.ErrBackground):
+// the editor is not asked about the file until it ends, which may be
+// hours, so an edit does not wait for it but is planned on the disk and
+// written there, through the Root, as in a session without the editor's
+// buffers (the Root keeps a command's links from leading it out; the
+// editor's open would follow them). The editor sees the file change on
+// disk and reloads it; a buffer of it with unsaved changes is not
+// written over by bridle (it was never asked about it): the editor
+// keeps it and tells the user the file changed on disk. Decision: rather
+// that than refuse every edit while a dev server runs (bridle cannot ask
+// the editor whether the buffer is unsaved), or write into a buffer it
+// could not read.
+func onDisk(err error) bool { return errors.Is(err, fslock.ErrBackground) }
+
 // newThroughEditor says whether a new file of content data is made
 // through the editor: text (valid UTF-8 without NUL bytes, as read_file
 // shows) of at most maxBufferRead bytes, what a buffer holds and gives
@@ -334,8 +364,11 @@ func diskIfBinary(env *Env, path string) ([]byte, bool) {
 
 // viaNote is what a result adds to say where its text came from.
 func viaNote(via string) string {
-	if via == viaEditor {
+	switch via {
+	case viaEditor:
 		return " (through the editor)"
+	case viaDiskBackground:
+		return " (on disk, not through the editor: a command running in the background can write there, so the editor is not asked about the file; it reloads it from disk, and keeps unsaved changes of its own, if any, for the user)"
 	}
 	return ""
 }

@@ -35,7 +35,7 @@ func (t *RunCommand) RunHook(ctx context.Context, env *Env, command string, stdi
 	if err := env.Root.CheckDirs(); err != nil {
 		return HookRun{Failed: err.Error()}
 	}
-	release, err := t.announce(ctx, env)
+	release, err := t.announce(ctx, env, false)
 	if err != nil {
 		return HookRun{Failed: err.Error()}
 	}

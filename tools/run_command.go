@@ -124,7 +124,7 @@ func (t *RunCommand) Run(ctx context.Context, env *Env, input json.RawMessage) R
 	if in.Background && env.Background == nil {
 		return Errorf("run_command: this session cannot run commands in the background (a subagent's cannot); run it without background")
 	}
-	release, err := t.announce(ctx, env)
+	release, err := t.announce(ctx, env, in.Background)
 	if err != nil {
 		return Errorf("run_command: not run: %v", err)
 	}
@@ -233,11 +233,17 @@ const editorWait = 3 * BufferTimeout
 // once every process of the box is gone): no question to the editor about
 // a file of this workspace, from any session, is in flight while it could
 // swap that file for a link (fslock). If one is, the command waits for
-// the editor's answer, and its card says so.
-func (t *RunCommand) announce(ctx context.Context, env *Env) (release func(), err error) {
+// the editor's answer, and its card says so. A command in the background
+// is announced as such: an edit in its way does not wait for it, but is
+// written on disk (writeFileText).
+func (t *RunCommand) announce(ctx context.Context, env *Env, background bool) (release func(), err error) {
 	wctx, cancel := context.WithTimeout(ctx, editorWait)
 	defer cancel()
-	release, err = env.Locks.Command(wctx, env.Root.Dirs(), func() {
+	announce := env.Locks.Command
+	if background {
+		announce = env.Locks.Background
+	}
+	release, err = announce(wctx, env.Root.Dirs(), func() {
 		if env.Live != nil {
 			env.Live("[waiting for the editor to answer a question about a file of this workspace (this or another session's): no command runs meanwhile]\n")
 		}

@@ -20,6 +20,14 @@
 //     up (a read, which then reads the disk through the confined file) or
 //     tries again later (an edit).
 //
+// A command that runs in the background (a server, a watcher: it may run
+// for hours) announces itself in a second file too, on the same bytes,
+// before the first and until after it: an editor call that finds a
+// command in its way and one of those among them knows at once that
+// waiting is futile (ErrBackground), and its caller goes another way (an
+// edit is then written on disk, through the confined root, as without
+// the editor's buffers).
+//
 // A command can change a lookup only in a directory below one it may
 // write, so a command and an editor call that could race always share a
 // byte. Each side announces before it checks the other, so of two that
@@ -51,6 +59,20 @@ import (
 // change what the path leads to is running.
 var ErrBusy = errors.New("a command that can write there is running (in this or another session, or another bridle window)")
 
+// ErrBackground is returned by Editor without waiting, wait or not, when
+// a command that runs in the background (Background) could change what
+// the path leads to: it may run for hours, and waiting for it is futile.
+// It is ErrBusy too.
+var ErrBackground error = backgroundBusy{}
+
+type backgroundBusy struct{}
+
+func (backgroundBusy) Error() string {
+	return "a command running in the background (in this or another session, or another bridle window) can write there"
+}
+
+func (backgroundBusy) Is(target error) bool { return target == ErrBusy }
+
 // errMoving is returned by Editor without waiting when the directories
 // on the way to the path keep changing while it announces itself (only
 // something outside the box, the user's own programs, can do that).
@@ -64,29 +86,35 @@ const maxMoves = 8
 // file. A nil *Locks announces nothing: every call returns at once.
 type Locks struct {
 	path string
+	// background is the file of the commands that run in the background
+	// (path with ".background" added).
+	background string
 }
 
-// Open returns the Locks kept in the file at path, creating it, and
-// checks that this system can take the locks. Every bridle process of the
-// user must use the same file.
+// Open returns the Locks kept in the file at path (and path.background),
+// creating it, and checks that this system can take the locks. Every
+// bridle process of the user must use the same file.
 func Open(path string) (*Locks, error) {
-	l := &Locks{path: path}
-	f, err := l.open()
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if err := probe(f); err != nil {
-		return nil, err
+	l := &Locks{path: path, background: path + ".background"}
+	for _, p := range []string{l.path, l.background} {
+		f, err := openFile(p)
+		if err != nil {
+			return nil, err
+		}
+		err = probe(f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
 }
 
-func (l *Locks) open() (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+func openFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("bridle's lock file: %w", err)
 	}
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("bridle's lock file: %w", err)
 	}
@@ -110,13 +138,46 @@ func (l *Locks) Command(ctx context.Context, dirs []string, waiting func()) (rel
 	if l == nil {
 		return func() {}, nil
 	}
+	return l.command(ctx, dirKeys(dirs), waiting)
+}
+
+// Background announces a command that runs in the background as Command
+// does, and as one that may run for hours: an editor call in its way
+// fails at once (ErrBackground) instead of waiting for it to end.
+func (l *Locks) Background(ctx context.Context, dirs []string, waiting func()) (release func(), err error) {
+	if l == nil {
+		return func() {}, nil
+	}
+	keys := dirKeys(dirs)
+	// Before the command's announcement and until after it: an editor
+	// call that sees the command sees this.
+	bg, err := l.announce(l.background, keys, commandSide)
+	if err != nil {
+		return nil, err
+	}
+	end, err := l.command(ctx, keys, waiting)
+	if err != nil {
+		bg.Close()
+		return nil, err
+	}
+	return func() {
+		end()
+		bg.Close()
+	}, nil
+}
+
+func dirKeys(dirs []string) []uint64 {
 	var keys []uint64
 	for _, d := range dirs {
 		if k, ok := dirKey(d); ok {
 			keys = append(keys, k)
 		}
 	}
-	f, err := l.announce(keys, commandSide)
+	return keys
+}
+
+func (l *Locks) command(ctx context.Context, keys []uint64, waiting func()) (release func(), err error) {
+	f, err := l.announce(l.path, keys, commandSide)
 	if err != nil {
 		return nil, err
 	}
@@ -145,15 +206,16 @@ func (l *Locks) Command(ctx context.Context, dirs []string, waiting func()) (rel
 // Editor announces an editor call on path (absolute, as the editor will
 // be given it). Without wait it returns ErrBusy at once when a command
 // that could change what path leads to is running; with wait it waits for
-// such commands to end (ctx ends the wait). Call release once the editor
-// has answered.
+// such commands to end (ctx ends the wait). Either way it returns
+// ErrBackground at once when one of them runs in the background. Call
+// release once the editor has answered.
 func (l *Locks) Editor(ctx context.Context, path string, wait bool) (release func(), err error) {
 	if l == nil {
 		return func() {}, nil
 	}
 	for try := 0; ; try++ {
 		keys := pathKeys(path)
-		f, err := l.announce(keys, editorSide)
+		f, err := l.announce(l.path, keys, editorSide)
 		if err != nil {
 			return nil, err
 		}
@@ -168,6 +230,14 @@ func (l *Locks) Editor(ctx context.Context, path string, wait bool) (release fun
 			return func() { f.Close() }, nil
 		}
 		f.Close()
+		if busy {
+			if bg, err := l.inBackground(keys); err != nil || bg {
+				if err == nil {
+					err = ErrBackground
+				}
+				return nil, err
+			}
+		}
 		switch {
 		case wait:
 		case busy:
@@ -181,12 +251,23 @@ func (l *Locks) Editor(ctx context.Context, path string, wait bool) (release fun
 	}
 }
 
-// announce opens a description of the lock file of its own (locks belong
-// to it, so two callers in one process do not share them) and takes a
-// shared lock on each key's byte of side. Nothing takes an exclusive
-// lock, so this never waits.
-func (l *Locks) announce(keys []uint64, side int64) (*os.File, error) {
-	f, err := l.open()
+// inBackground says whether a command that runs in the background is
+// announced on any of keys.
+func (l *Locks) inBackground(keys []uint64) (bool, error) {
+	f, err := openFile(l.background)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return anyHeld(f, keys, commandSide)
+}
+
+// announce opens a description of the lock file at path of its own
+// (locks belong to it, so two callers in one process do not share them)
+// and takes a shared lock on each key's byte of side. Nothing takes an
+// exclusive lock, so this never waits.
+func (l *Locks) announce(path string, keys []uint64, side int64) (*os.File, error) {
+	f, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -240,3 +240,112 @@ func TestNilLocksKeepNothingApart(t *testing.T) {
 	release()
 	done()
 }
+
+// TestEditorKnowsBackgroundCommands: an editor call in the way of a
+// command that runs in the background fails at once, waiting or not
+// (ErrBackground, which is ErrBusy too); one in the way of other commands
+// only is ErrBusy, and waits for them. A command in the background keeps
+// editor calls out as any command does, and waits for one in flight.
+func TestEditorKnowsBackgroundCommands(t *testing.T) {
+	root := tree(t)
+	ws, sub, other := filepath.Join(root, "ws"), filepath.Join(root, "ws/sub"), filepath.Join(root, "other")
+	tests := []struct {
+		name             string
+		commands, inBack []string // directories of commands, and of commands in the background
+		path             string
+		want             error // nil: the call goes ahead
+	}{
+		{"in the background in the workspace", nil, []string{ws}, "ws/a.txt", ErrBackground},
+		{"in the background in an ancestor", nil, []string{root}, "ws/sub/b.txt", ErrBackground},
+		{"in the background through a link", nil, []string{sub}, "ws/link/b.txt", ErrBackground},
+		{"in the background elsewhere, a command here", []string{ws}, []string{other}, "ws/a.txt", ErrBusy},
+		{"both here", []string{ws}, []string{ws}, "ws/a.txt", ErrBackground},
+		{"in the background elsewhere only", nil, []string{other}, "ws/a.txt", nil},
+		{"nested elsewhere in the background", nil, []string{sub}, "ws/a.txt", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := open(t)
+			for _, d := range tt.commands {
+				release, err := l.Command(context.Background(), []string{d}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer release()
+			}
+			for _, d := range tt.inBack {
+				release, err := l.Background(context.Background(), []string{d}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer release()
+			}
+			for _, wait := range []bool{false, true} {
+				// A wait that would not end is cut short: only an
+				// ErrBusy from waiting ends by the context.
+				ctx, cancel := context.WithCancel(context.Background())
+				if wait && tt.want == ErrBusy {
+					cancel()
+				}
+				done, err := l.Editor(ctx, filepath.Join(root, tt.path), wait)
+				cancel()
+				switch {
+				case tt.want == nil && err != nil:
+					t.Fatalf("Editor(wait %v): %v, want it to go ahead", wait, err)
+				case tt.want == nil:
+					done()
+				case tt.want == ErrBackground && (err != ErrBackground || !errors.Is(err, ErrBusy)):
+					t.Fatalf("Editor(wait %v): %v, want ErrBackground at once, which is ErrBusy", wait, err)
+				case tt.want == ErrBusy && (errors.Is(err, ErrBackground) || !errors.Is(err, ErrBusy) && !errors.Is(err, context.Canceled)):
+					t.Fatalf("Editor(wait %v): %v, want ErrBusy (or the cancelled wait for it)", wait, err)
+				}
+			}
+		})
+	}
+
+	// Released, it keeps nothing out; it waits for an editor call in
+	// flight, and one that waits for another command fails once it starts.
+	l := open(t)
+	path := filepath.Join(root, "ws/a.txt")
+	endEditor, err := l.Editor(context.Background(), path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ended atomic.Bool
+	waiting := make(chan struct{})
+	started := make(chan func())
+	go func() {
+		release, err := l.Background(context.Background(), []string{ws}, func() { close(waiting) })
+		if err != nil || !ended.Load() {
+			t.Errorf("the command in the background started while an editor call was in flight (%v)", err)
+		}
+		started <- release
+	}()
+	<-waiting
+	ended.Store(true)
+	endEditor()
+	releaseBackground := <-started
+
+	releaseBackground()
+	endCommand, err := l.Command(context.Background(), []string{ws}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer endCommand()
+	asked := make(chan error)
+	go func() {
+		done, err := l.Editor(context.Background(), path, true)
+		if done != nil {
+			done()
+		}
+		asked <- err
+	}()
+	releaseBackground, err = l.Background(context.Background(), []string{ws}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseBackground()
+	if err := <-asked; err != ErrBackground {
+		t.Fatalf("an edit waiting for a command when one starts in the background: %v, want ErrBackground", err)
+	}
+}
