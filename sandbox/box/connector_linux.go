@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,14 +19,16 @@ import (
 // (Spec.Serves) holds one more process, started by the helper just
 // before it execs the command, with every layer the command gets
 // (namespaces, capabilities dropped, Landlock, seccomp, no_new_privs,
-// rlimits). bridle cannot enter the box's network namespace (that takes
-// CAP_SYS_ADMIN in its own user namespace), but a socket keeps the
-// namespace it was made in, whoever holds it: so bridle asks the
-// connector over a socket pair for a connection to one of the box's
-// loopback ports, and the connector answers with the connected socket
-// (SCM_RIGHTS). It takes a port and a family, never an address: it only
-// connects to 127.0.0.1 or ::1 of its own box, which has no other
-// interface. It dies with the box's PID namespace.
+// rlimits; the address-space cap has a floor, see connectorHarden), and
+// not dumpable, so that the command cannot take it over. bridle cannot
+// enter the box's network namespace (that takes CAP_SYS_ADMIN in its own
+// user namespace), but a socket keeps the namespace it was made in,
+// whoever holds it: so bridle asks the connector over a socket pair for
+// a connection to one of the box's loopback ports, and the connector
+// answers with the connected socket (SCM_RIGHTS). It takes a port and a
+// family, never an address: it only connects to 127.0.0.1 or ::1 of its
+// own box, which has no other interface. It dies with the box's PID
+// namespace.
 
 // connectorFD is the connector's end of its socket pair with bridle.
 const connectorFD = 3
@@ -47,8 +51,24 @@ type connectReply struct {
 	Error string `json:"error,omitempty"`
 }
 
-// runConnector serves bridle's requests until its socket closes.
-func runConnector() int {
+// connectorReady is the connector's first message, to the helper that
+// started it: it has locked itself.
+const connectorReady = "ready"
+
+// connectorHeadroom is the address space the connector keeps above what
+// its Go runtime has reserved when it starts (about 1.5 GiB on amd64,
+// most of it never touched): room for its threads' stacks.
+const connectorHeadroom = 1 << 30
+
+// runConnector serves bridle's requests until its socket closes; limit
+// is the command's address-space cap (0: none).
+func runConnector(limit int64) int {
+	if err := connectorHarden(limit); err != nil {
+		return 1
+	}
+	if _, err := unix.Write(connectorFD, []byte(connectorReady)); err != nil {
+		return 0
+	}
 	var mu sync.Mutex // one reply at a time on the socket
 	slots := make(chan struct{}, connectorParallel)
 	buf := make([]byte, 512)
@@ -82,6 +102,48 @@ func runConnector() int {
 			mu.Unlock()
 		}()
 	}
+}
+
+// connectorHarden keeps the command, the connector's parent, from
+// making it a process of its own: it is made non-dumpable, so that a
+// process without CAP_SYS_PTRACE in the box's user namespace (the
+// command has no capability) can neither trace it, read or write its
+// memory, nor take its descriptors (pidfd_getfd); and it gets the
+// command's address-space cap. Its Go runtime has already reserved more
+// address space than a small cap allows (and would not start under
+// some), so the cap is set now, and raised to what is reserved plus
+// connectorHeadroom when it is below that.
+func connectorHarden(limit int64) error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return err
+	}
+	if limit <= 0 {
+		return nil
+	}
+	reserved, err := addressSpace()
+	if err != nil {
+		return err
+	}
+	m := uint64(max(limit, reserved+connectorHeadroom))
+	return unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: m, Max: m})
+}
+
+// addressSpace is the size of this process's mappings, from
+// /proc/self/statm (its first field, in pages).
+func addressSpace() (int64, error) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, fmt.Errorf("/proc/self/statm is empty")
+	}
+	pages, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/self/statm: %w", err)
+	}
+	return pages * int64(os.Getpagesize()), nil
 }
 
 // connectLoopback connects to port on this network namespace's
@@ -143,8 +205,10 @@ func awaitConnect(fd int, wait time.Duration) error {
 // ptrace): a reply is taken only for a request still waiting, and only
 // a TCP socket connected to the loopback port asked for is used.
 type connector struct {
-	c   *net.UnixConn
-	wmu sync.Mutex // one request at a time on the socket
+	c *net.UnixConn
+	// wmu is held while a request is written: one at a time on the
+	// socket. A channel, so that a dial waiting for it sees ctx end.
+	wmu chan struct{}
 
 	mu      sync.Mutex
 	next    uint64
@@ -173,7 +237,7 @@ func newConnector(fd int) (*connector, error) {
 		fc.Close()
 		return nil, fmt.Errorf("the connector's socket is a %T, not a Unix socket", fc)
 	}
-	c := &connector{c: uc, pending: map[uint64]chan connectResult{}}
+	c := &connector{c: uc, wmu: make(chan struct{}, 1), pending: map[uint64]chan connectResult{}}
 	go c.read()
 	return c, nil
 }
@@ -234,12 +298,7 @@ func (c *connector) dial(ctx context.Context, port int, v6 bool) (*net.TCPConn, 
 	c.pending[id] = ch
 	c.mu.Unlock()
 	b, _ := json.Marshal(connectRequest{ID: id, Port: port, V6: v6})
-	c.wmu.Lock()
-	deadline, _ := ctx.Deadline()
-	c.c.SetWriteDeadline(deadline)
-	_, _, err := c.c.WriteMsgUnix(b, nil, nil)
-	c.wmu.Unlock()
-	if err != nil {
+	if err := c.write(ctx, b); err != nil {
 		c.forget(id, ch)
 		return nil, fmt.Errorf("ask the box's connector: %w", err)
 	}
@@ -256,6 +315,34 @@ func (c *connector) dial(ctx context.Context, port int, v6 bool) (*net.TCPConn, 
 	return checkedConn(res.fd, port)
 }
 
+// write sends one request, or gives up when ctx ends: a connector that
+// stops reading (the command can SIGSTOP it) holds neither the dial
+// whose request fills its socket nor those waiting for their turn.
+func (c *connector) write(ctx context.Context, b []byte) error {
+	select {
+	case c.wmu <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-c.wmu }()
+	c.c.SetWriteDeadline(time.Time{})
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.c.SetWriteDeadline(time.Now())
+		close(interrupted)
+	})
+	_, _, err := c.c.WriteMsgUnix(b, nil, nil)
+	if !stop() {
+		// The deadline is set, or being set: wait for it, so that it
+		// does not fall on the next request's write.
+		<-interrupted
+		if err != nil {
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
 // forget withdraws request id; a reply already taken for it is closed.
 func (c *connector) forget(id uint64, ch chan connectResult) {
 	c.mu.Lock()
@@ -265,12 +352,11 @@ func (c *connector) forget(id uint64, ch chan connectResult) {
 	if waiting {
 		return
 	}
-	// The reader took the request: its result is on the way, or there.
-	select {
-	case res := <-ch:
-		closeAll([]int{res.fd})
-	default:
-	}
+	// The reader (with a reply) or close (without) took the request:
+	// whichever did puts its result on ch, once, right after. Waiting
+	// for it is brief, and no descriptor a reply carries is left behind.
+	res := <-ch
+	closeAll([]int{res.fd})
 }
 
 // close ends the connector's socket; waiting dials fail.

@@ -121,7 +121,11 @@ func MaybeRunHelper() {
 		// Its exec stage, started at once, waits for the command itself.
 		os.Exit(supervise())
 	case "connector":
-		os.Exit(runConnector())
+		var limit int64
+		if len(os.Args) > 3 {
+			limit, _ = strconv.ParseInt(os.Args[3], 10, 64)
+		}
+		os.Exit(runConnector(limit))
 	}
 	receiveCommand()
 	cfg, err := readConfig()
@@ -229,7 +233,7 @@ func execCommand(cfg helperConfig) {
 		if cfg.Connector {
 			// Its socket and descriptors are made before seccomp, which
 			// would watch the open of /dev/null.
-			conn = prepareConnector()
+			conn = prepareConnector(cfg.MemoryBytes)
 		}
 		var err error
 		if ownShm, err = setupMounts(cfg, applied, missing); err != nil {
@@ -498,10 +502,14 @@ func listenRelay(ports []listenPort) {
 }
 
 // connectorStart is what the connector is started with: its end of the
-// socket pair, bridle's end, and /dev/null for its standard descriptors.
-type connectorStart struct{ own, parent, null int }
+// socket pair, bridle's end, /dev/null for its standard descriptors, and
+// the command's address-space cap.
+type connectorStart struct {
+	own, parent, null int
+	limit             int64
+}
 
-func prepareConnector() *connectorStart {
+func prepareConnector(limit int64) *connectorStart {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil
@@ -511,30 +519,48 @@ func prepareConnector() *connectorStart {
 		closeAll(fds[:])
 		return nil
 	}
-	return &connectorStart{own: fds[1], parent: fds[0], null: null}
+	return &connectorStart{own: fds[1], parent: fds[0], null: null, limit: limit}
 }
 
 // start starts the connector from this thread, so that it has the
-// command's every layer (Landlock and seccomp are this thread's), and
-// passes bridle its end of the socket. The connector becomes a child of
-// the command; it dies with the box's PID namespace. Without it, later
-// commands only cannot reach this box's loopback.
+// command's every layer (Landlock and seccomp are this thread's), waits
+// until it has locked itself (connectorHarden), and passes bridle its
+// end of the socket. Waiting keeps the command, which does not run yet,
+// from catching the connector before that. The connector becomes a
+// child of the command; it dies with the box's PID namespace. Without
+// it, later commands only cannot reach this box's loopback.
 func (c *connectorStart) start() {
 	if c == nil {
 		return
 	}
-	defer closeAll([]int{c.own, c.parent, c.null})
+	defer closeAll([]int{c.parent, c.null})
 	// The configuration stays with the helper.
 	unix.CloseOnExec(configFD)
 	// /proc/self/exe is bridle's binary even where a hidden path now
 	// covers its name.
-	_, err := syscall.ForkExec("/proc/self/exe", []string{"/proc/self/exe", helperArg, "connector"}, &syscall.ProcAttr{
-		Env:   []string{},
-		Files: []uintptr{uintptr(c.null), uintptr(c.null), uintptr(c.null), uintptr(c.own)},
-	})
-	if err == nil {
-		send(helperReport{Connector: true}, c.parent)
+	_, err := syscall.ForkExec("/proc/self/exe", []string{"/proc/self/exe", helperArg, "connector", strconv.FormatInt(c.limit, 10)},
+		&syscall.ProcAttr{
+			Env:   []string{},
+			Files: []uintptr{uintptr(c.null), uintptr(c.null), uintptr(c.null), uintptr(c.own)},
+		})
+	unix.Close(c.own)
+	if err != nil {
+		return
 	}
+	// Its first message says it is locked; none (it ended) leaves the
+	// box without a connector.
+	buf := make([]byte, len(connectorReady))
+	for {
+		n, _, _, _, err := unix.Recvmsg(c.parent, buf, nil, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || string(buf[:n]) != connectorReady {
+			return
+		}
+		break
+	}
+	send(helperReport{Connector: true}, c.parent)
 }
 
 // dropCapabilities leaves the command no capability, even as root: root

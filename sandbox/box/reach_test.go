@@ -67,12 +67,19 @@ func (w *waitWriter) waitFor(t *testing.T, done <-chan struct{}, texts ...string
 // command's output holds each of ready.
 func serving(t *testing.T, b *Box, dir, command string, ready ...string) (l *Loopback, stop func()) {
 	t.Helper()
+	return servingWith(t, b, dir, command, func(*Spec) {}, ready...)
+}
+
+// servingWith is serving with tweak applied to the command's Spec.
+func servingWith(t *testing.T, b *Box, dir, command string, tweak func(*Spec), ready ...string) (l *Loopback, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := newWaitWriter()
 	loops := make(chan *Loopback, 1)
 	done := make(chan struct{})
 	s := Spec{Command: command, Dir: dir, Writable: []string{dir}, Output: out, MemoryBytes: 1 << 30, Processes: 512,
 		Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir}, Serves: func(l *Loopback) { loops <- l }}
+	tweak(&s)
 	go func() {
 		defer close(done)
 		if _, err := b.Run(ctx, s); err != nil {

@@ -22,7 +22,7 @@ const (
 	// maxRelayPorts bounds the ports a command is given.
 	maxRelayPorts = 64
 	// maxRelayed bounds the connections a command has relayed at once:
-	// more wait in their listener's backlog.
+	// one more is closed as soon as it is accepted.
 	maxRelayed = 128
 	// relayDial bounds how long a connection waits for the serving box.
 	relayDial = 10 * time.Second
@@ -59,8 +59,8 @@ type relayedConn struct {
 // newRelay plans the ports of the loopbacks in reach, read now; nil when
 // none listens. The first box in reach to listen on a port has it.
 func newRelay(reach []*Loopback) *relay {
-	r := &relay{routes: map[relayRoute]*Loopback{}, lns: map[net.Listener]*Loopback{}, conns: map[*relayedConn]struct{}{},
-		slots: make(chan struct{}, maxRelayed)}
+	routes := map[relayRoute]*Loopback{}
+	var ports []listenPort
 	seen := map[*Loopback]bool{}
 	for _, l := range reach {
 		if l == nil || seen[l] {
@@ -68,24 +68,34 @@ func newRelay(reach []*Loopback) *relay {
 		}
 		seen[l] = true
 		for _, p := range l.listening() {
-			if len(r.ports) == maxRelayPorts {
+			if len(ports) == maxRelayPorts {
 				break
 			}
 			q := listenPort{Port: p.Port}
-			if p.V4 && r.routes[relayRoute{p.Port, false}] == nil {
-				r.routes[relayRoute{p.Port, false}], q.V4 = l, true
+			if p.V4 && routes[relayRoute{p.Port, false}] == nil {
+				routes[relayRoute{p.Port, false}], q.V4 = l, true
 			}
-			if p.V6 && r.routes[relayRoute{p.Port, true}] == nil {
-				r.routes[relayRoute{p.Port, true}], q.V6 = l, true
+			if p.V6 && routes[relayRoute{p.Port, true}] == nil {
+				routes[relayRoute{p.Port, true}], q.V6 = l, true
 			}
 			if q.V4 || q.V6 {
-				r.ports = append(r.ports, q)
+				ports = append(ports, q)
 			}
 		}
 	}
-	if len(r.ports) == 0 {
+	if len(ports) == 0 {
 		return nil
 	}
+	r := startRelay(routes, maxRelayed)
+	r.ports = ports
+	return r
+}
+
+// startRelay is a relay of routes, with at most conns connections at
+// once; it drops a box's ports when that box ends.
+func startRelay(routes map[relayRoute]*Loopback, conns int) *relay {
+	r := &relay{routes: routes, lns: map[net.Listener]*Loopback{}, conns: map[*relayedConn]struct{}{},
+		slots: make(chan struct{}, conns)}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	used := map[*Loopback]bool{}
 	for _, l := range r.routes {
@@ -132,17 +142,14 @@ func (r *relay) serve(fd int) {
 	go r.accept(ln, l, route)
 }
 
+// accept relays the connections to ln. A connection takes a slot once
+// accepted, so that idle listeners hold none; when none is free it is
+// closed at once, as a full server would refuse it.
 func (r *relay) accept(ln net.Listener, l *Loopback, route relayRoute) {
 	defer r.wg.Done()
 	for {
-		select {
-		case r.slots <- struct{}{}:
-		case <-r.ctx.Done():
-			return
-		}
 		down, err := ln.Accept()
 		if err != nil {
-			<-r.slots
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
@@ -153,6 +160,12 @@ func (r *relay) accept(ln net.Listener, l *Loopback, route relayRoute) {
 			case <-r.ctx.Done():
 				return
 			}
+		}
+		select {
+		case r.slots <- struct{}{}:
+		default:
+			down.Close()
+			continue
 		}
 		r.wg.Add(1)
 		go func() {
