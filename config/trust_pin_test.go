@@ -155,12 +155,7 @@ func TestTrustRecordIsTheDirectory(t *testing.T) {
 // project says the first session would record its file, and records
 // nothing, so the session still tells the user it recorded the file.
 func TestReadOnlyPinsRecordNothing(t *testing.T) {
-	dir := t.TempDir()
-	root := filepath.Join(dir, "project")
-	env := map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "config"), "XDG_DATA_HOME": filepath.Join(dir, "data")}
-	getenv := func(k string) string { return env[k] }
-	testfs.Write(t, UserPath(getenv), fmt.Sprintf(`{"trusted_projects":[%q]}`, root))
-	testfs.Write(t, ProjectPath(root), `{"hooks":{"Stop":[{"command":"notify"}]}}`)
+	root, getenv := listedProject(t, `{"hooks":{"Stop":[{"command":"notify"}]}}`)
 	doctor := (&Loader{Getenv: getenv, Pins: Pins{ReadOnly: true}}).For(root)
 	if tr := doctor.Settings.Trust; !tr.Pending || tr.Recorded || !strings.Contains(strings.Join(tr.Notices, "\n"), "the first session here records it") {
 		t.Errorf("read-only: %+v", tr)
@@ -177,15 +172,24 @@ func TestReadOnlyPinsRecordNothing(t *testing.T) {
 // TestLoaderKeepsTheRecordedNotice: the record a read makes does not
 // make the next read lose the notice that says it was made.
 func TestLoaderKeepsTheRecordedNotice(t *testing.T) {
-	dir := t.TempDir()
-	root := filepath.Join(dir, "project")
-	env := map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "config"), "XDG_DATA_HOME": filepath.Join(dir, "data")}
-	getenv := func(k string) string { return env[k] }
-	testfs.Write(t, UserPath(getenv), fmt.Sprintf(`{"trusted_projects":[%q]}`, root))
-	testfs.Write(t, ProjectPath(root), `{"hooks":{"Stop":[{"command":"notify"}]}}`)
+	root, getenv := listedProject(t, `{"hooks":{"Stop":[{"command":"notify"}]}}`)
 	l := Loader{Getenv: getenv}
 	first := l.For(root)
 	if again := l.For(root); again != first || len(again.Settings.Trust.Notices) != 1 {
 		t.Errorf("the second read: %+v", again.Settings.Trust)
 	}
+}
+
+// listedProject is a project whose settings are settings, listed in the
+// trusted_projects of a user whose settings and data directory getenv
+// names.
+func listedProject(t *testing.T, settings string) (root string, getenv func(string) string) {
+	t.Helper()
+	dir := t.TempDir()
+	root = filepath.Join(dir, "project")
+	env := map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "config"), "XDG_DATA_HOME": filepath.Join(dir, "data")}
+	getenv = func(k string) string { return env[k] }
+	testfs.Write(t, UserPath(getenv), fmt.Sprintf(`{"trusted_projects":[%q]}`, root))
+	testfs.Write(t, ProjectPath(root), settings)
+	return root, getenv
 }

@@ -226,12 +226,7 @@ func TestPinsList(t *testing.T) {
 // TestLoaderSeesAnAccept: a Loader that read a changed file sees the
 // accept another process records at its next For, without a restart.
 func TestLoaderSeesAnAccept(t *testing.T) {
-	dir := t.TempDir()
-	root := filepath.Join(dir, "project")
-	env := map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "config"), "XDG_DATA_HOME": filepath.Join(dir, "data")}
-	getenv := func(k string) string { return env[k] }
-	testfs.Write(t, UserPath(getenv), fmt.Sprintf(`{"trusted_projects":[%q]}`, root))
-	testfs.Write(t, ProjectPath(root), `{"hooks":{"Stop":[{"command":"notify"}]}}`)
+	root, getenv := listedProject(t, `{"hooks":{"Stop":[{"command":"notify"}]}}`)
 	l := Loader{Getenv: getenv}
 	if c := l.For(root); !c.Settings.Trust.Applied || len(c.Settings.Hooks) != 1 {
 		t.Fatalf("first read: %+v, hooks %v", c.Settings.Trust, c.Settings.Hooks)
