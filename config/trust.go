@@ -290,6 +290,10 @@ func trustedLines(parts map[string]any) []string {
 				walk(path+"."+k, x[k])
 			}
 		case []any:
+			if len(x) == 0 {
+				// It replaces the user's list: shown as what it sets.
+				out = append(out, path[1:]+" = []")
+			}
 			for i, e := range x {
 				walk(fmt.Sprintf("%s[%d]", path, i), e)
 			}

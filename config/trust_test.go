@@ -197,6 +197,13 @@ func TestReviewShowsWhatIsAccepted(t *testing.T) {
 	if got != want || strings.Contains(got, "sekrit") {
 		t.Errorf("lines:\n%s\nwant:\n%s", got, want)
 	}
+	testfs.Write(t, ProjectPath(root), `{"providers":{"corp":{"base_url":null,"headers":null}},"lsp":{"servers":{"go":{"args":[]}}}}`)
+	if r, err = ReviewProject("", root, confine.ProjectFiles{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(r.Lines, "\n"), "lsp.servers.go.args = []\nproviders.corp.base_url = null\nproviders.corp.headers = null"; got != want {
+		t.Errorf("what clears the user's values is not shown:\n%s\nwant:\n%s", got, want)
+	}
 	for _, bad := range []string{`{"providers":{"team":{"api_key":"sk-1"}}}`, `{"hooks":{"Nope":[]}}`, `{"Providers":{}}`, `not json`} {
 		testfs.Write(t, ProjectPath(root), bad)
 		if _, err := ReviewProject("", root, confine.ProjectFiles{}); err == nil {
