@@ -229,6 +229,16 @@ func (l *Loader) For(cwd string) *Config {
 		c.files.Hidden, c.files.Own = l.Hidden()
 	}
 	c.Settings, c.Err = Load(user, cwd, c.files, pins)
+	if c.Settings.Trust.Recorded {
+		// The record this read made is not a change to read again: the
+		// next call keeps this Config, whose notices say it was made.
+		record := pins.path(c.Settings.Trust.Project)
+		for i := range ids {
+			if ids[i].path == record {
+				ids[i] = identity(record)
+			}
+		}
+	}
 	c.Context, c.ContextErr = ParseContext(c.Settings.Context, getenv("BRIDLE_CONTEXT"))
 	l.mu.Lock()
 	if l.cache == nil || len(l.cache) >= maxCached {
@@ -277,7 +287,7 @@ func identify(user, cwd string, envs []string, pins Pins) []fileID {
 	}
 	ids = append(ids, identity(ProjectPath(cwd)), identity(cwd))
 	if pins.Dir != "" {
-		ids = append(ids, identity(pins.path(cleanRoot(cwd))))
+		ids = append(ids, identity(pins.path(pinKey(cwd))))
 	}
 	for d := cwd; ; {
 		for _, name := range workspace.InstructionFiles {

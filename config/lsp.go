@@ -232,13 +232,25 @@ func (c *Config) LSPSection() LSP {
 // why), and the rest is said in warnings. doc is the project's file,
 // changed in place; path names it; remedy says how the user would let
 // the project choose (listRemedy, or accepting the file as it is now).
+//
+// A null in place of the section, its "servers" or a server is taken out
+// too: merged, it would clear what the user's own file sets there.
 func projectLSP(doc map[string]any, path, remedy, userPath string) (refused map[string]string, warnings []string) {
-	section, ok := doc["lsp"].(map[string]any)
-	if !ok {
-		return nil, nil
-	}
 	drop := func(key, why string) {
 		warnings = append(warnings, fmt.Sprintf("%s: %q is ignored: %s", path, key, why))
+	}
+	const cleared = "a project's settings may not clear what your own settings file sets"
+	if v, ok := doc["lsp"]; ok && v == nil {
+		delete(doc, "lsp")
+		drop("lsp", cleared)
+	}
+	section, ok := doc["lsp"].(map[string]any)
+	if !ok {
+		return nil, warnings
+	}
+	if v, ok := section["servers"]; ok && v == nil {
+		delete(section, "servers")
+		drop("lsp.servers", cleared)
 	}
 	for _, k := range slices.Sorted(maps.Keys(section)) {
 		switch k {
@@ -255,6 +267,11 @@ func projectLSP(doc map[string]any, path, remedy, userPath string) (refused map[
 	}
 	servers, _ := section["servers"].(map[string]any)
 	for _, lang := range slices.Sorted(maps.Keys(servers)) {
+		if servers[lang] == nil {
+			delete(servers, lang)
+			drop("lsp.servers."+lang, cleared)
+			continue
+		}
 		s, _ := servers[lang].(map[string]any)
 		var chose []string
 		for _, k := range slices.Sorted(maps.Keys(s)) {

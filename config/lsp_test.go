@@ -97,6 +97,27 @@ func TestLSPServersFromSettings(t *testing.T) {
 				`"lsp.servers.go.root_markers" is ignored`},
 		},
 		{
+			name:    "a project's null does not clear the user's section",
+			user:    `{"lsp":{"enabled":false}}`,
+			project: `{"lsp":null}`,
+			servers: map[string]want{"go": {off: `"enabled": false`}},
+			warn:    []string{`"lsp" is ignored: a project's settings may not clear what your own settings file sets`},
+		},
+		{
+			name:    "a project's null does not clear the user's servers",
+			user:    `{"lsp":{"servers":{"go":{"command":"/opt/gopls","args":["-remote=auto"]}}}}`,
+			project: `{"lsp":{"servers":null}}`,
+			servers: map[string]want{"go": {commands: []string{"/opt/gopls"}, args: []string{"-remote=auto"}}},
+			warn:    []string{`"lsp.servers" is ignored: a project's settings may not clear`},
+		},
+		{
+			name:    "a project's null does not clear the user's server",
+			user:    `{"lsp":{"servers":{"go":{"enabled":false}}}}`,
+			project: `{"lsp":{"servers":{"go":null}}}`,
+			servers: map[string]want{"go": {off: "turned off"}},
+			warn:    []string{`"lsp.servers.go" is ignored: a project's settings may not clear`},
+		},
+		{
 			name:    "a trusted project may name a command",
 			user:    `{"trusted_projects":["$ROOT"]}`,
 			project: `{"lsp":{"servers":{"go":{"command":"/opt/team/gopls"}}}}`,

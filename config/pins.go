@@ -24,6 +24,10 @@ type Pins struct {
 	// directory, and then nothing can be pinned: no project's trusted
 	// keys apply.
 	Dir string
+	// ReadOnly records nothing: a read that would make the first record
+	// of a project says so instead (bridle doctor reports, and does not
+	// accept).
+	ReadOnly bool
 }
 
 // Pin is the record of one project.
@@ -93,6 +97,9 @@ func decodePin(data []byte) (Pin, error) {
 func (p Pins) Set(project, digest string) error {
 	if p.Dir == "" {
 		return errNoPins
+	}
+	if p.ReadOnly {
+		return fmt.Errorf("record the trust of %s: the records are read-only here", project)
 	}
 	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return err

@@ -146,8 +146,8 @@ func TestLoadSettings(t *testing.T) {
 			}
 			tt.want.Files = files
 			got.Warnings = nil
-			if got.Trust.Listed && (!got.Trust.Applied || !got.Trust.Recorded || len(got.Trust.Notices) != 0) {
-				t.Errorf("a project just listed: %+v; want its file recorded and applied, saying nothing", got.Trust)
+			if got.Trust.Listed && (!got.Trust.Applied || !got.Trust.Recorded || len(got.Trust.Notices) != 1 || !strings.HasPrefix(got.Trust.Notices[0], "recorded "+ProjectPath(root)+" as accepted")) {
+				t.Errorf("a project just listed: %+v; want its file recorded and applied, saying that it was recorded", got.Trust)
 			}
 			got.Trust = ProjectTrust{}
 			for i, d := range tt.want.Instructions {

@@ -30,7 +30,8 @@ import (
 
 // ProjectTrust is what Load found of the user's trust in the project.
 type ProjectTrust struct {
-	// Project is the project directory, as its record names it.
+	// Project is the project directory, as its record names it (links
+	// resolved, pinKey).
 	Project string `json:"project,omitempty"`
 	// Listed says the user's trusted_projects cover the project.
 	Listed bool `json:"listed"`
@@ -40,6 +41,10 @@ type ProjectTrust struct {
 	// Recorded says this read recorded the file as accepted: the first
 	// read of a project the user listed.
 	Recorded bool `json:"recorded,omitempty"`
+	// Pending says there is no record yet, and the first session will
+	// make one of the file as it is then; a read that records nothing
+	// (bridle doctor) says so instead of recording.
+	Pending bool `json:"pending,omitempty"`
 	// Notices say what the user must be told: why a listed project's
 	// keys are not applied and how to accept them, or that its record
 	// could not be read. For the chat and bridle doctor.
@@ -55,13 +60,18 @@ type ProjectTrust struct {
 // its file) or when they are empty (nothing to accept, and a later
 // change is caught); a directory below a listed one whose file sets
 // something waits for the user's `bridle trust`, since the user never saw
-// that file. remedy says how the user would accept it.
+// that file. A record that is there but cannot be read is not a first
+// read: whatever made it unreadable may have changed the file too, so
+// the file is read as changed and the record is left for `bridle trust`
+// to replace. remedy says how the user would accept it. With
+// pins.ReadOnly (bridle doctor), nothing is recorded: a first read says
+// what a session would record.
 func checkTrust(trusted []string, src source, data []byte, readErr error, pins Pins) (apply bool, remedy string, t ProjectTrust) {
 	covered, exact := trustedBy(trusted, src.root)
 	if !covered {
 		return false, "", t
 	}
-	t.Project, t.Listed = cleanRoot(src.root), true
+	t.Project, t.Listed = pinKey(src.root), true
 	var parts map[string]any
 	if readErr == nil {
 		var err error
@@ -74,38 +84,66 @@ func checkTrust(trusted []string, src source, data []byte, readErr error, pins P
 	digest := digestOf(parts)
 	pin, err := pins.Get(t.Project)
 	recorded := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && pins.Dir != "" {
-		// Counts as no record: said, and written anew below.
-		t.Notices = append(t.Notices, fmt.Sprintf("the record of what you trusted of %s could not be read (%v): it counts as missing", t.Project, err))
-	}
+	unreadable := err != nil && !errors.Is(err, fs.ErrNotExist) && pins.Dir != ""
 	switch {
-	case recorded && pin.Digest == digest, recorded && len(parts) == 0:
+	case recorded && pin.Digest == digest, (recorded || unreadable) && len(parts) == 0:
 		// As accepted, or nothing that needs trust: nothing to withhold.
+		if unreadable {
+			t.Notices = append(t.Notices, fmt.Sprintf("the record of what you accepted of %s could not be read (%v); %s sets nothing that only a project you trust may set, "+
+				"but a change setting some will not be applied until you accept the file again with: bridle trust %s", t.Project, err, src.path, t.Project))
+		}
 		t.Applied = true
 		return true, "", t
+	case unreadable:
+		t.Notices = append(t.Notices, fmt.Sprintf("the record of what you accepted of %s could not be read (%v), so %s may have changed since you accepted it: it sets %s, which only a project you trust may set, "+
+			"and these are not applied, as in a project you do not trust, until you review the file; %s", t.Project, err, src.path, describeKeys(parts), accept))
+		return false, fmt.Sprintf("if you trust them, review the file (its record of trust could not be read) and accept it as it is now with: bridle trust %s", t.Project), t
 	case recorded:
 		t.Notices = append(t.Notices, fmt.Sprintf("%s changed since you accepted it (%s): it sets %s, which only a project you trust may set, and these are not applied, as in a project you do not trust, until you review the file "+
 			"(the agent, a command or a pull may have changed it); %s", src.path, pin.Accepted.Local().Format(time.DateTime), describeKeys(parts), accept))
 		return false, fmt.Sprintf("if you trust them, review the file (it changed since you accepted it) and accept it as it is now with: bridle trust %s", t.Project), t
+	case pins.Dir == "" && len(parts) > 0:
+		t.Notices = append(t.Notices, fmt.Sprintf("%s sets %s, which only a project you trust may set, and bridle has %v to pin what you trusted of it: these are not applied", src.path, describeKeys(parts), errNoPins))
+		return false, "set HOME or XDG_DATA_HOME so that bridle can record what you trust, then " + accept, t
+	case !exact && len(parts) > 0:
+		t.Notices = append(t.Notices, fmt.Sprintf("%s sets %s, which only a project you trust may set; %s is below a directory of your \"trusted_projects\", but this file was never accepted, so these are not applied until you review it; %s",
+			src.path, describeKeys(parts), t.Project, accept))
+		return false, accept, t
+	case pins.ReadOnly && pins.Dir != "":
+		// What the first session would do, without doing it.
+		t.Applied, t.Pending = true, true
+		if len(parts) > 0 {
+			t.Notices = append(t.Notices, fmt.Sprintf("%s has no record of trust yet: the first session here records it as accepted as it is then (it sets: %s); review it before; bridle trust --list shows the records",
+				src.path, describeKeys(parts)))
+		}
+		return true, "", t
 	case len(parts) == 0:
 		// Recorded so that a file added later, or a change, is caught.
 		t.Applied = true
 		t.Recorded = pins.Set(t.Project, digest) == nil
 		return true, "", t
-	case pins.Dir == "":
-		t.Notices = append(t.Notices, fmt.Sprintf("%s sets %s, which only a project you trust may set, and bridle has %v to pin what you trusted of it: these are not applied", src.path, describeKeys(parts), errNoPins))
-		return false, "set HOME or XDG_DATA_HOME so that bridle can record what you trust, then " + accept, t
-	case !exact:
-		t.Notices = append(t.Notices, fmt.Sprintf("%s sets %s, which only a project you trust may set; %s is below a directory of your \"trusted_projects\", but this file was never accepted, so these are not applied until you review it; %s",
-			src.path, describeKeys(parts), t.Project, accept))
-		return false, accept, t
 	}
 	if err := pins.Set(t.Project, digest); err != nil {
 		t.Notices = append(t.Notices, fmt.Sprintf("%s sets %s, and bridle could not record it as trusted (%v), so these are not applied: a later change to the file could not be told from what you accepted", src.path, describeKeys(parts), err))
 		return false, "make bridle's data directory writable, then " + accept, t
 	}
 	t.Applied, t.Recorded = true, true
+	t.Notices = append(t.Notices, fmt.Sprintf("recorded %s as accepted, as it is now, whatever changed it before (it sets: %s): a later change is not applied until you accept it; review it; bridle trust --list shows it",
+		src.path, describeKeys(parts)))
 	return true, "", t
+}
+
+// pinKey is the name of the record of the project in root: its
+// directory with symbolic links resolved, so that every path to one
+// directory shares one record, as trustedBy lets every path to a listed
+// directory share its trust. A directory that cannot be resolved (gone)
+// is named as given.
+func pinKey(root string) string {
+	clean := cleanRoot(root)
+	if real, err := filepath.EvalSymlinks(clean); err == nil {
+		return real
+	}
+	return clean
 }
 
 // trustedBy says whether the project in root is one of the trusted
@@ -140,8 +178,12 @@ func trustedBy(trusted []string, root string) (covered, exact bool) {
 // trustedParts is what a project's settings file sets that only the
 // user's trust lets it set: its "providers" and "hooks", and what of its
 // "lsp" projectLSP takes out of an untrusted project's (a server's
-// command, arguments, hosts, limits). Empty objects and lists set nothing
-// and are left out, so the parts of a file that sets none are empty.
+// command, arguments, hosts, limits). Every value the settings' merge
+// applies is kept, a null (which clears the user's value) and an empty
+// list (which replaces the user's) too; only empty objects are left out,
+// which an untrusted project may write as well (the merge descends into
+// them and sets nothing), so the parts of a file that sets none are
+// empty.
 func trustedParts(data []byte) (map[string]any, error) {
 	parts := map[string]any{}
 	if len(strings.TrimSpace(string(data))) == 0 {
@@ -157,7 +199,7 @@ func trustedParts(data []byte) (map[string]any, error) {
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return nil, err
 			}
-			if v = prune(v); v != nil {
+			if v, ok := prune(v); ok {
 				parts[k] = v
 			}
 		}
@@ -170,63 +212,58 @@ func trustedParts(data []byte) (map[string]any, error) {
 		json.Unmarshal(raw, &kept)
 		doc := map[string]any{"lsp": kept}
 		projectLSP(doc, "", "", "")
-		if v := prune(subtract(whole, doc["lsp"])); v != nil {
-			parts["lsp"] = v
+		kept, has := doc["lsp"]
+		if v, ok := subtract(whole, kept, has); ok {
+			if v, ok = prune(v); ok {
+				parts["lsp"] = v
+			}
 		}
 	}
 	return parts, nil
 }
 
-// subtract is what of a (a decoded JSON value) b does not hold: b is a
-// with keys taken out.
-func subtract(a, b any) any {
+// subtract is what of a (a decoded JSON value) b does not hold, where b
+// is a with keys taken out (hasB: b is there at all); ok is false when
+// nothing is left. A null that is left is kept: it is a value.
+func subtract(a, b any, hasB bool) (rest any, ok bool) {
+	if !hasB {
+		return a, true
+	}
 	am, ok := a.(map[string]any)
 	bm, ok2 := b.(map[string]any)
 	if !ok || !ok2 {
 		if reflect.DeepEqual(a, b) {
-			return nil
+			return nil, false
 		}
-		return a
+		return a, true
 	}
 	out := map[string]any{}
 	for k, v := range am {
 		bv, has := bm[k]
-		if !has {
-			out[k] = v
-		} else if d := subtract(v, bv); d != nil {
+		if d, ok := subtract(v, bv, has); ok {
 			out[k] = d
 		}
 	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
+	return out, len(out) > 0
 }
 
-// prune drops the empty objects and lists of a decoded JSON value; nil
-// when nothing is left.
-func prune(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			if e = prune(e); e != nil {
-				out[k] = e
-			}
-		}
-		if len(out) == 0 {
-			return nil
-		}
-		return out
-	case []any:
-		if len(x) == 0 {
-			return nil
-		}
-		// A list's elements keep their places: an index is what a hook's
-		// position in the loop is.
-		return x
+// prune drops the empty objects of a decoded JSON value, which merge as
+// nothing; ok is false when nothing is left. A null and an empty list
+// stay: merged, they clear or replace the user's value.
+func prune(v any) (pruned any, ok bool) {
+	x, isMap := v.(map[string]any)
+	if !isMap {
+		// A list's elements keep their places (an index is what a hook's
+		// position in the loop is), and are kept whole.
+		return v, true
 	}
-	return v
+	out := map[string]any{}
+	for k, e := range x {
+		if e, ok := prune(e); ok {
+			out[k] = e
+		}
+	}
+	return out, len(out) > 0
 }
 
 // digestOf is the digest of trusted parts: of their JSON with sorted
@@ -253,6 +290,10 @@ func trustedLines(parts map[string]any) []string {
 				walk(path+"."+k, x[k])
 			}
 		case []any:
+			if len(x) == 0 {
+				// It replaces the user's list: shown as what it sets.
+				out = append(out, path[1:]+" = []")
+			}
 			for i, e := range x {
 				walk(fmt.Sprintf("%s[%d]", path, i), e)
 			}
@@ -303,7 +344,8 @@ func describeKeys(parts map[string]any) string {
 // trust lets it set, from one read of the file: the lines shown to the
 // user and the digest recorded come from the same bytes.
 type Review struct {
-	// Project is the project directory; File its settings file, and
+	// Project is the project directory, links resolved (the name of its
+	// record); File its settings file, and
 	// Exists whether there is one.
 	Project, File string
 	Exists        bool
@@ -314,7 +356,7 @@ type Review struct {
 	// Digest is what Pins records.
 	Digest string
 	// Before says, after Accept, how the record it replaced compared:
-	// "none", "same" or "changed".
+	// "none", "same", "changed" or "unreadable".
 	Before string
 }
 
@@ -326,7 +368,7 @@ type Review struct {
 // named pipe), is an error: it cannot be accepted.
 func ReviewProject(userPath, root string, files confine.ProjectFiles) (Review, error) {
 	src := source{path: ProjectPath(root), project: true, root: root, userPath: userPath, files: files, trusted: true}
-	r := Review{Project: cleanRoot(root), File: src.path}
+	r := Review{Project: pinKey(root), File: src.path}
 	data, err := readSource(src)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -367,8 +409,10 @@ func Accept(userPath, root string, files confine.ProjectFiles, pins Pins) (Revie
 		return Review{}, fmt.Errorf("%w; nothing was accepted", err)
 	}
 	switch pin, err := pins.Get(r.Project); {
-	case err != nil:
+	case errors.Is(err, fs.ErrNotExist):
 		r.Before = "none"
+	case err != nil:
+		r.Before = "unreadable"
 	case pin.Digest == r.Digest:
 		r.Before = "same"
 	default:

@@ -26,6 +26,7 @@ func TestTrustIsPinnedToContent(t *testing.T) {
 		project string // the file's content; "-" removes it
 		accept  bool   // bridle trust before the read
 		breakIt bool   // the record is garbage before the read
+		misfile bool   // the record names another project before the read
 		applied bool   // the trusted keys apply
 		err     string // the settings are refused, saying this
 		notice  string // a notice says this
@@ -36,22 +37,22 @@ func TestTrustIsPinnedToContent(t *testing.T) {
 		steps []step
 	}{
 		{name: "a hook added after the first read waits for trust", steps: []step{
-			{project: hook, applied: true},
+			{project: hook, applied: true, notice: "recorded " + filepath.Join("$ROOT", ".bridle", "settings.json") + " as accepted, as it is now, whatever changed it before (it sets: hooks.Stop)"},
 			{project: hook, applied: true},
 			{project: evilHook, notice: "changed since you accepted it"},
 			{project: evilHook, accept: true, applied: true},
 		}},
 		{name: "the accepted content again is accepted", steps: []step{
-			{project: hook, applied: true},
+			{project: hook, applied: true, notice: "recorded"},
 			{project: evilHook, notice: "changed since you accepted it"},
 			{project: hook, applied: true},
 		}},
 		{name: "spacing and key order do not count", steps: []step{
-			{project: gateway, applied: true},
+			{project: gateway, applied: true, notice: "bridle trust --list shows it"},
 			{project: "{\n  \"providers\": {\"team\": {\"base_url\": \"https://gw.example\", \"api\": \"anthropic\"}},\n  \"model\": \"team/x\"\n}", applied: true},
 		}},
 		{name: "a provider's base_url redirected is refused", steps: []step{
-			{project: gateway, applied: true},
+			{project: gateway, applied: true, notice: "(it sets: providers.team)"},
 			{project: attacker, err: "bridle trust $ROOT", notice: "providers.team"},
 		}},
 		{name: "a file made after the first read", steps: []step{
@@ -63,10 +64,20 @@ func TestTrustIsPinnedToContent(t *testing.T) {
 			{project: `{"model":"ollama/x","lsp":{"servers":{"go":{"initialization_options":{"a":2}}}}}`, applied: true},
 			{project: `{"lsp":{"servers":{"go":{"command":"/tmp/evil"}}}}`, notice: "lsp.servers.go"},
 		}},
-		{name: "a broken record counts as none, and says so", steps: []step{
-			{project: hook, applied: true},
-			{project: hook, breakIt: true, applied: true, notice: "could not be read"},
-			{project: hook, applied: true},
+		{name: "a broken record is not a first read: the file waits for trust", steps: []step{
+			{project: hook, applied: true, notice: "recorded"},
+			{project: evilHook, breakIt: true, notice: "could not be read"},
+			{project: evilHook, breakIt: true, notice: "hooks.PreToolUse"},
+			{project: evilHook, accept: true, applied: true},
+		}},
+		{name: "a broken record of a file that sets nothing", steps: []step{
+			{project: `{"model":"ollama/x"}`, applied: true},
+			{project: `{"model":"ollama/x"}`, breakIt: true, applied: true, notice: "could not be read"},
+			{project: hook, breakIt: true, notice: "could not be read"},
+		}},
+		{name: "a record of another project is not this one's", steps: []step{
+			{project: hook, applied: true, notice: "recorded"},
+			{project: evilHook, misfile: true, notice: "it is the record of /elsewhere"},
 		}},
 		{name: "below a listed directory: accepted only by bridle trust", below: true, steps: []step{
 			{project: hook, notice: "never accepted"},
@@ -104,8 +115,12 @@ func TestTrustIsPinnedToContent(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				const broken = "{half a rec"
 				if st.breakIt {
-					os.WriteFile(pins.path(root), []byte("{half a rec"), 0o600)
+					os.WriteFile(pins.path(root), []byte(broken), 0o600)
+				}
+				if st.misfile {
+					os.WriteFile(pins.path(root), []byte(`{"project":"/elsewhere","digest":"sha256:00","accepted":"2020-01-01T00:00:00Z"}`), 0o600)
 				}
 				s, err := Load(user, root, confine.ProjectFiles{}, pins)
 				want := strings.ReplaceAll(st.err, "$ROOT", root)
@@ -121,9 +136,15 @@ func TestTrustIsPinnedToContent(t *testing.T) {
 				if !st.applied && err == nil && len(s.Hooks) != 0 {
 					t.Errorf("step %d: the project's hooks apply: %+v", i, s.Hooks)
 				}
+				if st.breakIt {
+					if got, _ := os.ReadFile(pins.path(root)); string(got) != broken {
+						t.Errorf("step %d: the unreadable record was replaced by %q: the file it may no longer match would be taken as accepted", i, got)
+					}
+				}
 				notices := strings.Join(s.Trust.Notices, "\n")
-				if st.notice == "" && notices != "" || !strings.Contains(notices, st.notice) {
-					t.Errorf("step %d: notices %q, want one saying %q", i, notices, st.notice)
+				notice := strings.ReplaceAll(st.notice, "$ROOT", root)
+				if notice == "" && notices != "" || !strings.Contains(notices, notice) {
+					t.Errorf("step %d: notices %q, want one saying %q", i, notices, notice)
 				}
 				if !st.applied && st.err == "" && !strings.Contains(notices, "bridle trust "+root) {
 					t.Errorf("step %d: the notice does not say how to accept the file: %q", i, notices)
@@ -176,6 +197,13 @@ func TestReviewShowsWhatIsAccepted(t *testing.T) {
 	if got != want || strings.Contains(got, "sekrit") {
 		t.Errorf("lines:\n%s\nwant:\n%s", got, want)
 	}
+	testfs.Write(t, ProjectPath(root), `{"providers":{"corp":{"base_url":null,"headers":null}},"lsp":{"servers":{"go":{"args":[]}}}}`)
+	if r, err = ReviewProject("", root, confine.ProjectFiles{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(r.Lines, "\n"), "lsp.servers.go.args = []\nproviders.corp.base_url = null\nproviders.corp.headers = null"; got != want {
+		t.Errorf("what clears the user's values is not shown:\n%s\nwant:\n%s", got, want)
+	}
 	for _, bad := range []string{`{"providers":{"team":{"api_key":"sk-1"}}}`, `{"hooks":{"Nope":[]}}`, `{"Providers":{}}`, `not json`} {
 		testfs.Write(t, ProjectPath(root), bad)
 		if _, err := ReviewProject("", root, confine.ProjectFiles{}); err == nil {
@@ -205,12 +233,7 @@ func TestPinsList(t *testing.T) {
 // TestLoaderSeesAnAccept: a Loader that read a changed file sees the
 // accept another process records at its next For, without a restart.
 func TestLoaderSeesAnAccept(t *testing.T) {
-	dir := t.TempDir()
-	root := filepath.Join(dir, "project")
-	env := map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "config"), "XDG_DATA_HOME": filepath.Join(dir, "data")}
-	getenv := func(k string) string { return env[k] }
-	testfs.Write(t, UserPath(getenv), fmt.Sprintf(`{"trusted_projects":[%q]}`, root))
-	testfs.Write(t, ProjectPath(root), `{"hooks":{"Stop":[{"command":"notify"}]}}`)
+	root, getenv := listedProject(t, `{"hooks":{"Stop":[{"command":"notify"}]}}`)
 	l := Loader{Getenv: getenv}
 	if c := l.For(root); !c.Settings.Trust.Applied || len(c.Settings.Hooks) != 1 {
 		t.Fatalf("first read: %+v, hooks %v", c.Settings.Trust, c.Settings.Hooks)

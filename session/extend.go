@@ -22,6 +22,10 @@ type extensions struct {
 	// while they do not change so the registry and the prefix hold.
 	tool      *tools.Skill
 	catalogue string
+	// told holds the settings' notices told in this session: each
+	// session that opens in a directory is told what its user must know,
+	// once.
+	told sync.Map
 }
 
 // BuiltinCommands are bridle's own commands (Manager.Commands): a
@@ -56,14 +60,16 @@ func (s *Session) readExtensions() (commandsChanged bool) {
 	return !sameCommands(old.Commands, set.Commands)
 }
 
-// tellSettings tells the user, once per process each, what the settings
-// of the session's directory say they must know (Config.Notices).
+// tellSettings tells the user, once per session each, what the settings
+// of the session's directory say they must know (Config.Notices): a
+// second session in the same directory is told too, since its user may
+// not have seen the first's chat.
 func (s *Session) tellSettings() {
 	if s.m.cfg.Notices == nil {
 		return
 	}
 	for _, n := range s.m.cfg.Notices(s.Info().Cwd) {
-		if _, told := s.m.told.LoadOrStore(n, true); !told {
+		if _, told := s.ext.told.LoadOrStore(n, true); !told {
 			s.notice(n)
 		}
 	}

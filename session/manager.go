@@ -171,8 +171,9 @@ type Manager struct {
 	// testHook, set by tests only, is called at the named points of races
 	// between goroutines, so that a test can make them meet there.
 	testHook func(point string)
-	// told holds the skills' and commands' problems and the settings'
-	// notices already told (a notice each, once per process).
+	// told holds the skills' and commands' problems already told (a
+	// problem each, once per process; a session's settings notices are
+	// its own, extensions.told).
 	told sync.Map
 	// keepWhole, set by tests only, keeps every event of a live session
 	// whole: the reference a session holding stubs is compared with.

@@ -36,7 +36,9 @@ func Doctor() DoctorReport {
 	r := DoctorReport{Report: bx.Report()}
 	r.Layers = append(r.Layers, watcherLayer())
 	dir, _ := os.Getwd()
-	c := (&config.Loader{}).For(dir)
+	// Read-only: a report accepts nothing; the first session in a listed
+	// directory records its file, and the report says it would.
+	c := (&config.Loader{Pins: config.Pins{ReadOnly: true}}).For(dir)
 	r.Trust = c.Settings.Trust
 	servers, err := c.Servers()
 	if err != nil {
@@ -69,6 +71,8 @@ func (r DoctorReport) TrustString() string {
 	switch t := r.Trust; {
 	case !t.Listed:
 		b.WriteString("not trusted  this directory is not in your \"trusted_projects\": a project's providers, hooks and language servers' commands are not applied here\n")
+	case t.Pending:
+		fmt.Fprintf(&b, "trusted      %s: no record of its settings yet; they would be recorded as accepted, as they are then, at the first session here (bridle trust %s records them now)\n", t.Project, t.Project)
 	case t.Applied:
 		fmt.Fprintf(&b, "trusted      %s: its settings apply as you accepted them (bridle trust --list shows the records)\n", t.Project)
 	default:

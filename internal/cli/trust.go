@@ -71,7 +71,8 @@ func trust(g globals, args []string, w, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	was := map[string]string{"none": "", "same": " (as you had accepted it already)", "changed": " (it changed since you last accepted it)"}[r.Before]
+	was := map[string]string{"none": "", "same": " (as you had accepted it already)", "changed": " (it changed since you last accepted it)",
+		"unreadable": " (the record of what you accepted before could not be read, and is replaced)"}[r.Before]
 	switch {
 	case !r.Exists:
 		fmt.Fprintf(w, "%s has no .bridle/settings.json: recorded as such, so that a file made later is not applied until you accept it.\n", display.Label(r.Project))
