@@ -178,6 +178,29 @@ func safeCut(hs []hit, cut, n int) int {
 	return cut
 }
 
+// InKeyBlock reports whether s, a stream's text so far (not redacted),
+// ends inside a private key block: its last begin line has no end line
+// after it. What follows is key up to the block's end line.
+func InKeyBlock(s string) bool { return openBlock(s) }
+
+// RedactAfter redacts s, the text that follows prev in a stream read in
+// pieces (prev as it was written, back at least to a key block's begin
+// line). When prev ends inside a private key block, s up to the block's
+// end line is key: one marker and its line breaks, as a Writer passes on
+// a long block's rest; what follows, or all of s otherwise, is redacted
+// as Redact does. A reader whose last piece ended after a block's begin
+// line so shows no line of its body.
+func (r *Redactor) RedactAfter(prev, s string) string {
+	if !openBlock(prev) {
+		return r.Redact(s)
+	}
+	end := len(s)
+	if m := keyEndRE().FindStringIndex(s); m != nil {
+		end = m[1]
+	}
+	return "[REDACTED:private-key]" + strings.Repeat("\n", strings.Count(s[:end], "\n")) + r.Redact(s[end:])
+}
+
 // openBlock reports whether s ends inside a private key block: the last
 // begin line has no end line after it.
 func openBlock(s string) bool {

@@ -108,6 +108,9 @@ type bgCommand struct {
 	// which that line was looked at for more to show.
 	shown string
 	tried int64
+	// afterWait, when set, is called by a read after its wait, before it
+	// takes the output: a test writes there.
+	afterWait func()
 	// loop is its box's loopback once it runs (box.Spec.Serves): the
 	// session's later commands reach what it listens on.
 	loop *box.Loopback
@@ -296,15 +299,18 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 	defer deadline.Stop()
 	quiet := time.NewTimer(0)
 	defer quiet.Stop()
-	waitedOut := false
+	// waitedOut: the wait ran out; release: the command was quiet with
+	// more of its unfinished line to show. Either way the read shows it,
+	// though the command may write again before it does.
+	waitedOut, release := false, false
 	for !tail && wait > 0 {
 		c.mu.Lock()
 		from, end, total := max(c.read, c.out.kept()), c.unreadEnd(), c.out.total
 		quietIn := quietLine - time.Since(c.lastWrite)
 		changed := c.changed
-		rest := ""
+		var rest, prior string
 		if end < total && total > c.tried && quietIn <= 0 {
-			rest = c.out.text(end, total)
+			rest, prior = c.out.text(end, total), c.before(end)
 		}
 		c.mu.Unlock()
 		if end > from || !c.running() {
@@ -312,7 +318,8 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 		}
 		if rest != "" {
 			// Quiet, with a line not finished that was not looked at yet.
-			if _, more := c.releaseLine(r, rest); more {
+			if _, more := c.releaseLine(r, prior, rest); more {
+				release = true
 				break
 			}
 			c.tried = total
@@ -335,6 +342,9 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 		waitedOut = true
 		break
 	}
+	if c.afterWait != nil {
+		c.afterWait()
+	}
 	c.mu.Lock()
 	kept := c.out.kept()
 	var sb strings.Builder
@@ -345,29 +355,38 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 		c.shown = "" // its line's start is gone
 	}
 	from, end, total := max(c.read, kept), c.unreadEnd(), c.out.total
-	var earlier, rest string
+	var earlier, before, rest, prior string
 	if tail {
 		earlier = c.out.text(kept, from)
+	} else {
+		before = c.before(from)
 	}
 	complete := c.out.text(from, end)
-	if end < total && (waitedOut || time.Since(c.lastWrite) >= quietLine) {
-		rest = c.out.text(end, total)
+	if end < total && (waitedOut || release || time.Since(c.lastWrite) >= quietLine) {
+		rest, prior = c.out.text(end, total), c.before(end)
 	}
 	c.read = end
 	c.mu.Unlock()
 
-	text := r.Redact(earlier + complete)
+	// A read that starts inside a key block (the last one ended after its
+	// begin line) redacts what it gets of the block as key.
+	text := r.RedactAfter(before, earlier+complete)
 	if complete != "" {
-		if !tail && strings.HasPrefix(text, c.shown) {
+		switch {
+		case tail || c.shown == "":
+		case strings.HasPrefix(text, c.shown):
 			// The line a read showed in part goes on: the rest of it.
-			// (Shown again whole when the redactor changed since.)
 			text = text[len(c.shown):]
+		default:
+			// Redacted otherwise whole (the redactor changed since): shown
+			// again whole, saying so.
+			text = partShownWhole + text
 		}
 		c.shown = ""
 	}
 	unfinished := false
 	if rest != "" {
-		shown, more := c.releaseLine(r, rest)
+		shown, more := c.releaseLine(r, prior, rest)
 		switch {
 		case tail:
 			text += shown
@@ -408,15 +427,34 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 // line it has not finished.
 const quietLine = 500 * time.Millisecond
 
+// partShownWhole starts a line a read showed in part that the next read
+// shows again whole, as the redactor now redacts it (a value it learned
+// since), so that it is not taken for a second line.
+const partShownWhole = "[the line shown in part above, whole:]\n"
+
+// keyReach is how far back before a read's start its output is looked
+// at for a key block's begin line: further than any key block is long.
+const keyReach = 64 << 10
+
+// before is the output before at, as far back as keyReach and the ring
+// go: a key block that at is inside begins in it. c.mu is held.
+func (c *bgCommand) before(at int64) string {
+	return c.out.text(max(c.out.kept(), at-keyReach), at)
+}
+
 // releaseLine returns what may be shown of line, the command's output
 // from the start of a line it has not finished, redacted: as much of it
 // as redact.Chat passes on, which holds back what more text could make
 // part of a secret ("token s3cr3t-va" shows "token "). What it shows is
 // the start of what the whole line gives once redacted, so the read that
 // gets the rest of the line redacts it whole, with the part shown, and
-// cuts that part off. more says it shows more than c.shown.
-// c.reading is held.
-func (c *bgCommand) releaseLine(r *redact.Redactor, line string) (shown string, more bool) {
+// cuts that part off. more says it shows more than c.shown. prior is the
+// output before line (c.before): a line inside a key block is key, and
+// none of it is shown. c.reading is held.
+func (c *bgCommand) releaseLine(r *redact.Redactor, prior, line string) (shown string, more bool) {
+	if redact.InKeyBlock(prior) {
+		return c.shown, false
+	}
 	shown = redact.NewChat(r).Write(line)
 	return shown, len(shown) > len(c.shown) && strings.HasPrefix(shown, c.shown)
 }

@@ -32,11 +32,13 @@ func TestBackgroundOutput(t *testing.T) {
 		tail   bool
 		// quiet: the command wrote nothing for quietLine before each
 		// read; wait: each read waits up to this long.
-		quiet  bool
-		wait   time.Duration
-		endAt  int      // the command ends before this read (from 1)
-		want   []string // what each read holds
-		absent []string // what no read may hold
+		quiet bool
+		wait  time.Duration
+		endAt int // the command ends before this read (from 1)
+		// addValue is added to the redactor after the first read.
+		addValue string
+		want     []string // what each read holds
+		absent   []string // what no read may hold
 	}{
 		{name: "new output only", writes: []string{"one\n", "two\n"},
 			want: []string{"one\n[bg1 is running]", "two\n[bg1 is running]"}, absent: []string{"", "one"}},
@@ -67,12 +69,27 @@ func TestBackgroundOutput(t *testing.T) {
 			want: []string{"Password: \n", "x\n[bg1 has ended"}, absent: []string{"", "Password"}},
 		{name: "tail shows the unfinished line too", writes: []string{"one\nPass: "}, quiet: true, tail: true,
 			want: []string{"one\nPass: \n[its last line is not finished"}},
+		{name: "a key block cut between two reads is redacted whole", writes: []string{"-----BEGIN RSA PRIVATE KEY-----\n", keyBody + "-----END RSA PRIVATE KEY-----\nafter\n"},
+			want: []string{"[REDACTED:private-key]", "[REDACTED:private-key]\n\n\nafter\n"}, absent: []string{"", "MIIEow"}},
+		{name: "a key block cut in three reads is redacted whole", writes: []string{"key:\n-----BEGIN PRIVATE KEY-----\n", keyBody, "Zm9vYmFyYmF6cXV4\n-----END PRIVATE KEY-----\nok\n"},
+			want: []string{"key:\n[REDACTED:private-key]", "[REDACTED:private-key]", "[REDACTED:private-key]\n\nok\n"}, absent: []string{"", "MIIEow", "Zm9vYmFy"}},
+		{name: "an unfinished line inside a key block is not shown", writes: []string{"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx1y2b3c4d5", "e6f7g8\n-----END RSA PRIVATE KEY-----\n"}, quiet: true,
+			want: []string{"[REDACTED:private-key]", "[REDACTED:private-key]"}, absent: []string{"MIIEow", "e6f7g8"}},
+		{name: "a line shown in part, then whole in another form, says so", writes: []string{"id: Zq9x", "LmP4vR7tK2wB done\n"}, quiet: true, addValue: "Zq9xLmP4vR7tK2wB",
+			want: []string{"id: Zq9x\n", "[the line shown in part above, whole:]\nid: [REDACTED:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &Background{}
 			c := fakeCommand(b, "bg1", tt.ended)
+			r := r
+			if tt.addValue != "" {
+				r = redact.New([]string{"API_TOKEN=s3cr3t-value-123456"})
+			}
 			for i, w := range tt.writes {
+				if i == 1 && tt.addValue != "" {
+					r.AddValue(tt.addValue, "id")
+				}
 				c.Write([]byte(w))
 				if i+1 == tt.endAt {
 					c.end = BackgroundEnd{ID: "bg1", Summary: "[exit status 0]"}
@@ -97,6 +114,30 @@ func TestBackgroundOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestBackgroundReleaseKept: a read whose wait ended because the command
+// was quiet with a line to show shows it, though the command wrote again
+// before the read took its output; it does not answer "no new output" at
+// once, its wait unused.
+func TestBackgroundReleaseKept(t *testing.T) {
+	b := &Background{}
+	c := fakeCommand(b, "bg1", false)
+	c.Write([]byte("Password: "))
+	c.mu.Lock()
+	c.lastWrite = c.lastWrite.Add(-quietLine)
+	c.mu.Unlock()
+	c.afterWait = func() { c.Write([]byte("x")) }
+	got, err := b.Output(context.Background(), redact.New(nil), "bg1", false, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "Password: ") || strings.Contains(got, "[no new output]") {
+		t.Errorf("read = %q, want the prompt", got)
+	}
+}
+
+// keyBody is the body of a private key block: lines of base64.
+const keyBody = "MIIEowIBAAKCAQEAx1y2b3c4d5e6f7g8h9i0jAbCdEfGhIjKlMnOpQrStUvWxYz\nQ2w3e4r5t6y7u8i9o0pAsDfGhJkLzXcVbNmQwErTyUiOpAsDfGhJkLzXcVbNm12\n"
 
 // Output past the ring is dropped, and the next read says how much.
 func TestBackgroundOutputPastTheRing(t *testing.T) {

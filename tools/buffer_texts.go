@@ -94,17 +94,18 @@ func (b *BufferTexts) Clear() {
 // planText is readFileText for planning an edit that checkedPlan checks
 // before it writes: the text bridle last read from or wrote to the
 // file's buffer when it has one (no question to the editor; the path is
-// confined all the same), else the editor's answer. fromHint says which.
-func planText(ctx context.Context, env *Env, path string) (content []byte, exists, fromHint bool, err error) {
+// confined all the same), else the editor's answer. fromHint says which;
+// from says where the text was read (readFileText).
+func planText(ctx context.Context, env *Env, path string) (content []byte, exists bool, from textSource, fromHint bool, err error) {
 	if env.usesEditor() {
 		if _, err := env.Root.Lstat(path); err == nil {
 			if abs, err := editorPath(env, path); err == nil {
 				if text, ok := env.Texts.get(abs); ok && len(text) <= MaxEditBytes {
-					return []byte(text), true, true, nil
+					return []byte(text), true, fromEditor, true, nil
 				}
 			}
 		}
 	}
-	content, exists, err = readFileText(ctx, env, path)
-	return content, exists, false, err
+	content, exists, from, err = readFileText(ctx, env, path)
+	return content, exists, from, false, err
 }

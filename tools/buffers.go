@@ -187,54 +187,97 @@ func editorPath(env *Env, path string) (string, error) {
 	return env.Root.EditorPath(path, fi)
 }
 
+// textSource is where the text an edit is planned on was read: the
+// editor's buffer or the disk. In a session with the editor's buffers the
+// two can differ (the buffer's unsaved changes), and which is read
+// changes when a command in the background starts or ends (onDisk), so
+// a write goes where its plan was read, or elsewhere only if that holds
+// the same text (writeFileText).
+type textSource uint8
+
+const (
+	// fromAnywhere: not said (PutFile's callers); the write goes where
+	// files go now.
+	fromAnywhere textSource = iota
+	fromDisk
+	fromEditor
+)
+
 // readFileText returns a file's content as an edit starts from: the
 // editor's buffer when it offers buffers (where the user may have unsaved
 // text that a write through the editor must not lose), else the disk. The
 // file is checked through the Root first either way. exists is false when
-// there is no such file.
-func readFileText(ctx context.Context, env *Env, path string) (content []byte, exists bool, err error) {
+// there is no such file; from says where the content was read, for the
+// write (plannedOn).
+func readFileText(ctx context.Context, env *Env, path string) (content []byte, exists bool, from textSource, err error) {
 	if _, err := env.Root.Lstat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "does not exist") {
-			return nil, false, nil
+			return nil, false, fromAnywhere, nil
 		}
-		return nil, false, err
+		return nil, false, fromAnywhere, err
 	}
 	if !env.usesEditor() {
 		data, err := env.Root.ReadFile(path, MaxEditBytes)
 		if err != nil {
-			return nil, false, err
+			return nil, false, fromDisk, err
 		}
-		return data, true, nil
+		return data, true, fromDisk, nil
 	}
 	// No fallback to the disk: an edit planned on the disk's text and
 	// written through the editor would drop the user's unsaved changes.
-	// But for onDisk: then the edit is written on disk too.
+	// But for onDisk: then the edit is written on disk too, or, if the
+	// command has ended by then, through the editor only if its buffer
+	// holds what the disk held (writeFileText).
 	call, err := holdEditor(ctx, env, path, true)
 	if onDisk(err) {
 		data, err := env.Root.ReadFile(path, MaxEditBytes)
 		if err != nil {
-			return nil, false, err
+			return nil, false, fromDisk, err
 		}
-		return data, true, nil
+		return data, true, fromDisk, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%w; nothing was changed", err)
+		return nil, false, fromEditor, fmt.Errorf("%w; nothing was changed", err)
 	}
 	defer call.done()
 	abs, err := editorPath(env, path) // confined as a read would be, inside the announcement
 	if err != nil {
-		return nil, false, fmt.Errorf("%w; nothing was changed", err)
+		return nil, false, fromEditor, fmt.Errorf("%w; nothing was changed", err)
 	}
 	text, err := bufferText(ctx, env, call, abs, path)
 	if err != nil {
 		env.Texts.drop(abs)
-		return nil, false, fmt.Errorf("%w; nothing was changed", err)
+		return nil, false, fromEditor, fmt.Errorf("%w; nothing was changed", err)
 	}
 	env.Texts.put(abs, text)
 	if len(text) > MaxEditBytes {
-		return nil, false, fmt.Errorf("%s is %d bytes in the editor, over the %d-byte limit for edits", path, len(text), MaxEditBytes)
+		return nil, false, fromEditor, fmt.Errorf("%s is %d bytes in the editor, over the %d-byte limit for edits", path, len(text), MaxEditBytes)
 	}
-	return []byte(text), true, nil
+	return []byte(text), true, fromEditor, nil
+}
+
+// plannedOn is what a write was planned on: the hash of the file's text
+// ("" for no file) and where that text was last read.
+type plannedOn struct {
+	before string
+	from   textSource
+}
+
+// on is what fe was planned on.
+func (fe FileEdit) on() plannedOn { return plannedOn{before: fe.Before, from: fe.from} }
+
+// errSourceChanged refuses a write that would go elsewhere than where
+// its plan was read (a command in the background started or ended in
+// between) to a place that does not hold the planned-on text.
+var errSourceChanged = errors.New("a command in the background started or ended while this edit was planned, so it would be written elsewhere than where the file was read (the editor's buffer, or the disk), and the two differ (the buffer has unsaved changes, or the disk was changed): nothing was changed; read the file again and redo the edit")
+
+// stillHolds says whether the text at the write's destination is what the
+// write was planned on; text is that text, read there.
+func (on plannedOn) stillHolds(path string, text []byte) error {
+	if Hash(text) != on.before {
+		return fmt.Errorf("%s: %w", path, errSourceChanged)
+	}
+	return nil
 }
 
 // writeFileText replaces a file's content: through the editor when it
@@ -244,12 +287,31 @@ func readFileText(ctx context.Context, env *Env, path string) (content []byte, e
 // binary or over maxBufferRead (newThroughEditor): those are made on disk.
 // The directories a new file needs are made on disk first, through the
 // Root: ACP does not say an editor makes them. It returns where it wrote.
-func writeFileText(ctx context.Context, env *Env, path string, data []byte, exists bool) (string, error) {
+//
+// on is what the write was planned on. A plan read from the disk while a
+// command ran in the background (onDisk) is written through the editor,
+// once that command has ended, only if the buffer holds the text the plan
+// read: else the buffer's unsaved changes would be replaced by the disk's
+// text and the edit. The other way, a plan read from the buffer is
+// written on disk, once a command runs in the background, only if the
+// disk holds that text: else the buffer's unsaved changes would be saved
+// for the user, over what the disk holds (which the command may have just
+// written). Either way the refusal asks the model to read the file again.
+func writeFileText(ctx context.Context, env *Env, path string, data []byte, exists bool, on plannedOn) (string, error) {
 	if !env.usesEditor() || !exists && !newThroughEditor(data) {
 		return viaDisk, env.Root.WriteFile(path, data)
 	}
 	call, err := holdEditor(ctx, env, path, true)
 	if onDisk(err) {
+		if exists && on.from == fromEditor {
+			now, err := env.Root.ReadFile(path, MaxEditBytes)
+			if err != nil {
+				return "", fmt.Errorf("%w; nothing was changed", err)
+			}
+			if err := on.stillHolds(path, now); err != nil {
+				return "", err
+			}
+		}
 		return viaDiskBackground, env.Root.WriteFile(path, data)
 	}
 	if err != nil {
@@ -272,6 +334,15 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 	}
 	if err != nil {
 		return "", fmt.Errorf("%w; nothing was changed", err)
+	}
+	if exists && on.from == fromDisk {
+		text, err := bufferText(ctx, env, call, abs, path)
+		if err != nil {
+			return "", fmt.Errorf("%w; nothing was changed", err)
+		}
+		if err := on.stillHolds(path, []byte(text)); err != nil {
+			return "", err
+		}
 	}
 	if !exists {
 		// The editor may hold text for a name with no file on disk: a
@@ -311,7 +382,9 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 // editor's open would follow them). The editor sees the file change on
 // disk and reloads it; a buffer of it with unsaved changes is not
 // written over by bridle (it was never asked about it): the editor
-// keeps it and tells the user the file changed on disk. Decision: rather
+// keeps it and tells the user the file changed on disk. When the command
+// starts or ends between an edit's read and its write, writeFileText
+// writes only where the text read still is (plannedOn). Decision: rather
 // that than refuse every edit while a dev server runs (bridle cannot ask
 // the editor whether the buffer is unsaved), or write into a buffer it
 // could not read.
@@ -380,7 +453,8 @@ func FileContent(ctx context.Context, env *Env, path string) (content []byte, ex
 	if data, ok := diskIfBinary(env, path); ok {
 		return data, true, nil
 	}
-	return readFileText(ctx, env, path)
+	data, exists, _, err := readFileText(ctx, env, path)
+	return data, exists, err
 }
 
 // PutFile replaces (or creates) a workspace file as the edit tools do:
@@ -390,6 +464,6 @@ func PutFile(ctx context.Context, env *Env, path string, data []byte, exists boo
 	if !utf8.Valid(data) {
 		exists = false // on disk: the editor would take it as text, not bytes
 	}
-	_, err := writeFileText(ctx, env, path, data, exists)
+	_, err := writeFileText(ctx, env, path, data, exists, plannedOn{})
 	return err
 }

@@ -23,6 +23,8 @@ type fakeBuffers struct {
 	buffers     map[string]string
 	asked       []string
 	stall       chan struct{}
+	// onAsk, if set, is called with each question before it is answered.
+	onAsk func(what string)
 }
 
 func (b *fakeBuffers) CanRead() bool  { return b.read }
@@ -31,8 +33,11 @@ func (b *fakeBuffers) CanWrite() bool { return b.write }
 func (b *fakeBuffers) ask(ctx context.Context, what string) (<-chan struct{}, error) {
 	b.mu.Lock()
 	b.asked = append(b.asked, what)
-	stall := b.stall
+	stall, onAsk := b.stall, b.onAsk
 	b.mu.Unlock()
+	if onAsk != nil {
+		onAsk(what)
+	}
 	if stall != nil {
 		<-ctx.Done()
 		return stall, ctx.Err()

@@ -30,7 +30,7 @@ func HashFile(ctx context.Context, env *Env, path string) (string, error) {
 	if data, ok := diskIfBinary(env, path); ok {
 		return Hash(data), nil
 	}
-	data, exists, err := readFileText(ctx, env, path)
+	data, exists, _, err := readFileText(ctx, env, path)
 	if err != nil || !exists {
 		return "", err
 	}
@@ -59,17 +59,18 @@ func HashUnsaved(ctx context.Context, env *Env, path string) (string, bool) {
 // It reads and hashes the file; the diff and its redaction are not done
 // again. An error says why the file could not be read (through the
 // editor: it did not answer, or a command of another session still
-// runs).
-func unchanged(ctx context.Context, env *Env, path, before string) (bool, error) {
+// runs). from says where it read the file: the write goes there
+// (plannedOn).
+func unchanged(ctx context.Context, env *Env, path, before string) (same bool, from textSource, err error) {
 	// As the edit read it: its text (edits are of text files).
-	data, exists, err := readFileText(ctx, env, path)
+	data, exists, from, err := readFileText(ctx, env, path)
 	if err != nil {
-		return false, err
+		return false, from, err
 	}
 	if !exists {
-		return before == "", nil
+		return before == "", from, nil
 	}
-	return Hash(data) == before, nil
+	return Hash(data) == before, from, nil
 }
 
 // editDiff builds the editor's view of an edit, redacted. Large files get

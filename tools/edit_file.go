@@ -46,12 +46,21 @@ type editPlan struct {
 }
 
 // planned is the call's plan (memoPlan); writing is set by Run.
+// The plan says where its text was last read (FileEdit.from): by the
+// check of a remembered plan, or by the plan made anew.
 func (t EditFile) planned(ctx context.Context, env *Env, input json.RawMessage, in editFileInput, writing bool) (editPlan, error) {
+	var checked textSource
 	pl, err := memoPlan(env, t.Name(), input, writing,
-		func(p editPlan) (bool, error) { return unchanged(ctx, env, in.Path, p.fe.Before) },
+		func(p editPlan) (same bool, err error) {
+			same, checked, err = unchanged(ctx, env, in.Path, p.fe.Before)
+			return same, err
+		},
 		func(hint bool) (editPlan, error) { return t.plan(ctx, env, in, hint) })
 	if errors.Is(err, errBufferChanged) {
 		err = fmt.Errorf("edit_file: %s: %w", in.Path, err)
+	}
+	if checked != fromAnywhere {
+		pl.fe.from = checked
 	}
 	return pl, err
 }
@@ -67,11 +76,12 @@ func (t EditFile) plan(ctx context.Context, env *Env, in editFileInput, hint boo
 	}
 	var old []byte
 	var exists, fromHint bool
+	var from textSource
 	var err error
 	if hint {
-		old, exists, fromHint, err = planText(ctx, env, in.Path)
+		old, exists, from, fromHint, err = planText(ctx, env, in.Path)
 	} else {
-		old, exists, err = readFileText(ctx, env, in.Path)
+		old, exists, from, err = readFileText(ctx, env, in.Path)
 	}
 	if err != nil {
 		return editPlan{}, fmt.Errorf("edit_file: %w", err)
@@ -80,6 +90,7 @@ func (t EditFile) plan(ctx context.Context, env *Env, in editFileInput, hint boo
 	if err != nil && fromHint {
 		return t.plan(ctx, env, in, false)
 	}
+	pl.fe.from = from
 	return pl, err
 }
 
@@ -172,7 +183,7 @@ func (t EditFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	if ctx.Err() != nil {
 		return Errorf("edit_file: cancelled before writing")
 	}
-	via, err := writeFileText(ctx, env, in.Path, next, true)
+	via, err := writeFileText(ctx, env, in.Path, next, true, fe.on())
 	if err != nil {
 		return Errorf("edit_file: %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bridle-dev/bridle/redact"
 )
 
 // A running command's output is shown to the user as it comes (Env.Live):
@@ -52,7 +54,22 @@ func (l *liveTail) snapshot(env *Env) (string, bool) {
 	l.changed = false
 	s := string(l.buf)
 	l.mu.Unlock()
-	return tailOf(env.redact(s), liveLines, liveBytes), true
+	return tailOf(redactLive(env.Redactor, s), liveLines, liveBytes), true
+}
+
+// redactLive redacts the end of a running command's output, s, which may
+// end inside a line: the lines it has ended whole, and of the line it
+// has not, only what redact.Chat passes on, which holds back what more
+// text could make part of a secret (a value printed slowly: "pw: Zq9x"
+// shows "pw: "). A line inside a key block is not shown at all.
+func redactLive(r *redact.Redactor, s string) string {
+	i := strings.LastIndexByte(s, '\n') + 1
+	lines, line := s[:i], s[i:]
+	out := r.Redact(lines)
+	if line == "" || redact.InKeyBlock(lines) {
+		return out
+	}
+	return out + redact.NewChat(r).Write(line)
 }
 
 // tailOf is the last lines of s: at most n lines and max bytes, cut at a

@@ -54,3 +54,40 @@ func TestLiveTailRedactsWhatItShows(t *testing.T) {
 		t.Fatal("a second snapshot with no new output changed")
 	}
 }
+
+// TestLiveTailHoldsWhatCouldBeASecret: the line a command has not ended
+// shows only what can no longer become part of a secret: a value written
+// a character at a time shows no prefix of it, nor does a key block's
+// line still being written.
+func TestLiveTailHoldsWhatCouldBeASecret(t *testing.T) {
+	const value = "Zq9xLmP4vR7tK2wB"
+	r := redact.New(nil)
+	r.AddDotEnv(".env", []byte("DB_PASSWORD="+value+"\n"))
+	env := &Env{Redactor: r}
+	tests := []struct {
+		name   string
+		writes []string
+		want   string // what the last snapshot holds
+		absent string // what no snapshot holds
+	}{
+		{"a value written slowly", append([]string{"starting\npw: "}, strings.Split(value+"\n", "")...), "pw: [REDACTED:", value[:4]},
+		{"a key block's line being written", []string{"-----BEGIN RSA PRIVATE KEY-----\n", "MIIEowIBAAK", "CQEAx1y2b3c4d5e6f7g8h9"}, "[REDACTED:private-key]", "MIIEow"},
+		{"words are shown as they come", []string{"Compiling ", "pack"}, "Compiling pack", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &liveTail{}
+			var text string
+			for _, w := range tt.writes {
+				l.Write([]byte(w))
+				text, _ = l.snapshot(env)
+				if tt.absent != "" && strings.Contains(text, tt.absent) {
+					t.Fatalf("after %q the tail shows %q", w, text)
+				}
+			}
+			if !strings.Contains(text, tt.want) {
+				t.Errorf("the last tail is %q, want it to hold %q", text, tt.want)
+			}
+		})
+	}
+}

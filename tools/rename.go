@@ -58,7 +58,7 @@ func (t Rename) planned(ctx context.Context, env *Env, input json.RawMessage, wr
 	return memoPlan(env, t.Name(), input, writing,
 		func(p renamePlan) (bool, error) {
 			for _, fe := range p.edits {
-				if same, err := unchanged(ctx, env, fe.Path, fe.Before); !same || err != nil {
+				if same, _, err := unchanged(ctx, env, fe.Path, fe.Before); !same || err != nil {
 					return false, err
 				}
 			}
@@ -98,7 +98,7 @@ func (t Rename) plan(ctx context.Context, env *Env, in renameInput) (renamePlan,
 		if _, ok := env.Root.Locate(p); !ok {
 			return renamePlan{}, fmt.Errorf("rename: %s's rename would change %s, which is outside the workspace or hidden; nothing was changed", ans.Server, p)
 		}
-		old, exists, err := readFileText(ctx, env, p)
+		old, exists, from, err := readFileText(ctx, env, p)
 		if err != nil {
 			return renamePlan{}, fmt.Errorf("rename: %w", err)
 		}
@@ -109,7 +109,7 @@ func (t Rename) plan(ctx context.Context, env *Env, in renameInput) (renamePlan,
 		if err != nil {
 			return renamePlan{}, fmt.Errorf("rename: %s's edits of %s do not apply (%v); nothing was changed", ans.Server, env.Root.Show(p), err)
 		}
-		pl.edits = append(pl.edits, FileEdit{Path: p, Before: Hash(old), After: Hash(next), Diff: editDiff(env, p, old, true, next), Old: old})
+		pl.edits = append(pl.edits, FileEdit{Path: p, Before: Hash(old), After: Hash(next), Diff: editDiff(env, p, old, true, next), Old: old, from: from})
 		pl.next = append(pl.next, next)
 		pl.count += len(ans.Edits[p])
 	}
@@ -240,9 +240,13 @@ func (t Rename) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	// Every file as planned, or none is written.
-	for _, fe := range pl.edits {
-		same, err := unchanged(ctx, env, fe.Path, fe.Before)
+	// Every file as planned, or none is written; each where this check
+	// read it, or elsewhere only if that holds the same text
+	// (writeFileText).
+	on := make([]plannedOn, len(pl.edits))
+	for i, fe := range pl.edits {
+		same, from, err := unchanged(ctx, env, fe.Path, fe.Before)
+		on[i] = plannedOn{before: fe.Before, from: from}
 		switch {
 		case err != nil:
 			return Errorf("rename: %v; nothing was changed", err)
@@ -257,7 +261,7 @@ func (t Rename) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	fmt.Fprintf(&b, "Renamed %s to %s: %d edits in %d files.\n", cmpOr(pl.in.Symbol, "the symbol"), pl.in.NewName, pl.count, len(pl.edits))
 	res := Result{}
 	for i, fe := range pl.edits {
-		via, err := writeFileText(ctx, env, fe.Path, pl.next[i], true)
+		via, err := writeFileText(ctx, env, fe.Path, pl.next[i], true, on[i])
 		if err != nil {
 			// What was written is recorded (a rewind puts it back).
 			res.Edits = pl.edits[:i]

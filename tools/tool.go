@@ -267,6 +267,10 @@ type FileEdit struct {
 	// Old is the content Before hashes, as the plan read it: what a
 	// checkpoint keeps, without reading the file again.
 	Old []byte
+	// from is where Old was last read (the editor's buffer or the disk):
+	// the write goes there, or elsewhere only if that holds Old too
+	// (writeFileText).
+	from textSource
 }
 
 // Planner is implemented by tools that edit files.

@@ -36,11 +36,18 @@ func (t WriteFile) Plan(ctx context.Context, env *Env, input json.RawMessage) (F
 // Plan and Run of the call share it while the file's hash still equals
 // Before. writing is set by Run.
 func (t WriteFile) planned(ctx context.Context, env *Env, input json.RawMessage, in writeFileInput, writing bool) (FileEdit, error) {
+	var checked textSource
 	fe, err := memoPlan(env, t.Name(), input, writing,
-		func(fe FileEdit) (bool, error) { return unchanged(ctx, env, in.Path, fe.Before) },
+		func(fe FileEdit) (same bool, err error) {
+			same, checked, err = unchanged(ctx, env, in.Path, fe.Before)
+			return same, err
+		},
 		func(hint bool) (FileEdit, error) { return t.plan(ctx, env, in, hint) })
 	if errors.Is(err, errBufferChanged) {
 		err = fmt.Errorf("write_file: %s: %w", in.Path, err)
+	}
+	if checked != fromAnywhere {
+		fe.from = checked // where the write is to go (EditFile.planned)
 	}
 	return fe, err
 }
@@ -53,11 +60,12 @@ func (t WriteFile) plan(ctx context.Context, env *Env, in writeFileInput, hint b
 	}
 	var old []byte
 	var exists bool
+	var from textSource
 	var err error
 	if hint {
-		old, exists, _, err = planText(ctx, env, in.Path)
+		old, exists, from, _, err = planText(ctx, env, in.Path)
 	} else {
-		old, exists, err = readFileText(ctx, env, in.Path)
+		old, exists, from, err = readFileText(ctx, env, in.Path)
 	}
 	if err != nil {
 		return FileEdit{}, fmt.Errorf("write_file: %w", err)
@@ -71,7 +79,7 @@ func (t WriteFile) plan(ctx context.Context, env *Env, in writeFileInput, hint b
 	}
 	fe := FileEdit{Path: env.Root.Abs(in.Path), After: Hash([]byte(in.Content)), Diff: editDiff(env, in.Path, old, exists, []byte(in.Content))}
 	if exists {
-		fe.Before, fe.Old = Hash(old), old
+		fe.Before, fe.Old, fe.from = Hash(old), old, from
 	}
 	return fe, nil
 }
@@ -107,7 +115,7 @@ func (t WriteFile) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	if ctx.Err() != nil {
 		return Errorf("write_file: cancelled before writing")
 	}
-	via, err := writeFileText(ctx, env, in.Path, []byte(in.Content), fe.Before != "")
+	via, err := writeFileText(ctx, env, in.Path, []byte(in.Content), fe.Before != "", fe.on())
 	if err != nil {
 		return Errorf("write_file: %v", err)
 	}
