@@ -3,6 +3,7 @@
 package box
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync/atomic"
@@ -61,7 +62,7 @@ type counter struct{ n atomic.Int64 }
 
 func (c *counter) Changing(context.Context, Change) { c.n.Add(1) }
 
-func median(d []time.Duration) time.Duration {
+func median[T cmp.Ordered](d []T) T {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]

@@ -47,11 +47,11 @@ func (l *listener) port() int { return l.Addr().(*net.TCPAddr).Port }
 
 // requireNetns skips when the doctor report says the machine has no
 // network namespace, and says so.
-func requireNetns(t *testing.T, b *Box) { requireLayer(t, b, "network namespace") }
+func requireNetns(t testing.TB, b *Box) { requireLayer(t, b, "network namespace") }
 
 // requireLayer skips when the doctor report says this box lacks a layer,
 // and says so in the test output.
-func requireLayer(t *testing.T, b *Box, name string) {
+func requireLayer(t testing.TB, b *Box, name string) {
 	t.Helper()
 	for _, l := range b.Report().Layers {
 		if l.Name == name && !l.OK {

@@ -38,7 +38,7 @@ func (w *waitWriter) Write(p []byte) (int, error) {
 
 // waitFor waits until the output contains each of texts, or the command
 // ended (done), or a minute has passed.
-func (w *waitWriter) waitFor(t *testing.T, done <-chan struct{}, texts ...string) {
+func (w *waitWriter) waitFor(t testing.TB, done <-chan struct{}, texts ...string) {
 	t.Helper()
 	timeout := time.After(time.Minute)
 	for {
@@ -65,13 +65,13 @@ func (w *waitWriter) waitFor(t *testing.T, done <-chan struct{}, texts ...string
 // serving runs command in a box that serves its loopback, until the
 // test ends or stop is called, and returns that loopback once the
 // command's output holds each of ready.
-func serving(t *testing.T, b *Box, dir, command string, ready ...string) (l *Loopback, stop func()) {
+func serving(t testing.TB, b *Box, dir, command string, ready ...string) (l *Loopback, stop func()) {
 	t.Helper()
 	return servingWith(t, b, dir, command, func(*Spec) {}, ready...)
 }
 
 // servingWith is serving with tweak applied to the command's Spec.
-func servingWith(t *testing.T, b *Box, dir, command string, tweak func(*Spec), ready ...string) (l *Loopback, stop func()) {
+func servingWith(t testing.TB, b *Box, dir, command string, tweak func(*Spec), ready ...string) (l *Loopback, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := newWaitWriter()
@@ -102,7 +102,7 @@ func servingWith(t *testing.T, b *Box, dir, command string, tweak func(*Spec), r
 
 // netBox is a box with a network namespace, for the tests of reaching
 // one box's loopback from another; they need curl and python3.
-func netBox(t *testing.T) *Box {
+func netBox(t testing.TB) *Box {
 	t.Helper()
 	if !hasTool("curl") {
 		t.Fatal("curl is needed for this test (apt-get install curl)")

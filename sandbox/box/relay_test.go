@@ -347,7 +347,7 @@ while True:
 }
 
 // connectorOf finds the connector whose parent runs script.
-func connectorOf(t *testing.T, script string) int {
+func connectorOf(t testing.TB, script string) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
