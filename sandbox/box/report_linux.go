@@ -20,7 +20,7 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	ls = append(ls, Layer{Name: "user namespace", OK: m.userns, Detail: okOr(m.userns, "user namespaces work for this user", m.nsErr),
 		Without: "network and PID namespaces need root; see those layers"})
 	netns := m.cloneflags != 0
-	ls = append(ls, Layer{Name: "network namespace", OK: netns, Detail: okOr(netns, "commands have no network; allowed hosts go through bridle's proxy", m.nsErr),
+	ls = append(ls, Layer{Name: "network namespace", OK: netns, Detail: okOr(netns, "commands have no network but the session's background servers at localhost; allowed hosts go through bridle's proxy", m.nsErr),
 		Without: "commands share the host network; Landlock (ABI 4+) limits TCP connects to the proxy port and seccomp blocks UDP and raw sockets"})
 	ls = append(ls, Layer{Name: "pid namespace", OK: netns, Detail: okOr(netns, "the box dies whole with its first process", m.nsErr),
 		Without: "a subreaper supervisor kills every process left behind; a process that gets out of its tree is missed"})
@@ -31,7 +31,7 @@ func (b *Box) layers(out Outcome, runErr error) Report {
 	ls = append(ls, Layer{Name: "read-only root", OK: ok, Detail: okOr(ok, "everything outside the workspace and the private temp dir is read-only (EROFS): no chmod, chown, utime or xattr changes outside", ro),
 		Without: "Landlock still confines writes of file content, but commands can change permissions, owners, times and extended attributes of files outside the workspace"})
 	hd, ok := applied(out, "hidden paths", "nothing was hidden")
-	ls = append(ls, Layer{Name: "hidden paths", OK: ok, Detail: okOr(ok, "bridle's own files (settings, database, artifacts, cache) and the credential stores (~/.ssh, ~/.aws, ...) are empty to commands", hd),
+	ls = append(ls, Layer{Name: "hidden paths", OK: ok, Detail: okOr(ok, "bridle's own files (settings, database, artifacts, cache, trust records) and the credential stores (~/.ssh, ~/.aws, ...) are empty to commands", hd),
 		Without: "commands can read bridle's database (every session) and the credential stores; commands are refused in a workspace that contains bridle's own files"})
 	pr, ok := applied(out, "own /proc", "the box has the host's /proc")
 	ls = append(ls, Layer{Name: "own /proc", OK: ok, Detail: okOr(ok, "commands see only their own processes", pr),
