@@ -115,9 +115,9 @@ type listenPort struct {
 	V6   bool `json:"v6,omitempty"`
 }
 
-// maxListing bounds what is read of a box's listing (an inet_diag dump,
-// or /proc/PID/net/tcp and tcp6): a command with thousands of sockets
-// only loses the ports past it.
+// maxListing bounds what is read of a box's listing: an inet_diag dump
+// longer than it is given up for /proc/PID/net/tcp and tcp6, of which a
+// command with thousands of sockets only loses the ports past it.
 const maxListing = 1 << 20
 
 // listening lists the ports the box listens on now, without its
