@@ -111,7 +111,7 @@ func pause(b *testing.B) {
 // `true` with Spec.Reach naming one running serving box that listens on
 // 1 or 64 ports, against the same `true` without Reach. Each iteration
 // runs the three in turn, each after a pause; the figures are medians.
-// What reaching adds: the serving box's /proc/PID/net/tcp and tcp6 read
+// What reaching adds: the serving box's listening ports listed
 // (BenchmarkMicroReachPlan), the helper's listeners opened in the new
 // box and handed to bridle, and the relay's goroutines started and
 // stopped.
@@ -147,10 +147,10 @@ func BenchmarkReachStart(b *testing.B) {
 }
 
 // BenchmarkMicroReachPlan is bridle's own share of a reaching command's
-// start (micro: no command runs): the serving box's listening ports read
-// from its /proc/PID/net/tcp and tcp6, the relay planned, its watch of
-// the serving box started and stopped. The helper's listeners are not
-// opened.
+// start (micro: no command runs): the serving box's listening ports
+// listed (through its diag socket, diag_linux.go), the relay planned,
+// its watch of the serving box started and stopped. The helper's
+// listeners are not opened.
 func BenchmarkMicroReachPlan(b *testing.B) {
 	bx := netBox(b)
 	dir := b.TempDir()

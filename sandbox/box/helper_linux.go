@@ -96,6 +96,10 @@ type helperReport struct {
 	// Connector one carrying the parent's end of the connector's socket.
 	Relay     int  `json:"relay,omitempty"`
 	Connector bool `json:"connector,omitempty"`
+	// Diag marks the message carrying a NETLINK_SOCK_DIAG socket of the
+	// box's network namespace, through which bridle lists the ports it
+	// listens on (diag_linux.go).
+	Diag bool `json:"diag,omitempty"`
 }
 
 // MaybeRunHelper runs the box's helper and exits when this process was
@@ -234,6 +238,9 @@ func execCommand(cfg helperConfig) {
 			// Its socket and descriptors are made before seccomp, which
 			// would watch the open of /dev/null.
 			conn = prepareConnector(cfg.MemoryBytes)
+			// Made here, with the helper's capabilities and before
+			// seccomp, and never the command's.
+			sendDiag()
 		}
 		var err error
 		if ownShm, err = setupMounts(cfg, applied, missing); err != nil {

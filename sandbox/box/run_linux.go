@@ -541,7 +541,7 @@ func killSession(sid int) {
 
 // receivers are what the helper's descriptors go to: the proxy's
 // listener, the seccomp filter's listener (writes), the relayed ports'
-// listeners and the connector's socket (loopback).
+// listeners and the connector's and diag sockets (loopback).
 type receivers struct {
 	proxy    *proxy
 	writes   func(fd int)
@@ -599,6 +599,12 @@ func readReports(ctl int, to receivers) helperReport {
 			if c, err := newConnector(fd); err == nil {
 				to.loopback.conn = c
 			}
+		case r.Diag:
+			if to.loopback == nil {
+				unix.Close(fd)
+				break
+			}
+			to.loopback.takeDiag(fd)
 		case r.Relay > 0:
 			if to.relay == nil {
 				unix.Close(fd)
