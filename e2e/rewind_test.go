@@ -274,6 +274,21 @@ func rewindKilledThroughEditor(t *testing.T, ed *editor) (db, model, sid, ws str
 	return a.DB, model, sid, ws
 }
 
+// finishKilledRewind restarts bridle on db with the editor offering its
+// buffers and opens the session, whose rewind a kill cut short
+// (rewindKilledThroughEditor), until the rewind is finished.
+func finishKilledRewind(t *testing.T, ed *editor, db, model, sid, ws string) *acptest.Agent {
+	t.Helper()
+	c := acptest.Start(t, acptest.Options{DB: db, Model: model})
+	c.OnRequest = ed.handle(t)
+	c.InitializeWith(true, true)
+	c.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	c.WaitNote(func(m acptest.Msg) bool {
+		return m.Method == "session/update" && strings.Contains(string(m.Params), "Rewound to before prompt 2")
+	})
+	return c
+}
+
 // TestRewindKilledMidwayThroughTheEditor: the same with a client that
 // holds the files: the restart finishes the rewind through the editor's
 // buffers once session/load is answered (asking it while the load waits
@@ -282,13 +297,7 @@ func TestRewindKilledMidwayThroughTheEditor(t *testing.T) {
 	ed := newEditor(map[string]string{})
 	db, model, sid, ws := rewindKilledThroughEditor(t, ed)
 
-	c := acptest.Start(t, acptest.Options{DB: db, Model: model})
-	c.OnRequest = ed.handle(t)
-	c.InitializeWith(true, true)
-	c.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
-	c.WaitNote(func(m acptest.Msg) bool {
-		return m.Method == "session/update" && strings.Contains(string(m.Params), "Rewound to before prompt 2")
-	})
+	c := finishKilledRewind(t, ed, db, model, sid, ws)
 	if got := ed.buffer(filepath.Join(ws, "a.txt")); got != "v1\n" {
 		t.Fatalf("a.txt in the editor = %q after the restart: the rewind was not finished through it", got)
 	}
@@ -569,13 +578,7 @@ func TestRewindFinishedLeavesUnsavedTextItDidNotKeep(t *testing.T) {
 	ed.buffers[a] = typed
 	ed.mu.Unlock()
 
-	c := acptest.Start(t, acptest.Options{DB: db, Model: model})
-	c.OnRequest = ed.handle(t)
-	c.InitializeWith(true, true)
-	c.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
-	c.WaitNote(func(m acptest.Msg) bool {
-		return m.Method == "session/update" && strings.Contains(string(m.Params), "Rewound to before prompt 2")
-	})
+	c := finishKilledRewind(t, ed, db, model, sid, ws)
 	if got := ed.buffer(a); got != typed {
 		t.Errorf("a.txt in the editor = %q after the restart, want the user's unsaved text %q", got, typed)
 	}

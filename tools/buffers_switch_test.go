@@ -12,6 +12,17 @@ import (
 	"github.com/bridle-dev/bridle/internal/testfs"
 )
 
+// holdBackground announces a command in the background over env's
+// workspace, as run_command does, until the returned func is called.
+func holdBackground(t *testing.T, env *Env) (release func()) {
+	t.Helper()
+	release, err := env.Locks.Background(context.Background(), env.Root.Dirs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return release
+}
+
 // TestWriteGoesWhereItsPlanWasRead: a command in the background that
 // starts or ends between an edit's read and its write does not make the
 // write land over text the plan did not read. Read from the disk while it
@@ -44,13 +55,7 @@ func TestWriteGoesWhereItsPlanWasRead(t *testing.T) {
 			path := filepath.Join(env.Root.Dir(), "a.txt")
 			fb.buffers[path] = tt.buffer
 			ctx := context.Background()
-			background := func() func() {
-				release, err := env.Locks.Background(ctx, env.Root.Dirs(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return release
-			}
+			background := func() func() { return holdBackground(t, env) }
 			var release func()
 			if tt.heldForRead {
 				release = background()
@@ -166,13 +171,7 @@ func TestPutFileWritesOnlyOverThePlannedText(t *testing.T) {
 			path := filepath.Join(env.Root.Dir(), "a.txt")
 			fb.buffers[path] = tt.buffer
 			ctx := context.Background()
-			background := func() func() {
-				release, err := env.Locks.Background(ctx, env.Root.Dirs(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return release
-			}
+			background := func() func() { return holdBackground(t, env) }
 			var release func()
 			if tt.planInBackground {
 				release = background()
@@ -256,11 +255,7 @@ func TestStaleEditSaysWhereItWasRead(t *testing.T) {
 				fb.buffers[path] = tt.buffer
 				testfs.Write(t, path, tt.disk)
 				if tt.background {
-					release, err := env.Locks.Background(ctx, env.Root.Dirs(), nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer release()
+					defer holdBackground(t, env)()
 				}
 				res := tool.tool.Run(ctx, callEnv, json.RawMessage(tool.input))
 				switch {

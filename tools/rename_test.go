@@ -102,11 +102,7 @@ func TestRenameChangedSincePlannedIsRefused(t *testing.T) {
 		}, "rename: a.go changed since the rename was planned (in the editor's buffer); nothing was changed", aGo, bGo, "// unsaved\nfunc add() {}\n", 1},
 		{"the disk differs while a command runs in the background", true, func(t *testing.T, env *Env, fb *fakeBuffers, dir string) func() {
 			testfs.Write(t, filepath.Join(dir, "a.go"), "func add() {}\n// changed\n")
-			release, err := env.Locks.Background(context.Background(), env.Root.Dirs(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return release
+			return holdBackground(t, env)
 		}, "rename: a.go changed since the rename was planned (on disk, read there rather than in the editor's buffer while a command runs in the background); nothing was changed", "func add() {}\n// changed\n", bGo, aGo, 1},
 	}
 	for _, tt := range tests {
