@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,4 +120,62 @@ func TestEditWhileACommandRunsInTheBackground(t *testing.T) {
 		t.Errorf("the editor's buffer of a.txt holds %q after the edit through it", got)
 	}
 	a.AssertValid(t)
+}
+
+// TestStaleEditSaysTheDiskWasRead: an edit is planned on the editor's
+// buffer of a.txt, which holds unsaved text, and put to the user; while
+// they answer, another session starts a command in the background. The
+// check before the write then reads the disk (the editor is not asked
+// while a command that can write there runs), which lacks that text: the
+// edit is refused, nothing is written, and the refusal says the disk was
+// read, not the editor's buffer. Before, it said the buffer changed,
+// which it had not.
+func TestStaleEditSaysTheDiskWasRead(t *testing.T) {
+	ws := acptest.Workspace(t, map[string]string{"a.txt": "one\n"})
+	a := filepath.Join(ws, "a.txt")
+	const unsaved = "one\nUNSAVED\n"
+	server := `while [ ! -e stop ]; do sleep 0.05; done`
+	scenario := `{"turns": [` +
+		`{"match": "SERVE", "calls": [` + rawToolCall("run_command", fmt.Sprintf(`{"command": %q, "background": true}`, server)) + `, {"text": "serving"}]},` +
+		`{"match": "EDIT", "calls": [` + rawToolCall("edit_file", `{"path": "a.txt", "old_string": "one", "new_string": "two"}`) + `, {"text": "edited"}]}]}`
+	ed := newEditor(map[string]string{a: unsaved})
+	ag := acptest.Start(t, acptest.Options{Model: acptest.Scenario(t, scenario)})
+	handle := ed.handle(t)
+	ag.InitializeWith(true, true)
+	editing := ag.NewSession(ws)
+	serving := ag.NewSession(ws)
+	ag.MustCall("session/set_mode", map[string]any{"sessionId": editing, "modeId": "ask"}, nil)
+	ag.MustCall("session/set_mode", map[string]any{"sessionId": serving, "modeId": "full-auto"}, nil)
+	defer os.WriteFile(filepath.Join(ws, "stop"), nil, 0o644)
+	var asked atomic.Int32
+	ag.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
+		if strings.HasPrefix(m.Method, "fs/") {
+			return handle(m)
+		}
+		asked.Add(1)
+		// While the user looks at the diff, the other session starts
+		// its command, and has started it when they answer.
+		if stop := ag.Prompt(serving, "SERVE"); stop != "end_turn" {
+			t.Errorf("the other session's prompt: %s", stop)
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}, nil
+	}
+	if stop := ag.Prompt(editing, "EDIT"); stop != "end_turn" {
+		t.Fatalf("%s\n%s", stop, ag.Stderr())
+	}
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("%d permission requests, want 1", n)
+	}
+	res := toolResults(t, ag.DB, editing)
+	out, _ := res[0]["output"].(string)
+	if !strings.Contains(out, "the file on disk does not hold the text this edit was planned on: a command runs in the background") || strings.Contains(out, "the editor's buffer changed") {
+		t.Errorf("the stale edit's refusal: %q", out)
+	}
+	if got := ed.buffer(a); got != unsaved {
+		t.Errorf("a.txt's buffer holds %q, want the unsaved text", got)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "one\n" {
+		t.Errorf("a.txt holds %q on disk, want it as it was", b)
+	}
+	ag.AssertValid(t)
 }

@@ -290,3 +290,37 @@ func TestRenameOutsideTheWorkspaceIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRenameChangedWhileAskedIsRefused: in ask mode, the user is shown a
+// rename's diff (a.src: "xok"); while they answer, a.src changes on disk
+// (the user, or a command). The approved rename is refused, nothing is
+// written, and the model is told to ask again. Before, bridle asked the
+// server again and wrote its new answer, a diff the user never saw.
+func TestRenameChangedWhileAskedIsRefused(t *testing.T) {
+	ws := acptest.Workspace(t, map[string]string{"a.src": "ok\n"})
+	scenario := `{"turns": [{"calls": [` + toolCall("rename", map[string]any{"path": "a.src", "line": 1, "symbol": "ok", "new_name": "x"}) + `, {"text": "Done."}]}]}`
+	a, sid, _ := lspAgent(t, scenario, fakeServerSettings(t, 60, nil), "/usr/bin:/bin", ws)
+	a.MustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "ask"}, nil)
+	const changed = "ok\nchanged while the user was asked\n"
+	an := &answerer{answers: []string{"allow_once"}}
+	a.OnRequest = func(m acptest.Msg) (any, *acptest.RPCError) {
+		if err := os.WriteFile(filepath.Join(ws, "a.src"), []byte(changed), 0o644); err != nil {
+			t.Error(err)
+		}
+		return an.handle(m)
+	}
+	if stop := a.Prompt(sid, "rename"); stop != "end_turn" {
+		t.Fatalf("%s\n%s", stop, a.Stderr())
+	}
+	if an.count() != 1 {
+		t.Fatalf("%d permission requests, want 1", an.count())
+	}
+	out := outputs(t, a.DB, sid)
+	if len(out) != 1 || !strings.Contains(out[0], "rename: a.src changed since the rename was planned (on disk); nothing was changed: ask for the rename again") {
+		t.Errorf("the rename's result: %q", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.src")); string(b) != changed {
+		t.Errorf("a.src holds %q, want %q: a rename the user did not see was written", b, changed)
+	}
+	a.AssertValid(t)
+}

@@ -274,6 +274,21 @@ func rewindKilledThroughEditor(t *testing.T, ed *editor) (db, model, sid, ws str
 	return a.DB, model, sid, ws
 }
 
+// finishKilledRewind restarts bridle on db with the editor offering its
+// buffers and opens the session, whose rewind a kill cut short
+// (rewindKilledThroughEditor), until the rewind is finished.
+func finishKilledRewind(t *testing.T, ed *editor, db, model, sid, ws string) *acptest.Agent {
+	t.Helper()
+	c := acptest.Start(t, acptest.Options{DB: db, Model: model})
+	c.OnRequest = ed.handle(t)
+	c.InitializeWith(true, true)
+	c.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	c.WaitNote(func(m acptest.Msg) bool {
+		return m.Method == "session/update" && strings.Contains(string(m.Params), "Rewound to before prompt 2")
+	})
+	return c
+}
+
 // TestRewindKilledMidwayThroughTheEditor: the same with a client that
 // holds the files: the restart finishes the rewind through the editor's
 // buffers once session/load is answered (asking it while the load waits
@@ -282,13 +297,7 @@ func TestRewindKilledMidwayThroughTheEditor(t *testing.T) {
 	ed := newEditor(map[string]string{})
 	db, model, sid, ws := rewindKilledThroughEditor(t, ed)
 
-	c := acptest.Start(t, acptest.Options{DB: db, Model: model})
-	c.OnRequest = ed.handle(t)
-	c.InitializeWith(true, true)
-	c.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
-	c.WaitNote(func(m acptest.Msg) bool {
-		return m.Method == "session/update" && strings.Contains(string(m.Params), "Rewound to before prompt 2")
-	})
+	c := finishKilledRewind(t, ed, db, model, sid, ws)
 	if got := ed.buffer(filepath.Join(ws, "a.txt")); got != "v1\n" {
 		t.Fatalf("a.txt in the editor = %q after the restart: the rewind was not finished through it", got)
 	}
@@ -550,4 +559,44 @@ func TestRewindASubagentsEditsInTheEditor(t *testing.T) {
 	}
 	a.CloseStdin()
 	a.AssertValid(t)
+}
+
+// TestRewindFinishedLeavesUnsavedTextItDidNotKeep: a rewind through the
+// editor's buffers is killed after its plan (which kept a.txt's content,
+// v2, so the rewind can be undone) and before it put a.txt back. While
+// bridle is down the user types into a.txt's buffer. The restart
+// finishes the rewind, but does not write over that text, which was
+// never kept: a.txt is left as it is, and the rewind's end says why.
+// b.txt, as planned, is still put back. Before, the buffer was replaced
+// by v1 and the user's unsaved text lost for good.
+func TestRewindFinishedLeavesUnsavedTextItDidNotKeep(t *testing.T) {
+	ed := newEditor(map[string]string{})
+	db, model, sid, ws := rewindKilledThroughEditor(t, ed)
+	a := filepath.Join(ws, "a.txt")
+	const typed = "v2\nTYPED WHILE BRIDLE WAS DOWN\n"
+	ed.mu.Lock()
+	ed.buffers[a] = typed
+	ed.mu.Unlock()
+
+	c := finishKilledRewind(t, ed, db, model, sid, ws)
+	if got := ed.buffer(a); got != typed {
+		t.Errorf("a.txt in the editor = %q after the restart, want the user's unsaved text %q", got, typed)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); !os.IsNotExist(err) {
+		t.Errorf("b.txt is still there after the restart (%v)", err)
+	}
+	ends := eventsOf(acptest.Log(t, c.DB, sid), "rewound")
+	if len(ends) != 1 {
+		t.Fatalf("%d rewind ends, want 1", len(ends))
+	}
+	kept, _ := json.Marshal(ends[0]["kept"])
+	restored, _ := json.Marshal(ends[0]["restored"])
+	if !strings.Contains(string(kept), "a.txt") || !strings.Contains(string(kept), "changed since the rewind read it") {
+		t.Errorf("the rewind's end does not say a.txt was left, and why: kept %s", kept)
+	}
+	if strings.Contains(string(restored), "a.txt") {
+		t.Errorf("the rewind's end counts a.txt as put back: %s", restored)
+	}
+	c.CloseStdin()
+	c.AssertValid(t)
 }

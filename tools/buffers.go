@@ -196,8 +196,9 @@ func editorPath(env *Env, path string) (string, error) {
 type textSource uint8
 
 const (
-	// fromAnywhere: not said (PutFile's callers); the write goes where
-	// files go now.
+	// fromAnywhere: not said (a rewind's plan hashes a file wherever it
+	// was read then: PutFile); the write goes where files go now, and
+	// only if the text there is still the planned-on one.
 	fromAnywhere textSource = iota
 	fromDisk
 	fromEditor
@@ -271,13 +272,44 @@ func (fe FileEdit) on() plannedOn { return plannedOn{before: fe.Before, from: fe
 // between) to a place that does not hold the planned-on text.
 var errSourceChanged = errors.New("a command in the background started or ended while this edit was planned, so it would be written elsewhere than where the file was read (the editor's buffer, or the disk), and the two differ (the buffer has unsaved changes, or the disk was changed): nothing was changed; read the file again and redo the edit")
 
+// errChangedSincePlanned refuses a write of PutFile (a rewind's) whose
+// destination no longer holds the text its plan hashed, nor already the
+// text to write: the text there now was never kept, so writing over it
+// would lose it for good.
+var errChangedSincePlanned = errors.New("its text changed since the rewind read it (edited, or the editor's buffer holds unsaved changes: while a command runs in the background files are read and written on disk, else through the editor, and one started or ended meanwhile), and what it holds now was not kept: it was not written, so nothing is lost; rewind again to put it back")
+
 // stillHolds says whether the text at the write's destination is what the
-// write was planned on; text is that text, read there.
-func (on plannedOn) stillHolds(path string, text []byte) error {
-	if Hash(text) != on.before {
-		return fmt.Errorf("%s: %w", path, errSourceChanged)
+// write was planned on; text is that text, read there. done is set when
+// it holds data already: nothing is to be written (a rewind a crash cut
+// short, run again).
+func (on plannedOn) stillHolds(path string, text, data []byte) (done bool, err error) {
+	switch {
+	case Hash(text) == on.before:
+		return false, nil
+	case bytes.Equal(text, data):
+		return true, nil
+	case on.from == fromAnywhere:
+		return false, fmt.Errorf("%s: %w", path, errChangedSincePlanned)
 	}
-	return nil
+	return false, fmt.Errorf("%s: %w", path, errSourceChanged)
+}
+
+// doneVia is where a write found its text already in place, if it did.
+func doneVia(done bool, via string) string {
+	if !done {
+		return ""
+	}
+	return via
+}
+
+// diskHolds reads the file on disk and says whether the write planned on
+// is still to be done there (stillHolds).
+func diskHolds(env *Env, path string, data []byte, on plannedOn) (done bool, err error) {
+	now, err := env.Root.ReadFile(path, MaxEditBytes)
+	if err != nil {
+		return false, fmt.Errorf("%w; nothing was changed", err)
+	}
+	return on.stillHolds(path, now, data)
 }
 
 // writeFileText replaces a file's content: through the editor when it
@@ -297,19 +329,23 @@ func (on plannedOn) stillHolds(path string, text []byte) error {
 // disk holds that text: else the buffer's unsaved changes would be saved
 // for the user, over what the disk holds (which the command may have just
 // written). Either way the refusal asks the model to read the file again.
+// A plan that does not say where it was read (fromAnywhere: a rewind's)
+// is checked wherever the write goes, and not written where the text is
+// already data.
 func writeFileText(ctx context.Context, env *Env, path string, data []byte, exists bool, on plannedOn) (string, error) {
 	if !env.usesEditor() || !exists && !newThroughEditor(data) {
+		if exists && on.from == fromAnywhere {
+			if done, err := diskHolds(env, path, data, on); done || err != nil {
+				return doneVia(done, viaDisk), err
+			}
+		}
 		return viaDisk, env.Root.WriteFile(path, data)
 	}
 	call, err := holdEditor(ctx, env, path, true)
 	if onDisk(err) {
-		if exists && on.from == fromEditor {
-			now, err := env.Root.ReadFile(path, MaxEditBytes)
-			if err != nil {
-				return "", fmt.Errorf("%w; nothing was changed", err)
-			}
-			if err := on.stillHolds(path, now); err != nil {
-				return "", err
+		if exists && on.from != fromDisk {
+			if done, err := diskHolds(env, path, data, on); done || err != nil {
+				return doneVia(done, viaDiskBackground), err
 			}
 		}
 		return viaDiskBackground, env.Root.WriteFile(path, data)
@@ -335,13 +371,13 @@ func writeFileText(ctx context.Context, env *Env, path string, data []byte, exis
 	if err != nil {
 		return "", fmt.Errorf("%w; nothing was changed", err)
 	}
-	if exists && on.from == fromDisk {
+	if exists && on.from != fromEditor {
 		text, err := bufferText(ctx, env, call, abs, path)
 		if err != nil {
 			return "", fmt.Errorf("%w; nothing was changed", err)
 		}
-		if err := on.stillHolds(path, []byte(text)); err != nil {
-			return "", err
+		if done, err := on.stillHolds(path, []byte(text), data); done || err != nil {
+			return doneVia(done, viaEditor), err
 		}
 	}
 	if !exists {
@@ -457,13 +493,25 @@ func FileContent(ctx context.Context, env *Env, path string) (content []byte, ex
 	return data, exists, err
 }
 
-// PutFile replaces (or creates) a workspace file as the edit tools do:
-// through the editor when it offers buffers, else atomically on disk;
-// bytes that are not text always go to disk (see writeFileText).
-func PutFile(ctx context.Context, env *Env, path string, data []byte, exists bool) error {
+// PutFile replaces a workspace file's content with data as the edit tools
+// do: through the editor when it offers buffers, else atomically on disk;
+// bytes that are not text always go to disk (see writeFileText). from is
+// the hash the file's content had when the write was planned (HashFile,
+// whose content was kept): the file is written only if its text where
+// the write goes (the buffer, or the disk while a command runs in the
+// background) still hashes to from, and is left as it is if it already
+// holds data (a write done before, then cut short). Else nothing is
+// written and the error says so (errChangedSincePlanned): the text there
+// was never kept.
+func PutFile(ctx context.Context, env *Env, path string, data []byte, from string) error {
+	on := plannedOn{before: from, from: fromAnywhere}
 	if !utf8.Valid(data) {
-		exists = false // on disk: the editor would take it as text, not bytes
+		// On disk: the editor would take it as text, not bytes.
+		if done, err := diskHolds(env, path, data, on); done || err != nil {
+			return err
+		}
+		return env.Root.WriteFile(path, data)
 	}
-	_, err := writeFileText(ctx, env, path, data, exists, plannedOn{})
+	_, err := writeFileText(ctx, env, path, data, true, on)
 	return err
 }

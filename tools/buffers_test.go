@@ -208,7 +208,7 @@ func TestEditorNotAskedThroughAMovedWorkspace(t *testing.T) {
 			_, err := HashFile(ctx, env, "a.txt")
 			return err
 		},
-		"PutFile": func() error { return PutFile(ctx, env, "a.txt", []byte("x\n"), true) },
+		"PutFile": func() error { return PutFile(ctx, env, "a.txt", []byte("x\n"), Hash([]byte("outside\n"))) },
 	}
 	for name, use := range uses {
 		if err := use(); err == nil || !strings.Contains(err.Error(), "was moved or replaced") {

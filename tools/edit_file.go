@@ -50,13 +50,13 @@ type editPlan struct {
 // check of a remembered plan, or by the plan made anew.
 func (t EditFile) planned(ctx context.Context, env *Env, input json.RawMessage, in editFileInput, writing bool) (editPlan, error) {
 	var checked textSource
-	pl, err := memoPlan(env, t.Name(), input, writing,
-		func(p editPlan) (same bool, err error) {
+	pl, err := memoPlan(env, t.Name(), input, writing, true,
+		func(p editPlan) (same bool, from textSource, err error) {
 			same, checked, err = unchanged(ctx, env, in.Path, p.fe.Before)
-			return same, err
+			return same, checked, err
 		},
 		func(hint bool) (editPlan, error) { return t.plan(ctx, env, in, hint) })
-	if errors.Is(err, errBufferChanged) {
+	if isChangedSincePlanned(err) {
 		err = fmt.Errorf("edit_file: %s: %w", in.Path, err)
 	}
 	if checked != fromAnywhere {

@@ -49,22 +49,47 @@ type renamePlan struct {
 }
 
 // planned is the call's plan (memoPlan): the server is asked once per
-// call while the files hold what the plan read; writing is set by Run.
+// call while the files hold what the plan read; writing is set by Run. A
+// file changed since is refused, on disk too, never planned again: the
+// server, asked again, may change other files than the user approved.
 func (t Rename) planned(ctx context.Context, env *Env, input json.RawMessage, writing bool) (renamePlan, error) {
 	in, err := parseInput[renameInput](env, t.Name(), renameSpec.schema(), input)
 	if err != nil {
 		return renamePlan{}, err
 	}
-	return memoPlan(env, t.Name(), input, writing,
-		func(p renamePlan) (bool, error) {
+	var changed string
+	var read textSource
+	pl, err := memoPlan(env, t.Name(), input, writing, false,
+		func(p renamePlan) (bool, textSource, error) {
 			for _, fe := range p.edits {
-				if same, _, err := unchanged(ctx, env, fe.Path, fe.Before); !same || err != nil {
-					return false, err
+				same, from, err := unchanged(ctx, env, fe.Path, fe.Before)
+				if !same || err != nil {
+					changed, read = fe.Path, from
+					return false, from, err
 				}
 			}
-			return true, nil
+			return true, fromAnywhere, nil
 		},
 		func(bool) (renamePlan, error) { return t.plan(ctx, env, in) })
+	if isChangedSincePlanned(err) {
+		err = renameChanged(env, changed, read)
+	}
+	return pl, err
+}
+
+// renameChanged is why a rename is refused whose file changed since it
+// was planned, read from (unchanged).
+func renameChanged(env *Env, path string, from textSource) error {
+	where := "on disk"
+	switch {
+	case from == fromEditor:
+		where = "in the editor's buffer"
+	case from == fromAnywhere:
+		where = "it was removed"
+	case env.usesEditor():
+		where = "on disk, read there rather than in the editor's buffer while a command runs in the background"
+	}
+	return fmt.Errorf("rename: %s changed since the rename was planned (%s); nothing was changed: ask for the rename again", env.Root.Show(path), where)
 }
 
 // plan asks the server for the rename's edits and applies them to the
@@ -251,7 +276,7 @@ func (t Rename) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 		case err != nil:
 			return Errorf("rename: %v; nothing was changed", err)
 		case !same:
-			return Errorf("rename: %s changed since the rename was planned; nothing was changed: ask for the rename again", env.Root.Show(fe.Path))
+			return Errorf("%v", renameChanged(env, fe.Path, from))
 		}
 	}
 	if ctx.Err() != nil {

@@ -37,13 +37,13 @@ func (t WriteFile) Plan(ctx context.Context, env *Env, input json.RawMessage) (F
 // Before. writing is set by Run.
 func (t WriteFile) planned(ctx context.Context, env *Env, input json.RawMessage, in writeFileInput, writing bool) (FileEdit, error) {
 	var checked textSource
-	fe, err := memoPlan(env, t.Name(), input, writing,
-		func(fe FileEdit) (same bool, err error) {
+	fe, err := memoPlan(env, t.Name(), input, writing, true,
+		func(fe FileEdit) (same bool, from textSource, err error) {
 			same, checked, err = unchanged(ctx, env, in.Path, fe.Before)
-			return same, err
+			return same, checked, err
 		},
 		func(hint bool) (FileEdit, error) { return t.plan(ctx, env, in, hint) })
-	if errors.Is(err, errBufferChanged) {
+	if isChangedSincePlanned(err) {
 		err = fmt.Errorf("write_file: %s: %w", in.Path, err)
 	}
 	if checked != fromAnywhere {
