@@ -100,19 +100,26 @@ func TestGoplsReportsWhatAnEditBroke(t *testing.T) {
 	if !strings.Contains(fixed, "gopls: no new problems after this edit.") {
 		t.Errorf("the fix's result does not say nothing new is wrong:\n%s", fixed)
 	}
-	live := callTexts(a, sid)
-	if a.CloseStdin() != 0 {
-		t.Fatalf("bridle did not exit cleanly:\n%s", a.Stderr())
-	}
-
 	// A bridle that cannot run gopls replays the same results.
-	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: "scripted/demo", Env: []string{"PATH=/usr/bin:/bin"}})
-	b.Initialize()
-	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
-	replayed := callTexts(b, sid)
+	live, replayed := replayedWithoutServers(t, a, sid, ws)
 	if strings.Join(replayed, "\n") != strings.Join(live, "\n") || !strings.Contains(strings.Join(replayed, "\n"), "gopls: 1 new problem") {
 		t.Errorf("the replay shows\n%q\nlive was\n%q", replayed, live)
 	}
+}
+
+// replayedWithoutServers ends a, then loads session sid in a bridle
+// whose PATH has no language server, and returns the texts of the tool
+// call updates each was sent (callTexts): the live ones and the replayed.
+func replayedWithoutServers(t *testing.T, a *acptest.Agent, sid, ws string) (live, replayed []string) {
+	t.Helper()
+	live = callTexts(a, sid)
+	if a.CloseStdin() != 0 {
+		t.Fatalf("bridle did not exit cleanly:\n%s", a.Stderr())
+	}
+	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: "scripted/demo", Env: []string{"PATH=/usr/bin:/bin"}})
+	b.Initialize()
+	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
+	return live, callTexts(b, sid)
 }
 
 // callTexts are the texts of the tool call updates the editor was sent

@@ -106,14 +106,7 @@ func TestCodeToolsOnOwnCode(t *testing.T) {
 	}
 	// A bridle that cannot run gopls (the code tools are not offered
 	// there) replays the same cards, asking no server.
-	live := callTexts(a, sid)
-	if a.CloseStdin() != 0 {
-		t.Fatalf("bridle did not exit cleanly:\n%s", a.Stderr())
-	}
-	b := acptest.Start(t, acptest.Options{DB: a.DB, Model: "scripted/demo", Env: []string{"PATH=/usr/bin:/bin"}})
-	b.Initialize()
-	b.MustCall("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}, nil)
-	if replayed := callTexts(b, sid); len(live) < len(calls) || strings.Join(replayed, "\n") != strings.Join(live, "\n") {
+	if live, replayed := replayedWithoutServers(t, a, sid, ws); len(live) < len(calls) || strings.Join(replayed, "\n") != strings.Join(live, "\n") {
 		t.Errorf("the replay shows\n%q\nlive was\n%q", replayed, live)
 	}
 }
