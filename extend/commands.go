@@ -78,7 +78,8 @@ func findCommands(folders []Folder, reserved []string) (cmds []Command, problems
 		problems = append(problems, probs...)
 		for _, c := range found {
 			switch prev, ok := byName[c.Name]; {
-			case slices.Contains(reserved, c.Name):
+			case slices.ContainsFunc(reserved, func(r string) bool { return strings.EqualFold(r, c.Name) }):
+				// Any case: "/Rewind" beside bridle's "/rewind" would pose as it.
 				problems = append(problems, fmt.Sprintf("the %s's command /%s (%s) is not used: /%s is bridle's own", fo.Whose(), c.Name, c.File, c.Name))
 			case ok:
 				problems = append(problems, fmt.Sprintf("the %s's command /%s (%s) is not used: the %s's command of that name (%s) is", fo.Whose(), c.Name, c.File, prev.Folder.Whose(), prev.File))

@@ -176,10 +176,14 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 	if use != nil {
 		use.Arguments, _ = s.redactor().RedactPrompt(use.Arguments)
 	}
-	if p, ok := command(content); ok && s.parent == nil {
+	// bridle's own commands are what the user typed, never what a prompt
+	// command's file expands to: a repository's file saying "/decision
+	// …" or "/rewind 1" must not act as the user.
+	builtin := s.parent == nil && use == nil
+	if p, ok := command(content); ok && builtin {
 		return t.pin(ctx, withRedacted(p, redacted))
 	}
-	if n, ok, err := rewindCommand(content); ok && s.parent == nil {
+	if n, ok, err := rewindCommand(content); ok && builtin {
 		if err != nil {
 			return "", err
 		}
@@ -194,7 +198,7 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		}
 		return t.rewind(ctx, n)
 	}
-	if n, ok, err := forkCommand(content); ok && s.parent == nil {
+	if n, ok, err := forkCommand(content); ok && builtin {
 		if err != nil {
 			return "", err
 		}
@@ -206,7 +210,7 @@ func (t *turn) loop(ctx context.Context, content []event.Content) (StopReason, e
 		s.send(ctx, replay.AgentText(fmt.Sprintf("Forked before prompt %d as session %s (%s): open it from the session list; this session goes on as it was.", n, info.ID, info.Title)))
 		return StopEndTurn, nil
 	}
-	if name, _, ok := slashCommand(content); ok && name == "/skills" && s.parent == nil {
+	if name, _, ok := slashCommand(content); ok && name == "/skills" && builtin {
 		// A question about the session, not a turn: nothing is recorded.
 		s.send(ctx, replay.AgentText(s.skillsText()))
 		return StopEndTurn, nil
