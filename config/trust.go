@@ -282,12 +282,14 @@ func digestOf(parts map[string]any) string {
 // a credential.
 func trustedLines(parts map[string]any) []string {
 	var out []string
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
+	// keys are the object keys on the way: a header's value is the one
+	// at providers.NAME.headers.HEADER, whatever the names say.
+	var walk func(path string, keys []string, v any)
+	walk = func(path string, keys []string, v any) {
 		switch x := v.(type) {
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(x)) {
-				walk(path+"."+k, x[k])
+				walk(path+"."+k, append(slices.Clip(keys), k), x[k])
 			}
 		case []any:
 			if len(x) == 0 {
@@ -295,10 +297,10 @@ func trustedLines(parts map[string]any) []string {
 				out = append(out, path[1:]+" = []")
 			}
 			for i, e := range x {
-				walk(fmt.Sprintf("%s[%d]", path, i), e)
+				walk(fmt.Sprintf("%s[%d]", path, i), append(slices.Clip(keys), ""), e)
 			}
 		default:
-			if strings.HasPrefix(path, ".providers.") && strings.Contains(path, ".headers.") {
+			if len(keys) == 4 && keys[0] == "providers" && keys[2] == "headers" {
 				out = append(out, path[1:]+" = (a header's value, not shown)")
 				return
 			}
@@ -309,7 +311,7 @@ func trustedLines(parts map[string]any) []string {
 			out = append(out, path[1:]+" = "+strings.TrimSuffix(b.String(), "\n"))
 		}
 	}
-	walk("", parts)
+	walk("", nil, parts)
 	return out
 }
 
