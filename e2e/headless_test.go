@@ -366,5 +366,67 @@ func TestHeadlessSecretCommand(t *testing.T) {
 	if strings.Contains(out+errs, secret[8:24]) {
 		t.Errorf("the secret reached stdout or stderr:\n%s\n%s", out, errs)
 	}
+	if !strings.Contains(errs, "it holds a secret, so no --allow pattern but '*' covers it") {
+		t.Errorf("stderr does not say why no pattern covers it:\n%s", errs)
+	}
 	jsonLines(t, out)
+	// The redacted form is no pattern either: its marker would stand for
+	// any token of that kind.
+	out, errs, code = runHeadless(t, nil, "", "run", "--json", "--allow", "curl -H 'Authorization: token [REDACTED:github-token]' https://example.com",
+		"--db", filepath.Join(t.TempDir(), "b.db"), "--model", model, "--cwd", acptest.Workspace(t, nil), "Fetch it.")
+	if code != 3 {
+		t.Errorf("with the redacted command allowed: exit %d, want 3 (refused)\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestHeadlessAllowPatterns: each kind of --allow pattern lets the call
+// it covers run, through the binary: a background command's input
+// (input:bg1) and a directory's files (docs/**); the calls' effects are
+// checked, not only the exit code.
+func TestHeadlessAllowPatterns(t *testing.T) {
+	for _, tc := range []struct {
+		name, scenario string
+		args           []string
+		check          func(t *testing.T, ws, out string)
+	}{
+		{"input", `{"name":"i","turns":[{"calls":[
+			{"tool_calls":[{"name":"run_command","input":{"command":"read l; echo \"got $l\" > got.txt","background":true}}]},
+			{"tool_calls":[{"name":"command_input","input":{"id":"bg1","text":"hello\n"}}]},
+			{"tool_calls":[{"name":"command_output","input":{"id":"bg1","wait_seconds":30}}]},
+			{"text":"Done."}]}]}`,
+			[]string{"--mode", "auto-edit", "--allow", `read l; echo "got $l" > got.txt`, "--allow", "input:bg1"},
+			func(t *testing.T, ws, out string) {
+				if b, _ := os.ReadFile(filepath.Join(ws, "got.txt")); string(b) != "got hello\n" {
+					t.Errorf("got.txt = %q: the input did not reach the command", b)
+				}
+			}},
+		{"directory", `{"name":"d","turns":[{"calls":[
+			{"tool_calls":[{"name":"write_file","input":{"path":"docs/a.md","content":"# A\n"}}]},
+			{"text":"Done."}]}]}`,
+			[]string{"--allow", "docs/**"},
+			func(t *testing.T, ws, out string) {
+				if b, _ := os.ReadFile(filepath.Join(ws, "docs", "a.md")); string(b) != "# A\n" {
+					t.Errorf("docs/a.md = %q", b)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := acptest.Workspace(t, map[string]string{"docs/keep.md": "keep\n"})
+			args := append([]string{"run", "--json", "--db", filepath.Join(t.TempDir(), "b.db"), "--model", acptest.Scenario(t, tc.scenario), "--cwd", ws}, tc.args...)
+			out, errs, code := runHeadless(t, nil, "", append(args, "Go.")...)
+			if code != 0 {
+				t.Fatalf("exit %d, want 0\n%s\n%s", code, out, errs)
+			}
+			allowed := 0
+			for _, l := range jsonLines(t, out) {
+				if l["type"] == "allowed" {
+					allowed++
+				}
+			}
+			if allowed == 0 {
+				t.Errorf("no call was allowed by a pattern:\n%s", out)
+			}
+			tc.check(t, ws, out)
+		})
+	}
 }

@@ -167,14 +167,10 @@ func (t *turn) ask(ctx context.Context, key string, c provider.ToolCall, p tools
 	}
 	// _meta.bridle says what a session-wide answer would cover, in the
 	// permission package's terms, so that a client with no person
-	// (`bridle run --allow`) decides by the same patterns. Redacted like
-	// the card: a command holding a secret then matches no pattern, and
-	// is refused.
-	red := s.redactor()
-	scope := ScopeMeta{Pattern: red.Redact(sc.Pattern), Command: red.Redact(sc.Command), Host: sc.Host}
-	for _, p := range sc.Paths {
-		scope.Paths = append(scope.Paths, red.Redact(p))
-	}
+	// (`bridle run --allow`) decides by the same patterns. A target
+	// holding a secret is not sent at all (Secret): its redacted form
+	// would be a pattern whose marker stands for any such secret.
+	scope := scopeMeta(s.redactor(), sc)
 	meta := map[string]any{"bridle": map[string]any{"tool": c.Name, "scope": scope}}
 	resp, err := s.client().RequestPermission(ctx, acp.RequestPermissionRequest{SessionID: s.row.ID, ToolCall: card, Options: options, Meta: meta})
 	if err != nil && ctx.Err() == nil {
@@ -258,4 +254,23 @@ type ScopeMeta struct {
 	Paths   []string `json:"paths,omitempty"`
 	// Host is the host and port a web_fetch reaches.
 	Host string `json:"host,omitempty"`
+	// Target is what else the call acts on ("input:bg1").
+	Target string `json:"target,omitempty"`
+	// Secret says the target held a secret: nothing else is sent, so no
+	// pattern but "*" covers the call.
+	Secret bool `json:"secret,omitempty"`
+}
+
+// scopeMeta is sc as a permission request carries it: whole, or, when
+// redaction would change any of it, only Secret.
+func scopeMeta(red interface{ Redact(string) string }, sc permission.Scope) ScopeMeta {
+	m := ScopeMeta{Pattern: sc.Pattern, Command: sc.Command, Paths: sc.Paths, Host: sc.Host, Target: sc.Target}
+	changed := red.Redact(sc.Pattern) != sc.Pattern || red.Redact(sc.Command) != sc.Command
+	for _, p := range sc.Paths {
+		changed = changed || red.Redact(p) != p
+	}
+	if changed {
+		return ScopeMeta{Secret: true}
+	}
+	return m
 }

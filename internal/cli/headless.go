@@ -11,7 +11,9 @@ import (
 
 	"github.com/bridle-dev/bridle/acp"
 	"github.com/bridle-dev/bridle/internal/app"
+	"github.com/bridle-dev/bridle/internal/display"
 	"github.com/bridle-dev/bridle/permission"
+	"github.com/bridle-dev/bridle/session"
 )
 
 // jsonVersion is the version of `bridle run --json`'s lines, on each as
@@ -217,7 +219,9 @@ func (h *headless) RequestPermission(_ context.Context, req acp.RequestPermissio
 // advice says how a later run lets such a call run: the pattern that
 // covers it, or a mode that runs it unasked, never the mode in use.
 func (h *headless) advice(scope permission.Scope, pattern string) string {
-	allow := "--allow " + shellQuote(pattern)
+	// The pattern is the model's text: shown as a label, with no
+	// escape sequence reaching the terminal.
+	allow := "--allow " + display.Label(shellQuote(pattern))
 	mode := ""
 	switch {
 	case scope.Command != "" && h.mode != string(permission.ModeFullAuto):
@@ -226,11 +230,12 @@ func (h *headless) advice(scope permission.Scope, pattern string) string {
 		mode = "auto-edit"
 	}
 	if pattern == "" {
-		allow = "--allow PATTERN"
+		// session.ScopeMeta.Secret: the call's target held a secret.
+		return "it holds a secret, so no --allow pattern but '*' covers it"
 	}
 	if scope.Host != "" {
 		// No mode fetches a host the settings do not allow.
-		return fmt.Sprintf("to run it unasked, run with %s, or add %s to sandbox.command.allow_hosts in your settings", allow, scope.Host)
+		return fmt.Sprintf("to run it unasked, run with %s, or add %s to sandbox.command.allow_hosts in your settings", allow, display.Label(scope.Host))
 	}
 	if mode == "" {
 		return "to run it unasked, run with " + allow
@@ -248,14 +253,9 @@ func scopeOf(meta map[string]any) (tool string, scope permission.Scope, pattern 
 	if err != nil {
 		return tool, scope, ""
 	}
-	var s struct {
-		Pattern string   `json:"pattern"`
-		Command string   `json:"command"`
-		Paths   []string `json:"paths"`
-		Host    string   `json:"host"`
-	}
+	var s session.ScopeMeta
 	json.Unmarshal(raw, &s)
-	return tool, permission.Scope{Command: s.Command, Paths: s.Paths, Host: s.Host}, s.Pattern
+	return tool, permission.Scope{Command: s.Command, Paths: s.Paths, Host: s.Host, Target: s.Target}, s.Pattern
 }
 
 // choose answers req with its first option of kind, or cancelled.

@@ -37,8 +37,10 @@ Approvals: no one is there to answer, so what the mode would ask about is
 refused (the model is told, stderr says so) unless an --allow pattern
 covers it. A pattern is what a standing answer ("for this session") would
 record: a command's exact command line (--allow 'go test ./...'), a
-slash-separated glob over workspace-relative paths for file tools
-(--allow 'src/**'), or '*' for every call.
+directory's files for file tools (--allow 'src/**', '**' for the
+workspace) or one file (--allow docs/a.md), a background command's input
+(--allow input:bg1), a host web_fetch may reach (--allow
+host:pkg.go.dev:443), or '*' for every call.
 
 With --json, stdout is one JSON object per line, "v": 1 on each: first
 {"type":"session"}, then {"type":"update"} with each ACP session/update an
