@@ -41,8 +41,8 @@ test-editors: build
 	done
 
 # Speed and memory targets (figures and commands in docs/benchmarks.md).
-bench: build
-	BRIDLE_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem ./...
+bench: tools build
+	BRIDLE_BIN=$(CURDIR)/$(BIN) $(GO) test -timeout 90m -run '^$$' -bench . -benchmem ./...
 
 # The context window's fidelity benchmark: 200 randomized long
 # sessions through the real session loop, checked against the exact

@@ -195,7 +195,8 @@ func Run(ctx context.Context, c Config) (r Result, err error) {
 	// A build of some platforms (-targets) is for testing, and its entry
 	// lacks the others, which the registry refuses: only a whole release
 	// is held to the registry's rules.
-	if len(c.Targets) == len(defaultTargets) {
+	whole := !slices.ContainsFunc(defaultTargets, func(t Target) bool { return !slices.Contains(c.Targets, t) })
+	if whole {
 		if err := CheckRegistry(agent, icon, contents); err != nil {
 			return r, fmt.Errorf("the ACP registry's CI would refuse agent.json:\n%w", err)
 		}
