@@ -93,9 +93,9 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// BenchmarkFind reads 20 project skills and 10 commands, as a session
+// BenchmarkMicroFindExtensions (micro: extend.Find alone, no session) reads 20 project skills and 10 commands, as a session
 // does at each prompt.
-func BenchmarkFind(b *testing.B) {
+func BenchmarkMicroFindExtensions(b *testing.B) {
 	proj := b.TempDir()
 	files := map[string]string{}
 	for i := range 20 {
