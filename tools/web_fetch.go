@@ -252,7 +252,8 @@ func pageText(contentType string, body []byte) string {
 		}
 		md, err := htmltomarkdown.ConvertString(string(body))
 		if err != nil {
-			return fmt.Sprintf("[the HTML could not be turned into Markdown (%v); its text as it came:]\n%s", err, strings.ToValidUTF8(string(body), "\uFFFD"))
+			text, _ := htmlText(body)
+			return fmt.Sprintf("[the HTML could not be turned into Markdown (%v); its text:]\n%s", err, text)
 		}
 		return md
 	case strings.HasPrefix(mt, "text/") || mt == "application/json" || strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml") || mt == "application/xml":
