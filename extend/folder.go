@@ -3,7 +3,6 @@ package extend
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -75,20 +74,9 @@ func (f Folder) entries(r *confine.Root) ([]fs.DirEntry, error) {
 // max bytes (a larger file is refused, not cut: half a skill would
 // mislead the model).
 func readFile(r *confine.Root, show, rel string, max int64) ([]byte, error) {
-	f, fi, err := r.Open(rel)
+	data, err := r.ReadFile(rel, max)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit", show, fi.Size(), max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", show, err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s grew over the %d-byte limit while it was read", show, max)
+		return nil, fmt.Errorf("%s not read: %w", show, err)
 	}
 	return data, nil
 }

@@ -539,10 +539,19 @@ func (r *Root) ReadFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if max > 0 && fi.Size() > max {
+	if max <= 0 {
+		return io.ReadAll(f)
+	}
+	if fi.Size() > max {
 		return nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit for this tool", path, fi.Size(), max)
 	}
-	return io.ReadAll(f)
+	// Bounded as it reads too: a file may grow between the stat and the
+	// read.
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		return nil, fmt.Errorf("%s grew over the %d-byte limit for this tool while it was read", path, max)
+	}
+	return data, err
 }
 
 // Lstat describes a path of the workspace without following a final
