@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,39 +53,5 @@ func TestOpenFileLinkedOutIsNotSentToTheServer(t *testing.T) {
 	}
 	if strings.Contains(string(data), marker) {
 		t.Errorf("a request to the model holds the file outside the workspace")
-	}
-}
-
-// TestProjectCannotPassInitializationOptions: a project's settings that
-// give a server initialization options (which name programs for some
-// servers) refuse that server in the project, as a command would; once
-// the user trusts the project, they pass and the server runs.
-func TestProjectCannotPassInitializationOptions(t *testing.T) {
-	for _, trusted := range []bool{false, true} {
-		t.Run(fmt.Sprint("trusted=", trusted), func(t *testing.T) {
-			ws := acptest.Workspace(t, map[string]string{"a.src": "ok\n",
-				".bridle/settings.json": `{"lsp":{"servers":{"fake":{"initialization_options":{"tsserver":{"path":"/tmp/evil"}}}}}}`})
-			var user map[string]any
-			json.Unmarshal([]byte(fakeServerSettings(t, 60, nil)), &user)
-			if trusted {
-				user["trusted_projects"] = []string{ws}
-			}
-			settings, _ := json.Marshal(user)
-			a, sid, cache := lspAgent(t, twoEdits, string(settings), "/usr/bin:/bin", ws)
-			if stop := a.Prompt(sid, "break it"); stop != "end_turn" {
-				t.Fatalf("%s\n%s", stop, a.Stderr())
-			}
-			out := outputs(t, a.DB, sid)[0]
-			_, statErr := os.Stat(filepath.Join(cache, "bridle", "lsp"))
-			if trusted {
-				if !strings.Contains(out, "error broken") {
-					t.Errorf("the trusted project's server did not run:\n%s", out)
-				}
-				return
-			}
-			if strings.Contains(out, "lspserver") || statErr == nil {
-				t.Errorf("the server ran with the project's initialization options (cache made: %v):\n%s", statErr == nil, out)
-			}
-		})
 	}
 }
