@@ -225,11 +225,14 @@ func (c *Config) LSPSection() LSP {
 }
 
 // projectLSP keeps of a project's "lsp" what a project may set: turning
-// the section or a server off, and a server's initialization options.
-// Anything else (a command, its arguments, files, root markers, hosts,
-// limits, the waits) is taken out; a server the project tried to choose
-// the program, arguments or network of is refused (refused names it, with
-// why), and the rest is said in warnings. doc is the project's file,
+// the section or a server off. Anything else (a command, its arguments,
+// initialization options, files, root markers, hosts, limits, the waits)
+// is taken out; a server the project tried to choose the program,
+// arguments, initialization options or network of is refused (refused
+// names it, with why): initialization options name programs too
+// (typescript-language-server's tsserver.path and plugins, rust-analyzer's
+// check.overrideCommand, gopls's build.env GOFLAGS=-toolexec). The rest
+// is said in warnings. doc is the project's file,
 // changed in place; path names it; remedy says how the user would let
 // the project choose (listRemedy, or accepting the file as it is now).
 //
@@ -276,13 +279,12 @@ func projectLSP(doc map[string]any, path, remedy, userPath string) (refused map[
 		var chose []string
 		for _, k := range slices.Sorted(maps.Keys(s)) {
 			switch k {
-			case "initialization_options":
 			case "enabled":
 				if s[k] != false {
 					delete(s, k)
 					drop("lsp.servers."+lang+".enabled", "a project's settings may only turn a server off")
 				}
-			case "command", "args", "allow_hosts":
+			case "command", "args", "initialization_options", "allow_hosts":
 				chose = append(chose, "lsp.servers."+lang+"."+k)
 				delete(s, k)
 			default:

@@ -12,9 +12,10 @@ import (
 )
 
 // TestLSPServersFromSettings: the user's settings may add and change
-// servers; a project's may only turn them off and pass initialization
-// options, and a server whose program, arguments or network it tries
-// to choose does not run there, unless the user trusts the project.
+// servers; a project's may only turn them off, and a server whose
+// program, arguments, initialization options (which name programs too)
+// or network it tries to choose does not run there, unless the user
+// trusts the project.
 func TestLSPServersFromSettings(t *testing.T) {
 	type want struct {
 		commands []string
@@ -65,8 +66,14 @@ func TestLSPServersFromSettings(t *testing.T) {
 			warn:    []string{`"lsp.servers.go.enabled" is ignored: a project's settings may only turn a server off`},
 		},
 		{
-			name:    "a project's initialization options merge over the user's",
-			user:    `{"lsp":{"servers":{"go":{"initialization_options":{"staticcheck":true,"gofumpt":true}}}}}`,
+			name:    "a project's initialization options are refused: they name programs too",
+			user:    `{"lsp":{"servers":{"go":{"initialization_options":{"staticcheck":true}}}}}`,
+			project: `{"lsp":{"servers":{"go":{"initialization_options":{"build.env":{"GOFLAGS":"-toolexec=/tmp/evil"}}}}}}`,
+			servers: map[string]want{"go": {init: `{"staticcheck":true}`, off: "sets lsp.servers.go.initialization_options", refused: true}},
+		},
+		{
+			name:    "a trusted project's initialization options merge over the user's",
+			user:    `{"trusted_projects":["$ROOT"],"lsp":{"servers":{"go":{"initialization_options":{"staticcheck":true,"gofumpt":true}}}}}`,
 			project: `{"lsp":{"servers":{"go":{"initialization_options":{"gofumpt":false}}}}}`,
 			servers: map[string]want{"go": {commands: []string{"gopls"}, init: `{"gofumpt":false,"staticcheck":true}`}},
 		},
@@ -75,7 +82,7 @@ func TestLSPServersFromSettings(t *testing.T) {
 			project: `{"lsp":{"servers":{"go":{"command":"/tmp/evil"},"python":{"initialization_options":{"x":1}}}}}`,
 			servers: map[string]want{
 				"go":     {commands: []string{"gopls"}, off: "sets lsp.servers.go.command", refused: true},
-				"python": {commands: []string{"pyright-langserver", "basedpyright-langserver"}, init: `{"x":1}`},
+				"python": {off: "sets lsp.servers.python.initialization_options", refused: true},
 			},
 		},
 		{

@@ -29,6 +29,8 @@ func TestTrustDigestHoldsWhatTheMergeApplies(t *testing.T) {
 		`{"lsp":{"servers":{"go":{"args":[]}}}}`,
 		`{"lsp":{"servers":{"go":{"allow_hosts":[]}}}}`,
 		`{"lsp":{"servers":{"go":{"command":null}}}}`,
+		`{"lsp":{"servers":{"go":{"initialization_options":{"build.env":{"GOFLAGS":"-toolexec=/tmp/evil"}}}}}}`,
+		`{"lsp":{"servers":{"go":{"initialization_options":null}}}}`,
 		`{"lsp":{"servers":{"go":null}}}`,
 		`{"lsp":{"servers":null}}`,
 		`{"lsp":null}`,
@@ -88,7 +90,7 @@ func TestTrustDigestLeavesOutWhatSetsNothing(t *testing.T) {
 	}
 	for _, same := range []string{
 		``, `{}`, `{"providers":{}}`, `{"providers":{"corp":{}}}`, `{"hooks":{}}`,
-		`{"lsp":{"servers":{"go":{"initialization_options":null}}}}`, `{"lsp":{"enabled":false}}`,
+		`{"lsp":{"enabled":false}}`, `{"lsp":{"servers":{"go":{"enabled":false}}}}`,
 	} {
 		parts, err := trustedParts([]byte(same))
 		if err != nil {

@@ -60,8 +60,9 @@ func TestTrustIsPinnedToContent(t *testing.T) {
 			{project: evilHook, notice: "hooks.PreToolUse"},
 		}},
 		{name: "what an untrusted project may set needs no trust", steps: []step{
-			{project: `{"lsp":{"servers":{"go":{"initialization_options":{"a":1}}}}}`, applied: true},
-			{project: `{"model":"ollama/x","lsp":{"servers":{"go":{"initialization_options":{"a":2}}}}}`, applied: true},
+			{project: `{"lsp":{"servers":{"go":{"enabled":false}}}}`, applied: true},
+			{project: `{"model":"ollama/x","lsp":{"enabled":false}}`, applied: true},
+			{project: `{"lsp":{"servers":{"go":{"initialization_options":{"a":1}}}}}`, notice: "lsp.servers.go"},
 			{project: `{"lsp":{"servers":{"go":{"command":"/tmp/evil"}}}}`, notice: "lsp.servers.go"},
 		}},
 		{name: "a broken record is not a first read: the file waits for trust", steps: []step{
@@ -190,6 +191,7 @@ func TestReviewShowsWhatIsAccepted(t *testing.T) {
 		`hooks.PreToolUse[0].command = "lint"`,
 		`hooks.PreToolUse[0].matcher = "edit_file"`,
 		`lsp.servers.go.command = "/opt/gopls"`,
+		`lsp.servers.go.initialization_options.x = 1`,
 		`providers.team.api = "anthropic"`,
 		`providers.team.base_url = "https://gw.example"`,
 		`providers.team.headers.Authorization = (a header's value, not shown)`,

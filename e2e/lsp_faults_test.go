@@ -227,35 +227,43 @@ func TestLanguageServerStaysInTheBox(t *testing.T) {
 }
 
 // TestProjectCannotChooseWhatServersRun: a project's settings that name
-// a server's arguments (or command) refuse that server in the project:
-// nothing starts, and the edit's result is as without a server; once the
-// user trusts the project, its choice runs.
+// a server's arguments (or command), or give it initialization options
+// (which name programs for some servers: tsserver's path, rust-analyzer's
+// check command), refuse that server in the project: nothing starts, and
+// the edit's result is as without a server; once the user trusts the
+// project, its choice runs.
 func TestProjectCannotChooseWhatServersRun(t *testing.T) {
-	for _, trusted := range []bool{false, true} {
-		t.Run(fmt.Sprint("trusted=", trusted), func(t *testing.T) {
-			ws := acptest.Workspace(t, map[string]string{"a.src": "ok\n",
-				".bridle/settings.json": `{"lsp":{"servers":{"fake":{"args":["-mode","crash-start"]}}}}`})
-			var user map[string]any
-			json.Unmarshal([]byte(fakeServerSettings(t, 60, nil)), &user)
-			if trusted {
-				user["trusted_projects"] = []string{ws}
-			}
-			settings, _ := json.Marshal(user)
-			a, sid, cache := lspAgent(t, twoEdits, string(settings), "/usr/bin:/bin", ws)
-			if stop := a.Prompt(sid, "break it"); stop != "end_turn" {
-				t.Fatalf("%s\n%s", stop, a.Stderr())
-			}
-			out := outputs(t, a.DB, sid)[0]
-			_, statErr := os.Stat(filepath.Join(cache, "bridle", "lsp"))
-			if trusted {
-				if !strings.Contains(out, "crashing at start, as asked") {
-					t.Errorf("the trusted project's arguments did not run:\n%s", out)
+	for _, tc := range []struct {
+		name, project, trustedSays string
+	}{
+		{"args", `{"lsp":{"servers":{"fake":{"args":["-mode","crash-start"]}}}}`, "crashing at start, as asked"},
+		{"initialization options", `{"lsp":{"servers":{"fake":{"initialization_options":{"tsserver":{"path":"/tmp/evil"}}}}}}`, "error broken"},
+	} {
+		for _, trusted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/trusted=%v", tc.name, trusted), func(t *testing.T) {
+				ws := acptest.Workspace(t, map[string]string{"a.src": "ok\n", ".bridle/settings.json": tc.project})
+				var user map[string]any
+				json.Unmarshal([]byte(fakeServerSettings(t, 60, nil)), &user)
+				if trusted {
+					user["trusted_projects"] = []string{ws}
 				}
-				return
-			}
-			if strings.Contains(out, "lspserver") || statErr == nil {
-				t.Errorf("the project's server ran (cache made: %v):\n%s", statErr == nil, out)
-			}
-		})
+				settings, _ := json.Marshal(user)
+				a, sid, cache := lspAgent(t, twoEdits, string(settings), "/usr/bin:/bin", ws)
+				if stop := a.Prompt(sid, "break it"); stop != "end_turn" {
+					t.Fatalf("%s\n%s", stop, a.Stderr())
+				}
+				out := outputs(t, a.DB, sid)[0]
+				_, statErr := os.Stat(filepath.Join(cache, "bridle", "lsp"))
+				if trusted {
+					if !strings.Contains(out, tc.trustedSays) {
+						t.Errorf("the trusted project's choice did not run:\n%s", out)
+					}
+					return
+				}
+				if strings.Contains(out, "lspserver") || statErr == nil {
+					t.Errorf("the project's server ran (cache made: %v):\n%s", statErr == nil, out)
+				}
+			})
+		}
 	}
 }

@@ -72,8 +72,12 @@ func (w *Workspace) afterCommand(ctx context.Context, srv *Server, paths []strin
 	}
 	srv.filesChanged(ctx, paths)
 	var problems []problem
-	late := 0
+	late, checked := 0, 0
 	for _, p := range open {
+		if srv.docs.get(p) == nil {
+			continue // closed: no longer readable on disk
+		}
+		checked++
 		b := before[p]
 		v, err := srv.recheck(ctx, p, b.version)
 		if err != nil {
@@ -96,8 +100,8 @@ func (w *Workspace) afterCommand(ctx context.Context, srv *Server, paths []strin
 	switch {
 	case len(problems) > 0:
 		out = append(out, w.newProblems(name, problems, "after this command")...)
-	case len(open) > 0 && late == 0:
-		out = append(out, fmt.Sprintf("%s: no new problems after this command (%s checked).", name, count(len(open), "open file")))
+	case checked > 0 && late == 0:
+		out = append(out, fmt.Sprintf("%s: no new problems after this command (%s checked).", name, count(checked, "open file")))
 	}
 	if late > 0 {
 		out = append(out, fmt.Sprintf("%s did not give the diagnostics of %s within %v%s.", name, count(late, "open file"), wait, loading(srv)))

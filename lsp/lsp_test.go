@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/bridle-dev/bridle/config"
 	"github.com/bridle-dev/bridle/internal/lsptest"
 	"github.com/bridle-dev/bridle/sandbox/box"
+	"github.com/bridle-dev/bridle/sandbox/confine"
 )
 
 func TestMain(m *testing.M) {
@@ -39,8 +41,15 @@ func fake(t *testing.T, wait float64, args ...string) (*Manager, string) {
 		Settings: func(cwd string) *config.Config { return &config.Config{Cwd: cwd, Settings: config.Settings{LSP: raw}} },
 		Env:      func() []string { return []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()} },
 		CacheDir: t.TempDir(),
-		Look:     func(string) (string, error) { return "", os.ErrNotExist },
-		Timeout:  2 * time.Second,
+		Files: func(root string) (Files, error) {
+			r, err := confine.OpenRoot(root)
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		},
+		Look:    func(string) (string, error) { return "", os.ErrNotExist },
+		Timeout: 2 * time.Second,
 	})
 	t.Cleanup(m.Close)
 	ws := t.TempDir()
@@ -268,6 +277,62 @@ func TestDiskChangesReachTheServer(t *testing.T) {
 	f, ok := srv.diags.wait(ctx, srv.Done(), a, 2)
 	if !ok || len(f.items) != 1 || f.items[0].Message != "changed on disk" {
 		t.Fatalf("the server has %+v (%v) for the file changed on disk", f, ok)
+	}
+}
+
+// TestOpenFileTurnedIntoALinkOutIsClosed: a command that replaces a file
+// the server has open by a link to a file outside the workspace (or a
+// pipe, or a file too large) does not get that file's text read by
+// bridle and sent to the server, whose diagnostics would quote it to the
+// model: the document is closed instead. Through the watcher's batches
+// and through a command's result alike.
+func TestOpenFileTurnedIntoALinkOutIsClosed(t *testing.T) {
+	const secret = "SECRET-KEY-MATERIAL"
+	outside := filepath.Join(t.TempDir(), "id_rsa")
+	os.WriteFile(outside, []byte("BAD: "+secret+"\n"), 0o600)
+	for _, how := range []string{"watcher", "command"} {
+		for name, replace := range map[string]func(a string) error{
+			"link out": func(a string) error { return os.Symlink(outside, a) },
+			"pipe":     func(a string) error { return syscall.Mkfifo(a, 0o600) },
+			"too large": func(a string) error {
+				return os.WriteFile(a, []byte("BAD: "+secret+"\n"+strings.Repeat("x", maxSynced)), 0o644)
+			},
+		} {
+			t.Run(how+"/"+name, func(t *testing.T) {
+				m, ws := fake(t, 30)
+				w := m.Workspace([]string{ws})
+				a := filepath.Join(ws, "a.src")
+				edit(t, w, a, "\x00new", "ok\n")
+				srv := running(t, m)
+				os.Remove(a)
+				if err := replace(a); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				switch how {
+				case "watcher":
+					srv.filesChanged(ctx, []string{a}) // what changes() does with a batch
+				case "command":
+					saysNot(t, "the command's result", w.Changed(ctx, []string{a}), secret)
+				}
+				// A file opened after the change is answered after it:
+				// by then whatever a.src was given has been answered too.
+				b := filepath.Join(ws, "b.src")
+				edit(t, w, b, "\x00new", "BAD: later\n")
+				if f, ok := srv.diags.wait(ctx, srv.Done(), b, 1); !ok || len(f.items) != 1 {
+					t.Fatalf("no diagnostics for b.src: %+v", f)
+				}
+				for _, it := range srv.diags.snapshot()[a].items {
+					if strings.Contains(it.Message, secret) {
+						t.Errorf("the server was given the outside file's text: %q", it.Message)
+					}
+				}
+				if srv.docs.get(a) != nil {
+					t.Errorf("a.src is still open in the server after it became unreadable")
+				}
+			})
+		}
 	}
 }
 

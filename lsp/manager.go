@@ -40,6 +40,14 @@ type Config struct {
 	// box alone): then no server starts and the code tools are not
 	// offered.
 	Unconfined func() string
+	// Files opens, for a server's root, what bridle reads the files the
+	// server has open through when they change on disk: the workspace's
+	// confined reader (confine.Root), which refuses a link out of it, a
+	// hidden path, a pipe or device and a file too large. bridle reads
+	// them in its own process, outside the box, and a command can turn
+	// an open file into a link to the user's keys. nil: nothing is read;
+	// an open file that changes on disk is closed.
+	Files func(root string) (Files, error)
 	// Look finds a program on PATH (exec.LookPath).
 	Look func(string) (string, error)
 	Log  *slog.Logger
@@ -374,7 +382,9 @@ func (m *Manager) entryFor(s config.Server, program, root string, section config
 	if m.cfg.CacheDir == "" || m.cfg.Box == nil {
 		return nil, errors.New("no cache directory for the language servers' caches")
 	}
-	sum := sha256.Sum256([]byte(root))
+	// The whole key: two servers of one root and language with other
+	// settings must not share their caches.
+	sum := sha256.Sum256([]byte(key))
 	private := filepath.Join(m.cfg.CacheDir, "lsp", s.Language+"-"+hex.EncodeToString(sum[:6]))
 	if err := os.MkdirAll(private, 0o700); err != nil {
 		return nil, fmt.Errorf("the server's cache directory: %w", err)
@@ -402,7 +412,7 @@ func (m *Manager) entryFor(s config.Server, program, root string, section config
 	}
 	e := &entry{m: m, key: key, idle: section.Idle(), spec: startSpec{
 		language: s.Language, root: root, program: program, args: s.Args, initOptions: s.InitOptions,
-		box: m.cfg.Box, timeout: m.cfg.Timeout, log: m.cfg.Log, maxPerFile: MaxPerFile,
+		box: m.cfg.Box, timeout: m.cfg.Timeout, log: m.cfg.Log, maxPerFile: MaxPerFile, disk: m.cfg.Files,
 		files: append(append([]string(nil), s.Files...), s.RootMarkers...),
 		spec: box.Spec{Dir: root, Private: private, Env: env, MemoryBytes: limits.Memory(), Processes: processes,
 			AllowHosts: s.AllowHosts, Hidden: hidden},

@@ -69,6 +69,8 @@ type Server struct {
 	// watcher's batches waiting theirs (changes).
 	queue   chan func()
 	batches chan []string
+	// onDisk opens the reader of its files on disk (Config.Files).
+	onDisk func(root string) (Files, error)
 }
 
 // capabilities is what bridle reads of the server's: the rest stays in
@@ -102,12 +104,14 @@ type startSpec struct {
 	// files are the patterns of the files it serves, and its root
 	// markers: the files it hears of when it registers no watch.
 	files []string
+	// disk opens the reader of the server's files on disk (Config.Files).
+	disk func(root string) (Files, error)
 }
 
 // start starts the server in the box and initializes it. ctx bounds the
 // whole start; the server outlives it.
 func start(ctx context.Context, s startSpec) (*Server, error) {
-	srv := &Server{Language: s.language, Root: s.root, Program: s.program, log: s.log, timeout: s.timeout, files: s.files,
+	srv := &Server{Language: s.language, Root: s.root, Program: s.program, log: s.log, timeout: s.timeout, files: s.files, onDisk: s.disk,
 		stderr: newTail(8 << 10), watch: map[string][]string{}, queue: make(chan func(), 64), batches: make(chan []string, 64)}
 	srv.diags = newDiagnostics(s.maxPerFile, srv.docs.versionOf)
 	spec := s.spec

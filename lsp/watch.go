@@ -2,7 +2,8 @@ package lsp
 
 import (
 	"context"
-	"os"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -88,23 +89,54 @@ func (e *entry) peek() *Server {
 	return nil
 }
 
-// filesChanged tells the server of files changed on disk.
+// Files is how bridle reads the files of a server's root on disk
+// (confine.Root): never through a link out of the root, nor a hidden
+// path, a pipe or a device.
+type Files interface {
+	ReadFile(path string, max int64) ([]byte, error)
+	Lstat(path string) (fs.FileInfo, error)
+	Close() error
+}
+
+// filesChanged tells the server of files changed on disk. Only the files
+// it has open or watches are looked at, and only through its confined
+// reader: what an open file holds now is sent to the server, whose
+// diagnostics quote it to the model.
 func (s *Server) filesChanged(ctx context.Context, paths []string) {
-	var events []*protocol.FileEvent
+	var mine []string
 	for _, p := range paths {
-		if !strings.HasPrefix(p, s.Root+string(filepath.Separator)) {
-			continue
+		if strings.HasPrefix(p, s.Root+string(filepath.Separator)) && (s.docs.get(p) != nil || s.watches(p)) {
+			mine = append(mine, p)
 		}
-		fi, err := os.Stat(p)
-		if doc := s.docs.get(p); doc != nil && err == nil && fi.Mode().IsRegular() {
-			s.syncOpen(ctx, p, doc, fi.Size())
+	}
+	if len(mine) == 0 {
+		return
+	}
+	var disk Files = refused{}
+	if s.onDisk != nil {
+		f, err := s.onDisk(s.Root)
+		if err != nil {
+			s.log.Warn("language server: the files changed on disk cannot be read", "language", s.Language, "root", s.Root, "err", err)
+		} else {
+			disk = f
+			defer f.Close()
+		}
+	}
+	var events []*protocol.FileEvent
+	for _, p := range mine {
+		if doc := s.docs.get(p); doc != nil {
+			s.syncOpen(ctx, disk, p, doc)
 		}
 		if !s.watches(p) {
 			continue
 		}
 		t := protocol.FileChangeTypeChanged
+		fi, err := disk.Lstat(p)
 		switch {
 		case err != nil:
+			// Gone, or no longer one the server may see (a hidden
+			// path, a directory on the way that leads out): to it,
+			// deleted.
 			t = protocol.FileChangeTypeDeleted
 		case fi.IsDir():
 			continue
@@ -120,14 +152,20 @@ func (s *Server) filesChanged(ctx context.Context, paths []string) {
 }
 
 // syncOpen gives the server the text on disk of a file it has open, when
-// it differs from what it has.
-func (s *Server) syncOpen(ctx context.Context, path string, doc *document, size int64) {
-	if size > maxSynced {
+// it differs from what it has. A file the confined reader refuses (gone,
+// a link out of the root, a hidden path, not a regular file, larger than
+// maxSynced) is closed: the server keeps no text of it that bridle did
+// not read.
+func (s *Server) syncOpen(ctx context.Context, disk Files, path string, doc *document) {
+	defer s.docs.lock(path)()
+	data, err := disk.ReadFile(path, maxSynced)
+	if err != nil {
+		if s.docs.get(path) != nil {
+			s.closeDoc(ctx, path)
+		}
 		return
 	}
-	defer s.docs.lock(path)()
-	data, err := os.ReadFile(path)
-	if err != nil || string(data) == doc.text {
+	if string(data) == doc.text {
 		return
 	}
 	if cur := s.docs.get(path); cur == nil || cur.text == string(data) {
@@ -135,6 +173,26 @@ func (s *Server) syncOpen(ctx context.Context, path string, doc *document, size 
 	}
 	s.sendText(ctx, path, string(data))
 }
+
+// closeDoc tells the server path is closed (didClose) and forgets it.
+func (s *Server) closeDoc(ctx context.Context, path string) {
+	s.docs.close(path)
+	s.Notify(ctx, protocol.MethodTextDocumentDidClose, protocol.DidCloseTextDocumentParams{
+		TextDocument: protocol.TextDocumentIdentifier{URI: protocol.DocumentURI(uri.File(path))}})
+}
+
+// refused is the reader when there is none: it reads nothing.
+type refused struct{}
+
+func (refused) ReadFile(path string, _ int64) ([]byte, error) {
+	return nil, fmt.Errorf("%s: no confined reader for the files on disk", path)
+}
+
+func (refused) Lstat(path string) (fs.FileInfo, error) {
+	return nil, fmt.Errorf("%s: no confined reader for the files on disk", path)
+}
+
+func (refused) Close() error { return nil }
 
 // watches says whether the server asked to hear of path's changes: the
 // patterns it registered, or, when it registered none, its files and

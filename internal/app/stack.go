@@ -16,6 +16,7 @@ import (
 	"github.com/bridle-dev/bridle/provider"
 	"github.com/bridle-dev/bridle/provider/scripted"
 	"github.com/bridle-dev/bridle/sandbox/box"
+	"github.com/bridle-dev/bridle/sandbox/confine"
 	"github.com/bridle-dev/bridle/sandbox/fslock"
 	"github.com/bridle-dev/bridle/session"
 	"github.com/bridle-dev/bridle/store"
@@ -122,7 +123,7 @@ func (a *App) Open(ctx context.Context) error {
 // commands run in, with a command's environment and limits, and the same
 // hidden paths.
 func (a *App) languageServers() *lsp.Manager {
-	hidden, _ := a.paths()
+	hidden, own := a.paths()
 	return lsp.NewManager(lsp.Config{
 		Box:        a.Box,
 		Settings:   a.Models.Config,
@@ -130,10 +131,23 @@ func (a *App) languageServers() *lsp.Manager {
 		Hidden:     func() []string { return hidden },
 		CacheDir:   CacheDir(),
 		Limits:     a.Sandbox.Command,
+		Files:      func(root string) (lsp.Files, error) { return confinedFiles(root, hidden, own) },
 		Look:       exec.LookPath,
 		Log:        a.Log,
 		Unconfined: func() string { return a.StartProbe().Report().KeepsServersOut() },
 	})
+}
+
+// confinedFiles is how bridle reads a server's files on disk: as a
+// session's tools read them, with the same hidden paths.
+func confinedFiles(root string, hidden, own []string) (lsp.Files, error) {
+	r, err := confine.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	r.Hide(hidden...)
+	r.HideOwn(own...)
+	return r, nil
 }
 
 // openLocks opens the lock file every bridle process of the user shares
