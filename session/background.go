@@ -173,6 +173,14 @@ func (s *Session) stopBackground(why string) []string {
 	return s.bg.StopAll(why)
 }
 
+// cancelBackground stops the session's background commands, for why,
+// and returns at once: their ends are recorded as they come.
+func (s *Session) cancelBackground(why string) {
+	if s.bg != nil {
+		s.bg.Cancel(why)
+	}
+}
+
 // endOrphans records as ended, how unknown, the background commands the
 // log says were started and never ended: a bridle that served the
 // session died with them running. Their box dies with it (its first

@@ -523,16 +523,22 @@ func (b *Background) Stop(id, why string) (BackgroundEnd, error) {
 }
 
 func (b *Background) stop(c *bgCommand, why string) {
+	c.kill(why)
+	select {
+	case <-c.recorded:
+	case <-time.After(stopWait):
+	}
+}
+
+// kill has the command's box killed, for why, and returns at once: its
+// end is recorded (Ended) once every process of it is gone.
+func (c *bgCommand) kill(why string) {
 	c.mu.Lock()
 	if c.stopping == "" && c.running() {
 		c.stopping = why
 	}
 	c.mu.Unlock()
 	c.cancel()
-	select {
-	case <-c.recorded:
-	case <-time.After(stopWait):
-	}
 }
 
 // Reach is the loopbacks of the commands running in the background, for
@@ -594,6 +600,20 @@ func (b *Background) StopAll(why string) (stopped []string) {
 	}
 	wg.Wait()
 	return stopped
+}
+
+// Cancel stops every running command, for why, and returns at once,
+// without waiting for their ends: each is recorded (Ended) as it comes.
+// A session/cancel stops them so: it is a notification, read where the
+// connection's other messages are, which must not wait on boxes dying
+// and their ends being recorded.
+func (b *Background) Cancel(why string) {
+	b.mu.Lock()
+	cmds := append([]*bgCommand(nil), b.cmds...)
+	b.mu.Unlock()
+	for _, c := range cmds {
+		c.kill(why)
+	}
 }
 
 // Close stops every command and starts none after: the session ends.
