@@ -94,7 +94,8 @@ type bgCommand struct {
 	mu        sync.Mutex
 	out       *outputRing // the latest output, backgroundRing of it: redacted as it is read
 	lastWrite time.Time   // when it last wrote
-	changed   chan struct{}
+	changed   chan struct{} // closed by a write when waiting is set
+	waiting   bool          // a read waits on changed
 	stopping  string // why it is being stopped ("": it is not)
 
 	// reading serializes reads (Output), and guards what they keep:
@@ -123,8 +124,13 @@ func (c *bgCommand) Write(p []byte) (int, error) {
 	c.out.Write(p)
 	if len(p) > 0 {
 		c.lastWrite = time.Now()
-		close(c.changed)
-		c.changed = make(chan struct{})
+		if c.waiting {
+			// Remade only when a read waits: a write no one waits for
+			// costs no allocation.
+			close(c.changed)
+			c.changed = make(chan struct{})
+			c.waiting = false
+		}
 	}
 	return len(p), nil
 }
@@ -308,6 +314,7 @@ func (b *Background) Output(ctx context.Context, r *redact.Redactor, id string, 
 		from, end, total := max(c.read, c.out.kept()), c.unreadEnd(), c.out.total
 		quietIn := quietLine - time.Since(c.lastWrite)
 		changed := c.changed
+		c.waiting = true
 		var rest, prior string
 		if end < total && total > c.tried && quietIn <= 0 {
 			rest, prior = c.out.text(end, total), c.before(end)
