@@ -219,10 +219,8 @@ func (b *Background) Start(env *Env, st BackgroundStart) (string, error) {
 		if st.Release != nil {
 			st.Release()
 		}
-		if env.Texts != nil {
-			// The editor may have reloaded files the command changed.
-			env.Texts.Clear()
-		}
+		// The editor may have reloaded files the command changed.
+		env.Texts.Clear()
 		c.mu.Lock()
 		why := c.stopping
 		tail := tailOf(env.redact(c.out.text(0, c.out.total)), liveLines, liveBytes)
