@@ -92,11 +92,11 @@ type bgCommand struct {
 	recorded chan struct{}
 
 	mu        sync.Mutex
-	out       *outputRing // the latest output, backgroundRing of it: redacted as it is read
-	lastWrite time.Time   // when it last wrote
+	out       *outputRing   // the latest output, backgroundRing of it: redacted as it is read
+	lastWrite time.Time     // when it last wrote
 	changed   chan struct{} // closed by a write when waiting is set
 	waiting   bool          // a read waits on changed
-	stopping  string // why it is being stopped ("": it is not)
+	stopping  string        // why it is being stopped ("": it is not)
 
 	// reading serializes reads (Output), and guards what they keep:
 	// read, shown, tried.
