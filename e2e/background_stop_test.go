@@ -3,10 +3,12 @@
 package e2e
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bridle-dev/bridle/internal/acptest"
 )
@@ -75,4 +77,62 @@ func TestBackgroundCommandStoppedBeforeARewind(t *testing.T) {
 			a.AssertValid(t)
 		})
 	}
+}
+
+// A session/cancel is a notification, handled where the connection's
+// other messages are read: it must not hold them while the session's
+// background commands die and their ends are recorded. The test holds
+// the database's write lock, so the end of the cancelled command cannot
+// be recorded; a request sent after the cancel is still answered, and
+// the end is recorded once the lock is let go. bridle gives a stop up to
+// 10 s (stopWait) to be recorded, so a bridle that waited would answer
+// only then: the answer is awaited for half of that.
+func TestCancelDoesNotHoldTheConnectionWhileBackgroundCommandsStop(t *testing.T) {
+	marker := fmt.Sprintf("bridle-bg-cancel-lock-%d", os.Getpid())
+	a, sid, _ := serve(t, acptest.Options{Model: acptest.Scenario(t, bgScenario(fmt.Sprintf(`sleep 305 # %s`, marker)))}, nil)
+	waitFor(t, func() bool { return processesWith(marker) == 1 })
+
+	db, err := sql.Open("sqlite", a.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatalf("taking the database's write lock: %v", err)
+	}
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	defer unlock()
+
+	a.Notify("session/cancel", map[string]string{"sessionId": sid})
+	// Any request will do: one bridle answers without the database.
+	_, answer := a.Request("bridle/no_such_method", map[string]any{})
+	m, err := a.Conn.Wait(answer, 5*time.Second)
+	if err != nil {
+		t.Fatalf("a request sent after session/cancel was not answered while the cancelled command's end waited to be recorded: %v", err)
+	}
+	if m.Error == nil || m.Error.Code != -32601 {
+		t.Errorf("the request's answer: %+v, want method not found", m)
+	}
+	if n := len(eventsOf(acptest.Log(t, a.DB, sid), "command_finished")); n != 0 {
+		t.Fatalf("%d command_finished recorded while the database was locked", n)
+	}
+	unlock()
+	waitFor(t, func() bool { return len(eventsOf(acptest.Log(t, a.DB, sid), "command_finished")) == 1 })
+	if n := processesWith(marker); n != 0 {
+		t.Errorf("the background command still runs after the cancel (%d processes)", n)
+	}
+	stoppedFor(t, a, sid, "cancelled")
 }

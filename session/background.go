@@ -173,6 +173,23 @@ func (s *Session) stopBackground(why string) []string {
 	return s.bg.StopAll(why)
 }
 
+// stopBackgroundTelling stops the session's background commands, for
+// why, and tells the user which were stopped, by whom (a mode, a rewind)
+// and because of what; more follows what was recorded.
+func (s *Session) stopBackgroundTelling(why, by, because, more string) {
+	if ids := s.stopBackground(why); len(ids) > 0 {
+		s.notice(fmt.Sprintf("%s: stopped what ran in the background (%s)%s; what it changed is recorded%s", by, strings.Join(ids, ", "), because, more))
+	}
+}
+
+// cancelBackground stops the session's background commands, for why,
+// and returns at once: their ends are recorded as they come.
+func (s *Session) cancelBackground(why string) {
+	if s.bg != nil {
+		s.bg.Cancel(why)
+	}
+}
+
 // endOrphans records as ended, how unknown, the background commands the
 // log says were started and never ended: a bridle that served the
 // session died with them running. Their box dies with it (its first

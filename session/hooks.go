@@ -343,6 +343,19 @@ func (t *turn) promptHooks(ctx context.Context, content []event.Content) (added,
 		return nil, nil, nil
 	}
 	events := s.Events()
+	if len(t.hooksFor(config.HookSessionStart, ""))+len(t.hooksFor(config.HookUserPromptSubmit, ""))+len(t.hooksFor(config.HookStop, "")) == 0 {
+		// No hook runs for a prompt: what the last turn's Stop hooks said
+		// (before the settings lost them) is all there is, and it follows
+		// the last prompt. The whole log is not walked at each prompt.
+		since := len(events)
+		for since > 0 {
+			if _, ok := events[since-1].Payload.(event.UserMessage); ok {
+				break
+			}
+			since--
+		}
+		return hooksSaid(events[since:]), nil, nil
+	}
 	prompts, since := 0, 0
 	for i, e := range events {
 		if _, ok := e.Payload.(event.UserMessage); ok {
@@ -357,18 +370,7 @@ func (t *turn) promptHooks(ctx context.Context, content []event.Content) (added,
 	}
 	// What the SessionStart hooks and the last turn's Stop hooks said
 	// reaches the model with this prompt.
-	for _, e := range events[since:] {
-		h, ok := e.Payload.(event.HookRan)
-		if !ok || h.Event != config.HookSessionStart && h.Event != config.HookStop {
-			continue
-		}
-		switch {
-		case h.Verdict == "context":
-			added = append(added, h.Context)
-		case h.Verdict == "deny" && h.Event == config.HookStop:
-			added = append(added, "when your last answer ended, a hook said the work is not done: "+h.Reason)
-		}
-	}
+	added = hooksSaid(events[since:])
 	text := event.UserMessage{Content: content}.Text()
 	// Each prompt sent is new, even with the same words after a refusal
 	// or a crash (a prompt not recorded is not resumed, it is sent
@@ -382,6 +384,25 @@ func (t *turn) promptHooks(ctx context.Context, content []event.Content) (added,
 		return nil, v.reasons, nil
 	}
 	return append(added, v.contexts...), nil, nil
+}
+
+// hooksSaid is what the SessionStart and Stop hooks recorded in events
+// said for the model.
+func hooksSaid(events []event.Event) []string {
+	var added []string
+	for _, e := range events {
+		h, ok := e.Payload.(event.HookRan)
+		if !ok || h.Event != config.HookSessionStart && h.Event != config.HookStop {
+			continue
+		}
+		switch {
+		case h.Verdict == "context":
+			added = append(added, h.Context)
+		case h.Verdict == "deny" && h.Event == config.HookStop:
+			added = append(added, "when your last answer ended, a hook said the work is not done: "+h.Reason)
+		}
+	}
+	return added
 }
 
 // stopHooks runs the Stop hooks of a turn that ended (recorded already):

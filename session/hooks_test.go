@@ -167,3 +167,34 @@ func BenchmarkMicroHookPoints(b *testing.B) {
 	}
 	b.ReportMetric(float64(reads.Load())/float64(b.N), "settings-reads/call")
 }
+
+// TestPromptHooksWithNoHooks: with no hook for a prompt to run (none
+// configured, or hooks of tool calls only), a prompt reads only the log
+// since the last prompt, and still passes on what a Stop hook said when
+// the turn before ended (the settings lost it since); what hooks said
+// before the last prompt reached the model already.
+func TestPromptHooksWithNoHooks(t *testing.T) {
+	for _, settings := range []string{`{}`, `{"hooks": {"PreToolUse": [{"matcher": "run_command", "command": "true"}]}}`} {
+		t.Run(settings, func(t *testing.T) {
+			sc := &scripted.Scenario{Turns: []scripted.Turn{{Calls: []scripted.Call{{Text: scripted.Chunks{"done"}}}}}}
+			m, _ := newTestManager(t, sc)
+			hooks, ws, _ := settingsHooks(t, settings)
+			m.cfg.Hooks = hooks
+			s := openSession(t, m, ws, "")
+			said := func(what string) {
+				if _, err := s.commit(context.Background(), nil, event.HookRan{Key: s.row.ID + "/" + what, Event: config.HookStop, Verdict: "context", Context: what}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			said("before the first prompt")
+			if stop, err := prompt(t, s, "one"); err != nil || stop != StopEndTurn {
+				t.Fatalf("prompt: %v %v", stop, err)
+			}
+			said("at the end of turn one")
+			added, refused, err := (&turn{s: s}).promptHooks(context.Background(), []event.Content{{Type: "text", Text: "two"}})
+			if err != nil || refused != nil || len(added) != 1 || added[0] != "at the end of turn one" {
+				t.Errorf("promptHooks: added %q, refused %q, err %v; want only what was said at the end of turn one", added, refused, err)
+			}
+		})
+	}
+}

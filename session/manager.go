@@ -602,7 +602,9 @@ func (m *Manager) Cancel(id string) {
 	m.mu.Unlock()
 	if ok {
 		s.Cancel()
-		// A cancel of the session stops its background commands too.
-		s.stopBackground("the session was cancelled")
+		// A cancel of the session stops its background commands too,
+		// without waiting for their ends to be recorded: the connection's
+		// other messages wait while a notification is handled.
+		s.cancelBackground("the session was cancelled")
 	}
 }

@@ -363,9 +363,8 @@ func (t *turn) rewindFiles(ctx context.Context, n int) (StopReason, error) {
 	// A command still running in the background would write over the
 	// files the rewind puts back; stopped first, what it changed is in
 	// the log (command_finished) before the plan reads it.
-	if ids := s.stopBackground("the session is rewinding"); len(ids) > 0 {
-		s.notice(fmt.Sprintf("rewind: stopped what ran in the background (%s) before putting files back, so that it cannot write over them; what it changed is recorded", strings.Join(ids, ", ")))
-	}
+	s.stopBackgroundTelling("the session is rewinding", "rewind",
+		" before putting files back, so that it cannot write over them", "")
 	if n == undoRewind {
 		plan, undoes, err = s.undoPlan(ctx)
 	} else {

@@ -751,9 +751,8 @@ func (s *Session) SetMode(ctx context.Context, mode string) error {
 	if to == permission.ModeReadOnly {
 		// Read-only promises no writes: a watcher or server left running
 		// would go on changing the workspace.
-		if ids := s.stopBackground("the session was switched to read-only mode"); len(ids) > 0 {
-			s.notice(fmt.Sprintf("read-only mode: stopped what ran in the background (%s), since it could go on changing the workspace; what it changed is recorded, and a rewind can put it back", strings.Join(ids, ", ")))
-		}
+		s.stopBackgroundTelling("the session was switched to read-only mode", "read-only mode",
+			", since it could go on changing the workspace", ", and a rewind can put it back")
 	}
 	return nil
 }

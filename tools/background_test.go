@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +186,36 @@ func TestBackgroundRefused(t *testing.T) {
 	}
 	if len(b.Running()) != 0 {
 		t.Errorf("running: %v", b.Running())
+	}
+}
+
+// TestBackgroundWriteWakesOnlyAWaitingRead: a write wakes a read that
+// waits for output, and one that no read waits for allocates nothing.
+func TestBackgroundWriteWakesOnlyAWaitingRead(t *testing.T) {
+	b := &Background{}
+	c := fakeCommand(b, "bg1", false)
+	line := []byte("a line\n")
+	if n := testing.AllocsPerRun(100, func() { c.Write(line) }); n != 0 {
+		t.Errorf("a write no read waits for: %v allocations, want 0", n)
+	}
+	c.reading.Lock()
+	c.read = c.out.total // all read: the next read waits
+	c.reading.Unlock()
+	got := make(chan string, 1)
+	go func() {
+		out, err := b.Output(context.Background(), redact.New(nil), "bg1", false, time.Minute)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- out
+	}()
+	for waiting := false; !waiting; runtime.Gosched() {
+		c.mu.Lock()
+		waiting = c.waiting
+		c.mu.Unlock()
+	}
+	c.Write([]byte("new output\n"))
+	if out := <-got; !strings.Contains(out, "new output\n") || strings.Contains(out, "a line") {
+		t.Errorf("the read woken by the write: %q", out)
 	}
 }

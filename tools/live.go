@@ -24,10 +24,12 @@ const (
 	liveBytes = 4 << 10
 )
 
-// liveTail keeps the end of a command's output for showing.
+// liveTail keeps the end of a command's output for showing, in a ring
+// written in place: a write costs what it writes, however much the
+// command has printed.
 type liveTail struct {
 	mu      sync.Mutex
-	buf     []byte
+	out     *outputRing // nil until the first write
 	changed bool
 }
 
@@ -35,10 +37,10 @@ type liveTail struct {
 func (l *liveTail) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	if over := len(l.buf) - liveWindow; over > 0 {
-		l.buf = append(l.buf[:0], l.buf[over:]...)
+	if l.out == nil {
+		l.out = newOutputRing(liveWindow)
 	}
+	l.out.Write(p)
 	l.changed = len(p) > 0 || l.changed
 	return len(p), nil
 }
@@ -52,7 +54,7 @@ func (l *liveTail) snapshot(env *Env) (string, bool) {
 		return "", false
 	}
 	l.changed = false
-	s := string(l.buf)
+	s := l.out.text(l.out.kept(), l.out.total)
 	l.mu.Unlock()
 	return tailOf(redactLive(env.Redactor, s), liveLines, liveBytes), true
 }

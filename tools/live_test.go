@@ -43,8 +43,8 @@ func TestLiveTailRedactsWhatItShows(t *testing.T) {
 	for range 60 {
 		l.Write([]byte("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"))
 	}
-	if len(l.buf) > liveWindow {
-		t.Fatalf("the tail keeps %d bytes, over its %d window", len(l.buf), liveWindow)
+	if len(l.out.buf) > liveWindow {
+		t.Fatalf("the tail keeps %d bytes, over its %d window", len(l.out.buf), liveWindow)
 	}
 	text, ok := l.snapshot(env)
 	if !ok || strings.Contains(text, "b3BlbnNzaC1rZXkt") || strings.Count(text, "\n") >= liveLines {
