@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -293,7 +292,7 @@ func TestOpenFileTurnedIntoALinkOutIsClosed(t *testing.T) {
 	for _, how := range []string{"watcher", "command"} {
 		for name, replace := range map[string]func(a string) error{
 			"link out": func(a string) error { return os.Symlink(outside, a) },
-			"pipe":     func(a string) error { return syscall.Mkfifo(a, 0o600) },
+			"pipe":     mkfifo,
 			"too large": func(a string) error {
 				return os.WriteFile(a, []byte("BAD: "+secret+"\n"+strings.Repeat("x", maxSynced)), 0o644)
 			},
