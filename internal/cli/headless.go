@@ -44,7 +44,6 @@ type line struct {
 	// result
 	StopReason *string     `json:"stopReason,omitempty"`
 	Usage      *tokenUsage `json:"usage,omitempty"`
-	Cost       *acp.Cost   `json:"cost,omitempty"`
 	Exit       *int        `json:"exit,omitempty"`
 }
 

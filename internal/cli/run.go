@@ -45,8 +45,8 @@ host:pkg.go.dev:443), or '*' for every call.
 With --json, stdout is one JSON object per line, "v": 1 on each: first
 {"type":"session"}, then {"type":"update"} with each ACP session/update an
 editor would get, {"type":"allowed"|"refused"|"retry"}, and last
-{"type":"result"} with the stop reason, the usage, the cost when the
-provider reports one, and the exit code. See docs/headless.md.
+{"type":"result"} with the stop reason, the usage and the exit code. See
+docs/headless.md.
 
 Exit codes:
   0    the turn ended (end_turn; or the model stopped on its own, max_tokens
