@@ -52,7 +52,9 @@ func readUntil(t *testing.T, p *Process, end string) string {
 		}
 		b.WriteString(sc.Text() + "\n")
 	}
-	t.Fatalf("the process ended before %q (%v): %q", end, sc.Err(), b.String())
+	// How it ended says why (a signal, a cap, the box's own failure): a
+	// flake seen once under load ended with nothing on stdout or stderr.
+	t.Fatalf("the process ended before %q (%v): %q; it ended: %s", end, sc.Err(), b.String(), p.Close().Summary(0))
 	return ""
 }
 
